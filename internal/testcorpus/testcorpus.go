@@ -1,0 +1,48 @@
+// Package testcorpus finds the shared corpus of real artifacts
+// (../shared/corpus beside the repository) for tests, and skips a test
+// with a clear message when it is absent.
+package testcorpus
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Root is the repository root, found from this file's location.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Shared returns ../shared beside the repository, or skips t when it is
+// not there.
+func Shared(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(Root(), "..", "shared")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("../shared is absent beside the repository (%v): corpus tests need it", err)
+	}
+	return dir
+}
+
+// Dir returns ../shared/corpus/<sub>, or skips t when it is not there.
+func Dir(t testing.TB, sub string) string {
+	t.Helper()
+	dir := filepath.Join(Shared(t), "corpus", sub)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("corpus folder %s is absent: %v", sub, err)
+	}
+	return dir
+}
+
+// File returns ../shared/corpus/<sub>/<name>, or skips t when absent.
+func File(t testing.TB, sub, name string) string {
+	t.Helper()
+	p := filepath.Join(Dir(t, sub), name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("corpus file %s/%s is absent: %v", sub, name, err)
+	}
+	return p
+}
