@@ -1,0 +1,112 @@
+// Package store keeps every watched boot (a Run) in an embedded SQLite
+// database: the command, the environment asked for and the environment each
+// process really got, the phase timeline, silences with their stack
+// captures, the outcome and the findings. `bringup runs` reads it back to
+// list, show, compare and tabulate runs.
+package store
+
+import (
+	"time"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Schema is the JSON schema name of one run.
+const Schema = "bringup.run/v1"
+
+// Outcomes of a run.
+const (
+	OutcomeRunning     = "running" // still being watched, or the watcher died
+	OutcomeReady       = "ready"
+	OutcomeFailed      = "failed"
+	OutcomeHung        = "hung"
+	OutcomeTimeout     = "timeout"
+	OutcomeExited      = "exited"
+	OutcomeInterrupted = "interrupted"
+)
+
+// Run is one boot as recorded. Its JSON form is bringup.run/v1; fields are
+// added, never renamed.
+type Run struct {
+	Schema   string            `json:"schema"`
+	ID       int64             `json:"id"`
+	Command  []string          `json:"command"`
+	Cwd      string            `json:"cwd,omitempty"`
+	Dir      string            `json:"dir"` // run directory: logs, stack captures, run.json
+	Env      map[string]string `json:"env"` // requested with --env / --env-file
+	EnvCheck []EnvCheck        `json:"env_check"`
+	Started  time.Time         `json:"started"`
+	Ended    time.Time         `json:"ended,omitzero"`
+	Outcome  string            `json:"outcome"`
+	// ExitCode is the boot's exit status; nil when it was killed by a
+	// signal or had not exited when the run ended (--then keep stops it).
+	ExitCode *int              `json:"exit_code"`
+	Signal   string            `json:"signal,omitempty"`
+	Reason   string            `json:"reason,omitempty"` // one line: why the outcome is what it is
+	Silences []Silence         `json:"silences"`
+	Timeline []Phase           `json:"timeline"`
+	Findings []record.Finding  `json:"findings"`
+	Verdict  string            `json:"verdict,omitempty"`
+	Logs     []string          `json:"logs"`
+	Versions map[string]string `json:"versions,omitempty"`
+	// Patches is the patch series state recorded with --patches, as the
+	// patchset package reports it.
+	Patches *PatchState `json:"patches,omitempty"`
+	Lines   int64       `json:"lines"` // output lines saved
+	Bytes   int64       `json:"bytes"` // output bytes saved
+}
+
+// EnvCheck is one process whose environment did not carry what was
+// requested.
+type EnvCheck struct {
+	PID       int                `json:"pid"`
+	Rank      string             `json:"rank,omitempty"`
+	Process   string             `json:"process"` // command line, shortened
+	Missing   []string           `json:"missing"`
+	Different map[string]EnvDiff `json:"different"`
+	At        time.Time          `json:"at"`
+}
+
+// EnvDiff is a variable that reached a process with another value.
+type EnvDiff struct {
+	Want string `json:"want"`
+	Got  string `json:"got"`
+}
+
+// Silence is one stretch without output that triggered a stack capture.
+type Silence struct {
+	At         time.Time `json:"at"`
+	Seconds    float64   `json:"seconds"`
+	StacksPath string    `json:"stacks_path,omitempty"`
+	GPUBusy    string    `json:"gpu,omitempty"` // GPU utilisation seen, when a tool exists
+	Summary    string    `json:"summary,omitempty"`
+}
+
+// Phase is one stretch of startup on one rank.
+type Phase struct {
+	Rank    string    `json:"rank,omitempty"`
+	Name    string    `json:"name"`
+	Start   time.Time `json:"start,omitzero"`
+	End     time.Time `json:"end,omitzero"`
+	Seconds float64   `json:"seconds"`
+	Open    bool      `json:"open,omitempty"` // opened and never closed
+}
+
+// PatchState is a patch series' state when the run started.
+type PatchState struct {
+	Dir     string `json:"dir"`
+	State   string `json:"state"` // as patchset names it, e.g. "applied"
+	OK      bool   `json:"ok"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// Done reports whether the run has ended.
+func (r *Run) Done() bool { return r.Outcome != OutcomeRunning && r.Outcome != "" }
+
+// Duration is how long the run lasted (until now when still running).
+func (r *Run) Duration() time.Duration {
+	if r.Ended.IsZero() {
+		return time.Since(r.Started)
+	}
+	return r.Ended.Sub(r.Started)
+}

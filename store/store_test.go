@@ -1,0 +1,320 @@
+package store
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+func openTemp(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state", "runs.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+func sampleRun(outcome string, env map[string]string) *Run {
+	code := 1
+	return &Run{
+		Command:  []string{"python3", "boot.py", "--tp", "2"},
+		Dir:      "/tmp/run",
+		Env:      env,
+		Started:  time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC),
+		Ended:    time.Date(2026, 11, 29, 23, 1, 30, 0, time.UTC),
+		Outcome:  outcome,
+		ExitCode: &code,
+		EnvCheck: []EnvCheck{{PID: 42, Rank: "TP1", Process: "python3 worker.py", Missing: []string{"VLLM_USE_AOT_COMPILE"},
+			Different: map[string]EnvDiff{"X": {Want: "1", Got: "0"}}}},
+		Silences: []Silence{{At: time.Date(2026, 11, 29, 23, 1, 0, 0, time.UTC), Seconds: 5, StacksPath: "/tmp/run/stacks-1.json"}},
+		Timeline: []Phase{{Rank: "TP0", Name: "dynamo", Seconds: 1.5}, {Rank: "TP1", Name: "dynamo", Seconds: 2.5}, {Rank: "TP0", Name: "inductor", Seconds: 3, Open: true}},
+		Findings: []record.Finding{{Rule: "silent-cold-compile", Title: "t", Severity: record.SeverityError, Count: 2,
+			Evidence: []record.Evidence{{Path: "output.log", Line: 3, Text: "x"}}}},
+		Logs: []string{"/tmp/run/output.log"},
+	}
+}
+
+func TestSaveGetRoundTrip(t *testing.T) {
+	s, _ := openTemp(t)
+	r := sampleRun(OutcomeRunning, map[string]string{"VLLM_USE_AOT_COMPILE": "0", "EMPTY": ""})
+	r.Outcome = OutcomeRunning
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	if r.ID != 1 {
+		t.Fatalf("first run got id %d, want 1", r.ID)
+	}
+	// An update replaces the row and the environment.
+	r.Outcome = OutcomeHung
+	r.Env = map[string]string{"VLLM_USE_AOT_COMPILE": "1"}
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get("1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Outcome != OutcomeHung || got.Env["VLLM_USE_AOT_COMPILE"] != "1" || len(got.Env) != 1 {
+		t.Errorf("got outcome %q env %v", got.Outcome, got.Env)
+	}
+	if got.ExitCode == nil || *got.ExitCode != 1 || !got.Started.Equal(r.Started) || !got.Ended.Equal(r.Ended) {
+		t.Errorf("exit/started/ended not kept: %+v", got)
+	}
+	if len(got.EnvCheck) != 1 || got.EnvCheck[0].Missing[0] != "VLLM_USE_AOT_COMPILE" || got.EnvCheck[0].Different["X"].Got != "0" {
+		t.Errorf("env check not kept: %+v", got.EnvCheck)
+	}
+	if len(got.Timeline) != 3 || !got.Timeline[2].Open || len(got.Findings) != 1 || got.Findings[0].Evidence[0].Line != 3 {
+		t.Errorf("timeline/findings not kept: %+v %+v", got.Timeline, got.Findings)
+	}
+	if got.Schema != Schema {
+		t.Errorf("schema %q", got.Schema)
+	}
+}
+
+func TestLastListAndBadRefs(t *testing.T) {
+	s, _ := openTemp(t)
+	for i := 0; i < 3; i++ {
+		if err := s.Save(sampleRun(OutcomeReady, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last, err := s.Get("last")
+	if err != nil || last.ID != 3 {
+		t.Fatalf("last = %v, %v", last, err)
+	}
+	runs, err := s.List(2)
+	if err != nil || len(runs) != 2 || runs[0].ID != 3 || runs[1].ID != 2 {
+		t.Fatalf("List(2) = %v, %v", runs, err)
+	}
+	if _, err := s.Get("99"); !errors.Is(err, ErrNoRun) {
+		t.Errorf("Get(99) err = %v, want ErrNoRun", err)
+	}
+	if _, err := s.Get("yesterday"); err == nil || !strings.Contains(err.Error(), "not a run id") {
+		t.Errorf("Get(yesterday) err = %v", err)
+	}
+	// An update of a run that is not there must fail, not insert.
+	ghost := sampleRun(OutcomeReady, nil)
+	ghost.ID = 77
+	if err := s.Save(ghost); err == nil {
+		t.Error("saving an unknown id succeeded")
+	}
+}
+
+func TestEmptyStoreLast(t *testing.T) {
+	s, _ := openTemp(t)
+	if _, err := s.Get("last"); !errors.Is(err, ErrNoRun) {
+		t.Errorf("Get(last) on empty store: %v", err)
+	}
+}
+
+func TestMatrixCounts(t *testing.T) {
+	var runs []*Run
+	id := int64(0)
+	add := func(outcome string, env map[string]string) {
+		id++
+		r := sampleRun(outcome, env)
+		r.ID = id
+		runs = append(runs, r)
+	}
+	for i := 0; i < 5; i++ {
+		add(OutcomeHung, map[string]string{"FULLGRAPH": "0", "AOT": "0"})
+	}
+	for i := 0; i < 3; i++ {
+		add(OutcomeReady, map[string]string{"FULLGRAPH": "1", "AOT": "0"})
+	}
+	add(OutcomeFailed, map[string]string{"FULLGRAPH": "1", "AOT": "0"})
+	add(OutcomeFailed, map[string]string{"AOT": "1"})
+	m := BuildMatrix(runs, []string{"FULLGRAPH", "AOT"})
+	if len(m.Rows) != 3 {
+		t.Fatalf("rows = %+v", m.Rows)
+	}
+	want := map[string]string{
+		"(unset) 1": "failed 1/1",
+		"0 0":       "hung 5/5",
+		"1 0":       "ready 3/4, failed 1/4",
+	}
+	for _, row := range m.Rows {
+		k := strings.Join(row.Values, " ")
+		if got := row.Summary(); got != want[k] {
+			t.Errorf("row %q: %q, want %q", k, got, want[k])
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	a := sampleRun(OutcomeHung, map[string]string{"AOT": "0", "SAME": "x"})
+	b := sampleRun(OutcomeReady, map[string]string{"AOT": "1", "SAME": "x"})
+	a.ID, b.ID = 1, 2
+	b.Timeline = []Phase{{Rank: "TP0", Name: "dynamo", Seconds: 1}}
+	b.Findings = nil
+	c := Compare([]*Run{a, b})
+	if len(c.Settings) != 1 || c.Settings[0].Name != "AOT" || c.Settings[0].Values[1] != "1" {
+		t.Errorf("settings = %+v", c.Settings)
+	}
+	if !c.Outcome.Differ || !strings.HasPrefix(c.Outcome.Values[0], "hung") {
+		t.Errorf("outcome = %+v", c.Outcome)
+	}
+	var dyn, ind *CompareRow
+	for i := range c.Phases {
+		switch c.Phases[i].Name {
+		case "dynamo":
+			dyn = &c.Phases[i]
+		case "inductor":
+			ind = &c.Phases[i]
+		}
+	}
+	if dyn == nil || dyn.Values[0] != "2.5s" || dyn.Values[1] != "1.0s" {
+		t.Errorf("dynamo row = %+v", dyn)
+	}
+	if ind == nil || ind.Values[0] != "3.0s (open)" || ind.Values[1] != "-" {
+		t.Errorf("inductor row = %+v", ind)
+	}
+	if len(c.Findings) != 1 || c.Findings[0].Values[0] != "error ×2" || c.Findings[0].Values[1] != "-" {
+		t.Errorf("findings = %+v", c.Findings)
+	}
+}
+
+func TestCorruptStoreIsNotTouched(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	junk := bytes.Repeat([]byte("this is not sqlite\n"), 300)
+	if err := os.WriteFile(path, junk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path)
+	if err == nil || !strings.Contains(err.Error(), "corrupt or not a database") || !strings.Contains(err.Error(), "--store") {
+		t.Fatalf("Open(junk) err = %v", err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(after, junk) {
+		t.Error("Open rewrote a file that is not a database")
+	}
+}
+
+func TestForeignDatabaseRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "other.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE invoices (id INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "not a bringup run store") {
+		t.Fatalf("Open(foreign db) err = %v", err)
+	}
+}
+
+func TestLockedStoreSaysSo(t *testing.T) {
+	s, path := openTemp(t)
+	if err := s.Save(sampleRun(OutcomeReady, nil)); err != nil {
+		t.Fatal(err)
+	}
+	// Another connection holds the write lock for longer than the busy
+	// timeout: the write must fail with a "locked" message and leave the
+	// stored runs intact.
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(100)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetMaxOpenConns(1)
+	conn, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = s.Save(sampleRun(OutcomeFailed, nil))
+	if err == nil || !strings.Contains(err.Error(), "locked by another process") {
+		t.Fatalf("Save under lock err = %v", err)
+	}
+	if waited := time.Since(start); waited < busyTimeout/2 {
+		t.Errorf("gave up after %v, before the busy timeout", waited)
+	}
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.List(0)
+	if err != nil || len(runs) != 1 || runs[0].Outcome != OutcomeReady {
+		t.Fatalf("after lock: %v, %v", runs, err)
+	}
+	if err := s.Save(sampleRun(OutcomeFailed, nil)); err != nil {
+		t.Fatalf("Save after the lock is released: %v", err)
+	}
+}
+
+func TestConcurrentWritersFromTwoHandles(t *testing.T) {
+	s1, path := openTemp(t)
+	s2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for _, s := range []*Store{s1, s2} {
+		wg.Add(1)
+		go func(s *Store) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				r := sampleRun(OutcomeReady, map[string]string{"I": "x"})
+				if err := s.Save(r); err != nil {
+					errs <- err
+				}
+				r.Outcome = OutcomeFailed
+				if err := s.Save(r); err != nil {
+					errs <- err
+				}
+			}
+		}(s)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	runs, err := s1.List(0)
+	if err != nil || len(runs) != 40 {
+		t.Fatalf("List: %d runs, %v", len(runs), err)
+	}
+	var mode string
+	s1.db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+	if mode != "wal" {
+		t.Errorf("journal_mode %q, want wal", mode)
+	}
+	var check string
+	s1.db.QueryRow("PRAGMA integrity_check").Scan(&check)
+	if check != "ok" {
+		t.Errorf("integrity_check: %s", check)
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	t.Setenv(EnvVar, "/x/y.db")
+	if p, _ := DefaultPath(); p != "/x/y.db" {
+		t.Errorf("with %s: %q", EnvVar, p)
+	}
+	t.Setenv(EnvVar, "")
+	t.Setenv("XDG_STATE_HOME", "/state")
+	if p, _ := DefaultPath(); p != "/state/bringup/runs.db" {
+		t.Errorf("with XDG_STATE_HOME: %q", p)
+	}
+	if p, _ := Resolve("/flag.db"); p != "/flag.db" {
+		t.Errorf("Resolve(flag) = %q", p)
+	}
+}
