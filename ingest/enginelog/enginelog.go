@@ -1,0 +1,460 @@
+// Package enginelog parses serving-engine boot logs (vLLM, SGLang, ATOM,
+// torchrun, Ray, PyTorch glog, behind docker compose / kubectl / journald
+// collectors) into record.Records: one per log message, continuation lines
+// joined, prefixes peeled into rank, pid, level, time and emitter.
+//
+// Parse streams: a reader goroutine cuts the input into blocks of whole
+// lines, a second goroutine peels prefixes off every line, and the calling
+// goroutine joins continuation lines and calls emit. Memory stays bounded by
+// a few blocks whatever the input size; a line longer than MaxLine is cut
+// and noted, never held whole.
+package enginelog
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Skip is a physical line that could not be used, and why.
+type Skip struct {
+	Line   int
+	Reason string
+}
+
+// Stats says how much was read and what was left out.
+type Stats struct {
+	Bytes, Lines, Records int64
+	Skipped               int64
+	SkipSamples           []Skip // the first MaxSkipSamples skips
+	// Recognized counts lines that carried a known prefix or logger header;
+	// zero on a file that is not an engine log at all.
+	Recognized int64
+	// Cut counts lines longer than MaxLine (kept, truncated; also in Skipped).
+	Cut int64
+	// InvalidUTF8 counts records whose text held invalid UTF-8, replaced
+	// with U+FFFD.
+	InvalidUTF8 int64
+}
+
+const (
+	// MaxLine is the longest physical line kept; longer ones are cut here.
+	MaxLine = 256 << 10
+	// MaxSkipSamples is how many skipped lines Stats keeps by location.
+	MaxSkipSamples = 20
+	// maxRecordLines / maxRecordBytes bound one joined record so a file of
+	// unprefixed lines cannot build one huge record.
+	maxRecordLines = 20000
+	maxRecordBytes = 4 << 20
+
+	blockSize = 1 << 20
+	nBlocks   = 4
+)
+
+func init() {
+	ingest.Register(ingest.Format{Name: "enginelog", Sniff: Sniff})
+}
+
+// block is a run of whole lines read from the input, with the lines peeled.
+type block struct {
+	buf    []byte // backing read buffer (blockSize)
+	data   []byte // whole lines; the input's last line may lack '\n'
+	clean  []byte // scratch for ANSI-stripped copies of lines
+	lines  []peeled
+	cutLen int64 // >0: data is one line that was cut; its full length
+	err    error // read error after data (not io.EOF)
+}
+
+// Parse streams r and calls emit for each Record in input order.
+func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) {
+	free := make(chan *block, nBlocks)
+	for i := 0; i < nBlocks; i++ {
+		free <- &block{buf: make([]byte, blockSize)}
+	}
+	read := make(chan *block, nBlocks)
+	peeledc := make(chan *block, nBlocks)
+	done := make(chan struct{})
+	defer close(done)
+
+	var bytesRead int64
+	go func() {
+		defer close(read)
+		bytesRead = readBlocks(r, free, read, done)
+	}()
+	go func() {
+		defer close(peeledc)
+		var p peeler
+		var line int64
+		for b := range read {
+			line = p.peelBlock(b, line)
+			select {
+			case peeledc <- b:
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	j := newJoiner(source, emit)
+	var err error
+	for b := range peeledc {
+		for k := range b.lines {
+			j.add(&b.lines[k])
+		}
+		if b.err != nil {
+			err = fmt.Errorf("%s: read: %w", source, b.err)
+		}
+		free <- b
+	}
+	j.flush()
+	// The reader has exited (read is closed, which closed peeledc).
+	j.st.Bytes = bytesRead
+	return j.st, err
+}
+
+// readBlocks fills blocks with whole lines. It returns the number of bytes
+// read. A line longer than a block is cut at MaxLine, the rest discarded
+// while counting its length.
+func readBlocks(r io.Reader, free <-chan *block, out chan<- *block, done <-chan struct{}) int64 {
+	var total int64
+	var carry []byte // tail of the previous block: the start of a partial line
+	eof := false
+	send := func(b *block) bool {
+		select {
+		case out <- b:
+			return true
+		case <-done:
+			return false
+		}
+	}
+	for !eof || len(carry) > 0 {
+		var b *block
+		select {
+		case b = <-free:
+		case <-done:
+			return total
+		}
+		b.cutLen, b.err = 0, nil
+		n := copy(b.buf, carry)
+		carry = nil
+		for n < len(b.buf) && !eof {
+			m, err := r.Read(b.buf[n:])
+			n += m
+			total += int64(m)
+			if err == io.EOF {
+				eof = true
+			} else if err != nil {
+				b.err = err
+				eof = true
+			}
+		}
+		if k := bytes.LastIndexByte(b.buf[:n], '\n'); k >= 0 {
+			b.data = b.buf[:k+1]
+			carry = b.buf[k+1 : n] // read by the next iteration before b is reused
+			if eof && len(carry) > 0 {
+				// The final line without '\n' goes in this block, unless the
+				// block is full (then it needs its own).
+				if n < len(b.buf) {
+					b.data = b.buf[:n]
+					carry = nil
+				}
+			}
+			if len(carry) > 0 {
+				// carry aliases b.buf; copy it out before b can be recycled.
+				carry = append([]byte(nil), carry...)
+			}
+			if !send(b) {
+				return total
+			}
+			continue
+		}
+		if eof {
+			b.data = b.buf[:n]
+			if !send(b) {
+				return total
+			}
+			return total
+		}
+		// A full block with no newline: cut the line at MaxLine and skip
+		// to its end, reusing the block's tail as scratch.
+		length := int64(n)
+		scratch := b.buf[MaxLine:]
+		for !eof {
+			m, err := r.Read(scratch)
+			total += int64(m)
+			if k := bytes.IndexByte(scratch[:m], '\n'); k >= 0 {
+				length += int64(k)
+				carry = append([]byte(nil), scratch[k+1:m]...)
+				break
+			}
+			length += int64(m)
+			if err != nil {
+				if err != io.EOF {
+					b.err = err
+				}
+				eof = true
+			}
+		}
+		b.data = b.buf[:MaxLine]
+		b.cutLen = length
+		if !send(b) {
+			return total
+		}
+	}
+	return total
+}
+
+// peelBlock splits b.data into lines and peels each. line is the number of
+// the last line already seen; it returns the new one.
+func (p *peeler) peelBlock(b *block, line int64) int64 {
+	b.lines = b.lines[:0]
+	b.clean = b.clean[:0]
+	data := b.data
+	for len(data) > 0 {
+		k := bytes.IndexByte(data, '\n')
+		var raw []byte
+		if k < 0 {
+			raw, data = data, nil
+		} else {
+			raw, data = data[:k], data[k+1:]
+		}
+		line++
+		b.lines = append(b.lines, peeled{})
+		l := &b.lines[len(b.lines)-1]
+		l.n = line
+		if b.cutLen > 0 {
+			l.cutLen = b.cutLen
+		} else if len(raw) > MaxLine {
+			l.cutLen = int64(len(raw))
+			raw = raw[:MaxLine]
+		}
+		for len(raw) > 0 && raw[len(raw)-1] == '\r' {
+			raw = raw[:len(raw)-1]
+		}
+		if bytes.IndexByte(raw, 0) >= 0 {
+			l.skip = "binary data (NUL bytes), not a log line"
+			continue
+		}
+		if bytes.IndexByte(raw, 0x1b) >= 0 {
+			start := len(b.clean)
+			b.clean = stripANSI(b.clean, raw)
+			raw = b.clean[start:len(b.clean):len(b.clean)]
+		}
+		l.line = raw
+		p.peel(l)
+	}
+	return line
+}
+
+// stripANSI appends src to dst without ANSI escape sequences (CSI
+// "ESC [ params letter", OSC "ESC ] … BEL|ESC \", and two-byte escapes).
+func stripANSI(dst, src []byte) []byte {
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c != 0x1b {
+			// Copy the run up to the next ESC at once.
+			k := bytes.IndexByte(src[i:], 0x1b)
+			if k < 0 {
+				return append(dst, src[i:]...)
+			}
+			dst = append(dst, src[i:i+k]...)
+			i += k
+			continue
+		}
+		i++
+		if i >= len(src) {
+			break
+		}
+		switch src[i] {
+		case '[':
+			i++
+			for i < len(src) && !(src[i] >= 0x40 && src[i] <= 0x7e) {
+				i++
+			}
+			i++
+		case ']':
+			for i < len(src) && src[i] != 0x07 && !(src[i] == 0x1b && i+1 < len(src) && src[i+1] == '\\') {
+				i++
+			}
+			if i < len(src) && src[i] == 0x1b {
+				i++
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return dst
+}
+
+// joiner turns peeled lines into records, joining continuation lines.
+type joiner struct {
+	source string
+	emit   func(record.Record)
+	st     Stats
+
+	open    bool
+	rec     record.Record
+	hdr     hdrKind
+	key     []byte // prefix bytes continuation lines must repeat
+	proc    []byte // process/collector prefix bytes of the first line
+	text    []byte
+	lines   int
+	lastEnd int64
+
+	labels   map[string][]string
+	emitters map[string]string
+	scratch  []byte
+}
+
+func newJoiner(source string, emit func(record.Record)) *joiner {
+	return &joiner{source: source, emit: emit, labels: map[string][]string{}, emitters: map[string]string{}}
+}
+
+func (j *joiner) skip(line int64, reason string) {
+	j.st.Skipped++
+	if len(j.st.SkipSamples) < MaxSkipSamples {
+		j.st.SkipSamples = append(j.st.SkipSamples, Skip{Line: int(line), Reason: reason})
+	}
+}
+
+func (j *joiner) add(l *peeled) {
+	j.st.Lines++
+	if l.cutLen > 0 {
+		j.st.Cut++
+		j.skip(l.n, fmt.Sprintf("line is %d bytes long; kept the first %d", l.cutLen, MaxLine))
+	}
+	if l.skip != "" {
+		j.skip(l.n, l.skip)
+		j.flush() // binary data breaks any record
+		return
+	}
+	if l.nlabels > 0 || l.hdr != hdrNone {
+		j.st.Recognized++
+	}
+	body := l.body.of(l.line)
+	if j.open && j.continues(l) {
+		j.text = append(j.text, '\n')
+		j.text = append(j.text, body...)
+		j.lines++
+		j.rec.EndLine = int(l.n)
+		return
+	}
+	j.flush()
+	if l.hdr == hdrNone && len(bytes.TrimSpace(body)) == 0 {
+		// A blank line that would open a record of its own carries nothing.
+		return
+	}
+	j.open = true
+	j.hdr = l.hdr
+	j.key = append(j.key[:0], l.line[:l.keyEnd]...)
+	j.proc = append(j.proc[:0], l.line[:l.procEnd]...)
+	j.text = append(j.text[:0], body...)
+	j.lines = 1
+	j.rec = record.Record{
+		Source:  j.source,
+		Line:    int(l.n),
+		EndLine: int(l.n),
+		Kind:    record.KindLogLine,
+		Rank:    l.rank,
+		Time:    l.tm,
+		Level:   l.level,
+		Emitter: j.emitter(l.emitter.of(l.line)),
+		Labels:  j.labelsOf(l),
+		Repeat:  l.repeat,
+	}
+}
+
+// continues says whether l is a continuation line of the open record.
+func (j *joiner) continues(l *peeled) bool {
+	if j.lines >= maxRecordLines || len(j.text) >= maxRecordBytes || l.n != int64(j.rec.EndLine)+1 {
+		return false
+	}
+	switch {
+	case l.hdr.repeatsHeader():
+		// vLLM / glog: the same header (to the second) on every line.
+		return j.hdr == l.hdr && bytes.Equal(j.key, l.line[:l.keyEnd])
+	case l.hdr != hdrNone:
+		return false
+	}
+	// No header: SGLang and ATOM print theirs on the first line only;
+	// unprefixed output (raw tracebacks) runs on until something else.
+	if j.hdr.repeatsHeader() {
+		return false
+	}
+	return bytes.Equal(j.proc, l.line[:l.procEnd])
+}
+
+func (j *joiner) flush() {
+	if !j.open {
+		return
+	}
+	j.open = false
+	text := j.text
+	// Trailing blank lines belong to no message.
+	for len(text) > 0 && (text[len(text)-1] == '\n' || text[len(text)-1] == ' ') {
+		if k := bytes.LastIndexByte(text, '\n'); k >= 0 && len(bytes.TrimSpace(text[k:])) == 0 {
+			text = text[:k]
+			continue
+		}
+		break
+	}
+	if utf8.Valid(text) {
+		j.rec.Text = string(text)
+	} else {
+		j.st.InvalidUTF8++
+		j.rec.Text = strings.ToValidUTF8(string(text), "\uFFFD")
+	}
+	j.st.Records++
+	j.emit(j.rec)
+}
+
+const maxInterned = 4096
+
+func (j *joiner) emitter(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := j.emitters[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(j.emitters) < maxInterned {
+		j.emitters[s] = s
+	}
+	return s
+}
+
+// labelsOf returns the peeled prefixes as strings, shared between records
+// with the same prefixes (callers must not modify Labels).
+func (j *joiner) labelsOf(l *peeled) []string {
+	if l.nlabels == 0 {
+		return nil
+	}
+	j.scratch = j.scratch[:0]
+	for k := 0; k < l.nlabels; k++ {
+		j.scratch = append(j.scratch, l.labels[k].of(l.line)...)
+		j.scratch = append(j.scratch, 0)
+	}
+	if s, ok := j.labels[string(j.scratch)]; ok {
+		return s
+	}
+	out := make([]string, l.nlabels)
+	for k := 0; k < l.nlabels; k++ {
+		lb := l.labels[k].of(l.line)
+		if !utf8.Valid(lb) {
+			out[k] = strings.ToValidUTF8(string(lb), "\uFFFD")
+		} else {
+			out[k] = string(lb)
+		}
+	}
+	if len(j.labels) < maxInterned {
+		j.labels[string(j.scratch)] = out
+	}
+	return out
+}

@@ -1,0 +1,755 @@
+package enginelog
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// hdrKind is the logger header family a line carried. It decides how
+// continuation lines are joined: vLLM and glog repeat their header on every
+// line of a multi-line message, SGLang and ATOM print it on the first only.
+type hdrKind uint8
+
+const (
+	hdrNone   hdrKind = iota
+	hdrVLLM           // "INFO 12-17 13:32:44 [file.py:815] "
+	hdrGlog           // "I0227 20:02:12.576000 139 torch/x.py:789] "
+	hdrSGLang         // "[2025-10-29 11:25:58 TP6] "
+	hdrATOM           // "[atom 06:33:57] "
+)
+
+// repeatsHeader reports whether continuation lines of this family carry the
+// header again (so that "same header" means "same record").
+func (h hdrKind) repeatsHeader() bool { return h == hdrVLLM || h == hdrGlog }
+
+const maxLabels = 8
+
+type span struct{ a, b int32 }
+
+func (s span) of(b []byte) []byte { return b[s.a:s.b] }
+
+// peeled is one physical line taken apart. Spans index line, which points
+// into the chunk's read buffer or its ANSI-stripped copy; nothing here is
+// allocated per line.
+type peeled struct {
+	n       int64  // 1-based physical line number
+	line    []byte // the line without '\n', trailing '\r' and ANSI escapes
+	labels  [maxLabels]span
+	nlabels int
+	procEnd int32 // end of collector and process prefixes
+	keyEnd  int32 // end of the logger header (without its separating space)
+	body    span
+	hdr     hdrKind
+	level   record.Level
+	emitter span
+	rank    record.Rank
+	tm      time.Time
+	repeat  int
+	skip    string // non-empty: the line is not used, and why
+	cutLen  int64  // >0: the line was cut; its original length
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isWord(c byte) bool {
+	return c == '_' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z')
+}
+
+// digits returns the value of b[i:i+n] if all are digits, else -1.
+func digits(b []byte, i, n int) int {
+	if i < 0 || i+n > len(b) {
+		return -1
+	}
+	v := 0
+	for _, c := range b[i : i+n] {
+		if !isDigit(c) {
+			return -1
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
+
+// atoi reads a run of digits at b[i:], returning value and end; end == i
+// when there is none. Values are capped to stay in int range.
+func atoi(b []byte, i int) (int, int) {
+	v, j := 0, i
+	for j < len(b) && isDigit(b[j]) {
+		if v < 1e12 {
+			v = v*10 + int(b[j]-'0')
+		}
+		j++
+	}
+	return v, j
+}
+
+// hms parses "HH:MM:SS" at b[i:].
+func hms(b []byte, i int) (h, m, s int, ok bool) {
+	h, m, s = digits(b, i, 2), digits(b, i+3, 2), digits(b, i+6, 2)
+	if h < 0 || m < 0 || s < 0 || b[i+2] != ':' || b[i+5] != ':' || h > 23 || m > 59 || s > 60 {
+		return 0, 0, 0, false
+	}
+	return h, m, s, true
+}
+
+func validMD(mo, d int) bool { return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 }
+
+// timeCache avoids rebuilding a time.Time for consecutive lines that share
+// a timestamp (most of them do: vLLM prints whole seconds).
+type timeCache struct {
+	key [40]byte
+	n   int
+	t   time.Time
+}
+
+func (c *timeCache) get(raw []byte) (time.Time, bool) {
+	if len(raw) == c.n && len(raw) <= len(c.key) && bytes.Equal(c.key[:c.n], raw) {
+		return c.t, true
+	}
+	return time.Time{}, false
+}
+
+func (c *timeCache) put(raw []byte, t time.Time) {
+	if len(raw) <= len(c.key) {
+		c.n = copy(c.key[:], raw)
+		c.t = t
+	}
+}
+
+// peeler holds per-goroutine scratch state for peeling lines.
+type peeler struct {
+	tc timeCache
+}
+
+// peel takes one cleaned line apart: collector prefixes, process prefixes
+// (nested), then one logger header, then the body.
+func (p *peeler) peel(l *peeled) {
+	b := l.line
+	l.rank = record.NoRank
+	l.nlabels = 0
+	l.hdr = hdrNone
+	l.level = ""
+	l.emitter = span{}
+	l.repeat = 0
+	l.tm = time.Time{}
+	i := 0
+
+	// Collector prefixes: at most two (e.g. a shipper timestamp and a
+	// container name).
+	for k := 0; k < 2; k++ {
+		j := p.collector(l, b, i)
+		if j == i {
+			break
+		}
+		i = j
+	}
+	// Process prefixes, nested: "(EngineCore_DP0 pid=1) (Worker_TP7 pid=2) ",
+	// "[rank0]:", "[default3]:". The first may have lost its "(".
+	for k := 0; k < 6; k++ {
+		j := procPrefix(l, b, i, k == 0 && i == 0)
+		if j == i {
+			break
+		}
+		i = j
+	}
+	l.procEnd = int32(i)
+	l.keyEnd = int32(i)
+	i = p.header(l, b, i)
+	l.body = span{int32(i), int32(len(b))}
+	// tqdm redraws a line with '\r': keep what a terminal would show last.
+	if k := bytes.LastIndexByte(b[i:], '\r'); k >= 0 {
+		l.body.a = int32(i + k + 1)
+	}
+	body := l.body.of(b)
+	// Meta-internal torch builds append these to every glog line.
+	if len(body) > 0 && body[len(body)-1] == '"' {
+		if k := bytes.LastIndex(body, []byte(` #threadId="`)); k >= 0 {
+			l.body.b = l.body.a + int32(k)
+			body = l.body.of(b)
+		}
+	}
+	// Ray: " [repeated 30x across cluster]".
+	if len(body) > 0 && body[len(body)-1] == ']' {
+		const suf = "x across cluster]"
+		if bytes.HasSuffix(body, []byte(suf)) {
+			e := len(body) - len(suf)
+			s := e
+			for s > 0 && isDigit(body[s-1]) {
+				s--
+			}
+			const pre = " [repeated "
+			if s < e && s >= len(pre) && string(body[s-len(pre):s]) == pre {
+				l.repeat, _ = atoi(body, s)
+				l.body.b = l.body.a + int32(s-len(pre))
+			}
+		}
+	}
+}
+
+func (l *peeled) addLabel(a, b int) {
+	if l.nlabels < maxLabels {
+		l.labels[l.nlabels] = span{int32(a), int32(b)}
+		l.nlabels++
+	}
+}
+
+var monthNames = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+
+// collector peels one collector prefix at b[i:] and returns the new offset
+// (i when there is none): kubectl "[pod/x/y] ", a log shipper's
+// "2026-04-19 12:10:56.886 | ", journald "Aug 19 18:30:22 host unit[pid]: ",
+// docker compose "name   | ".
+func (p *peeler) collector(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	if len(r) == 0 {
+		return i
+	}
+	switch {
+	case r[0] == '[':
+		if len(r) > 5 && string(r[:5]) == "[pod/" {
+			if k := bytes.IndexByte(r[:min(len(r), 300)], ']'); k > 0 {
+				l.addLabel(i, i+k+1)
+				return skipSpace(b, i+k+1)
+			}
+		}
+		return i
+	case isDigit(r[0]):
+		// "YYYY-MM-DD HH:MM:SS[.fff] | "
+		if len(r) >= 19 && r[4] == '-' && r[7] == '-' && r[10] == ' ' {
+			y, mo, d := digits(r, 0, 4), digits(r, 5, 2), digits(r, 8, 2)
+			h, m, s, ok := hms(r, 11)
+			if y < 0 || !ok || !validMD(mo, d) {
+				return i
+			}
+			j := 19
+			ns := 0
+			if j < len(r) && r[j] == '.' {
+				ns, j = frac(r, j+1)
+			}
+			if j+2 < len(r) && r[j] == ' ' && r[j+1] == '|' && (r[j+2] == ' ') {
+				l.tm = time.Date(y, time.Month(mo), d, h, m, s, ns, time.UTC)
+				l.addLabel(i, i+j)
+				return i + j + 3
+			}
+		}
+		return i
+	case r[0] >= 'A' && r[0] <= 'Z' && len(r) > 16 && r[3] == ' ':
+		// journald: "Aug 19 18:30:22 host unit[pid]: "
+		mo := 0
+		for k, n := range monthNames {
+			if string(r[:3]) == n {
+				mo = k + 1
+				break
+			}
+		}
+		if mo > 0 {
+			d := digits(r, 4, 2)
+			if r[4] == ' ' {
+				d = digits(r, 5, 1)
+			}
+			h, m, s, ok := hms(r, 7)
+			if d > 0 && ok && r[15] == ' ' {
+				host := bytes.IndexByte(r[16:min(len(r), 16+256)], ' ')
+				if host > 0 {
+					u := r[16+host+1:]
+					colon := bytes.Index(u[:min(len(u), 256)], []byte("]: "))
+					open := bytes.IndexByte(u[:max(colon, 0)], '[')
+					if colon > 0 && open > 0 {
+						pid, e := atoi(u, open+1)
+						if e == open+1+len(u[open+1:colon]) && pid > 0 {
+							l.rank.PID = pid
+							l.tm = time.Date(0, time.Month(mo), d, h, m, s, 0, time.UTC)
+							end := i + 16 + host + 1 + colon + 2
+							l.addLabel(i, end)
+							return end + 1
+						}
+					}
+				}
+			}
+		}
+		fallthrough
+	default:
+		// docker compose: "name<pad>| " with at least one pad space.
+		k := 0
+		for k < len(r) && k < 64 && (isWord(r[k]) || r[k] == '-' || r[k] == '.') {
+			k++
+		}
+		if k == 0 || k >= len(r) || r[k] != ' ' {
+			return i
+		}
+		e := k
+		for e < len(r) && r[e] == ' ' {
+			e++
+		}
+		if e < len(r) && r[e] == '|' && (e+1 == len(r) || r[e+1] == ' ') {
+			l.addLabel(i, i+k)
+			if e+1 == len(r) {
+				return i + e + 1
+			}
+			return i + e + 2
+		}
+		return i
+	}
+}
+
+// frac reads fractional-second digits at b[i:] and returns nanoseconds.
+func frac(b []byte, i int) (int, int) {
+	ns, n, j := 0, 0, i
+	for j < len(b) && isDigit(b[j]) {
+		if n < 9 {
+			ns = ns*10 + int(b[j]-'0')
+			n++
+		}
+		j++
+	}
+	for ; n < 9 && n > 0; n++ {
+		ns *= 10
+	}
+	return ns, j
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// procPrefix peels one process prefix at b[i:]: "(Name[ extra] pid=N[, ip=A]) "
+// (vLLM, Ray), or "[name3]:" (torchrun, PyTorch's "[rank0]:"). damaged
+// allows the opening "(" to be missing, as in pasted first lines.
+func procPrefix(l *peeled, b []byte, i int, damaged bool) int {
+	r := b[i:]
+	if len(r) < 3 {
+		return i
+	}
+	if r[0] == '[' {
+		// "[default0]:", "[rank3]:", "[0]:"
+		k := 1
+		for k < len(r) && k < 40 && (r[k]|0x20 >= 'a' && r[k]|0x20 <= 'z' || r[k] == '_') {
+			k++
+		}
+		d := k
+		n, e := atoi(r, k)
+		if e == d || e+1 >= len(r) || r[e] != ']' || r[e+1] != ':' {
+			return i
+		}
+		l.rank.Global = n
+		l.addLabel(i, i+e+2)
+		return skipSpace(b, i+e+2)
+	}
+	start := 0
+	if r[0] == '(' {
+		start = 1
+	} else if !damaged || !isWord(r[0]) {
+		return i
+	}
+	end := bytes.IndexByte(r[:min(len(r), 200)], ')')
+	if end < 0 {
+		return i
+	}
+	in := r[start:end]
+	pidAt := bytes.Index(in, []byte("pid="))
+	if pidAt <= 0 || in[pidAt-1] != ' ' {
+		return i
+	}
+	pid, pe := atoi(in, pidAt+4)
+	if pe == pidAt+4 {
+		return i
+	}
+	// After the pid only ", ip=…" may follow.
+	if pe < len(in) {
+		rest := in[pe:]
+		if len(rest) < 6 || string(rest[:5]) != ", ip=" {
+			return i
+		}
+		for _, c := range rest[5:] {
+			if !(isDigit(c) || c == '.' || c == ':' || c|0x20 >= 'a' && c|0x20 <= 'f') {
+				return i
+			}
+		}
+	}
+	name := in[:pidAt-1]
+	// Name tokens: the process name, then optional "rank=N", "TP0".
+	nameEnd := bytes.IndexByte(name, ' ')
+	if nameEnd < 0 {
+		nameEnd = len(name)
+	}
+	if nameEnd == 0 {
+		return i
+	}
+	for _, c := range name {
+		if !(isWord(c) || c == ' ' || c == '=' || c == '-' || c == '.' || c == ':') {
+			return i
+		}
+	}
+	var rk record.Rank = l.rank
+	rk.PID = pid
+	role := roleAndIndices(name[:nameEnd], &rk)
+	for _, tok := range bytes.Fields(name[nameEnd:]) {
+		if len(tok) > 5 && string(tok[:5]) == "rank=" {
+			if n, e := atoi(tok, 5); e == len(tok) {
+				rk.Global = n
+			}
+			continue
+		}
+		component(tok, &rk)
+	}
+	rk.Role = role
+	e := end + 1
+	if e < len(r) && r[e] != ' ' {
+		// "(X pid=1)foo": not a prefix.
+		return i
+	}
+	l.rank = rk
+	l.addLabel(i, i+e)
+	return skipSpace(b, i+e)
+}
+
+// roleAndIndices splits "EngineCore_DP0", "Worker_PP1_TP3", "EngineCore_0"
+// into the role and its parallel indices (set on rk). A trailing bare
+// number is the DP index (vLLM 0.10's "EngineCore_0").
+func roleAndIndices(name []byte, rk *record.Rank) string {
+	end := len(name)
+	for end > 0 {
+		u := bytes.LastIndexByte(name[:end], '_')
+		if u <= 0 {
+			break
+		}
+		part := name[u+1 : end]
+		if !component(part, rk) {
+			if n, e := atoi(part, 0); e == len(part) && e > 0 {
+				rk.DP = n
+			} else {
+				break
+			}
+		}
+		end = u
+	}
+	return internRole(name[:end])
+}
+
+// component sets a "TP3" / "DP0" / "PP1" / "EP2" index on rk.
+func component(tok []byte, rk *record.Rank) bool {
+	k := 0
+	for k < len(tok) && tok[k] >= 'A' && tok[k] <= 'Z' {
+		k++
+	}
+	if k == 0 || k == len(tok) {
+		return false
+	}
+	n, e := atoi(tok, k)
+	if e != len(tok) {
+		return false
+	}
+	switch string(tok[:k]) {
+	case "TP":
+		rk.TP = n
+	case "DP":
+		rk.DP = n
+	case "PP":
+		rk.PP = n
+	case "EP":
+		rk.EP = n
+	case "PCP", "DCP", "CP":
+		// known components without a field in record.Rank
+	default:
+		return false
+	}
+	return true
+}
+
+var knownRoles = map[string]string{}
+
+func init() {
+	for _, r := range []string{"Worker", "EngineCore", "APIServer", "VllmWorker", "VllmWorkerProcess",
+		"RayWorkerWrapper", "_MapWorker", "scheduler", "DPCoordinator", "ApiServer"} {
+		knownRoles[r] = r
+	}
+}
+
+// internRole returns a shared string for common roles; read-only map, so
+// safe from any goroutine.
+func internRole(b []byte) string {
+	if s, ok := knownRoles[string(b)]; ok {
+		return s
+	}
+	return string(b)
+}
+
+var levelWords = [...]struct {
+	w   string
+	lvl record.Level
+}{
+	{"INFO", record.LevelInfo}, {"WARNING", record.LevelWarning}, {"ERROR", record.LevelError},
+	{"DEBUG", record.LevelDebug}, {"CRITICAL", record.LevelCritical}, {"WARN", record.LevelWarning},
+}
+
+func glogLevel(c byte) record.Level {
+	switch c {
+	case 'I':
+		return record.LevelInfo
+	case 'W':
+		return record.LevelWarning
+	case 'E':
+		return record.LevelError
+	case 'V':
+		return record.LevelDebug
+	case 'C':
+		return record.LevelCritical
+	}
+	return ""
+}
+
+// header peels one logger header at b[i:] and returns the body offset.
+func (p *peeler) header(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	if len(r) < 9 {
+		return i
+	}
+	c := r[0]
+	switch {
+	case c == '[':
+		return p.bracketHeader(l, b, i)
+	case c >= 'A' && c <= 'Z':
+		if j := p.vllmHeader(l, b, i); j != i {
+			return j
+		}
+		return p.glogHeader(l, b, i)
+	}
+	return i
+}
+
+// vllmHeader: "LEVEL MM-DD HH:MM:SS[.fff] [file.py:NN] " (brackets optional
+// before about 0.8: "INFO 12-20 20:25:46 worker.py:241] ").
+func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	var lvl record.Level
+	k := 0
+	for _, w := range levelWords {
+		if len(r) > len(w.w) && string(r[:len(w.w)]) == w.w && r[len(w.w)] == ' ' {
+			lvl, k = w.lvl, len(w.w)+1
+			break
+		}
+	}
+	if lvl == "" {
+		return i
+	}
+	k = skipSpace(r, k)
+	ts := k
+	if len(r) < k+14 || r[k+2] != '-' || r[k+5] != ' ' {
+		return i
+	}
+	mo, d := digits(r, k, 2), digits(r, k+3, 2)
+	h, m, s, ok := hms(r, k+6)
+	if !ok || !validMD(mo, d) {
+		return i
+	}
+	k += 14
+	ns := 0
+	if k < len(r) && r[k] == '.' {
+		ns, k = frac(r, k+1)
+	}
+	tsEnd := k
+	k = skipSpace(r, k)
+	if k == tsEnd || k >= len(r) {
+		return i
+	}
+	fs := k
+	if r[k] == '[' {
+		fs++
+	}
+	close := bytes.IndexByte(r[fs:min(len(r), fs+256)], ']')
+	if close <= 0 {
+		return i
+	}
+	fe := fs + close
+	colon := bytes.LastIndexByte(r[fs:fe], ':')
+	if colon <= 0 {
+		return i
+	}
+	if _, e := atoi(r, fs+colon+1); e != fe || e == fs+colon+1 {
+		return i
+	}
+	if fe+1 < len(r) && r[fe+1] != ' ' {
+		return i
+	}
+	l.hdr = hdrVLLM
+	l.level = lvl
+	l.emitter = span{int32(i + fs), int32(i + fe)}
+	raw := r[ts:tsEnd]
+	if t, ok := p.tc.get(raw); ok {
+		l.tm = t
+	} else {
+		l.tm = time.Date(0, time.Month(mo), d, h, m, s, ns, time.UTC)
+		p.tc.put(raw, l.tm)
+	}
+	l.keyEnd = int32(i + fe + 1)
+	if fe+1 < len(r) {
+		return i + fe + 2
+	}
+	return i + fe + 1
+}
+
+// glogHeader: "I0227 20:02:12.576000 139718474198016 torch/_inductor/graph.py:789] "
+// then optional "[0/0] " compile id and "[__artifact] " tags.
+func (p *peeler) glogHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	lvl := glogLevel(r[0])
+	if lvl == "" || len(r) < 30 || r[5] != ' ' || r[14] != '.' {
+		return i
+	}
+	mo, d := digits(r, 1, 2), digits(r, 3, 2)
+	h, m, s, ok := hms(r, 6)
+	if !ok || !validMD(mo, d) {
+		return i
+	}
+	ns, k := frac(r, 15)
+	if k == 15 || k >= len(r) || r[k] != ' ' {
+		return i
+	}
+	tsEnd := k
+	pid, e := atoi(r, k+1)
+	if e == k+1 || e >= len(r) || r[e] != ' ' {
+		return i
+	}
+	fs := e + 1
+	close := bytes.IndexByte(r[fs:min(len(r), fs+512)], ']')
+	if close <= 0 {
+		return i
+	}
+	fe := fs + close
+	colon := bytes.LastIndexByte(r[fs:fe], ':')
+	if colon <= 0 || bytes.IndexByte(r[fs:fe], ' ') >= 0 {
+		return i
+	}
+	if _, e := atoi(r, fs+colon+1); e != fe {
+		return i
+	}
+	l.hdr = hdrGlog
+	l.level = lvl
+	// Current torch prints the pid here; 2024 builds printed a thread id,
+	// which is larger than any pid (pid_max is at most 2^22).
+	if pid > 0 && pid <= 1<<22 && l.rank.PID == 0 {
+		l.rank.PID = pid
+	}
+	l.emitter = span{int32(i + fs), int32(i + fe)}
+	raw := r[1:tsEnd]
+	if t, ok := p.tc.get(raw); ok {
+		l.tm = t
+	} else {
+		l.tm = time.Date(0, time.Month(mo), d, h, m, s, ns, time.UTC)
+		p.tc.put(raw, l.tm)
+	}
+	k = fe + 1
+	keyEnd := k
+	// Tags: "[0/0]", "[0/1_1]", "[!0/0]", "[__graph_breaks]".
+	for n := 0; n < 2 && k+3 < len(r) && r[k] == ' ' && r[k+1] == '['; n++ {
+		cl := bytes.IndexByte(r[k+2:min(len(r), k+2+64)], ']')
+		if cl <= 0 {
+			break
+		}
+		tag := r[k+2 : k+2+cl]
+		if !isCompileTag(tag) {
+			break
+		}
+		l.addLabel(i+k+1, i+k+3+cl)
+		k += 3 + cl
+		keyEnd = k
+	}
+	l.keyEnd = int32(i + keyEnd)
+	if k < len(r) && r[k] == ' ' {
+		k++
+	}
+	return i + k
+}
+
+func isCompileTag(t []byte) bool {
+	if len(t) > 2 && t[0] == '_' && t[1] == '_' {
+		for _, c := range t[2:] {
+			if !isWord(c) {
+				return false
+			}
+		}
+		return true
+	}
+	slash := false
+	for _, c := range t {
+		switch {
+		case c == '/':
+			slash = true
+		case isDigit(c) || c == '!' || c == '_' || c == '-':
+		default:
+			return false
+		}
+	}
+	return slash
+}
+
+// bracketHeader: SGLang "[2025-10-29 11:25:58 DP7 TP7] " or ATOM
+// "[atom 06:33:57] ".
+func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	cl := bytes.IndexByte(r[:min(len(r), 128)], ']')
+	if cl < 0 {
+		return i
+	}
+	in := r[1:cl]
+	next := cl + 1
+	if next < len(r) {
+		if r[next] != ' ' {
+			return i
+		}
+		next++
+	}
+	if len(in) >= 19 && in[4] == '-' && in[7] == '-' && in[10] == ' ' {
+		y, mo, d := digits(in, 0, 4), digits(in, 5, 2), digits(in, 8, 2)
+		h, m, s, ok := hms(in, 11)
+		if y < 0 || !ok || !validMD(mo, d) {
+			return i
+		}
+		k := 19
+		ns := 0
+		if k < len(in) && (in[k] == '.' || in[k] == ',') {
+			ns, k = frac(in, k+1)
+		}
+		tsEnd := k
+		rk := l.rank
+		for _, tok := range bytes.Fields(in[k:]) {
+			if !component(tok, &rk) {
+				return i
+			}
+		}
+		l.rank = rk
+		l.hdr = hdrSGLang
+		raw := in[:tsEnd]
+		if t, ok := p.tc.get(raw); ok {
+			l.tm = t
+		} else {
+			l.tm = time.Date(y, time.Month(mo), d, h, m, s, ns, time.UTC)
+			p.tc.put(raw, l.tm)
+		}
+		l.keyEnd = int32(i + cl + 1)
+		return i + next
+	}
+	// ATOM: "[name HH:MM:SS]"
+	sp := bytes.IndexByte(in, ' ')
+	if sp <= 0 || len(in) != sp+9 {
+		return i
+	}
+	for _, c := range in[:sp] {
+		if !isWord(c) {
+			return i
+		}
+	}
+	h, m, s, ok := hms(in, sp+1)
+	if !ok {
+		return i
+	}
+	l.hdr = hdrATOM
+	l.emitter = span{int32(i + 1), int32(i + 1 + sp)}
+	l.tm = time.Date(0, 1, 1, h, m, s, 0, time.UTC)
+	l.keyEnd = int32(i + cl + 1)
+	return i + next
+}
