@@ -1,0 +1,139 @@
+package stackdump
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// The prefix peeler here is deliberately small: it knows the collector,
+// process and logger prefixes that wrap stack dumps in practice
+// (log-formats.md §1, §12) and keeps what they say about the rank. When the
+// enginelog package exports a peeler, this file should call it instead.
+
+var (
+	ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+	// kubectl logs --prefix
+	kubectlRE = regexp.MustCompile(`^\[pod/([^/\]]+)/([^\]]+)\] `)
+	// docker compose: the service name padded to a common width, then "| ".
+	composeRE = regexp.MustCompile(`^([A-Za-z0-9][\w.-]{0,62}?)\s+\|(?: |$)`)
+	// vLLM / Ray process prefixes, possibly nested; a damaged first line can
+	// lose the opening parenthesis.
+	procPrefixRE = regexp.MustCompile(`^\(?([A-Za-z_][\w]*?)(?: rank=(\d+))?(?: ([A-Z]+\d+))? pid=(\d+)(?:, ip=[\d.]+)?\) ?`)
+	// torchrun --tee ("[default3]:") and PyTorch's own "[rank3]:".
+	torchrunRE = regexp.MustCompile(`^\[([A-Za-z_]*?)(\d+)\]:`)
+	// vLLM logger header, repeated on every line of a record.
+	vllmHeaderRE = regexp.MustCompile(`^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\](?: |$)`)
+	// SGLang logger header: only on the first line of a record.
+	sglangHeaderRE = regexp.MustCompile(`^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?((?: [A-Z]+\d+)*)\] ?`)
+	// PyTorch glog header.
+	glogRE = regexp.MustCompile(`^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]]+\] `)
+	// rank tokens inside titles, prefixes and file names.
+	rankTokRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9])(DP|PP|TP|EP|rank|RANK|Rank)[_=-]?(\d+)`)
+)
+
+// peeled is one physical line with its wrappers removed.
+type peeled struct {
+	body string
+	// stream identifies the producer of a line (its process prefixes and
+	// collector), so line-interleaved output of several processes can be
+	// separated again.
+	stream string
+	rank   record.Rank
+	// tagged is set when the line's prefixes carried rank information.
+	tagged bool
+}
+
+// peel strips \r, ANSI escapes and known prefixes from one line.
+func peel(line string) peeled {
+	line = strings.TrimRight(line, "\r")
+	if strings.IndexByte(line, 0x1b) >= 0 {
+		line = ansiRE.ReplaceAllString(line, "")
+	}
+	p := peeled{rank: record.NoRank}
+	var stream strings.Builder
+	if m := kubectlRE.FindStringSubmatch(line); m != nil {
+		stream.WriteString(m[0])
+		line = line[len(m[0]):]
+	} else if m := composeRE.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, "Process ") && !strings.HasPrefix(line, "Thread ") {
+		stream.WriteString(m[1] + "|")
+		line = line[len(m[0]):]
+	}
+	for i := 0; i < 4; i++ {
+		if m := procPrefixRE.FindStringSubmatch(line); m != nil {
+			stream.WriteString(m[0])
+			applyRankTokens(m[1]+" "+m[3], &p.rank)
+			if m[2] != "" {
+				p.rank.Global, _ = strconv.Atoi(m[2])
+			}
+			p.rank.PID, _ = strconv.Atoi(m[4])
+			p.rank.Role = roleOf(m[1])
+			p.tagged = true
+			line = line[len(m[0]):]
+			continue
+		}
+		if m := torchrunRE.FindStringSubmatch(line); m != nil {
+			stream.WriteString(m[0])
+			p.rank.Global, _ = strconv.Atoi(m[2])
+			p.tagged = true
+			line = line[len(m[0]):]
+			continue
+		}
+		break
+	}
+	if m := vllmHeaderRE.FindString(line); m != "" {
+		line = line[len(m):]
+	} else if m := sglangHeaderRE.FindStringSubmatch(line); m != nil {
+		if m[1] != "" {
+			applyRankTokens(m[1], &p.rank)
+			p.tagged = true
+		}
+		line = line[len(m[0]):]
+	} else if m := glogRE.FindString(line); m != "" {
+		line = line[len(m):]
+	}
+	p.body = line
+	p.stream = stream.String()
+	return p
+}
+
+// roleOf keeps the role word of a process name: "Worker_TP7" → "Worker".
+func roleOf(name string) string {
+	if i := strings.IndexByte(name, '_'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// applyRankTokens reads DP/PP/TP/EP/rank indices out of a title, prefix
+// or file name ("sglang::scheduler_PP2_TP1", "VLLM::Worker_TP3", "rank3").
+// It reports whether it found any.
+func applyRankTokens(s string, r *record.Rank) bool {
+	found := false
+	for _, m := range rankTokRE.FindAllStringSubmatch(s, -1) {
+		n, err := strconv.Atoi(m[2])
+		if err != nil || n > 1<<20 {
+			continue
+		}
+		found = true
+		switch m[1] {
+		case "DP":
+			r.DP = n
+		case "PP":
+			r.PP = n
+		case "TP":
+			r.TP = n
+		case "EP":
+			r.EP = n
+		default:
+			r.Global = n
+		}
+	}
+	return found
+}
+
+func rankKnown(r record.Rank) bool {
+	return r.DP >= 0 || r.PP >= 0 || r.TP >= 0 || r.EP >= 0 || r.Global >= 0
+}

@@ -1,0 +1,766 @@
+// Package stackdump reads Python stack dumps that already exist: py-spy
+// text (with --native, --locals and --subprocesses) and --json, faulthandler
+// (including 3.14 thread names and the 100-frame cap), pystack, PyTorch
+// debug-server multi-rank files, bringup's own bringup.stacks/v1 JSON, and
+// any of these embedded in engine logs (SGLang watchdog records, vLLM,
+// torchrun, docker compose and kubectl prefixes).
+//
+// The reader is a line state machine that tolerates garbage: a line it does
+// not understand ends the current thread, is counted with its location, and
+// reading goes on. Output of several processes interleaved inside lines on
+// one stream cannot be split; it is detected and reported with the fix.
+package stackdump
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/stacks"
+)
+
+// FormatName is the name registered with ingest.
+const FormatName = "stackdump"
+
+func init() { ingest.Register(ingest.Format{Name: FormatName, Sniff: Sniff}) }
+
+// Result is what one input held.
+type Result struct {
+	Path      string
+	Processes []*stacks.Process
+	// Warnings are lines that were skipped, with their location.
+	Warnings []stacks.Warning
+	// Interleaved is set when output of several processes is mixed inside
+	// lines (concurrent faulthandler writes on one stderr): such text
+	// cannot be split reliably and is not guessed at.
+	Interleaved *stacks.Warning
+	Lines       int
+}
+
+// MaxLine is the longest physical line kept; longer lines are cut with a
+// warning (a demangled C++ frame is about 1 KB, so this is generous).
+const MaxLine = 1 << 20
+
+// ParseFile reads one dump file.
+func ParseFile(path string) (*Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(f, path)
+}
+
+// Parse reads a dump from r; path names it in locations. The error is only
+// for failing to read; bad content becomes Warnings.
+func Parse(r io.Reader, path string) (*Result, error) {
+	p := newParser(path)
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			p.finish()
+			return p.res, fmt.Errorf("%s: %w", path, err)
+		}
+		if isPrefix || long != nil {
+			if len(long) < MaxLine {
+				long = append(long, chunk...)
+			}
+			if isPrefix {
+				continue
+			}
+			chunk, long = long, nil
+			if len(chunk) >= MaxLine {
+				p.warn(p.lineNo+1, "line longer than %d bytes cut", MaxLine)
+				chunk = chunk[:MaxLine]
+			}
+		}
+		p.line(string(chunk))
+	}
+	p.finish()
+	return p.res, nil
+}
+
+var (
+	pyspyProcessRE = regexp.MustCompile(`^Process (\d+): ?(.*?)\s*$`)
+	pyspyPythonRE  = regexp.MustCompile(`^Python v(\S+) \((.*)\)\s*$`)
+	pyspyParentRE  = regexp.MustCompile(`^Parent Process (\d+): ?(.*?)\s*$`)
+	pyspyThreadRE  = regexp.MustCompile(`^Thread (0x[0-9A-Fa-f]+|\d+)(?: \((idle|active|active\+gil|gil)\))?(?:: "(.*)")?\s*$`)
+	pyspyRuleRE    = regexp.MustCompile(`^-{10,}\s*$`)
+	pyspyCmdRE     = regexp.MustCompile(`py-spy\s+dump\b.*--pid[ =](\d+)`)
+
+	fhHeaderRE = regexp.MustCompile(`^(Current thread|Thread) 0x([0-9A-Fa-f]+)(?: \[(.*)\])? \(most recent call first\):\s*$`)
+	fhStackRE  = regexp.MustCompile(`^Stack \(most recent call first\):\s*$`)
+	fhFrameRE  = regexp.MustCompile(`^  File (?:"(.*)"|\?\?\?), line (\d+|\?\?\?) in (.*?)\s*$`)
+	fhFatalRE  = regexp.MustCompile(`^Fatal Python error: (.*)$`)
+	fhTimeout  = regexp.MustCompile(`^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$`)
+
+	debugServerRE = regexp.MustCompile(`^=== Rank (\d+): ?(.*?) ===\s*$`)
+	sglangDumpRE  = regexp.MustCompile(`Pyspy dump for PID (\d+)`)
+	sglangFailRE  = regexp.MustCompile(`Pyspy failed to dump PID (\d+)\. ?(.*)$`)
+
+	pystackThreadRE = regexp.MustCompile(`^Traceback for thread (\d+) \(([^)]*)\) \[([^\]]*)\] \(most recent call last\):\s*$`)
+	pystackFrameRE  = regexp.MustCompile(`^\s+\((Python|C)\) File "(.*)", line (\d+), in (.*?)\s*$`)
+	pystackEmptyRE  = regexp.MustCompile(`^The frame stack for thread (\d+) is empty`)
+
+	tbHeaderRE = regexp.MustCompile(`^\s*Traceback \(most recent call last\):\s*$`)
+	tbFrameRE  = regexp.MustCompile(`^\s*File "(.*)", line (\d+), in (.+?)\s*$`)
+	caretRE    = regexp.MustCompile(`^\s*[~^]+\s*$`)
+)
+
+type mode uint8
+
+const (
+	modeNone mode = iota
+	modePyspy
+	modeFaulthandler
+	modePystack
+	modeCStack    // faulthandler's C stack section: skipped
+	modeTraceback // a Python traceback: outermost first, like pystack
+)
+
+// stream is the reader state of one producer. Line-interleaved output of
+// several processes (each line prefixed by its process) gets one stream
+// per prefix, so it is read as if each had its own file.
+type stream struct {
+	proc   *stacks.Process
+	thread int // index into proc.Threads, -1 when none
+	mode   mode
+	// inCmdline: between a py-spy "Process" line and its "Python v" line,
+	// where a terminal-wrapped command line continues.
+	inCmdline bool
+	// pending is a frame line that did not end in ")": it may continue on
+	// the next physical line.
+	pending     string
+	pendingLine int
+	// next* describe the dump announced by a surrounding record (SGLang
+	// "Pyspy dump for PID n", a debug-server section, a shell prompt).
+	nextPID  int
+	nextRank record.Rank
+	// lastRank is the rank of the last line that carried one.
+	lastRank record.Rank
+	// sawDump: py-spy/faulthandler content appeared since nextPID was set.
+	reversed bool // pystack threads are most recent last
+}
+
+type parser struct {
+	path    string
+	res     *Result
+	lineNo  int
+	streams map[string]*stream
+	json    *jsonAccum
+	// interleave signs.
+	badFH int
+}
+
+func newParser(path string) *parser {
+	return &parser{
+		path:    path,
+		res:     &Result{Path: path},
+		streams: map[string]*stream{},
+	}
+}
+
+func (p *parser) warn(line int, format string, a ...any) {
+	const maxWarnings = 200
+	if len(p.res.Warnings) == maxWarnings {
+		p.res.Warnings = append(p.res.Warnings, stacks.Warning{Path: p.path, Line: line, Msg: "more warnings not shown"})
+	}
+	if len(p.res.Warnings) > maxWarnings {
+		return
+	}
+	p.res.Warnings = append(p.res.Warnings, stacks.Warning{Path: p.path, Line: line, Msg: fmt.Sprintf(format, a...)})
+}
+
+func (p *parser) stream(key string) *stream {
+	s := p.streams[key]
+	if s == nil {
+		s = &stream{thread: -1, nextRank: record.NoRank, lastRank: record.NoRank}
+		p.streams[key] = s
+	}
+	return s
+}
+
+func (p *parser) line(raw string) {
+	p.lineNo++
+	p.res.Lines++
+	if p.json != nil {
+		if p.json.add(raw) {
+			p.flushJSON()
+		}
+		return
+	}
+	pl := peel(raw)
+	s := p.stream(pl.stream)
+	if pl.tagged {
+		s.lastRank = mergeRank(s.lastRank, pl.rank)
+	}
+	body := pl.body
+	trimmed := strings.TrimSpace(body)
+
+	// A JSON document (py-spy --json, bringup.stacks/v1) starts at a line
+	// that opens an array or object outside any dump.
+	if s.thread < 0 && s.pending == "" && (trimmed == "[" || trimmed == "{" || strings.HasPrefix(trimmed, "[{") || strings.HasPrefix(trimmed, `{"`)) {
+		p.json = &jsonAccum{start: p.lineNo, stream: s}
+		if p.json.add(trimmed) {
+			p.flushJSON()
+		}
+		return
+	}
+
+	p.checkInterleave(body)
+
+	// A wrapped frame line continues on this line unless this line is
+	// something else we recognise.
+	if s.pending != "" {
+		if !strings.HasPrefix(body, "    ") && trimmed != "" && !p.isHeader(trimmed) {
+			s.pending += body
+			if p.tryPending(s) || len(s.pending) > 64<<10 {
+				return
+			}
+			return
+		}
+		if caretRE.MatchString(body) || tbFrameRE.MatchString(body) {
+			s.pending = "" // it was a traceback's source line, not a frame
+		}
+		p.dropPending(s)
+	}
+
+	switch {
+	case trimmed == "":
+		// A blank line ends a faulthandler thread and the pystack source
+		// context; inside a py-spy thread (docker compose prints prefixed
+		// blank lines mid-thread) it changes nothing.
+		if s.mode == modeFaulthandler || s.mode == modeCStack {
+			s.thread = -1
+			if s.mode == modeCStack {
+				s.mode = modeFaulthandler
+			}
+		}
+		return
+	}
+
+	if s.mode == modeCStack {
+		if strings.HasPrefix(body, "  ") {
+			return
+		}
+		s.mode = modeFaulthandler
+	}
+
+	if m := debugServerRE.FindStringSubmatch(trimmed); m != nil {
+		p.endProcess(s)
+		r := record.NoRank
+		r.Global, _ = strconv.Atoi(m[1])
+		s.nextRank = r
+		s.nextPID = 0
+		p.newProcess(s, 0, "")
+		s.proc.Name = m[2]
+		return
+	}
+	if m := sglangFailRE.FindStringSubmatch(body); m != nil {
+		p.warn(p.lineNo, "the engine's py-spy could not dump pid %s: %s", m[1], m[2])
+		return
+	}
+	if m := sglangDumpRE.FindStringSubmatch(body); m != nil && !strings.HasPrefix(body, " ") {
+		p.endProcess(s)
+		s.nextPID, _ = strconv.Atoi(m[1])
+		s.nextRank = pl.rank
+		if !pl.tagged {
+			s.nextRank = s.lastRank
+		}
+		return
+	}
+	if m := pyspyCmdRE.FindStringSubmatch(body); m != nil && !strings.HasPrefix(body, "    ") {
+		p.endProcess(s)
+		s.nextPID, _ = strconv.Atoi(m[1])
+		return
+	}
+
+	// py-spy headers.
+	if m := pyspyProcessRE.FindStringSubmatch(body); m != nil {
+		p.endProcess(s)
+		pid, _ := strconv.Atoi(m[1])
+		p.newProcess(s, pid, m[2])
+		s.inCmdline = true
+		s.mode = modePyspy
+		return
+	}
+	if m := pyspyPythonRE.FindStringSubmatch(body); m != nil {
+		if s.proc == nil || len(s.proc.Threads) > 0 || s.proc.Python != "" {
+			// An excerpt that starts at the Python line (its Process line
+			// was cut).
+			p.endProcess(s)
+			p.newProcess(s, 0, "")
+		}
+		s.proc.Python = m[1]
+		if s.proc.Name == "" {
+			s.proc.Name = m[2]
+		}
+		s.inCmdline = false
+		s.mode = modePyspy
+		return
+	}
+	if s.inCmdline && s.proc != nil && !strings.HasPrefix(body, "Thread ") {
+		// py-spy's command line, wrapped by the terminal.
+		s.proc.Name += strings.TrimRight(body, " ")
+		p.rankFromTitle(s.proc)
+		return
+	}
+	if m := pyspyParentRE.FindStringSubmatch(body); m != nil && s.proc != nil {
+		s.proc.PPID, _ = strconv.Atoi(m[1])
+		return
+	}
+	if pyspyRuleRE.MatchString(body) {
+		p.endProcess(s)
+		return
+	}
+
+	// faulthandler.
+	if m := fhHeaderRE.FindStringSubmatch(body); m != nil {
+		if s.proc == nil || s.mode == modePyspy || s.mode == modePystack || p.hasThreadIdent(s.proc, m[2]) {
+			p.endProcess(s)
+			p.newProcess(s, 0, "")
+		}
+		s.mode = modeFaulthandler
+		id, _ := strconv.ParseUint(m[2], 16, 64)
+		t := stacks.Thread{TID: id, Ident: "0x" + strings.ToLower(m[2]), Name: m[3], Line: p.lineNo}
+		if m[1] == "Current thread" {
+			t.State = "current"
+		}
+		p.addThread(s, t)
+		return
+	}
+	if fhStackRE.MatchString(body) {
+		if s.proc == nil || s.mode != modeFaulthandler || len(s.proc.Threads) > 0 {
+			p.endProcess(s)
+			p.newProcess(s, 0, "")
+		}
+		s.mode = modeFaulthandler
+		p.addThread(s, stacks.Thread{State: "current", Line: p.lineNo})
+		return
+	}
+	if m := fhFatalRE.FindStringSubmatch(body); m != nil {
+		p.endProcess(s)
+		s.mode = modeFaulthandler
+		return
+	}
+	if fhTimeout.MatchString(body) {
+		p.endProcess(s)
+		s.mode = modeFaulthandler
+		return
+	}
+	if strings.HasSuffix(trimmed, "C stack trace (most recent call first):") {
+		s.mode = modeCStack
+		s.thread = -1
+		return
+	}
+	if s.mode == modeFaulthandler && strings.HasPrefix(body, "  ") {
+		p.faulthandlerLine(s, body)
+		return
+	}
+
+	// pystack.
+	if m := pystackThreadRE.FindStringSubmatch(body); m != nil {
+		if s.proc == nil || s.mode != modePystack {
+			p.endProcess(s)
+			p.newProcess(s, 0, "")
+		}
+		s.mode = modePystack
+		tid, _ := strconv.ParseUint(m[1], 10, 64)
+		t := stacks.Thread{TID: tid, State: pystackState(m[3]), Line: p.lineNo}
+		if s.proc.Name == "" {
+			s.proc.Name = m[2]
+		}
+		p.addThread(s, t)
+		return
+	}
+	if m := pystackEmptyRE.FindStringSubmatch(body); m != nil {
+		s.thread = -1
+		return
+	}
+	if s.mode == modePystack && s.thread >= 0 {
+		if m := pystackFrameRE.FindStringSubmatch(body); m != nil {
+			ln, _ := strconv.Atoi(m[3])
+			f := record.Frame{Func: m[4], File: m[2], Line: ln}
+			if m[1] == "C" {
+				f.Native = true
+				if i := strings.LastIndex(f.Func, " ("); i > 0 && strings.HasSuffix(f.Func, ")") {
+					f.Func = f.Func[:i]
+				}
+			}
+			th := &s.proc.Threads[s.thread]
+			th.Frames = append(th.Frames, f)
+			return
+		}
+		if strings.HasPrefix(body, "    ") || strings.HasPrefix(strings.TrimSpace(body), "* -") || strings.HasPrefix(trimmed, "In the main interpreter") || strings.HasPrefix(trimmed, "In interpreter") {
+			return // source context, locals, merge notes
+		}
+	}
+
+	// Python tracebacks (outermost first), e.g. a compile failure logged by
+	// a worker: one thread of the rank's process.
+	if tbHeaderRE.MatchString(body) {
+		if s.proc == nil || s.mode != modeTraceback {
+			p.endProcess(s)
+			p.newProcess(s, 0, "")
+		}
+		s.mode = modeTraceback
+		p.addThread(s, stacks.Thread{State: "traceback", Line: p.lineNo})
+		return
+	}
+	if m := tbFrameRE.FindStringSubmatch(body); m != nil && (s.mode == modeTraceback || s.mode == modeNone) {
+		if s.mode != modeTraceback {
+			p.endProcess(s)
+			p.newProcess(s, 0, "")
+			s.mode = modeTraceback
+		}
+		if s.thread < 0 {
+			// The excerpt starts mid-traceback.
+			p.addThread(s, stacks.Thread{State: "traceback", Truncated: true, Line: p.lineNo})
+		}
+		ln, _ := strconv.Atoi(m[2])
+		th := &s.proc.Threads[s.thread]
+		th.Frames = append(th.Frames, record.Frame{Func: m[3], File: m[1], Line: ln})
+		return
+	}
+	if s.mode == modeTraceback {
+		if strings.HasPrefix(body, "    ") || caretRE.MatchString(body) {
+			return // source line or carets
+		}
+		s.thread = -1 // the exception line ends the traceback
+		return
+	}
+	if s.mode == modeNone && s.thread < 0 && caretRE.MatchString(body) {
+		return
+	}
+
+	// py-spy threads and frames.
+	if m := pyspyThreadRE.FindStringSubmatch(body); m != nil {
+		p.pyspyThread(s, m)
+		return
+	}
+	if strings.HasPrefix(body, "    ") && len(body) > 4 && body[4] != ' ' && body[4] != '\t' {
+		if s.mode == modePystack {
+			return
+		}
+		s.pending = strings.TrimRight(body[4:], " \t")
+		s.pendingLine = p.lineNo
+		if !p.tryPending(s) {
+			return
+		}
+		return
+	}
+	if strings.HasPrefix(body, "        ") {
+		t := strings.TrimSpace(body)
+		if s.thread >= 0 && (t == "Arguments:" || t == "Locals:" || strings.HasPrefix(body, "            ")) {
+			return // py-spy --locals
+		}
+	}
+
+	// Anything else: a log line between dumps, a shell prompt, garbage.
+	// It ends the current thread but not the dump.
+	if s.thread >= 0 || s.mode != modeNone {
+		if s.thread >= 0 {
+			s.thread = -1
+		}
+	}
+}
+
+// isHeader reports whether a line starts something of its own, so it is
+// not the continuation of a wrapped frame line.
+func (p *parser) isHeader(t string) bool {
+	return pyspyThreadRE.MatchString(t) || pyspyProcessRE.MatchString(t) || pyspyPythonRE.MatchString(t) ||
+		fhHeaderRE.MatchString(t) || debugServerRE.MatchString(t) || sglangDumpRE.MatchString(t) ||
+		strings.HasPrefix(t, "[") && sglangHeaderRE.MatchString(t)
+}
+
+// tryPending parses the pending frame line; it reports whether it did.
+func (p *parser) tryPending(s *stream) bool {
+	f, ok := parsePyspyFrame(s.pending)
+	if !ok {
+		return false
+	}
+	if s.thread < 0 {
+		// Frames before any thread header: the excerpt starts mid-thread.
+		if s.proc == nil {
+			p.newProcess(s, 0, "")
+		}
+		s.mode = modePyspy
+		p.addThread(s, stacks.Thread{Truncated: true, Line: s.pendingLine})
+	}
+	th := &s.proc.Threads[s.thread]
+	th.Frames = append(th.Frames, f)
+	s.pending = ""
+	return true
+}
+
+func (p *parser) dropPending(s *stream) {
+	if s.pending == "" {
+		return
+	}
+	p.warn(s.pendingLine, "frame line cut off, dropped: %q", clip(s.pending, 80))
+	s.pending = ""
+	if s.thread >= 0 {
+		s.proc.Threads[s.thread].Truncated = true
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// parsePyspyFrame reads "func (file:line)" from the right: demangled C++
+// names contain parentheses, so the location is the last " (" group.
+func parsePyspyFrame(s string) (record.Frame, bool) {
+	s = strings.TrimRight(s, " \t")
+	if !strings.HasSuffix(s, ")") {
+		return record.Frame{}, false
+	}
+	i := strings.LastIndex(s, " (")
+	for i > 0 && strings.ContainsAny(s[i+2:len(s)-1], "()") {
+		i = strings.LastIndex(s[:i], " (")
+	}
+	if i <= 0 {
+		return record.Frame{}, false
+	}
+	fn, loc := s[:i], s[i+2:len(s)-1]
+	if strings.ContainsAny(loc, "()") {
+		return record.Frame{}, false
+	}
+	f := record.Frame{Func: fn, File: loc}
+	if j := strings.LastIndexByte(loc, ':'); j > 0 {
+		if n, err := strconv.Atoi(loc[j+1:]); err == nil && n >= 0 {
+			f.File, f.Line = loc[:j], n
+		}
+	}
+	f.Native = isNative(f)
+	return f, true
+}
+
+// isNative tells a native frame (py-spy --native, pystack (C)) from a
+// Python one: Python frames live in .py files or <pseudo-files>.
+func isNative(f record.Frame) bool {
+	if strings.HasPrefix(f.File, "<") || strings.HasSuffix(f.File, ".py") || strings.HasSuffix(f.File, ".pyx") || strings.HasSuffix(f.File, ".pyw") {
+		return false
+	}
+	return true
+}
+
+func (p *parser) pyspyThread(s *stream, m []string) {
+	var tid uint64
+	ident := ""
+	if strings.HasPrefix(m[1], "0x") {
+		tid, _ = strconv.ParseUint(m[1][2:], 16, 64)
+		ident = strings.ToLower(m[1])
+	} else {
+		tid, _ = strconv.ParseUint(m[1], 10, 64)
+	}
+	if s.proc == nil || s.mode != modePyspy || p.hasTID(s.proc, tid) {
+		p.endProcess(s)
+		p.newProcess(s, 0, "")
+	}
+	s.mode = modePyspy
+	s.inCmdline = false
+	t := stacks.Thread{TID: tid, Ident: ident, State: m[2], Name: m[3], Line: p.lineNo}
+	if t.Name == "MainThread" {
+		t.Main = true
+		// On Linux py-spy prints the OS thread id, and a main thread's id
+		// is its process id.
+		if s.proc.PID == 0 && ident == "" {
+			s.proc.PID = int(tid)
+		}
+	}
+	if s.proc.PID > 0 && ident == "" && int(tid) == s.proc.PID {
+		t.Main = true
+	}
+	p.addThread(s, t)
+}
+
+func (p *parser) faulthandlerLine(s *stream, body string) {
+	t := strings.TrimSpace(body)
+	m := fhFrameRE.FindStringSubmatch(body)
+	if m == nil && t != "<no Python frame>" && t != "..." && t != "Garbage-collecting" {
+		p.warn(p.lineNo, "not a faulthandler frame line: %q", clip(t, 80))
+		return
+	}
+	if s.thread < 0 {
+		if s.proc == nil {
+			p.newProcess(s, 0, "")
+		}
+		p.addThread(s, stacks.Thread{Truncated: true, Line: p.lineNo})
+	}
+	th := &s.proc.Threads[s.thread]
+	switch {
+	case t == "<no Python frame>":
+	case t == "...":
+		// faulthandler's 100-frame cap: the root side is lost.
+		th.Truncated = true
+	case t == "Garbage-collecting":
+		if th.State == "" || th.State == "current" {
+			th.State = "gc"
+		}
+	default:
+		ln, _ := strconv.Atoi(m[2])
+		file := m[1]
+		if file == "" {
+			file = "???"
+		}
+		th.Frames = append(th.Frames, record.Frame{Func: m[3], File: file, Line: ln})
+	}
+}
+
+func pystackState(s string) string {
+	switch {
+	case strings.Contains(s, "Has the GIL"):
+		return "active+gil"
+	case strings.Contains(s, "Waiting for the GIL"), strings.Contains(s, "Dropping the GIL"):
+		return "active"
+	case strings.Contains(s, "Garbage collecting"):
+		return "gc"
+	}
+	return ""
+}
+
+func (p *parser) hasTID(proc *stacks.Process, tid uint64) bool {
+	for _, t := range proc.Threads {
+		if t.TID == tid && !t.Truncated {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) hasThreadIdent(proc *stacks.Process, hex string) bool {
+	id, _ := strconv.ParseUint(hex, 16, 64)
+	for _, t := range proc.Threads {
+		if t.Ident != "" && t.TID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) addThread(s *stream, t stacks.Thread) {
+	s.proc.Threads = append(s.proc.Threads, t)
+	s.thread = len(s.proc.Threads) - 1
+}
+
+func (p *parser) newProcess(s *stream, pid int, name string) {
+	if pid == 0 {
+		pid = s.nextPID
+	}
+	proc := &stacks.Process{PID: pid, Name: name, Source: stacks.SourceFile, Path: p.path, Line: p.lineNo, RankInfo: record.NoRank}
+	rank := s.nextRank
+	if !rankKnown(rank) && s.nextPID == 0 {
+		rank = s.lastRank
+		if rank.PID > 0 && pid > 0 && rank.PID != pid {
+			rank = record.NoRank
+		}
+	}
+	proc.RankInfo = rank
+	if proc.PID == 0 && rank.PID > 0 {
+		proc.PID = rank.PID
+	}
+	p.rankFromTitle(proc)
+	s.proc = proc
+	s.thread = -1
+	s.nextPID = 0
+	s.nextRank = record.NoRank
+	p.res.Processes = append(p.res.Processes, proc)
+}
+
+// rankFromTitle reads the rank from a process title such as
+// "VLLM::Worker_TP3" or "sglang::scheduler_PP2_TP1"; a rank the
+// surrounding record gave wins.
+func (p *parser) rankFromTitle(proc *stacks.Process) {
+	if rankKnown(proc.RankInfo) {
+		proc.Rank = rankLabel(proc.RankInfo)
+		return
+	}
+	title := proc.Name
+	if i := strings.Index(title, "::"); i >= 0 {
+		r := record.NoRank
+		head := title[i+2:]
+		if j := strings.IndexByte(head, ' '); j >= 0 {
+			head = head[:j]
+		}
+		if applyRankTokens(head, &r) {
+			r.Role = roleOf(head)
+			proc.RankInfo = r
+		}
+	}
+	proc.Rank = rankLabel(proc.RankInfo)
+}
+
+func rankLabel(r record.Rank) string { return r.Key() }
+
+func mergeRank(old, nw record.Rank) record.Rank {
+	if rankKnown(nw) || nw.PID > 0 {
+		return nw
+	}
+	return old
+}
+
+// endProcess closes the current process of a stream: pending lines are
+// dropped with a warning, pystack threads are turned innermost first, and
+// an empty process (a header with nothing after it) is kept only when it
+// says something.
+func (p *parser) endProcess(s *stream) {
+	p.dropPending(s)
+	if s.proc != nil && (s.mode == modePystack || s.mode == modeTraceback) {
+		for i := range s.proc.Threads {
+			fr := s.proc.Threads[i].Frames
+			for a, b := 0, len(fr)-1; a < b; a, b = a+1, b-1 {
+				fr[a], fr[b] = fr[b], fr[a]
+			}
+		}
+	}
+	s.proc = nil
+	s.thread = -1
+	s.mode = modeNone
+	s.inCmdline = false
+}
+
+func (p *parser) finish() {
+	if p.json != nil {
+		p.warn(p.json.start, "JSON document not closed before end of input")
+		p.json = nil
+	}
+	for _, s := range p.streams {
+		if s.pending != "" {
+			p.warn(s.pendingLine, "last frame line cut off (input ends mid-line), dropped: %q", clip(s.pending, 80))
+			s.pending = ""
+			if s.thread >= 0 {
+				s.proc.Threads[s.thread].Truncated = true
+			}
+		}
+		p.endProcess(s)
+	}
+	// Drop processes with neither threads nor identity, and number
+	// repeated dumps of one pid as snapshots.
+	var keep []*stacks.Process
+	for _, proc := range p.res.Processes {
+		if len(proc.Threads) == 0 && proc.PID == 0 && proc.Python == "" {
+			continue
+		}
+		keep = append(keep, proc)
+	}
+	p.res.Processes = keep
+	if p.badFH > 0 && p.res.Interleaved == nil {
+		p.res.Interleaved = &stacks.Warning{Path: p.path, Line: 0, Msg: "faulthandler output looks interleaved"}
+	}
+}
