@@ -1,0 +1,137 @@
+package rules
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// MaxEvidence is how many evidence lines a Finding keeps.
+const MaxEvidence = 5
+
+// Collector turns rule hits into Findings: one per rule, with the ranks of
+// every hit unioned, a count, and the first few distinct pieces of evidence.
+type Collector struct {
+	byRule map[string]*collected
+	seq    int
+}
+
+type collected struct {
+	rule  *Rule
+	first int
+	f     record.Finding
+	ranks map[string]bool
+	seen  map[string]bool // evidence already kept, by path:line
+}
+
+func NewCollector() *Collector { return &Collector{byRule: map[string]*collected{}} }
+
+// Add records that r matched sub.
+func (c *Collector) Add(r *Rule, sub Subject) {
+	col := c.byRule[r.ID]
+	if col == nil {
+		c.seq++
+		col = &collected{rule: r, first: c.seq, ranks: map[string]bool{}, seen: map[string]bool{},
+			f: record.Finding{
+				Rule: r.ID, Title: r.Title, Severity: record.Severity(r.Severity), Phase: r.Phase,
+				Cause: strings.TrimSpace(r.Cause), Remedy: r.Remedy, References: r.References,
+				Confidence: r.Confidence, Ranks: []string{}, Evidence: []record.Evidence{},
+			}}
+		if col.f.References == nil {
+			col.f.References = []string{}
+		}
+		c.byRule[r.ID] = col
+	}
+	ev := sub.Evidence
+	if ev.Rank != "" {
+		col.ranks[ev.Rank] = true
+	}
+	// The same line reached twice (as a log record and as the root of a
+	// traceback) is one occurrence. Past maxSeen distinct lines every hit
+	// counts, so memory stays bounded on a log that repeats an error forever.
+	if ev.Path != "" || ev.Line != 0 {
+		key := ev.Path + "\x00" + strconv.Itoa(ev.Line) + "\x00" + ev.Rank
+		if col.seen[key] {
+			return
+		}
+		if len(col.seen) < maxSeen {
+			col.seen[key] = true
+		}
+	}
+	col.f.Count++
+	if len(col.f.Evidence) < MaxEvidence && (ev.Path != "" || ev.Text != "") {
+		col.f.Evidence = append(col.f.Evidence, ev)
+	}
+}
+
+const maxSeen = 4096
+
+// Findings returns the findings, most important first: severity, then
+// phase in startup order (an early failure explains later ones), then the
+// order they were first seen.
+func (c *Collector) Findings() []record.Finding {
+	cols := make([]*collected, 0, len(c.byRule))
+	for _, col := range c.byRule {
+		cols = append(cols, col)
+	}
+	sort.Slice(cols, func(i, j int) bool {
+		a, b := cols[i], cols[j]
+		if wa, wb := a.f.Severity.Weight(), b.f.Severity.Weight(); wa != wb {
+			return wa > wb
+		}
+		if pa, pb := phaseOrder(a.f.Phase), phaseOrder(b.f.Phase); pa != pb {
+			return pa < pb
+		}
+		return a.first < b.first
+	})
+	out := make([]record.Finding, len(cols))
+	for i, col := range cols {
+		f := col.f
+		f.Ranks = sortedRanks(col.ranks)
+		out[i] = f
+	}
+	return out
+}
+
+// sortedRanks orders rank names naturally ("TP2" before "TP10").
+func sortedRanks(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for r := range m {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return naturalLess(out[i], out[j]) })
+	return out
+}
+
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := isDigit(a[0]), isDigit(b[0])
+		if da && db {
+			na, ra := leadingNumber(a)
+			nb, rb := leadingNumber(b)
+			if na != nb {
+				return na < nb
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func leadingNumber(s string) (int, string) {
+	n, i := 0, 0
+	for i < len(s) && isDigit(s[i]) {
+		n = n*10 + int(s[i]-'0')
+		i++
+	}
+	return n, s[i:]
+}

@@ -1,0 +1,509 @@
+// Package rules is bringup's knowledge base: known failure signatures kept as
+// data (YAML embedded from rules/*.yaml, plus user files given with --rules),
+// and the engine that matches them against Subjects — log records, root
+// exceptions, structured facts — and collects the hits into Findings.
+//
+// Matching is built for huge logs: every text regex contributes a required
+// literal, and all literals are scanned at once by an Aho-Corasick automaton,
+// so a record that contains none of them costs one pass over its bytes and
+// no regex at all.
+package rules
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed *.yaml
+var builtinFS embed.FS
+
+// Subject is one thing rules are matched against.
+type Subject struct {
+	Text     string            // message text: a log record body, an exception "Type: message", a graph-break reason
+	Frames   record.Stack      // a stack, innermost first (nil when none)
+	Fact     string            // structured fact kind, e.g. "trace.graph_break", "timeline.unfinished", "stacks.bucket"
+	Fields   map[string]string // fields of that fact
+	Evidence record.Evidence   // where it came from (path, line, rank, text)
+}
+
+// Versions are the versions known for a run: "torch" -> "2.10.0+rocm7.0",
+// "vllm" -> "0.11.0", "python" -> "3.12.3". Engine keys ("vllm", "sglang",
+// "atom") also say which engine ran.
+type Versions map[string]string
+
+// Phases in startup order; findings of an earlier phase come first because
+// an early failure usually explains the later ones.
+var Phases = []string{"load", "dynamo", "inductor", "cache", "cudagraph", "ready", "runtime"}
+
+// Engines are the keys of Versions that name a serving engine.
+var Engines = []string{"vllm", "sglang", "atom", "trtllm"}
+
+// FrameRepeat asks for a frame pattern repeated at least Min times.
+type FrameRepeat struct {
+	Pattern string `yaml:"pattern"`
+	Min     int    `yaml:"min"`
+}
+
+// Match is what a rule needs to see. All present keys must hold; the
+// entries of Text are alternatives. Any, when present, adds alternatives
+// of which at least one must also hold (a signature with several wordings
+// or several kinds of evidence).
+type Match struct {
+	Text        []string          `yaml:"text,omitempty"`
+	Literal     []string          `yaml:"literal,omitempty"` // required literals (any-of) when they cannot be derived from Text
+	Frames      []string          `yaml:"frames,omitempty"`
+	FrameRepeat *FrameRepeat      `yaml:"frame_repeat,omitempty"`
+	Fact        string            `yaml:"fact,omitempty"`
+	Fields      map[string]string `yaml:"fields,omitempty"`
+	Versions    map[string]string `yaml:"versions,omitempty"`
+	Any         []Match           `yaml:"any,omitempty"`
+
+	text     []*regexp.Regexp
+	frames   []*regexp.Regexp
+	repeat   *regexp.Regexp
+	fields   map[string]*regexp.Regexp
+	versions map[string]constraint
+}
+
+// Rule is one known signature.
+type Rule struct {
+	ID         string   `yaml:"id"`
+	Title      string   `yaml:"title"`
+	Severity   string   `yaml:"severity"`
+	Phase      string   `yaml:"phase"`
+	Engines    []string `yaml:"engines,omitempty"`
+	Confidence string   `yaml:"confidence,omitempty"`
+	Match      Match    `yaml:"match"`
+	Cause      string   `yaml:"cause"`
+	Remedy     []string `yaml:"remedy"`
+	References []string `yaml:"references,omitempty"`
+
+	// Source is where the rule was defined, "file:line".
+	Source string `yaml:"-"`
+
+	index    int
+	literals []string // any-of prefilter literals (for tests and docs)
+}
+
+// Set is a compiled collection of rules.
+type Set struct {
+	rules  []*Rule
+	byID   map[string]*Rule
+	ac     *automaton
+	litOf  [][]int          // literal index -> rules needing it
+	always []int            // rules with a text regex but no derivable literal: always run
+	byFact map[string][]int // rules triggered by a fact ("" = any subject with frames or a fact)
+}
+
+// Builtin returns the embedded knowledge base.
+func Builtin() (*Set, error) {
+	s := &Set{byID: map[string]*Rule{}}
+	entries, err := fs.ReadDir(builtinFS, ".")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		data, err := builtinFS.ReadFile(e.Name())
+		if err != nil {
+			return nil, err
+		}
+		if err := s.add("rules/"+e.Name(), data); err != nil {
+			return nil, err
+		}
+	}
+	s.build()
+	return s, nil
+}
+
+// LoadFile adds user rules from a YAML file. A rule with the id of an
+// existing one replaces it. Errors name file:line.
+func (s *Set) LoadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := s.add(path, data); err != nil {
+		return err
+	}
+	s.build()
+	return nil
+}
+
+// Rules lists the rules in definition order.
+func (s *Set) Rules() []*Rule { return s.rules }
+
+// Rule returns the rule with an id, or nil.
+func (s *Set) Rule(id string) *Rule { return s.byID[id] }
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (s *Set) add(path string, data []byte) error {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil // an empty file adds nothing
+		}
+		msg := err.Error()
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			return fmt.Errorf("%s:%s: %s", path, m[1], m[2])
+		}
+		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(msg, "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.SequenceNode {
+		return fmt.Errorf("%s:%d: expected a list of rules (\"- id: …\")", path, root.Line)
+	}
+	for _, n := range root.Content {
+		var r Rule
+		if err := decodeStrict(n, &r); err != nil {
+			return fmt.Errorf("%s:%d: %v", path, n.Line, err)
+		}
+		r.Source = fmt.Sprintf("%s:%d", path, n.Line)
+		if err := r.compile(); err != nil {
+			return fmt.Errorf("%s: rule %q: %v", r.Source, r.ID, err)
+		}
+		if old, ok := s.byID[r.ID]; ok {
+			r.index = old.index
+			s.rules[old.index] = &r
+		} else {
+			r.index = len(s.rules)
+			s.rules = append(s.rules, &r)
+		}
+		s.byID[r.ID] = s.rules[r.index]
+	}
+	return nil
+}
+
+// decodeStrict decodes one rule node, rejecting unknown keys so a typo
+// ("remedies:", "match: {txt: …}") is an error and not a silent no-op.
+func decodeStrict(n *yaml.Node, v any) error {
+	out, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(out))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		// yaml reports lines relative to the re-encoded node; drop them.
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = regexp.MustCompile(`line \d+: `).ReplaceAllString(msg, "")
+		return errors.New(strings.ReplaceAll(msg, "unmarshal errors:\n  ", ""))
+	}
+	return nil
+}
+
+var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+func (r *Rule) compile() error {
+	if !idRe.MatchString(r.ID) {
+		return fmt.Errorf("id must be lower-case words joined by '-'")
+	}
+	switch r.Severity {
+	case "error", "warning", "info":
+	default:
+		return fmt.Errorf("severity must be error, warning or info, not %q", r.Severity)
+	}
+	if r.Phase != "" && phaseOrder(r.Phase) == len(Phases) {
+		return fmt.Errorf("phase must be one of %s, not %q", strings.Join(Phases, ", "), r.Phase)
+	}
+	if r.Title == "" || strings.TrimSpace(r.Cause) == "" || len(r.Remedy) == 0 {
+		return fmt.Errorf("title, cause and remedy are required")
+	}
+	if err := r.Match.compile(true); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (m *Match) compile(top bool) error {
+	empty := len(m.Text) == 0 && len(m.Frames) == 0 && m.FrameRepeat == nil && m.Fact == "" && len(m.Any) == 0
+	if empty && (top || len(m.Fields) == 0) {
+		return fmt.Errorf("match needs at least one of text, frames, frame_repeat, fact or any (a rule that matches everything is a bug)")
+	}
+	for _, t := range m.Text {
+		re, err := regexp.Compile(t)
+		if err != nil {
+			return fmt.Errorf("match.text %q: %v", t, err)
+		}
+		m.text = append(m.text, re)
+	}
+	for _, t := range m.Frames {
+		re, err := regexp.Compile(t)
+		if err != nil {
+			return fmt.Errorf("match.frames %q: %v", t, err)
+		}
+		m.frames = append(m.frames, re)
+	}
+	if m.FrameRepeat != nil {
+		re, err := regexp.Compile(m.FrameRepeat.Pattern)
+		if err != nil {
+			return fmt.Errorf("match.frame_repeat %q: %v", m.FrameRepeat.Pattern, err)
+		}
+		if m.FrameRepeat.Min < 1 {
+			return fmt.Errorf("match.frame_repeat.min must be at least 1")
+		}
+		m.repeat = re
+	}
+	if len(m.Fields) > 0 {
+		m.fields = map[string]*regexp.Regexp{}
+		for k, v := range m.Fields {
+			re, err := regexp.Compile(v)
+			if err != nil {
+				return fmt.Errorf("match.fields.%s %q: %v", k, v, err)
+			}
+			m.fields[k] = re
+		}
+	}
+	if len(m.Versions) > 0 {
+		m.versions = map[string]constraint{}
+		for k, v := range m.Versions {
+			c, err := parseConstraint(v)
+			if err != nil {
+				return fmt.Errorf("match.versions.%s: %v", k, err)
+			}
+			m.versions[k] = c
+		}
+	}
+	for i := range m.Any {
+		if len(m.Any[i].Any) > 0 {
+			return fmt.Errorf("match.any may not nest another any")
+		}
+		if err := m.Any[i].compile(false); err != nil {
+			return fmt.Errorf("match.any[%d]: %v", i, err)
+		}
+	}
+	return nil
+}
+
+func (m *Match) textLiterals() []string {
+	if len(m.Literal) > 0 {
+		return m.Literal
+	}
+	if len(m.text) == 0 {
+		return nil
+	}
+	var all []string
+	for _, re := range m.text {
+		l := requiredOf(re.String())
+		if l == nil {
+			return nil
+		}
+		all = append(all, l...)
+	}
+	return all
+}
+
+// matchNoAny checks every key of m except Any.
+func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
+	if m.Fact != "" && sub.Fact != m.Fact {
+		return false
+	}
+	if len(m.text) > 0 {
+		ok := false
+		for _, re := range m.text {
+			if re.MatchString(sub.Text) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for k, re := range m.fields {
+		val, ok := sub.Fields[k]
+		if !ok || !re.MatchString(val) {
+			return false
+		}
+	}
+	if len(m.frames) > 0 && !matchFrames(m.frames, sub.Frames) {
+		return false
+	}
+	if m.repeat != nil {
+		n := 0
+		for _, f := range sub.Frames {
+			if m.repeat.MatchString(frameString(f)) {
+				n++
+			}
+		}
+		if n < m.FrameRepeat.Min {
+			return false
+		}
+	}
+	for k, c := range m.versions {
+		if have, ok := v[k]; ok && have != "" && !c.allows(have) {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *Match) matches(sub *Subject, v Versions) bool {
+	if !m.matchNoAny(sub, v) {
+		return false
+	}
+	if len(m.Any) == 0 {
+		return true
+	}
+	for i := range m.Any {
+		if m.Any[i].matchNoAny(sub, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// frameString is how a frame pattern sees a frame: "func (file)".
+func frameString(f record.Frame) string { return f.Func + " (" + f.File + ")" }
+
+// matchFrames: each pattern must match a frame, in order, innermost first
+// (an ordered subsequence, so unrelated frames may sit between them).
+func matchFrames(pats []*regexp.Regexp, st record.Stack) bool {
+	i := 0
+	for _, f := range st {
+		if i == len(pats) {
+			break
+		}
+		if pats[i].MatchString(frameString(f)) {
+			i++
+		}
+	}
+	return i == len(pats)
+}
+
+func (r *Rule) enginesAllow(v Versions) bool {
+	if len(r.Engines) == 0 {
+		return true
+	}
+	known := false
+	for _, e := range Engines {
+		if v[e] != "" {
+			known = true
+			break
+		}
+	}
+	if !known {
+		return true // an unknown engine does not block
+	}
+	for _, e := range r.Engines {
+		if v[e] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// triggers says when a rule must be evaluated: when one of lits occurs in
+// the text, when the subject's fact is one of facts ("" = any subject with
+// frames or a fact), or always (a text regex without a literal).
+func (m *Match) triggers() (lits, facts []string, always bool) {
+	if len(m.text) > 0 {
+		l := m.textLiterals()
+		return l, nil, l == nil
+	}
+	if m.Fact != "" || len(m.Any) == 0 {
+		return nil, []string{m.Fact}, false
+	}
+	for i := range m.Any {
+		l, f, a := m.Any[i].triggers()
+		lits, facts, always = append(lits, l...), append(facts, f...), always || a
+	}
+	return lits, facts, always
+}
+
+// build indexes the rules for Match: literal automaton, per-fact lists.
+func (s *Set) build() {
+	s.always, s.byFact, s.litOf = nil, map[string][]int{}, nil
+	litIdx := map[string]int{}
+	var lits []string
+	for _, r := range s.rules {
+		ls, facts, always := r.Match.triggers()
+		r.literals = ls
+		if always {
+			s.always = append(s.always, r.index)
+			continue
+		}
+		for _, l := range ls {
+			l = prefilterKey(l)
+			i, ok := litIdx[l]
+			if !ok {
+				i = len(lits)
+				litIdx[l] = i
+				lits = append(lits, l)
+				s.litOf = append(s.litOf, nil)
+			}
+			s.litOf[i] = append(s.litOf[i], r.index)
+		}
+		for _, f := range facts {
+			s.byFact[f] = append(s.byFact[f], r.index)
+		}
+	}
+	s.ac = newAutomaton(lits)
+}
+
+// prefilterKey shortens a literal to keep the automaton small; any
+// substring of a required literal is itself required.
+func prefilterKey(l string) string {
+	const max = 24
+	if len(l) <= max {
+		return l
+	}
+	return l[:max]
+}
+
+// Match returns the rules that match sub under the known versions, in
+// definition order. It allocates nothing when no rule can match.
+func (s *Set) Match(sub Subject, v Versions) []*Rule {
+	var cand []int
+	if sub.Text != "" && s.ac != nil {
+		cand = s.ac.scan(sub.Text, s.litOf, cand)
+	}
+	cand = append(cand, s.always...)
+	if sub.Fact != "" {
+		cand = append(cand, s.byFact[sub.Fact]...)
+	}
+	if sub.Fact != "" || sub.Frames != nil {
+		cand = append(cand, s.byFact[""]...)
+	}
+	if len(cand) == 0 {
+		return nil
+	}
+	sort.Ints(cand)
+	var out []*Rule
+	last := -1
+	for _, i := range cand {
+		if i == last {
+			continue
+		}
+		last = i
+		r := s.rules[i]
+		if r.enginesAllow(v) && r.Match.matches(&sub, v) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func phaseOrder(p string) int {
+	for i, q := range Phases {
+		if q == p {
+			return i
+		}
+	}
+	return len(Phases)
+}

@@ -1,0 +1,331 @@
+package rules
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// fires holds, for every builtin rule, realistic subjects that must make it
+// match; texts are verbatim error lines from signatures.md / log-formats.md
+// or the threads they cite.
+var fires = map[string][]struct {
+	sub Subject
+	v   Versions
+}{
+	"aot-compile-graph-break": {{sub: Subject{Text: "RuntimeError: Graph breaks are not supported with aot compile. Please use torch.compile(fullgraph=True)."}, v: Versions{"torch": "2.11.0+rocm7.0", "vllm": "0.20.1"}}},
+	"fullgraph-untraceable-call": {
+		{sub: Subject{Text: "torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped"}},
+		{sub: Subject{Text: "Dynamo does not know how to trace the builtin `gptq_marlin._C.machete_mm.` This function is either a Python builtin"}},
+	},
+	"vllm-param-torch-function":      {{sub: Subject{Text: "torch._dynamo.exc.Unsupported: call_function in BasevLLMParameter.__torch_function__ super()"}}},
+	"data-dependent-value":           {{sub: Subject{Text: "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)"}}},
+	"dynamic-dim-specialized":        {{sub: Subject{Text: "torch.fx.experimental.symbolic_shapes.ConstraintViolationError: Constraints violated (L['input_ids'].size()[0])! For more information, run with TORCH_LOGS=\"+dynamic\"."}}},
+	"recompile-limit":                {{sub: Subject{Text: "torch._dynamo hit config.recompile_limit (8)\n   function: 'forward' (/root/main.py:100)\n   last reason: 5/7: ___check_type_id(self, 360762944)"}}},
+	"recompile-limit-fullgraph":      {{sub: Subject{Text: "torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True. Excessive recompilations can degrade performance"}}},
+	"fail-on-recompile":              {{sub: Subject{Text: "RuntimeError: Detected recompile when torch.compile stance is 'fail_on_recompile'. filename: 'llama.py', function name: 'forward', line number: 12"}}},
+	"backend-called-twice":           {{sub: Subject{Text: "AssertionError: VllmBackend can only be called once"}}},
+	"inlined-callee-def-line":        {{sub: Subject{Fact: "exception", Text: "KeyError: 'in_proj_qkvbfg_a'", Fields: map[string]string{"def_line_source": "def forward("}}}},
+	"fake-tensor-data-pointer":       {{sub: Subject{Text: "RuntimeError: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx"}}},
+	"compile-cache-corrupt":          {{sub: Subject{Text: "AssertionError: failed to get the hash of the compiled graph"}}},
+	"compile-cache-shared":           {{sub: Subject{Text: "AssertionError: failed to get the hash of the compiled graph", Fields: map[string]string{"role": "_MapWorker"}}}},
+	"inductor-caches-force-disabled": {{sub: Subject{Text: "RuntimeError: vLLM failed to compile the model. The most likely reason for this is that a previous compilation failed"}, v: Versions{"torch": "2.7.1"}}},
+	"aot-load-failed":                {{sub: Subject{Text: "Compiling model again due to a load failure from /root/.cache/vllm/torch_compile_cache/torch_aot_compile/ab12/rank_0_0/model, reason: Compile cache file corrupted."}}},
+	"aot-save-failed":                {{sub: Subject{Text: "Cannot save aot compilation to path /cache/torch_aot_compile/x/rank_0_0/model, error: [Errno 30] Read-only file system"}}},
+	"disable-cache-filenotfound":     {{sub: Subject{Fact: "exception", Text: "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/x/inductor_cache'", Frames: record.Stack{{Func: "compile", File: "/usr/lib/python3.12/site-packages/vllm/compilation/compiler_interface.py", Line: 3}}}, v: Versions{"vllm": "0.8.1"}}},
+	"standalone-artifact-unsaveable": {{sub: Subject{Text: "RuntimeError: CompiledArtifact.save failed to save the compiled graph"}}},
+	"implicit-fallback-format-hang":  {{sub: Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "inductor"}}, v: Versions{"torch": "2.10.0+rocm7.0"}}},
+	"implicit-fallback-logged":       {{sub: Subject{Text: "Creating implicit fallback for:\n  target: fb.bucketize.default"}}},
+	"autotune-block-failed":          {{sub: Subject{Text: "torch._inductor.exc.InductorError: RuntimeError: Failed to run autotuning code block: name 'get_raw_stream' is not defined"}}},
+	"jit-toolchain-missing":          {{sub: Subject{Text: "/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory"}}},
+	"triton-torch-mismatch":          {{sub: Subject{Text: "ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'"}}},
+	"triton-out-of-shared-memory":    {{sub: Subject{Text: "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 66560, Hardware limit: 65536. Reducing block sizes or `num_stages` may help."}}},
+	"rocm-cluster-dims":              {{sub: Subject{Text: "AttributeError: 'KernelMetadata' object has no attribute 'cluster_dims'"}}},
+	"gpu-too-old-for-triton":         {{sub: Subject{Text: "RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU compiler, which is used as the backend."}}},
+	"inductor-lowering-failed":       {{sub: Subject{Text: "torch._inductor.exc.LoweringException: AssertionError: \n  target: aten.index.Tensor"}}},
+	"cudagraph-capture-oom": {
+		{sub: Subject{Text: "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB"}},
+		{sub: Subject{Fact: "exception", Text: "RuntimeError: CUDA error: out of memory", Frames: record.Stack{{Func: "capture_end", File: "torch/cuda/graphs.py"}, {Func: "capture_model", File: "vllm/v1/worker/gpu_model_runner.py"}}}},
+		{sub: Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "cudagraph", "gpu_memory_utilization": "0.98"}}},
+	},
+	"illegal-op-during-capture":  {{sub: Subject{Text: "RuntimeError: CUDA error: operation not permitted when stream is capturing"}}},
+	"sglang-padding-off-compile": {{sub: Subject{Text: "server_args=ServerArgs(model_path='x', disable_cuda_graph_padding=True, enable_torch_compile=True, torch_compile_max_bs=32)"}, v: Versions{"sglang": "0.4.9"}}},
+	"sglang-compile-launch-slow": {{sub: Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "cudagraph", "engine": "sglang"}}}},
+	"sglang-customop-no-native":  {{sub: Subject{Fact: "exception", Text: "NotImplementedError", Frames: record.Stack{{Func: "forward_native", File: "sglang/srt/custom_op.py"}}}}},
+	"xpu-cudagraph-mem-estimate": {{sub: Subject{Fact: "exception", Text: "RuntimeError: UR error", Frames: record.Stack{{Func: "profile_cudagraph_memory", File: "vllm/v1/worker/gpu_model_runner.py"}, {Func: "determine_available_memory", File: "vllm/v1/worker/xpu_worker.py"}}}}},
+	"kv-cache-negative":          {{sub: Subject{Text: "Available KV cache memory: -1.81 GiB"}}},
+	"startup-stuck":              {{sub: Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "load"}}}},
+	"unrecognised-exception":     {{sub: Subject{Fact: "exception", Text: "ValueError: bad", Fields: map[string]string{"unexplained": "true"}}}},
+}
+
+// quiet are realistic healthy lines and near misses that no rule may match.
+var quiet = []Subject{
+	{Text: "Dynamo bytecode transform time: 12.31 s"},
+	{Text: "Compiling a graph for dynamic shape takes 41.20 s"},
+	{Text: "torch.compile takes 53.51 s in total"},
+	{Text: "Graph capturing finished in 23 secs, took 0.51 GiB"},
+	{Text: "Available KV cache memory: 21.20 GiB"},
+	{Text: "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|##########| 67/67"},
+	{Text: "init engine (profile, create kv cache, warmup model) took 95.31 seconds"},
+	{Text: "Using cache directory: /root/.cache/vllm/torch_compile_cache/1a2b3c4d5e/rank_0_0/backbone for vLLM's torch.compile"},
+	{Fact: "exception", Text: "KeyError: 'x'", Fields: map[string]string{"def_line_source": "return self.layers[x]"}},
+}
+
+func builtin(t testing.TB) *Set {
+	t.Helper()
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func hasRule(rs []*Rule, id string) bool {
+	for _, r := range rs {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func TestEveryRuleFires(t *testing.T) {
+	s := builtin(t)
+	if n := len(s.Rules()); n < 25 {
+		t.Errorf("knowledge base has %d rules, want at least 25", n)
+	}
+	for _, r := range s.Rules() {
+		cases, ok := fires[r.ID]
+		if !ok {
+			t.Errorf("rule %s (%s) has no firing test", r.ID, r.Source)
+			continue
+		}
+		for i, c := range cases {
+			if got := s.Match(c.sub, c.v); !hasRule(got, r.ID) {
+				t.Errorf("rule %s did not fire on case %d %q (got %v)", r.ID, i, c.sub.Text, ids(got))
+			}
+		}
+	}
+	for id := range fires {
+		if s.Rule(id) == nil {
+			t.Errorf("test names unknown rule %s", id)
+		}
+	}
+}
+
+func TestQuietOnHealthyLines(t *testing.T) {
+	s := builtin(t)
+	for _, sub := range quiet {
+		if got := s.Match(sub, Versions{"torch": "2.9.0", "vllm": "0.11.0"}); len(got) > 0 {
+			t.Errorf("%q (fact %q) matched %v", sub.Text, sub.Fact, ids(got))
+		}
+	}
+}
+
+func TestCaptureOOMNeedsHighUtilisation(t *testing.T) {
+	sub := Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "cudagraph", "gpu_memory_utilization": "0.9"}}
+	if got := builtin(t).Match(sub, nil); hasRule(got, "cudagraph-capture-oom") || !hasRule(got, "startup-stuck") {
+		t.Errorf("unfinished capture at 0.9 matched %v, want only startup-stuck", ids(got))
+	}
+}
+
+func ids(rs []*Rule) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+func TestRulesAreComplete(t *testing.T) {
+	for _, r := range builtin(t).Rules() {
+		if len(r.References) == 0 {
+			t.Errorf("%s: no references", r.ID)
+		}
+		if r.Phase == "" || r.Confidence == "" {
+			t.Errorf("%s: phase and confidence are required in the knowledge base", r.ID)
+		}
+		if r.Match.text != nil && len(r.literals) == 0 {
+			t.Errorf("%s: no prefilter literal derivable from %q: add literal:", r.ID, r.Match.Text)
+		}
+	}
+}
+
+func TestVersionGates(t *testing.T) {
+	s := builtin(t)
+	hang := Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "inductor"}}
+	if hasRule(s.Match(hang, Versions{"torch": "2.13.0"}), "implicit-fallback-format-hang") {
+		t.Error("implicit-fallback-format-hang fired on torch 2.13")
+	}
+	if !hasRule(s.Match(hang, Versions{"torch": "2.12.1+cu128"}), "implicit-fallback-format-hang") {
+		t.Error("implicit-fallback-format-hang did not fire on torch 2.12.1")
+	}
+	if !hasRule(s.Match(hang, nil), "implicit-fallback-format-hang") {
+		t.Error("an unknown torch version must not block")
+	}
+	aot := Subject{Text: "RuntimeError: Graph breaks are not supported with aot compile. Please use torch.compile(fullgraph=True)."}
+	if hasRule(s.Match(aot, Versions{"sglang": "0.4.0"}), "aot-compile-graph-break") {
+		t.Error("a vLLM rule fired on an SGLang run")
+	}
+}
+
+func TestConstraint(t *testing.T) {
+	for _, c := range []struct {
+		c, v string
+		want bool
+	}{
+		{"<2.13", "2.10.0+rocm7.0", true}, {"<2.13", "2.13.0", false}, {"<2.13", "2.13", false},
+		{">=2.10,<2.13", "2.9.1", false}, {"<=2.7.1", "2.7.1+cu126", true}, {"<=2.7.1", "2.8.0", false},
+		{"<0.9", "0.8.5.post1", true}, {"<0.9", "v0.20.2rc1.dev189", false}, {"==2.10", "2.10.0", true},
+		{"<2.13", "nightly", true},
+	} {
+		k, err := parseConstraint(c.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := k.allows(c.v); got != c.want {
+			t.Errorf("%s allows %s = %v, want %v", c.c, c.v, got, c.want)
+		}
+	}
+	if _, err := parseConstraint("2.13"); err == nil {
+		t.Error("a constraint without an operator must be rejected")
+	}
+}
+
+func TestRequiredLiterals(t *testing.T) {
+	for expr, want := range map[string]string{
+		`Graph breaks are not supported with aot compile`:                 "Graph breaks are not supported with aot compile",
+		`torch\._dynamo hit config\.(?:recompile_limit|cache_size_limit)`: "torch._dynamo hit config.",
+		`(?:VllmBackend|SGLangBackend) can only be called once`:           " can only be called once",
+		`Unsupported: Unsupported (?:function|method) call`:               "Unsupported: Unsupported ",
+		`(?i)out of memory`:  "",
+		`^FileNotFoundError`: "FileNotFoundError",
+	} {
+		got := strings.Join(requiredOf(expr), "|")
+		if got != want {
+			t.Errorf("requiredOf(%q) = %q, want %q", expr, got, want)
+		}
+	}
+}
+
+func TestAutomatonAgreesWithContains(t *testing.T) {
+	lits := []string{"he", "she", "his", "hers", "Python.h", "out of memory"}
+	a := newAutomaton(lits)
+	litOf := make([][]int, len(lits))
+	for i := range lits {
+		litOf[i] = []int{i}
+	}
+	for _, text := range []string{"ushers", "fatal error: Python.h: No such file", "CUDA out of memory.", "", "h", "xxhisxx"} {
+		got := map[int]bool{}
+		for _, i := range a.scan(text, litOf, nil) {
+			got[i] = true
+		}
+		for i, l := range lits {
+			if strings.Contains(text, l) != got[i] {
+				t.Errorf("%q: literal %q found=%v, Contains=%v", text, l, got[i], !got[i])
+			}
+		}
+	}
+}
+
+func TestLoadFileErrorsNameFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ body, want string }{
+		"syntax.yaml":   {"- id: x\n  title: [unclosed\n", "syntax.yaml:1: did not find expected"},
+		"regex.yaml":    {"- id: a\n  title: t\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {text: ['(']}\n", "regex.yaml:1"},
+		"unknown.yaml":  {"- id: a\n  title: t\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {text: [x]}\n- id: b\n  title: t\n  severity: error\n  cause: c\n  remedies: [r]\n  match: {txt: [x]}\n", "unknown.yaml:7"},
+		"empty.yaml":    {"- id: a\n  title: t\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {}\n", "matches everything"},
+		"severity.yaml": {"- id: a\n  title: t\n  severity: fatal\n  cause: c\n  remedy: [r]\n  match: {text: [x]}\n", "severity"},
+		"notlist.yaml":  {"id: a\n", "notlist.yaml:1"},
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := builtin(t)
+		err := s.LoadFile(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", name, err, c.want)
+		}
+	}
+}
+
+func TestUserRuleAddsAndOverrides(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mine.yaml")
+	body := `- id: my-oom
+  title: My OOM
+  severity: warning
+  phase: runtime
+  match:
+    text: ['HIP out of memory']
+  cause: too big
+  remedy: ['smaller']
+- id: kv-cache-negative
+  title: overridden
+  severity: info
+  match: {text: ['Available KV cache memory: -\d']}
+  cause: c
+  remedy: [r]
+`
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := builtin(t)
+	n := len(s.Rules())
+	if err := s.LoadFile(p); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Rules()) != n+1 {
+		t.Errorf("rules %d, want %d", len(s.Rules()), n+1)
+	}
+	if got := s.Match(Subject{Text: "torch.OutOfMemoryError: HIP out of memory. Tried"}, nil); !hasRule(got, "my-oom") {
+		t.Error("user rule did not fire")
+	}
+	if r := s.Rule("kv-cache-negative"); r.Severity != "info" || !strings.HasSuffix(r.Source, "mine.yaml:9") {
+		t.Errorf("override not applied: %s %s", r.Severity, r.Source)
+	}
+}
+
+func TestCollector(t *testing.T) {
+	s := builtin(t)
+	c := NewCollector()
+	add := func(text, rank, path string, line int) {
+		sub := Subject{Text: text, Evidence: record.Evidence{Path: path, Line: line, Rank: rank, Text: text}}
+		for _, r := range s.Match(sub, nil) {
+			c.Add(r, sub)
+		}
+	}
+	for tp := 7; tp >= 0; tp-- {
+		add("RuntimeError: Graph breaks are not supported with aot compile.", "TP"+strconv.Itoa(tp), "a.log", 100+tp)
+	}
+	add("RuntimeError: Graph breaks are not supported with aot compile.", "TP3", "a.log", 103) // the same line seen twice
+	add("Available KV cache memory: -1 GiB", "TP0", "a.log", 50)
+	add("torch._dynamo hit config.recompile_limit (8)", "TP1", "a.log", 10)
+	fs := c.Findings()
+	if len(fs) != 3 {
+		t.Fatalf("%d findings, want 3", len(fs))
+	}
+	if fs[0].Rule != "aot-compile-graph-break" || fs[1].Rule != "kv-cache-negative" || fs[2].Rule != "recompile-limit" {
+		t.Errorf("order %s %s %s: want errors by phase (dynamo before ready), then the warning", fs[0].Rule, fs[1].Rule, fs[2].Rule)
+	}
+	f := fs[0]
+	if strings.Join(f.Ranks, ",") != "TP0,TP1,TP2,TP3,TP4,TP5,TP6,TP7" {
+		t.Errorf("ranks %v", f.Ranks)
+	}
+	if f.Count != 8 || len(f.Evidence) != MaxEvidence {
+		t.Errorf("count %d evidence %d, want 8 and %d", f.Count, len(f.Evidence), MaxEvidence)
+	}
+}
+
+func BenchmarkMatchMiss(b *testing.B) {
+	s := builtin(b)
+	sub := Subject{Text: "(VllmWorker TP0 pid=1234) INFO 05-28 18:58:32 [gpu_model_runner.py:1234] Model loading took 15.23 GiB and 12.345 seconds"}
+	b.SetBytes(int64(len(sub.Text)))
+	for i := 0; i < b.N; i++ {
+		s.Match(sub, nil)
+	}
+}
