@@ -1,0 +1,142 @@
+package pyproc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestCaptureMatchesSelfView captures real CPython processes of every
+// version pyenv provides and requires every thread and every frame
+// (function, file, line) to equal what the process reported about itself.
+func TestCaptureMatchesSelfView(t *testing.T) {
+	for _, minor := range testedMinors {
+		t.Run(minor, func(t *testing.T) {
+			py := pythonFor(minor)
+			if py == "" {
+				t.Skipf("CPython %s is not installed under pyenv (%s); skipping", minor, pyenvRoot())
+			}
+			cmd, view := startTarget(t, py)
+			p, err := Capture(cmd.Process.Pid)
+			if err != nil {
+				t.Fatalf("Capture: %v", err)
+			}
+			if p.PID != view.PID || p.Python != view.Version {
+				t.Errorf("process = pid %d Python %q, want pid %d Python %q", p.PID, p.Python, view.PID, view.Version)
+			}
+			if !strings.Contains(p.Exe, "python") || len(p.Cmdline) != 3 {
+				t.Errorf("exe %q cmdline %q", p.Exe, p.Cmdline)
+			}
+			got := map[uint64]Thread{}
+			for _, th := range p.Threads {
+				got[th.Ident] = th
+			}
+			if len(p.Threads) != len(view.Threads) {
+				t.Errorf("captured %d threads, the process sees %d", len(p.Threads), len(view.Threads))
+			}
+			if len(p.Threads) > 0 && !p.Threads[0].Main {
+				t.Errorf("first thread is not the main thread: %+v", p.Threads[0])
+			}
+			for _, want := range view.Threads {
+				th, ok := got[want.Ident]
+				if !ok {
+					t.Errorf("thread %q (ident %#x) not captured", want.Name, want.Ident)
+					continue
+				}
+				if th.TID != want.NativeID {
+					t.Errorf("thread %q: TID %d, want %d", want.Name, th.TID, want.NativeID)
+				}
+				if th.Main != want.Main {
+					t.Errorf("thread %q: Main %v, want %v", want.Name, th.Main, want.Main)
+				}
+				if th.Name == "" {
+					t.Errorf("thread %q: no name", want.Name)
+				}
+				if len(th.Frames) != len(want.Frames) {
+					t.Errorf("thread %q: %d frames, want %d\ngot:  %v\nwant: %v", want.Name, len(th.Frames), len(want.Frames), th.Frames, want.Frames)
+					continue
+				}
+				for i := range want.Frames {
+					if th.Frames[i] != want.Frames[i] {
+						t.Errorf("thread %q frame %d: got %v, want %v", want.Name, i, th.Frames[i], want.Frames[i])
+					}
+				}
+			}
+			// The qualified names prove the right code-object field is read.
+			wantQual := "Tower.climb"
+			if minor == "3.10" {
+				wantQual = "climb"
+			}
+			if !hasFunc(p, wantQual) {
+				t.Errorf("no frame named %q", wantQual)
+			}
+		})
+	}
+}
+
+func hasFunc(p *Process, fn string) bool {
+	for _, th := range p.Threads {
+		for _, f := range th.Frames {
+			if f.Func == fn {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestCaptureErrors(t *testing.T) {
+	// A pid that does not exist.
+	if _, err := Capture(1 << 30); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("missing pid: %v, want ErrNoProcess", err)
+	}
+	if _, err := Capture(-3); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("negative pid: %v, want ErrNoProcess", err)
+	}
+	// A live process that is not Python.
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start sleep: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	_, err := Capture(cmd.Process.Pid)
+	if !errors.Is(err, ErrNotPython) || errors.Is(err, ErrUnsupported) {
+		t.Errorf("sleep: %v, want ErrNotPython (and not ErrUnsupported)", err)
+	}
+	// This test binary itself is Go, not Python.
+	if _, err := Capture(os.Getpid()); !errors.Is(err, ErrNotPython) {
+		t.Errorf("self: %v, want ErrNotPython", err)
+	}
+}
+
+func TestDescendants(t *testing.T) {
+	// sh -> sleep: the shell's child must be listed after it.
+	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start sh: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var pids []int
+	for i := 0; i < 200; i++ {
+		var err error
+		if pids, err = Descendants(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		if len(pids) >= 2 {
+			break
+		}
+		sleepMs(10)
+	}
+	if len(pids) != 2 || pids[0] != cmd.Process.Pid {
+		t.Fatalf("Descendants = %v, want [%d child]", pids, cmd.Process.Pid)
+	}
+	comm, _ := os.ReadFile("/proc/" + itoa(pids[1]) + "/comm")
+	if strings.TrimSpace(string(comm)) != "sleep" {
+		t.Errorf("child %d is %q, want sleep", pids[1], comm)
+	}
+	if _, err := Descendants(1 << 30); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("missing pid: %v", err)
+	}
+}

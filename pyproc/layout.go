@@ -1,0 +1,157 @@
+package pyproc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+)
+
+// Layout is where the reader finds things in one CPython minor version: byte
+// offsets of struct members and a few constants. Values come from
+// layouts_gen.go (generated from that version's headers), and on 3.13+ the
+// members listed in Debug are replaced by the target's own _Py_DebugOffsets.
+type Layout struct {
+	Source string // the CPython release whose headers produced it, e.g. "3.12.1"
+	Hex    int64  // its PY_VERSION_HEX
+
+	// FrameModel: 0 = 3.10 PyFrameObject chain from tstate->frame;
+	// 1 = 3.11/3.12 _PyInterpreterFrame via tstate->cframe->current_frame;
+	// 2 = 3.13+ _PyInterpreterFrame via tstate->current_frame.
+	FrameModel int64
+
+	ObType, VarSize, TypeName, BytesSval, BytesSize int64
+
+	UnicodeState, UnicodeLength, ASCIIObjectSize, CompactObjectSize int64
+	StateKindShift, StateKindMask                                   int64
+	StateCompactShift, StateCompactMask                             int64
+	StateASCIIShift, StateASCIIMask                                 int64
+
+	RuntimeInterpretersHead int64
+	InterpNext              int64
+	InterpThreadsHead       int64
+
+	TstateNext, TstateInterp             int64
+	TstateThreadID, TstateNativeThreadID int64 // native is -1 before 3.11
+	TstateFrame                          int64 // 3.10 frame; 3.13 current_frame
+	TstateCFrame, CFrameCurrentFrame     int64 // 3.11/3.12
+
+	FramePrevious, FrameCode       int64
+	FrameLasti, FrameLastiSize     int64 // 3.10
+	FrameInstr                     int64 // prev_instr (3.11/3.12), instr_ptr (3.13)
+	FrameOwner, FrameOwnerSize     int64
+	OwnerGenerator, OwnerCStack    int64 // OwnerCStack -1 when the version has no shim frames
+	CodeFilename, CodeName         int64
+	CodeQualname                   int64 // 3.11+
+	CodeLinetable, CodeFirstlineno int64
+	CodeCodeAdaptive               int64 // 3.11+: instructions inline in the code object
+	CodeFirstTraceable             int64 // 3.11+
+
+	// Debug, on 3.13+, is where each value lives inside _Py_DebugOffsets.
+	Debug *DebugOffsetsLayout
+}
+
+// DebugOffsetsLayout gives, for one minor version, the byte position of each
+// needed field inside struct _Py_DebugOffsets (generated from the headers;
+// the struct's own layout is fixed within a minor version).
+type DebugOffsetsLayout struct {
+	Size, Version, FreeThreaded                            int64
+	RuntimeInterpretersHead, InterpNext, InterpThreadsHead int64
+	TstateNext, TstateInterp, TstateCurrentFrame           int64
+	TstateThreadID, TstateNativeThreadID                   int64
+	FramePrevious, FrameCode, FrameInstr, FrameOwner       int64
+	CodeFilename, CodeName, CodeQualname, CodeLinetable    int64
+	CodeFirstlineno, CodeCodeAdaptive                      int64
+	ObType, TypeName, BytesSize, BytesSval                 int64
+	UnicodeState, UnicodeLength, ASCIIObjectSize           int64
+}
+
+// layoutFor returns a copy of the generated layout for a minor version.
+func layoutFor(minor string) (*Layout, error) {
+	g, ok := generatedLayouts[minor]
+	if !ok {
+		var have []string
+		for m := range generatedLayouts {
+			have = append(have, m)
+		}
+		return nil, unsupported("CPython %s: no generated layout (have %v; run go generate in pyproc against that version's headers)", minor, have)
+	}
+	l := *g
+	if l.BytesSize == 0 {
+		l.BytesSize = l.VarSize
+	}
+	return &l, nil
+}
+
+var debugCookie = []byte("xdebugpy")
+
+// applyDebugOffsets fills the layout from the target's _Py_DebugOffsets
+// (raw: the bytes at _PyRuntime). It checks the cookie, the version and
+// rejects free-threaded builds, whose objects differ.
+func (l *Layout) applyDebugOffsets(raw []byte, wantHex uint64) error {
+	d := l.Debug
+	if d == nil {
+		return nil
+	}
+	if int64(len(raw)) < d.Size || !bytes.Equal(raw[:8], debugCookie) {
+		return unsupported("_PyRuntime does not start with the _Py_DebugOffsets cookie %q", debugCookie)
+	}
+	get := func(off int64) int64 { return int64(binary.LittleEndian.Uint64(raw[off:])) }
+	ver := uint64(get(d.Version))
+	if wantHex != 0 && ver != wantHex {
+		return unsupported("_Py_DebugOffsets version %#x differs from Py_Version %#x", ver, wantHex)
+	}
+	if ver>>16 != uint64(l.Hex)>>16 {
+		return unsupported("_Py_DebugOffsets is for %s, layout is for %s", hexVersion(ver), l.Source)
+	}
+	if get(d.FreeThreaded) != 0 {
+		return unsupported("free-threaded CPython %s builds are not supported", hexVersion(ver))
+	}
+	l.RuntimeInterpretersHead = get(d.RuntimeInterpretersHead)
+	l.InterpNext = get(d.InterpNext)
+	l.InterpThreadsHead = get(d.InterpThreadsHead)
+	l.TstateNext = get(d.TstateNext)
+	l.TstateInterp = get(d.TstateInterp)
+	l.TstateFrame = get(d.TstateCurrentFrame)
+	l.TstateThreadID = get(d.TstateThreadID)
+	l.TstateNativeThreadID = get(d.TstateNativeThreadID)
+	l.FramePrevious = get(d.FramePrevious)
+	l.FrameCode = get(d.FrameCode)
+	l.FrameInstr = get(d.FrameInstr)
+	l.FrameOwner = get(d.FrameOwner)
+	l.CodeFilename = get(d.CodeFilename)
+	l.CodeName = get(d.CodeName)
+	l.CodeQualname = get(d.CodeQualname)
+	l.CodeLinetable = get(d.CodeLinetable)
+	l.CodeFirstlineno = get(d.CodeFirstlineno)
+	l.CodeCodeAdaptive = get(d.CodeCodeAdaptive)
+	l.ObType = get(d.ObType)
+	l.TypeName = get(d.TypeName)
+	l.BytesSize = get(d.BytesSize)
+	l.BytesSval = get(d.BytesSval)
+	l.UnicodeState = get(d.UnicodeState)
+	l.UnicodeLength = get(d.UnicodeLength)
+	l.ASCIIObjectSize = get(d.ASCIIObjectSize)
+	// Offsets are small; anything huge means we are not looking at the struct.
+	for _, v := range []int64{l.RuntimeInterpretersHead, l.InterpThreadsHead, l.TstateFrame, l.FrameCode, l.CodeFilename, l.UnicodeState} {
+		if v < 0 || v > 1<<16 {
+			return unsupported("_Py_DebugOffsets holds an implausible offset %d", v)
+		}
+	}
+	return nil
+}
+
+// hexVersion renders a PY_VERSION_HEX as "3.13.0" (with a pre-release
+// suffix when there is one).
+func hexVersion(h uint64) string {
+	s := fmt.Sprintf("%d.%d.%d", h>>24&0xff, h>>16&0xff, h>>8&0xff)
+	level, serial := h>>4&0xf, h&0xf
+	switch level {
+	case 0xa:
+		s += fmt.Sprintf("a%d", serial)
+	case 0xb:
+		s += fmt.Sprintf("b%d", serial)
+	case 0xc:
+		s += fmt.Sprintf("rc%d", serial)
+	}
+	return s
+}

@@ -1,0 +1,100 @@
+package pyproc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// testedMinors are the CPython versions the live tests expect pyenv to
+// provide; an absent one is skipped with a message.
+var testedMinors = []string{"3.10", "3.11", "3.12", "3.13"}
+
+// targetView is what testdata/target.py reports about itself.
+type targetView struct {
+	PID              int    `json:"pid"`
+	Version          string `json:"version"`
+	ReporterNativeID int    `json:"reporter_native_id"`
+	Threads          []struct {
+		Ident    uint64       `json:"ident"`
+		NativeID int          `json:"native_id"`
+		Name     string       `json:"name"`
+		Main     bool         `json:"main"`
+		Frames   record.Stack `json:"frames"`
+	} `json:"threads"`
+}
+
+func pyenvRoot() string {
+	if r := os.Getenv("PYENV_ROOT"); r != "" {
+		return r
+	}
+	if out, err := exec.Command("pyenv", "root").Output(); err == nil {
+		return strings.TrimSpace(string(out))
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".pyenv")
+}
+
+// pythonFor finds pyenv's interpreter for a minor version, or "".
+func pythonFor(minor string) string {
+	dirs, _ := filepath.Glob(filepath.Join(pyenvRoot(), "versions", minor+".*"))
+	for i := len(dirs) - 1; i >= 0; i-- {
+		p := filepath.Join(dirs[i], "bin", "python"+minor)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// startTarget runs testdata/target.py under python and waits until it has
+// reported its own view and its reporter thread is gone. It is killed when
+// the test ends.
+func startTarget(tb testing.TB, python string) (*exec.Cmd, *targetView) {
+	tb.Helper()
+	out := filepath.Join(tb.TempDir(), "view.json")
+	script, err := filepath.Abs(filepath.Join("testdata", "target.py"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(python, script, out)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %s: %v", python, err)
+	}
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(60 * time.Second)
+	var view targetView
+	for {
+		if data, err := os.ReadFile(out); err == nil {
+			if err := json.Unmarshal(data, &view); err != nil {
+				tb.Fatalf("target view: %v", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s did not report its stacks within 60s", python)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", view.PID, view.ReporterNativeID)); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("reporter thread %d did not exit", view.ReporterNativeID)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return cmd, &view
+}
+
+func sleepMs(n int)     { time.Sleep(time.Duration(n) * time.Millisecond) }
+func itoa(n int) string { return fmt.Sprint(n) }

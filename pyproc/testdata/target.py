@@ -1,0 +1,140 @@
+"""Target for pyproc's live-capture tests.
+
+Blocks several named threads in known deep stacks (recursion, classes and
+methods for qualified names, a coroutine chain run by an asyncio task), then
+writes what the process itself sees through sys._current_frames() -- function
+(co_qualname on 3.11+, co_name before), file, line per frame, innermost
+first -- as JSON to argv[1], and blocks until killed.
+
+The view is taken by a short-lived reporter thread so that every other thread
+is already blocked (and so unchanging) when it is taken; the reporter exits
+afterwards, and the test waits for its task to disappear before capturing.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+
+BLOCK = threading.Event()  # never set: everything waits on it forever
+READY = []
+
+
+def frame_name(code):
+    if sys.version_info >= (3, 11):
+        return code.co_qualname
+    return code.co_name
+
+
+class Tower:
+    def __init__(self, depth):
+        self.depth = depth
+
+    def climb(self, n):
+        if n == 0:
+            return self.top()
+        return self.climb(n - 1)
+
+    def top(self):
+        ready = threading.Event()
+        READY.append(ready)
+        ready.set()
+        BLOCK.wait()
+
+
+class Worker:
+    class Inner:
+        @staticmethod
+        def spin(n):
+            return helper(n)
+
+    def run(self, n):
+        return Worker.Inner.spin(n)
+
+
+def helper(n):
+    if n > 0:
+        return helper(n - 1)
+    return (lambda: Tower(0).climb(2))()
+
+
+class Job:
+    async def crunch(self):
+        await asyncio.sleep(0)
+        return await self.deeper()
+
+    async def deeper(self):
+        # Block the event loop thread inside a coroutine: the coroutine frames
+        # (owned by their generator objects) are on this thread's stack.
+        Tower(0).climb(1)
+
+
+async def amain():
+    idle = asyncio.ensure_future(asyncio.sleep(3600))  # a task awaiting
+    await asyncio.create_task(Job().crunch())
+    await idle
+
+
+def report(path, workers):
+    me = threading.get_ident()
+    # Wait until every thread is parked in BLOCK.wait -> Condition.wait.
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        frames = sys._current_frames()
+        parked = [
+            f for ident, f in frames.items()
+            if ident != me and f.f_code.co_name == "wait" and f.f_back
+            and f.f_back.f_code.co_name == "wait"
+            and f.f_back.f_back and f.f_back.f_back.f_code.co_name == "top"
+        ]
+        if len(parked) == workers + 1 and len(READY) == workers + 1:
+            break
+        time.sleep(0.01)
+    time.sleep(0.05)
+    frames = sys._current_frames()
+    by_ident = {t.ident: t for t in threading.enumerate()}
+    out = []
+    for ident, f in frames.items():
+        if ident == me:
+            continue
+        t = by_ident.get(ident)
+        stack = []
+        while f is not None:
+            stack.append({"func": frame_name(f.f_code), "file": f.f_code.co_filename, "line": f.f_lineno})
+            f = f.f_back
+        out.append({
+            "ident": ident,
+            "native_id": t.native_id if t else 0,
+            "name": t.name if t else "",
+            "main": t is threading.main_thread(),
+            "frames": stack,
+        })
+    doc = {
+        "pid": os.getpid(),
+        "version": "%d.%d.%d" % sys.version_info[:3],
+        "reporter_native_id": threading.get_native_id(),
+        "threads": out,
+    }
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(doc, fh, indent=1)
+    os.rename(tmp, path)
+
+
+def main():
+    path = sys.argv[1]
+    threads = [
+        threading.Thread(target=Worker().run, args=(3,), name="worker-1", daemon=True),
+        threading.Thread(target=Worker().run, args=(5,), name="worker-2", daemon=True),
+        threading.Thread(target=lambda: asyncio.run(amain()), name="asyncio-loop", daemon=True),
+    ]
+    for t in threads:
+        t.start()
+    threading.Thread(target=report, args=(path, len(threads)), name="reporter").start()
+    Tower(0).climb(6)
+
+
+if __name__ == "__main__":
+    main()
