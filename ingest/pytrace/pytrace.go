@@ -1,0 +1,697 @@
+// Package pytrace finds Python tracebacks in a stream of log records: per
+// rank, so that ranks printing at the same time (TP=8 workers interleaving
+// line by line) each get their own; with chains ("The above exception was
+// the direct cause…", "During handling…"), caret lines, "[Previous line
+// repeated N more times]", Dynamo's "from user code:" section and
+// exception groups. Root names the first real error behind the wrappers.
+package pytrace
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Exception is one exception of a chain.
+type Exception struct {
+	Type     string       `json:"type"`
+	Message  string       `json:"message"`
+	Frames   record.Stack `json:"frames"`              // innermost first
+	UserCode record.Stack `json:"user_code,omitempty"` // Dynamo's "from user code:" section, innermost first
+	// Relation is how the NEXT exception in the chain relates to this one:
+	// "cause" ("The above exception was the direct cause…"), "context"
+	// ("During handling…"), "group" (the next ones are members of this
+	// exception group), or "".
+	Relation string `json:"relation,omitempty"`
+	Line     int    `json:"line"` // line of the "Type: message" line in the source; 0 when absent
+	// Code is the source line printed under each frame (same index as
+	// Frames), "" where none was printed.
+	Code []string `json:"code,omitempty"`
+	// Repeated is, per frame (same index as Frames), N of a following
+	// "[Previous line repeated N more times]"; nil when no frame repeats.
+	Repeated []int `json:"repeated,omitempty"`
+}
+
+// Traceback is one printed traceback with its chain.
+type Traceback struct {
+	Source  string      `json:"source"`
+	Line    int         `json:"line"`
+	EndLine int         `json:"end_line"`
+	Rank    record.Rank `json:"rank"`
+	Chain   []Exception `json:"chain"` // in printed order; the last one is what was finally raised
+	// Truncated is set when the text ends before an exception line (a
+	// pasted excerpt, a killed process) or starts mid-traceback.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Final is the exception that was finally raised (the last printed).
+func (t Traceback) Final() Exception {
+	if len(t.Chain) == 0 {
+		return Exception{}
+	}
+	return t.Chain[len(t.Chain)-1]
+}
+
+// Root is the first root error, not a wrapper that re-raised it: the first
+// exception in printed order that is not a wrapper, where a wrapper whose
+// message names the inner error (BackendCompilerFailed "raised:",
+// InductorError "<Type>: <msg>", SGLang "Capture cuda graph failed: …")
+// stands for that inner error.
+func (t Traceback) Root() Exception {
+	for _, e := range t.Chain {
+		if e.Type == "" {
+			continue
+		}
+		if in, ok := Unwrap(e); ok {
+			e = in
+		}
+		if !IsWrapper(e) {
+			return e
+		}
+	}
+	for _, e := range t.Chain {
+		if e.Type != "" {
+			if in, ok := Unwrap(e); ok {
+				return in
+			}
+			return e
+		}
+	}
+	if len(t.Chain) > 0 {
+		return t.Chain[0]
+	}
+	return Exception{}
+}
+
+// wrapperTypes are exception types that only carry another error.
+var wrapperTypes = []string{"BackendCompilerFailed", "InductorError"}
+
+// wrapperMessages mark exceptions raised only to report an earlier failure
+// (../shared/reference/signatures.md §2).
+var wrapperMessages = []string{
+	"WorkerProc hit an exception",
+	"WorkerProc failed to start",
+	"EngineCore failed to start",
+	"Engine core initialization failed",
+	"Capture cuda graph failed",
+	"Capture CUDA graph failed",
+	"Capture Prefill cuda graph failed",
+	"Scheduler hit an exception",
+}
+
+// IsWrapper reports whether e only wraps another error.
+func IsWrapper(e Exception) bool {
+	short := e.Type[strings.LastIndexByte(e.Type, '.')+1:]
+	for _, w := range wrapperTypes {
+		if short == w {
+			return true
+		}
+	}
+	for _, m := range wrapperMessages {
+		if strings.Contains(e.Message, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// Unwrap returns the inner error a wrapper's message names, with the
+// wrapper's frames and location.
+func Unwrap(e Exception) (Exception, bool) {
+	msg := e.Message
+	var inner string
+	switch short := e.Type[strings.LastIndexByte(e.Type, '.')+1:]; {
+	case short == "BackendCompilerFailed":
+		// "backend='inductor' raised:\nAssertionError: …" or older
+		// "inductor raised AssertionError: …".
+		if k := strings.Index(msg, "raised:"); k >= 0 {
+			inner = strings.TrimLeft(msg[k+len("raised:"):], " \n")
+		} else if k := strings.Index(msg, " raised "); k >= 0 {
+			inner = msg[k+len(" raised "):]
+		}
+	case short == "InductorError":
+		inner = msg
+	default:
+		for _, m := range []string{"Capture cuda graph failed: ", "Capture CUDA graph failed: ", "Capture Prefill cuda graph failed: "} {
+			if k := strings.Index(msg, m); k >= 0 {
+				inner = msg[k+len(m):]
+			}
+		}
+	}
+	if inner == "" {
+		return Exception{}, false
+	}
+	first, rest, _ := strings.Cut(inner, "\n")
+	typ, m, ok := exceptionLine(first)
+	if !ok {
+		return Exception{}, false
+	}
+	if rest != "" && m != "" {
+		m += "\n" + rest
+	} else if rest != "" {
+		m = rest
+	}
+	out := e
+	out.Type, out.Message, out.Relation = typ, strings.TrimRight(m, "\n "), ""
+	return out, true
+}
+
+// exceptionLine parses "pkg.Type: message" or "Type" at column 0.
+func exceptionLine(s string) (typ, msg string, ok bool) {
+	if s == "" {
+		return "", "", false
+	}
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || (i > 0 && (c >= '0' && c <= '9' || c == '.')) {
+			i++
+			continue
+		}
+		break
+	}
+	if i == 0 || s[i-1] == '.' {
+		return "", "", false
+	}
+	typ = s[:i]
+	switch {
+	case i == len(s):
+		// A bare name is an exception line only if it looks like one.
+		if !looksLikeExceptionType(typ) {
+			return "", "", false
+		}
+		return typ, "", true
+	case s[i] == ':' && (i+1 == len(s) || s[i+1] == ' '):
+		if !looksLikeExceptionType(typ) && !strings.Contains(typ, ".") {
+			return "", "", false
+		}
+		return typ, strings.TrimPrefix(s[i+1:], " "), true
+	}
+	return "", "", false
+}
+
+// looksLikeExceptionType: Python exception classes end in Error, Exception,
+// Warning, Interrupt, Exit, Failed… or are dotted (torch._dynamo.exc.Unsupported).
+func looksLikeExceptionType(t string) bool {
+	short := t[strings.LastIndexByte(t, '.')+1:]
+	if short == "" || !(short[0] >= 'A' && short[0] <= 'Z') {
+		return false
+	}
+	for _, s := range []string{"Error", "Exception", "Warning", "Interrupt", "Exit", "Failed", "Iteration",
+		"Unsupported", "Violation", "Group", "Missing", "NotFound", "Timeout"} {
+		if strings.HasSuffix(short, s) {
+			return true
+		}
+	}
+	return strings.Contains(t, ".")
+}
+
+type state uint8
+
+const (
+	stIdle state = iota
+	stFrames
+	stMessage
+	stUserCode
+	stChainWait
+)
+
+// identity is what makes two records one log call: vLLM logs a
+// traceback with the same header on every line, so lines with another
+// header belong to something else.
+type identity struct {
+	emitter string
+	level   record.Level
+	sec     int64
+	headed  bool
+}
+
+func identityOf(r *record.Record) identity {
+	id := identity{emitter: r.Emitter, level: r.Level}
+	if !r.Time.IsZero() {
+		id.sec = r.Time.Unix()
+		id.headed = true
+	}
+	if r.Emitter != "" || r.Level != "" {
+		id.headed = true
+	}
+	return id
+}
+
+type streamKey struct {
+	source string
+	rank   record.Rank
+}
+
+// stream is the traceback state of one rank in one source.
+type stream struct {
+	state   state
+	tb      *Traceback
+	cur     *Exception
+	id      identity
+	inGroup bool
+	// message under construction
+	msg       []string
+	msgClosed bool
+	lastLine  int
+	codeFor   int // index in cur.Frames whose source line may follow, -1 none
+}
+
+// Extractor finds tracebacks in records fed in order.
+type Extractor struct {
+	streams map[streamKey]*stream
+	out     []Traceback
+	order   map[string]int // source -> first-seen order
+	// Dropped counts tracebacks not kept because MaxTracebacks was reached.
+	Dropped int
+}
+
+const (
+	// MaxTracebacks bounds memory on huge logs; later ones are counted in
+	// Dropped.
+	MaxTracebacks = 20000
+	maxFrames     = 2000
+	maxMsgLines   = 200
+	maxChain      = 64
+)
+
+// NewExtractor returns an empty Extractor.
+func NewExtractor() *Extractor {
+	return &Extractor{streams: map[streamKey]*stream{}, order: map[string]int{}}
+}
+
+// Add feeds one record; call it for every record in order.
+func (x *Extractor) Add(rec record.Record) {
+	if _, ok := x.order[rec.Source]; !ok {
+		x.order[rec.Source] = len(x.order)
+	}
+	k := streamKey{rec.Source, rec.Rank}
+	s := x.streams[k]
+	if s == nil {
+		// Cheap test first: most records hold no traceback at all.
+		if !strings.Contains(rec.Text, "Traceback (most recent call last)") && !strings.Contains(rec.Text, `File "`) {
+			return
+		}
+		s = &stream{codeFor: -1}
+		x.streams[k] = s
+	}
+	id := identityOf(&rec)
+	text := rec.Text
+	n := rec.Line
+	for {
+		line, rest, more := strings.Cut(text, "\n")
+		x.feed(s, &rec, id, line, n)
+		if !more {
+			break
+		}
+		text = rest
+		n++
+	}
+	if s.state == stIdle {
+		delete(x.streams, k)
+	}
+}
+
+// Finish closes open tracebacks and returns everything found, in source
+// order (sources in the order first seen, then by line).
+func (x *Extractor) Finish() []Traceback {
+	for _, s := range x.streams {
+		x.finish(s)
+	}
+	x.streams = map[streamKey]*stream{}
+	out := x.out
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Source != out[j].Source {
+			return x.order[out[i].Source] < x.order[out[j].Source]
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out
+}
+
+// stripGroupMargin removes an exception-group margin ("  | ", "  + ") and
+// reports separator lines ("+-+---- 1 ----").
+func stripGroupMargin(line string) (string, bool) {
+	t := strings.TrimLeft(line, " ")
+	for {
+		switch {
+		case strings.HasPrefix(t, "+-") || strings.HasPrefix(t, "+---"):
+			return "", true
+		case strings.HasPrefix(t, "| ") || t == "|":
+			t = strings.TrimPrefix(strings.TrimPrefix(t, "|"), " ")
+			if !strings.HasPrefix(strings.TrimLeft(t, " "), "|") {
+				return t, false
+			}
+			t = strings.TrimLeft(t, " ")
+		case strings.HasPrefix(t, "+ "):
+			return t[2:], false
+		default:
+			return t, false
+		}
+	}
+}
+
+func isTracebackStart(t string) (bool, bool) {
+	t = strings.TrimSpace(t)
+	switch {
+	case strings.HasPrefix(t, "Traceback (most recent call last):"):
+		return true, false
+	case strings.HasPrefix(t, "Exception Group Traceback (most recent call last):"):
+		return true, true
+	}
+	return false, false
+}
+
+// parseFrame parses `File "x.py", line 10, in func` (any indentation).
+func parseFrame(line string) (record.Frame, bool) {
+	t := strings.TrimLeft(line, " \t")
+	if !strings.HasPrefix(t, `File "`) {
+		return record.Frame{}, false
+	}
+	t = t[len(`File "`):]
+	q := strings.Index(t, `", line `)
+	if q < 0 {
+		return record.Frame{}, false
+	}
+	f := record.Frame{File: t[:q]}
+	t = t[q+len(`", line `):]
+	end := 0
+	for end < len(t) && t[end] >= '0' && t[end] <= '9' {
+		end++
+	}
+	if end == 0 {
+		return record.Frame{}, false
+	}
+	f.Line, _ = strconv.Atoi(t[:end])
+	t = t[end:]
+	if strings.HasPrefix(t, ", in ") {
+		f.Func = strings.TrimSpace(t[len(", in "):])
+	} else if strings.TrimSpace(t) != "" {
+		return record.Frame{}, false
+	}
+	return f, true
+}
+
+func isCaret(t string) bool {
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; c != '^' && c != '~' && c != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// repeatedN parses "[Previous line repeated 996 more times]".
+func repeatedN(t string) (int, bool) {
+	t = strings.TrimSpace(t)
+	const pre, suf = "[Previous line repeated ", " more times]"
+	if !strings.HasPrefix(t, pre) || !strings.HasSuffix(t, suf) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(t[len(pre) : len(t)-len(suf)])
+	return n, err == nil
+}
+
+const (
+	causeMarker   = "The above exception was the direct cause of the following exception:"
+	contextMarker = "During handling of the above exception, another exception occurred:"
+)
+
+func isFooter(t string) bool {
+	return strings.HasPrefix(t, "Set TORCHDYNAMO_VERBOSE=1") || strings.HasPrefix(t, `Set TORCH_LOGS="+dynamo"`) ||
+		strings.HasPrefix(t, "Use tlparse to see full graph")
+}
+
+func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, headless bool) {
+	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless}
+	s.id = id
+	s.state = stFrames
+	s.inGroup = false
+	x.newException(s)
+}
+
+func (x *Extractor) newException(s *stream) {
+	if len(s.tb.Chain) >= maxChain {
+		s.tb.Chain = s.tb.Chain[:maxChain-1]
+	}
+	s.tb.Chain = append(s.tb.Chain, Exception{})
+	s.cur = &s.tb.Chain[len(s.tb.Chain)-1]
+	s.msg = s.msg[:0]
+	s.msgClosed = false
+	s.codeFor = -1
+}
+
+func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string, n int) {
+	raw := line
+	if s.inGroup || strings.Contains(line, "Exception Group Traceback") || (s.state != stIdle && strings.HasPrefix(strings.TrimLeft(line, " "), "|")) {
+		var sep bool
+		line, sep = stripGroupMargin(line)
+		if sep {
+			return
+		}
+	}
+	t := strings.TrimSpace(line)
+	tbStart, group := isTracebackStart(line)
+	switch s.state {
+	case stIdle:
+		if tbStart {
+			x.start(s, rec, id, n, false)
+			s.inGroup = group
+			return
+		}
+		if f, ok := parseFrame(line); ok && strings.HasPrefix(raw, " ") {
+			// A traceback whose header was cut off (pasted excerpts).
+			x.start(s, rec, id, n, true)
+			x.addFrame(s, f, n)
+		}
+		return
+	case stChainWait:
+		if tbStart {
+			x.newException(s)
+			s.state = stFrames
+			s.inGroup = s.inGroup || group
+			s.lastLine = n
+			return
+		}
+		if t == "" || id != s.id {
+			return
+		}
+		x.finish(s)
+		x.feed(s, rec, id, raw, n)
+		return
+	}
+
+	if tbStart {
+		if s.state == stMessage && s.inGroup && len(s.tb.Chain) > 0 {
+			// A member of an exception group.
+			s.cur.Relation = "group"
+			x.closeMessage(s)
+			x.newException(s)
+			s.state = stFrames
+			s.lastLine = n
+			return
+		}
+		x.finish(s)
+		x.start(s, rec, id, n, false)
+		s.inGroup = group
+		return
+	}
+	if t == causeMarker || t == contextMarker {
+		if s.state == stFrames {
+			s.tb.Truncated = true
+		}
+		x.closeMessage(s)
+		if t == causeMarker {
+			s.cur.Relation = "cause"
+		} else {
+			s.cur.Relation = "context"
+		}
+		s.state = stChainWait
+		s.lastLine = n
+		return
+	}
+
+	switch s.state {
+	case stFrames:
+		if id != s.id && s.id.headed {
+			// Another log call of the same process printed meanwhile.
+			return
+		}
+		if f, ok := parseFrame(line); ok {
+			x.addFrame(s, f, n)
+			return
+		}
+		if isCaret(line) || t == "" || (strings.HasPrefix(t, "...<") && strings.HasSuffix(t, "lines>...")) {
+			return
+		}
+		if k, ok := repeatedN(line); ok {
+			if nf := len(s.cur.Frames); nf > 0 {
+				if s.cur.Repeated == nil {
+					s.cur.Repeated = make([]int, nf)
+				}
+				for len(s.cur.Repeated) < nf {
+					s.cur.Repeated = append(s.cur.Repeated, 0)
+				}
+				s.cur.Repeated[nf-1] = k
+			}
+			return
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			if s.codeFor >= 0 && s.codeFor < len(s.cur.Frames) {
+				s.cur.Code[s.codeFor] = t
+				s.codeFor = -1
+			}
+			return
+		}
+		if typ, msg, ok := exceptionLine(line); ok {
+			s.cur.Type = typ
+			s.cur.Line = n
+			s.msg = append(s.msg[:0], msg)
+			s.state = stMessage
+			s.lastLine = n
+			s.tb.EndLine = n
+			return
+		}
+		// Something else at column 0: the traceback was cut off here.
+		if s.id.headed && id == s.id || !s.id.headed && !id.headed {
+			s.tb.Truncated = true
+			x.finish(s)
+		}
+		return
+	case stUserCode:
+		if id != s.id {
+			x.finish(s)
+			x.feed(s, rec, id, raw, n)
+			return
+		}
+		if f, ok := parseFrame(line); ok {
+			if len(s.cur.UserCode) < maxFrames {
+				s.cur.UserCode = append(s.cur.UserCode, f)
+			}
+			s.tb.EndLine = n
+			return
+		}
+		if isFooter(t) {
+			s.state = stMessage
+			s.tb.EndLine = n
+			return
+		}
+		if t == "" || line[0] == ' ' || isCaret(line) {
+			return
+		}
+		s.state = stMessage
+		fallthrough
+	case stMessage:
+		if id != s.id {
+			x.finish(s)
+			x.feed(s, rec, id, raw, n)
+			return
+		}
+		if t == "from user code:" {
+			x.closeMessage(s)
+			s.state = stUserCode
+			s.tb.EndLine = n
+			return
+		}
+		if isFooter(t) {
+			x.closeMessage(s)
+			s.tb.EndLine = n
+			return
+		}
+		if f, ok := parseFrame(line); ok && !s.msgClosed && strings.HasPrefix(raw, " ") && len(s.msg) > 0 && s.msg[len(s.msg)-1] == "" {
+			// After a blank line, a frame starts a new (headless) traceback.
+			x.finish(s)
+			x.start(s, rec, id, n, true)
+			x.addFrame(s, f, n)
+			return
+		}
+		if !s.msgClosed && len(s.msg) < maxMsgLines {
+			s.msg = append(s.msg, line)
+			if t != "" {
+				s.tb.EndLine = n
+			}
+		}
+	}
+}
+
+func (x *Extractor) addFrame(s *stream, f record.Frame, n int) {
+	if len(s.cur.Frames) < maxFrames {
+		s.cur.Frames = append(s.cur.Frames, f)
+		s.cur.Code = append(s.cur.Code, "")
+		s.codeFor = len(s.cur.Frames) - 1
+	}
+	s.tb.EndLine = n
+	s.lastLine = n
+}
+
+// closeMessage stores the message lines gathered so far on the current
+// exception, without trailing blank lines.
+func (x *Extractor) closeMessage(s *stream) {
+	if s.msgClosed || s.cur == nil {
+		return
+	}
+	s.msgClosed = true
+	m := s.msg
+	for len(m) > 0 && strings.TrimSpace(m[len(m)-1]) == "" {
+		m = m[:len(m)-1]
+	}
+	if len(m) > 0 {
+		s.cur.Message = strings.Join(m, "\n")
+	}
+	s.msg = s.msg[:0]
+}
+
+// finish completes the open traceback of s and returns s to idle.
+func (x *Extractor) finish(s *stream) {
+	if s.tb == nil {
+		s.state = stIdle
+		return
+	}
+	x.closeMessage(s)
+	tb := s.tb
+	if s.state == stFrames || s.state == stChainWait {
+		tb.Truncated = true
+	}
+	// Drop an empty trailing exception (a chain marker with nothing after).
+	if k := len(tb.Chain); k > 1 && tb.Chain[k-1].Type == "" && len(tb.Chain[k-1].Frames) == 0 {
+		tb.Chain = tb.Chain[:k-1]
+		tb.Chain[k-2].Relation = ""
+	}
+	for i := range tb.Chain {
+		e := &tb.Chain[i]
+		reverseFrames(e)
+		for l, r := 0, len(e.UserCode)-1; l < r; l, r = l+1, r-1 {
+			e.UserCode[l], e.UserCode[r] = e.UserCode[r], e.UserCode[l]
+		}
+	}
+	s.tb, s.cur, s.state, s.inGroup = nil, nil, stIdle, false
+	if len(tb.Chain) == 0 || (len(tb.Chain) == 1 && tb.Chain[0].Type == "" && len(tb.Chain[0].Frames) == 0) {
+		return
+	}
+	if len(x.out) >= MaxTracebacks {
+		x.Dropped++
+		return
+	}
+	x.out = append(x.out, *tb)
+}
+
+// reverseFrames turns the printed outermost-first order into innermost
+// first, keeping Code and Repeated aligned.
+func reverseFrames(e *Exception) {
+	for len(e.Repeated) > 0 && len(e.Repeated) < len(e.Frames) {
+		e.Repeated = append(e.Repeated, 0)
+	}
+	for l, r := 0, len(e.Frames)-1; l < r; l, r = l+1, r-1 {
+		e.Frames[l], e.Frames[r] = e.Frames[r], e.Frames[l]
+		e.Code[l], e.Code[r] = e.Code[r], e.Code[l]
+		if e.Repeated != nil {
+			e.Repeated[l], e.Repeated[r] = e.Repeated[r], e.Repeated[l]
+		}
+	}
+}
