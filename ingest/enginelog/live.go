@@ -1,0 +1,43 @@
+package enginelog
+
+import "github.com/bringup-tool/bringup/record"
+
+// Live parses a boot's output while it is being printed (bringup watch):
+// whole lines in, records out, with the same peeling and continuation
+// joining as Parse. Parse reads in large blocks, which is right for files
+// but would hold a live boot's lines back until a block fills.
+//
+// A record stays open until a line that does not continue it arrives;
+// Flush closes it (call it when the output pauses). Not safe for
+// concurrent use.
+type Live struct {
+	p    peeler
+	j    *joiner
+	b    block
+	line int64
+}
+
+// NewLive starts a live parse; emit is called for each complete record.
+func NewLive(source string, emit func(record.Record)) *Live {
+	return &Live{j: newJoiner(source, emit)}
+}
+
+// Write parses data, which must hold whole lines (a last line without
+// '\n' is taken as complete). The caller may reuse data afterwards.
+func (l *Live) Write(data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	l.b.data, l.b.cutLen = data, 0
+	l.line = l.p.peelBlock(&l.b, l.line)
+	for k := range l.b.lines {
+		l.j.add(&l.b.lines[k])
+	}
+	l.b.data = nil
+}
+
+// Flush emits the record held open waiting for continuation lines.
+func (l *Live) Flush() { l.j.flush() }
+
+// Stats says how much was read so far.
+func (l *Live) Stats() Stats { return l.j.st }
