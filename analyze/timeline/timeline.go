@@ -1,0 +1,451 @@
+// Package timeline builds the startup timeline of an engine boot from the
+// engine's own log lines: per rank, the phases (weights load, Dynamo
+// bytecode transform, Inductor compile per shape or compile range,
+// compile-cache loads, CUDA-graph capture, ready) with start, end, seconds
+// and whether they finished; and the longest silent stretches of a log.
+// Markers follow ../shared/reference/log-formats.md §2.4, §3, §4 and §10,
+// with the wording drift of past releases (takes|took, shape|compile range).
+package timeline
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Phase names.
+const (
+	PhaseLoad      = "load"       // model weights
+	PhaseDynamo    = "dynamo"     // Dynamo bytecode transform
+	PhaseInductor  = "inductor"   // Inductor compile of one shape / compile range (Detail)
+	PhaseCacheLoad = "cache-load" // compiled graphs loaded from vLLM's compile cache
+	PhaseAOTLoad   = "aot-load"   // whole AOT-compiled forward loaded (Dynamo and Inductor skipped)
+	PhaseAOTSave   = "aot-save"   // AOT artifact written
+	PhaseCompile   = "compile"    // torch.compile in total
+	PhaseProfile   = "profile"    // memory profiling / warm-up run
+	PhaseCUDAGraph = "cudagraph"  // CUDA-graph capture (Detail "piecewise" for SGLang's prefill graphs)
+	PhaseReady     = "ready"      // engine ready; Seconds is the engine's own init time when printed
+)
+
+// Phase statuses.
+const (
+	StatusDone       = "done"
+	StatusFailed     = "failed"     // opened, then an error on that rank before it closed
+	StatusUnfinished = "unfinished" // opened, never closed, no error seen
+)
+
+// Phase is one stretch of startup on one rank.
+type Phase struct {
+	Rank    string    `json:"rank"`
+	Name    string    `json:"name"`
+	Detail  string    `json:"detail,omitempty"` // e.g. "dynamic shape", "compile range (1, 8192)", "shape 8"
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"`
+	Status  string    `json:"status"`
+	Source  string    `json:"source"`
+	Line    int       `json:"line"` // where the phase opened (or, for close-only markers, closed)
+	EndLine int       `json:"end_line,omitempty"`
+}
+
+// Gap is a silent stretch: no output between two timestamped records.
+type Gap struct {
+	Source  string    `json:"source"`
+	Line    int       `json:"line"` // the last line before the silence
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+}
+
+// GapsPerSource is how many of the longest gaps Finish keeps per source.
+const GapsPerSource = 5
+
+type rankKey struct {
+	source string
+	rank   string
+}
+
+type rankState struct {
+	open    map[string]*Phase
+	errLine int // last error line seen on this rank (0 none)
+}
+
+type sourceState struct {
+	first    int // order first seen
+	last     time.Time
+	lastLine int
+	shift    time.Duration // added to year-less / date-less times after a rollover
+	rawLast  time.Time
+	gaps     []Gap
+}
+
+// Builder collects phases and gaps from records fed in order.
+type Builder struct {
+	ranks   map[rankKey]*rankState
+	sources map[string]*sourceState
+	phases  []Phase
+}
+
+// New returns an empty Builder.
+func New() *Builder {
+	return &Builder{ranks: map[rankKey]*rankState{}, sources: map[string]*sourceState{}}
+}
+
+// normalize makes times from one source monotonic enough across rollovers:
+// vLLM prints no year (Dec 31 → Jan 1 goes back a year), ATOM prints no
+// date at all (23:59:59 → 00:00:00 goes back a day).
+func (s *sourceState) normalize(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	if !s.rawLast.IsZero() && t.Year() == 0 {
+		back := s.rawLast.Sub(t)
+		switch {
+		case t.Month() == time.January && t.Day() == 1 && s.rawLast.Month() == time.January && s.rawLast.Day() == 1 && back > 12*time.Hour:
+			// date-less clock (ATOM) passed midnight
+			s.shift += 24 * time.Hour
+		case back > 180*24*time.Hour:
+			// month-day clock (vLLM, glog) passed new year
+			s.shift += t.AddDate(1, 0, 0).Sub(t)
+		}
+	}
+	s.rawLast = t
+	return t.Add(s.shift)
+}
+
+// Add feeds one record.
+func (b *Builder) Add(rec record.Record) {
+	ss := b.sources[rec.Source]
+	if ss == nil {
+		ss = &sourceState{first: len(b.sources)}
+		b.sources[rec.Source] = ss
+	}
+	t := ss.normalize(rec.Time)
+	if !t.IsZero() {
+		if !ss.last.IsZero() {
+			if d := t.Sub(ss.last); d >= time.Second {
+				ss.addGap(Gap{Source: rec.Source, Line: ss.lastLine, Start: ss.last, Seconds: d.Seconds()})
+			}
+		}
+		if t.After(ss.last) || ss.last.IsZero() {
+			ss.last = t
+		}
+		ss.lastLine = rec.EndLine
+	} else {
+		t = ss.last // tqdm lines carry no header: use the last time seen
+		if rec.EndLine > ss.lastLine && !ss.last.IsZero() {
+			ss.lastLine = rec.EndLine
+		}
+	}
+
+	text := rec.Text
+	first := text
+	if k := strings.IndexByte(text, '\n'); k >= 0 {
+		first = text[:k]
+	}
+	isErr := rec.Level == record.LevelError || rec.Level == record.LevelCritical ||
+		strings.HasPrefix(first, "Traceback (most recent call last)")
+	m, ok := match(first)
+	if !ok && !isErr {
+		return
+	}
+	key := rankKey{rec.Source, rec.Rank.String()}
+	rs := b.ranks[key]
+	if rs == nil {
+		rs = &rankState{open: map[string]*Phase{}}
+		b.ranks[key] = rs
+	}
+	if isErr {
+		rs.errLine = rec.Line
+	}
+	if !ok {
+		return
+	}
+	b.apply(rs, key, m, t, rec)
+}
+
+func (s *sourceState) addGap(g Gap) {
+	s.gaps = append(s.gaps, g)
+	if len(s.gaps) > GapsPerSource {
+		sort.SliceStable(s.gaps, func(i, j int) bool { return s.gaps[i].Seconds > s.gaps[j].Seconds })
+		s.gaps = s.gaps[:GapsPerSource]
+	}
+}
+
+// event is what a marker line means.
+type event struct {
+	name   string
+	detail string
+	open   bool    // opens the phase
+	close  bool    // closes it
+	secs   float64 // duration printed on the line; <0 unknown
+	closes []string
+}
+
+func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, rec record.Record) {
+	for _, n := range e.closes {
+		if p := rs.open[n]; p != nil {
+			b.close(rs, n, t, rec.Line, -1)
+		}
+	}
+	switch {
+	case e.open && !e.close:
+		if rs.open[e.name] == nil {
+			rs.open[e.name] = &Phase{Rank: key.rank, Name: e.name, Detail: e.detail, Start: t, Source: rec.Source, Line: rec.Line}
+		}
+	case e.close:
+		if p := rs.open[e.name]; p != nil {
+			if e.detail != "" {
+				p.Detail = e.detail
+			}
+			b.close(rs, e.name, t, rec.Line, e.secs)
+			return
+		}
+		p := Phase{Rank: key.rank, Name: e.name, Detail: e.detail, End: t, Status: StatusDone,
+			Source: rec.Source, Line: rec.Line, EndLine: rec.Line}
+		if e.secs >= 0 {
+			p.Seconds = e.secs
+			p.Start = t.Add(-time.Duration(e.secs * float64(time.Second)))
+		} else {
+			p.Start = t
+		}
+		b.phases = append(b.phases, p)
+	}
+	// Dynamo done: Inductor starts compiling right away.
+	if e.name == PhaseDynamo && e.close && rs.open[PhaseInductor] == nil {
+		rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: rec.Line}
+	}
+}
+
+func (b *Builder) close(rs *rankState, name string, t time.Time, line int, secs float64) {
+	p := rs.open[name]
+	delete(rs.open, name)
+	p.End = t
+	p.EndLine = line
+	p.Status = StatusDone
+	if secs >= 0 {
+		p.Seconds = secs
+	} else if !t.IsZero() && !p.Start.IsZero() {
+		p.Seconds = t.Sub(p.Start).Seconds()
+	}
+	b.phases = append(b.phases, *p)
+}
+
+// Finish returns the phases (in source order, then by line) and the
+// longest gaps per source (longest first). Phases still open end at the
+// last time seen in their source: failed when their rank logged an error
+// after they opened, else unfinished.
+func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
+	for key, rs := range b.ranks {
+		ss := b.sources[key.source]
+		for name, p := range rs.open {
+			delete(rs.open, name)
+			p.End = ss.last
+			p.EndLine = ss.lastLine
+			if !p.End.IsZero() && !p.Start.IsZero() {
+				p.Seconds = p.End.Sub(p.Start).Seconds()
+			}
+			p.Status = StatusUnfinished
+			if rs.errLine >= p.Line {
+				p.Status = StatusFailed
+			}
+			b.phases = append(b.phases, *p)
+		}
+	}
+	phases = b.phases
+	sort.SliceStable(phases, func(i, j int) bool {
+		a, c := phases[i], phases[j]
+		if a.Source != c.Source {
+			return b.sources[a.Source].first < b.sources[c.Source].first
+		}
+		if a.Line != c.Line {
+			return a.Line < c.Line
+		}
+		return a.Rank < c.Rank
+	})
+	var srcs []string
+	for s := range b.sources {
+		srcs = append(srcs, s)
+	}
+	sort.Slice(srcs, func(i, j int) bool { return b.sources[srcs[i]].first < b.sources[srcs[j]].first })
+	for _, s := range srcs {
+		g := b.sources[s].gaps
+		sort.SliceStable(g, func(i, j int) bool { return g[i].Seconds > g[j].Seconds })
+		gaps = append(gaps, g...)
+	}
+	return phases, gaps
+}
+
+// number reads the first decimal number in s at or after index i.
+func number(s string, i int) float64 {
+	for i < len(s) && !(s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	j := i
+	for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	v, err := strconv.ParseFloat(strings.TrimRight(s[i:j], "."), 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// after returns the number following the first occurrence of word in s.
+func after(s, word string) float64 {
+	k := strings.Index(s, word)
+	if k < 0 {
+		return -1
+	}
+	return number(s, k+len(word))
+}
+
+// numberBefore reads the number that ends right before suffix (e.g. "6.1
+// seconds" → 6.1).
+func numberBefore(s, suffix string) float64 {
+	k := strings.Index(s, suffix)
+	if k <= 0 {
+		return -1
+	}
+	j := k
+	for j > 0 && (s[j-1] >= '0' && s[j-1] <= '9' || s[j-1] == '.') {
+		j--
+	}
+	return number(s[:k], j)
+}
+
+// shapeOf extracts the shape or compile range from "Compiling a graph for
+// <X> takes", "Directly load the compiled graph(s) for <X> from the cache".
+func shapeOf(s, pre, post string) string {
+	k := strings.Index(s, pre)
+	if k < 0 {
+		return ""
+	}
+	rest := s[k+len(pre):]
+	e := strings.Index(rest, post)
+	if e < 0 {
+		return ""
+	}
+	return strings.TrimSpace(rest[:e])
+}
+
+// match recognises a phase marker on the first line of a record's text.
+// Markers are message prefixes, so a switch on the first byte keeps the
+// common case (no marker) cheap.
+func match(s string) (event, bool) {
+	s = strings.TrimLeft(s, " ")
+	if len(s) < 8 {
+		return event{}, false
+	}
+	none := -1.0
+	switch s[0] {
+	case 'L':
+		switch {
+		case strings.HasPrefix(s, "Loading weights took"):
+			return event{name: PhaseLoad, close: true, secs: after(s, "took")}, true
+		case strings.HasPrefix(s, "Loading model weights took"), strings.HasPrefix(s, "Loading model from scratch"):
+			if strings.Contains(s, "took") {
+				return event{name: PhaseLoad, close: true, secs: numberBefore(s, " second")}, true
+			}
+			return event{name: PhaseLoad, open: true, secs: none}, true
+		case strings.HasPrefix(s, "Load weight begin"):
+			return event{name: PhaseLoad, open: true, secs: none}, true
+		case strings.HasPrefix(s, "Load weight end"):
+			return event{name: PhaseLoad, close: true, secs: after(s, "elapsed=")}, true
+		}
+	case 'M':
+		switch {
+		case strings.HasPrefix(s, "Model loading took"):
+			return event{name: PhaseLoad, close: true, secs: numberBefore(s, " second")}, true
+		case strings.HasPrefix(s, "Memory profiling takes"), strings.HasPrefix(s, "Memory profiling took"):
+			return event{name: PhaseProfile, close: true, secs: after(s, "profiling t")}, true
+		case strings.HasPrefix(s, "Model warmup done"):
+			return event{name: PhaseReady, close: true, secs: none, closes: []string{PhaseCUDAGraph}}, true
+		}
+	case 'S':
+		switch {
+		case strings.HasPrefix(s, "Starting to load model"):
+			return event{name: PhaseLoad, open: true, secs: none}, true
+		case strings.HasPrefix(s, "Start compiling function"):
+			return event{name: PhaseDynamo, open: true, secs: none}, true
+		}
+	case 'U':
+		if strings.HasPrefix(s, "Using cache directory:") && strings.Contains(s, "torch.compile") {
+			return event{name: PhaseDynamo, open: true, secs: none}, true
+		}
+	case 'D':
+		switch {
+		case strings.HasPrefix(s, "Dynamo bytecode transform time:"):
+			return event{name: PhaseDynamo, close: true, secs: after(s, "time:")}, true
+		case strings.HasPrefix(s, "Directly load the compiled graph"):
+			ev := event{name: PhaseCacheLoad, close: true, secs: after(s, "took"), closes: []string{PhaseInductor}}
+			ev.detail = shapeOf(s, " for ", " from the cache")
+			return ev, true
+		case strings.HasPrefix(s, "Directly load AOT compilation"):
+			return event{name: PhaseAOTLoad, close: true, secs: none, closes: []string{PhaseDynamo}}, true
+		}
+	case 'C':
+		switch {
+		case strings.HasPrefix(s, "Compiling a graph for"):
+			ev := event{name: PhaseInductor, close: true, secs: -1}
+			if k := strings.LastIndex(s, " takes "); k >= 0 {
+				ev.secs = number(s, k+7)
+				ev.detail = shapeOf(s, "Compiling a graph for ", " takes ")
+			} else if k := strings.LastIndex(s, " took "); k >= 0 {
+				ev.secs = number(s, k+6)
+				ev.detail = shapeOf(s, "Compiling a graph for ", " took ")
+			}
+			return ev, true
+		case strings.HasPrefix(s, "Cache the graph"):
+			return event{name: PhaseInductor, open: true, secs: none}, true
+		case strings.HasPrefix(s, "Capturing CUDA graph"), strings.HasPrefix(s, "Capturing cudagraphs"),
+			strings.HasPrefix(s, "Capture cuda graph begin"), strings.HasPrefix(s, "Capturing batches"):
+			return event{name: PhaseCUDAGraph, open: true, secs: none}, true
+		case strings.HasPrefix(s, "Capture cuda graph end"):
+			return event{name: PhaseCUDAGraph, close: true, secs: after(s, "elapsed:")}, true
+		case strings.HasPrefix(s, "Capture piecewise CUDA graph begin"):
+			return event{name: PhaseCUDAGraph, detail: "piecewise", open: true, secs: none}, true
+		case strings.HasPrefix(s, "Capture piecewise CUDA graph end"):
+			// A separate open slot would be cleaner; SGLang captures
+			// piecewise graphs before the decode ones, so the slot is free.
+			return event{name: PhaseCUDAGraph, detail: "piecewise", close: true, secs: after(s, "elapsed:")}, true
+		case strings.HasPrefix(s, "Compiling model again due to a load failure"), strings.HasPrefix(s, "Cannot load aot compilation"):
+			return event{name: PhaseDynamo, open: true, secs: none}, true
+		}
+	case 'G':
+		if strings.HasPrefix(s, "Graph capturing finished in") {
+			return event{name: PhaseCUDAGraph, close: true, secs: after(s, "finished in")}, true
+		}
+	case 'P':
+		if strings.HasPrefix(s, "Profiling CUDA graph memory") {
+			return event{name: PhaseCUDAGraph, open: true, secs: none}, true
+		}
+	case 'I':
+		if strings.HasPrefix(s, "Initial profiling/warmup run took") {
+			return event{name: PhaseProfile, close: true, secs: after(s, "took")}, true
+		}
+	case 'i':
+		if strings.HasPrefix(s, "init engine (") && strings.Contains(s, "took") {
+			return event{name: PhaseReady, close: true, secs: after(s, ") took"), closes: []string{PhaseCUDAGraph, PhaseProfile}}, true
+		}
+	case 's':
+		if strings.HasPrefix(s, "saved AOT compiled function to") {
+			return event{name: PhaseAOTSave, close: true, secs: none}, true
+		}
+	case 't':
+		if strings.HasPrefix(s, "torch.compile takes") || strings.HasPrefix(s, "torch.compile took") {
+			return event{name: PhaseCompile, close: true, secs: after(s, "torch.compile t"), closes: []string{PhaseDynamo, PhaseInductor}}, true
+		}
+	case 'T':
+		if strings.HasPrefix(s, "The server is fired up and ready to roll") {
+			return event{name: PhaseReady, close: true, secs: none, closes: []string{PhaseCUDAGraph}}, true
+		}
+	}
+	return event{}, false
+}

@@ -1,0 +1,233 @@
+// Package versions picks the versions a boot log prints about itself:
+// vLLM, SGLang, ATOM, torch, Python, CUDA, ROCm and Triton, from engine
+// banners ("Initializing a V1 LLM engine (v0.11.2) …"), collect_env and pip
+// output ("PyTorch version: 2.7.1+cu126", "triton==3.3.1") and, as a last
+// resort, paths ("lib/python3.12/site-packages").
+package versions
+
+import (
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Keys, the same as rules.Versions.
+const (
+	VLLM   = "vllm"
+	SGLang = "sglang"
+	ATOM   = "atom"
+	Torch  = "torch"
+	Python = "python"
+	CUDA   = "cuda"
+	ROCm   = "rocm"
+	Triton = "triton"
+)
+
+// How sure a source of a version is; a surer one replaces a weaker one.
+const (
+	fromPath   = 1 // a path or a build tag: lib/python3.12, +cu126
+	fromPin    = 2 // pip: "torch==2.7.1"
+	fromBanner = 3 // the program says so: "vLLM API server version 0.11.2"
+)
+
+type found struct {
+	v    string
+	prio int
+	line int
+	src  string
+}
+
+// Detector collects versions from records fed in order.
+type Detector struct {
+	found map[string]found
+}
+
+// Add feeds one record.
+func (d *Detector) Add(rec record.Record) {
+	t := rec.Text
+	if !(strings.Contains(t, "ersion") || strings.Contains(t, "==") || strings.Contains(t, "python3.") ||
+		strings.Contains(t, "+cu") || strings.Contains(t, "+rocm") || strings.Contains(t, "(v") ||
+		strings.Contains(t, "torch: ")) {
+		return
+	}
+	if d.found == nil {
+		d.found = map[string]found{}
+	}
+	n := rec.Line
+	for {
+		line, rest, more := strings.Cut(t, "\n")
+		d.scan(line, rec.Source, n)
+		if !more {
+			break
+		}
+		t = rest
+		n++
+	}
+}
+
+// Versions returns what was found, by key; missing keys were not printed.
+func (d *Detector) Versions() map[string]string {
+	out := map[string]string{}
+	for k, f := range d.found {
+		out[k] = f.v
+	}
+	return out
+}
+
+// Where returns the source and line a version was read from.
+func (d *Detector) Where(key string) (source string, line int, ok bool) {
+	f, ok := d.found[key]
+	return f.src, f.line, ok
+}
+
+func (d *Detector) set(key, v string, prio int, src string, line int) {
+	v = strings.TrimRight(v, ".,;)")
+	if v == "" || !(v[0] >= '0' && v[0] <= '9') {
+		return
+	}
+	if f, ok := d.found[key]; ok && f.prio >= prio {
+		return
+	}
+	d.found[key] = found{v: v, prio: prio, line: line, src: src}
+}
+
+// versionAt reads a version token ("0.11.2", "2.7.1+cu126", "v0.9.1rc1")
+// at s[i:], skipping a leading "v".
+func versionAt(s string, i int) string {
+	for i < len(s) && (s[i] == ' ' || s[i] == ':' || s[i] == '=' || s[i] == '(') {
+		i++
+	}
+	if i < len(s) && s[i] == 'v' {
+		i++
+	}
+	j := i
+	for j < len(s) {
+		c := s[j]
+		if c >= '0' && c <= '9' || c == '.' || c == '+' || c == '-' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			j++
+			continue
+		}
+		break
+	}
+	v := s[i:j]
+	if v == "" || !(v[0] >= '0' && v[0] <= '9') || !strings.Contains(v, ".") {
+		return ""
+	}
+	return v
+}
+
+// after returns the version following the first occurrence of marker.
+func after(s, marker string) string {
+	k := strings.Index(s, marker)
+	if k < 0 {
+		return ""
+	}
+	return versionAt(s, k+len(marker))
+}
+
+// buildTag splits a torch local version: "2.7.1+cu126" → cuda "12.6";
+// "2.11.0+rocm10.0" → rocm "10.0".
+func (d *Detector) buildTag(v, src string, line int) {
+	_, tag, ok := strings.Cut(v, "+")
+	if !ok {
+		return
+	}
+	switch {
+	case strings.HasPrefix(tag, "cu") && len(tag) >= 5:
+		num := tag[2:]
+		if isDigits(num) {
+			d.set(CUDA, num[:len(num)-1]+"."+num[len(num)-1:], fromPath, src, line)
+		}
+	case strings.HasPrefix(tag, "rocm"):
+		d.set(ROCm, tag[4:], fromPath, src, line)
+	}
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+var pins = [...]struct{ pkg, key string }{
+	{"vllm==", VLLM}, {"sglang==", SGLang}, {"atom==", ATOM}, {"torch==", Torch},
+	{"triton==", Triton}, {"pytorch-triton==", Triton}, {"pytorch-triton-rocm==", Triton},
+	{"rocm-atom==", ATOM}, {"amd-atom==", ATOM},
+}
+
+func (d *Detector) scan(s, src string, line int) {
+	// Engine banners.
+	if k := strings.Index(s, "LLM engine (v"); k >= 0 {
+		d.set(VLLM, versionAt(s, k+len("LLM engine (")), fromBanner, src, line)
+	}
+	for _, m := range []string{"vLLM API server version", "vLLM version", "vLLM Version:"} {
+		if v := after(s, m); v != "" {
+			d.set(VLLM, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"SGLang version", "sglang version", "SGLang Version:"} {
+		if v := after(s, m); v != "" {
+			d.set(SGLang, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"ATOM version", "atom version"} {
+		if v := after(s, m); v != "" {
+			d.set(ATOM, v, fromBanner, src, line)
+		}
+	}
+	// collect_env and friends.
+	for _, m := range []string{"PyTorch version:", "Torch version:", "torch version:", "torch.__version__", "current using torch:"} {
+		if v := after(s, m); v != "" {
+			d.set(Torch, v, fromBanner, src, line)
+			d.buildTag(v, src, line)
+		}
+	}
+	if v := after(s, "Python version:"); v != "" {
+		d.set(Python, v, fromBanner, src, line)
+	}
+	for _, m := range []string{"CUDA used to build PyTorch:", "CUDA runtime version:", "CUDA Version:", "CUDA version:"} {
+		if v := after(s, m); v != "" {
+			d.set(CUDA, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"ROCM used to build PyTorch:", "ROCm version:", "ROCm Version:", "HIP runtime version:"} {
+		if v := after(s, m); v != "" {
+			d.set(ROCm, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"Triton version:", "triton version:", "Triton version"} {
+		if v := after(s, m); v != "" {
+			d.set(Triton, v, fromBanner, src, line)
+		}
+	}
+	// pip pins.
+	if strings.Contains(s, "==") {
+		for _, p := range pins {
+			if k := strings.Index(s, p.pkg); k >= 0 && (k == 0 || !isPkgChar(s[k-1])) {
+				v := versionAt(s, k+len(p.pkg))
+				d.set(p.key, v, fromPin, src, line)
+				if p.key == Torch {
+					d.buildTag(v, src, line)
+				}
+			}
+		}
+	}
+	// Paths: ".../lib/python3.12/site-packages/..." (also dist-packages).
+	if k := strings.Index(s, "python3."); k >= 0 && k > 0 && (s[k-1] == '/' || s[k-1] == ' ') {
+		j := k + len("python3.")
+		e := j
+		for e < len(s) && s[e] >= '0' && s[e] <= '9' {
+			e++
+		}
+		if e > j && e < len(s) && s[e] == '/' {
+			d.set(Python, "3."+s[j:e], fromPath, src, line)
+		}
+	}
+}
+
+func isPkgChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
