@@ -1,0 +1,55 @@
+package watch
+
+import (
+	"context"
+
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/store"
+)
+
+// The supervisor decides nothing about log text, stacks or failures itself:
+// it feeds output lines to a Tracker, hands pids to a Capture and the
+// finished run to a Diagnose. pipeline.go wires them to the timeline
+// analyzer, the stacks package and the diagnose pipeline.
+
+// Tracker follows the boot's output as it is printed.
+type Tracker interface {
+	// Line is one complete output line as the boot printed it (raw bytes,
+	// newline removed). Called from one goroutine at a time.
+	Line(line []byte)
+	// Flush says the output has paused: a record held open waiting for
+	// continuation lines is complete.
+	Flush()
+	// Ready reports whether an engine printed its ready line, and that line.
+	Ready() (bool, string)
+	// Phases is the timeline so far, one entry per rank and phase; a phase
+	// still running is Open.
+	Phases() []store.Phase
+	// Rank is the rank a pid logged as (from its process prefix), "" when
+	// unknown.
+	Rank(pid int) string
+}
+
+// CaptureResult is one live stack capture of the boot's Python processes.
+type CaptureResult struct {
+	Path      string           // file in the run directory holding the capture (JSON)
+	Text      string           // buckets and findings as a person reads them
+	Findings  []record.Finding // what the stacks analysis concluded
+	Processes int              // Python processes captured
+}
+
+// Capture takes several snapshots of the stacks of pids (the caller passes
+// every descendant; non-Python ones are skipped), writes them under dir
+// with names starting with name, and summarises them.
+type Capture func(ctx context.Context, pids []int, dir, name string) (*CaptureResult, error)
+
+// Diagnosis is what the diagnose pipeline concluded about a run's logs.
+type Diagnosis struct {
+	Verdict  string // one line, first thing printed
+	Text     string // the full report as a person reads it
+	Findings []record.Finding
+}
+
+// Diagnose runs the same pipeline as `bringup diagnose` over a finished
+// run's logs (run.Logs) and stack captures.
+type Diagnose func(ctx context.Context, run *store.Run) (*Diagnosis, error)

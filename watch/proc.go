@@ -1,0 +1,159 @@
+package watch
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// procInfo is what /proc says about one process. A pid is only the same
+// process while its start time is the same: pids are reused.
+type procInfo struct {
+	PID     int
+	PPID    int
+	PGID    int
+	Start   uint64 // clock ticks after boot (field 22 of /proc/PID/stat)
+	State   byte
+	Comm    string
+	Cmdline string
+}
+
+// readStat parses /proc/PID/stat. The comm field is in parentheses and may
+// itself hold spaces and parentheses, so fields are counted from the last ')'.
+func readStat(pid int) (procInfo, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procInfo{}, err
+	}
+	open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || close < open {
+		return procInfo{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	fields := strings.Fields(string(b[close+1:]))
+	// fields[0] is state (field 3); start time is field 22 → fields[19].
+	if len(fields) < 20 {
+		return procInfo{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	p := procInfo{PID: pid, Comm: string(b[open+1 : close]), State: fields[0][0]}
+	p.PPID, _ = strconv.Atoi(fields[1])
+	p.PGID, _ = strconv.Atoi(fields[2])
+	p.Start, _ = strconv.ParseUint(fields[19], 10, 64)
+	return p, nil
+}
+
+// readCmdline is the command line with NULs as spaces; empty for kernel
+// threads and zombies.
+func readCmdline(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+}
+
+// readEnviron is the environment a process was started (exec'd) with.
+func readEnviron(pid int) (map[string]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if i := bytes.IndexByte(kv, '='); i > 0 {
+			env[string(kv[:i])] = string(kv[i+1:])
+		}
+	}
+	return env, nil
+}
+
+// children lists the direct children of pid from /proc/PID/task/*/children
+// (a child belongs to the thread that forked it).
+func children(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// descendants walks the process tree under the given roots (roots
+// included), breadth first.
+func descendants(roots ...int) []int {
+	seen := map[int]bool{}
+	queue := append([]int(nil), roots...)
+	var out []int
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+		queue = append(queue, children(p)...)
+	}
+	return out
+}
+
+// alive reports whether the process still exists as the same process and
+// is not a zombie.
+func alive(pid int, start uint64) bool {
+	p, err := readStat(pid)
+	if err != nil || p.State == 'Z' || p.State == 'X' {
+		return false
+	}
+	return start == 0 || p.Start == start
+}
+
+// becomeSubreaper makes orphaned descendants (a daemon that double-forks
+// out of the boot's process group) re-parent to us instead of init, so they
+// stay visible in our tree and can be stopped.
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// reapChild collects a dead direct child other than the boot itself (which
+// exec.Cmd waits for), so re-parented orphans do not stay zombies.
+func reapChild(pid int) {
+	var ws unix.WaitStatus
+	unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+}
+
+// signal sends sig to one process, ignoring "already gone".
+func signal(pid int, sig syscall.Signal) {
+	if pid > 1 {
+		syscall.Kill(pid, sig)
+	}
+}
+
+// shortCmd shortens a command line for one-line reports: paths become
+// their base names ("python3 envdrop.py worker 0"), then it is cut.
+func shortCmd(cmd string) string {
+	const max = 100
+	fields := strings.Fields(cmd)
+	for i, f := range fields {
+		if strings.HasPrefix(f, "/") && !strings.HasSuffix(f, "/") {
+			fields[i] = filepath.Base(f)
+		}
+	}
+	cmd = strings.Join(fields, " ")
+	if len(cmd) > max {
+		return cmd[:max-1] + "…"
+	}
+	return cmd
+}

@@ -1,0 +1,51 @@
+"""Shared pieces of the fake engine boots: vLLM-style log lines with the
+process prefix vLLM adds to every child's output, and a multiprocessing
+launcher of TP workers (spawn, as vLLM does)."""
+import datetime
+import multiprocessing
+import os
+import sys
+import time
+
+
+def log(proc, msg, level="INFO", where="gpu_model_runner.py:2912", stream=None):
+    ts = datetime.datetime.now().strftime("%m-%d %H:%M:%S")
+    for line in str(msg).split("\n"):
+        print(f"({proc} pid={os.getpid()}) {level} {ts} [{where}] {line}",
+              file=stream or sys.stdout, flush=True)
+
+
+def worker_name(rank):
+    return f"Worker_TP{rank}"
+
+
+def compile_phases(proc, fast=0.05):
+    """The startup a worker prints up to the end of torch.compile."""
+    log(proc, "Loading weights took 0.12 seconds", where="default_loader.py:267")
+    log(proc, "Model loading took 1.0 GiB memory and 0.3 seconds", where="gpu_model_runner.py:2912")
+    log(proc, "Using cache directory: /tmp/fake/torch_compile_cache/0123456789/rank_0_0/backbone for vLLM's torch.compile",
+        where="backends.py:609")
+    time.sleep(fast)
+    log(proc, "Dynamo bytecode transform time: 1.08 s", where="backends.py:278")
+    log(proc, "Cache the graph for dynamic shape for later use", where="backends.py:186")
+    time.sleep(fast)
+    log(proc, "Compiling a graph for dynamic shape takes 2.10 s", where="backends.py:215")
+    log(proc, "torch.compile takes 3.18 s in total", where="monitor.py:34")
+
+
+def engine_ready(proc="EngineCore_DP0"):
+    log(proc, "init engine (profile, create kv cache, warmup model) took 4.21 seconds", where="core.py:210")
+    log("APIServer", "Starting vLLM API server 0 on http://0.0.0.0:8000", where="api_server.py:1876")
+
+
+def spawn_workers(target, n, *args):
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=target, args=(rank,) + args, name=worker_name(rank)) for rank in range(n)]
+    for p in procs:
+        p.start()
+    return procs
+
+
+def serve_forever():
+    while True:
+        time.sleep(1)

@@ -1,0 +1,725 @@
+// Package watch supervises one engine boot: it runs the command in its own
+// process group, tees its output to the terminal and the run directory,
+// checks the environment every descendant really got, follows the startup
+// phases, notices silence (and captures every Python process's stack),
+// decides the outcome, stops the whole process tree cleanly and records the
+// run in the store.
+package watch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/store"
+)
+
+// Config is one supervised boot.
+type Config struct {
+	Command []string
+	// Env is set for the boot on top of bringup's own environment, and
+	// checked in every descendant.
+	Env       map[string]string
+	EnvStrict bool // stop the boot when a process lacks a requested variable
+
+	Silence   time.Duration // no output this long → capture stacks; 0 disables
+	OnSilence string        // "dump" (keep watching) or "stop" (outcome hung)
+	Snapshots int           // stack snapshots per capture (passed to Capture by the wiring)
+	Timeout   time.Duration // stop the boot after this long; 0 = never
+	Grace     time.Duration // SIGTERM → SIGKILL delay
+
+	ReadyURL string // ready when a GET answers 200
+	Then     string // after ready: "stop" or "keep"
+
+	// RunsDir is where run directories are made (<RunsDir>/<id>); Dir, when
+	// set, is used as the run directory itself.
+	RunsDir string
+	Dir     string
+
+	Stdout, Stderr io.Writer // where the boot's output is teed (the terminal)
+	Messages       io.Writer // bringup's own lines
+	Status         io.Writer // where the live status line is drawn; nil = none
+	Style          report.Style
+
+	Store    *store.Store // nil: the run is only written to run.json
+	Patches  *store.PatchState
+	Versions map[string]string
+
+	NewTracker func() Tracker
+	Capture    Capture
+	Diagnose   Diagnose
+
+	Poll time.Duration // how often the process tree is scanned (default 200ms)
+}
+
+// ErrNotRunnable is wrapped by errors that mean the boot never started.
+var ErrNotRunnable = errors.New("cannot start the command")
+
+// Run supervises one boot until its outcome is known and returns the run as
+// recorded. An error is returned only when the boot could not be started;
+// a failed or hung boot is a run with that outcome.
+func Run(ctx context.Context, cfg Config) (*store.Run, error) {
+	if len(cfg.Command) == 0 {
+		return nil, fmt.Errorf("%w: no command given (bringup watch [flags] -- CMD ARGS...)", ErrNotRunnable)
+	}
+	path, err := exec.LookPath(cfg.Command[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrNotRunnable, cfg.Command[0], errors.Unwrap(err))
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 200 * time.Millisecond
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	if cfg.Then == "" {
+		cfg.Then = "stop"
+	}
+	if cfg.OnSilence == "" {
+		cfg.OnSilence = "dump"
+	}
+	for _, w := range []*io.Writer{&cfg.Stdout, &cfg.Stderr, &cfg.Messages} {
+		if *w == nil {
+			*w = io.Discard
+		}
+	}
+	cwd, _ := os.Getwd()
+	w := &watcher{cfg: cfg, seen: map[int]*seenProc{}, checked: map[int]bool{}}
+	w.run = &store.Run{
+		Schema: store.Schema, Command: cfg.Command, Cwd: cwd, Env: cfg.Env, Started: time.Now(),
+		Outcome: store.OutcomeRunning, Patches: cfg.Patches, Versions: cfg.Versions,
+	}
+	if err := w.makeDir(); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(w.run.Dir, "output.log")
+	file, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run directory: %v", err)
+	}
+	defer file.Close()
+	w.run.Logs = []string{logPath}
+	if cfg.NewTracker != nil {
+		w.tracker = cfg.NewTracker()
+	}
+	var onLine func([]byte)
+	if w.tracker != nil {
+		onLine = w.tracker.Line
+	}
+	w.status = &statusLine{w: cfg.Status, atStart: true}
+	w.tee = newTee(file, cfg.Stdout, cfg.Stderr, w.status, onLine)
+	if err := w.start(path); err != nil {
+		w.run.Outcome, w.run.Reason, w.run.Ended = store.OutcomeFailed, err.Error(), time.Now()
+		w.save()
+		return nil, fmt.Errorf("%w %q: %v", ErrNotRunnable, cfg.Command[0], err)
+	}
+	w.save()
+	w.say("%s pid %d, run %s, output in %s", w.cfg.Style.Bold("watching"), w.cmd.Process.Pid, w.runName(), logPath)
+	w.loop(ctx)
+	w.finish(ctx)
+	return w.run, nil
+}
+
+type seenProc struct {
+	info procInfo
+	env  bool // environment checked for this command line
+}
+
+type watcher struct {
+	cfg     Config
+	run     *store.Run
+	cmd     *exec.Cmd
+	tee     *tee
+	tracker Tracker
+	status  *statusLine
+
+	pumps    sync.WaitGroup
+	exited   chan struct{}
+	preexist map[int]bool      // our children before the boot: not the boot's
+	seen     map[int]*seenProc // every process of the boot seen so far
+	checked  map[int]bool      // pids reported in the env check
+	envIdx   map[int]int       // pid → index in run.EnvCheck
+	readyC   chan string       // --ready-url answered
+	stopOnce sync.Once
+	isReady  bool
+	storeErr bool
+}
+
+// makeDir creates the run directory, named by the store's run id when the
+// store is usable.
+func (w *watcher) makeDir() error {
+	if w.cfg.Dir == "" {
+		w.save() // assigns the id
+		name := time.Now().Format("20060102-150405") + fmt.Sprintf("-%d", os.Getpid())
+		if w.run.ID > 0 {
+			name = fmt.Sprintf("%d", w.run.ID)
+		}
+		w.cfg.Dir = filepath.Join(w.cfg.RunsDir, name)
+	}
+	w.run.Dir = w.cfg.Dir
+	if err := os.MkdirAll(w.run.Dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create the run directory: %v (pass --run-dir)", err)
+	}
+	return nil
+}
+
+func (w *watcher) runName() string {
+	if w.run.ID > 0 {
+		return fmt.Sprintf("#%d", w.run.ID)
+	}
+	return "(not recorded)"
+}
+
+// start launches the boot in its own process group with the requested
+// environment.
+func (w *watcher) start(path string) error {
+	if err := becomeSubreaper(); err != nil {
+		w.say("%s cannot become a child subreaper (%v): a daemon that leaves the process group may escape", w.cfg.Style.Yellow("warning"), err)
+	}
+	w.preexist = map[int]bool{}
+	for _, c := range children(os.Getpid()) {
+		w.preexist[c] = true
+	}
+	env := os.Environ()
+	keys := sortedKeys(w.cfg.Env)
+	for _, k := range keys {
+		env = append(env, k+"="+w.cfg.Env[k])
+	}
+	w.cmd = exec.Command(path, w.cfg.Command[1:]...)
+	w.cmd.Env = env
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	w.cmd.Stdout, w.cmd.Stderr = outW, errW
+	err = w.cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return err
+	}
+	w.pumps.Add(2)
+	go func() { defer w.pumps.Done(); w.tee.pump(0, outR); outR.Close() }()
+	go func() { defer w.pumps.Done(); w.tee.pump(1, errR); errR.Close() }()
+	w.exited = make(chan struct{})
+	go func() { w.cmd.Wait(); close(w.exited) }()
+	w.readyC = make(chan string, 1)
+	return nil
+}
+
+func (w *watcher) loop(ctx context.Context) {
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	if w.cfg.ReadyURL != "" {
+		go pollReady(pollCtx, w.cfg.ReadyURL, w.readyC)
+	}
+	var timeout <-chan time.Time
+	if w.cfg.Timeout > 0 {
+		t := time.NewTimer(w.cfg.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	tick := time.NewTicker(w.cfg.Poll)
+	defer tick.Stop()
+	silenceBase := w.run.Started
+	lastDraw := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			if w.isReady {
+				w.say("interrupted after ready: stopping the boot")
+			} else {
+				w.conclude(store.OutcomeInterrupted, "interrupted (Ctrl-C or SIGTERM)")
+			}
+			w.stopBoot()
+			return
+		case <-w.exited:
+			w.scan() // last look at what the boot left behind
+			w.childExited()
+			return
+		case <-timeout:
+			w.say("%s after %s: capturing stacks, then stopping the boot", w.cfg.Style.Red("timeout"), w.cfg.Timeout)
+			w.capture(ctx, "timeout")
+			w.conclude(store.OutcomeTimeout, fmt.Sprintf("did not become ready within --timeout %s", w.cfg.Timeout))
+			w.stopBoot()
+			return
+		case how := <-w.readyC:
+			if w.becameReady(how) {
+				return
+			}
+		case now := <-tick.C:
+			if w.scan() && w.cfg.EnvStrict {
+				w.conclude(store.OutcomeFailed, "a process lacks a requested environment variable (--env-strict)")
+				w.stopBoot()
+				return
+			}
+			silent := w.tee.since(now)
+			if w.tracker != nil {
+				var ready bool
+				var line string
+				w.tee.locked(func() {
+					if silent > 300*time.Millisecond {
+						w.tracker.Flush()
+					}
+					ready, line = w.tracker.Ready()
+				})
+				if ready && !w.isReady && w.becameReady(strings.TrimSpace(line)) {
+					return
+				}
+			}
+			if w.cfg.Silence > 0 && silent >= w.cfg.Silence && now.Sub(silenceBase) >= w.cfg.Silence {
+				silenceBase = now
+				if w.onSilence(ctx, now, silent) {
+					return
+				}
+			}
+			if w.cfg.Status != nil && now.Sub(lastDraw) >= time.Second {
+				lastDraw = now
+				w.drawStatus(now, silent)
+			}
+		}
+	}
+}
+
+// becameReady records readiness; it reports whether watching ends.
+func (w *watcher) becameReady(how string) bool {
+	if w.isReady {
+		return false
+	}
+	w.isReady = true
+	w.conclude(store.OutcomeReady, "ready: "+how)
+	w.say("%s after %s (%s)", w.cfg.Style.Green(w.cfg.Style.Bold("ready")), round(time.Since(w.run.Started)), how)
+	w.save()
+	if w.cfg.Then == "keep" {
+		w.say("--then keep: still watching; Ctrl-C stops the boot")
+		return false
+	}
+	w.stopBoot()
+	return true
+}
+
+// onSilence handles a stretch without output; it reports whether watching
+// ends.
+func (w *watcher) onSilence(ctx context.Context, now time.Time, silent time.Duration) bool {
+	sil := store.Silence{At: now, Seconds: silent.Seconds()}
+	if pct, tool, ok := gpuUtil(ctx); ok {
+		sil.GPUBusy = fmt.Sprintf("%d%% (%s)", pct, tool)
+		if pct >= gpuBusyPercent {
+			w.say("no output for %s, but the GPU is busy (%s): not treated as a hang", round(silent), sil.GPUBusy)
+			return false
+		}
+	}
+	w.say("%s: no output for %s; capturing the stacks of every Python process", w.cfg.Style.Yellow("silence"), round(silent))
+	n := len(w.run.Silences) + 1
+	res := w.capture(ctx, fmt.Sprintf("silence-%d", n))
+	if res != nil {
+		sil.StacksPath, sil.Summary = res.Path, firstLine(res.Text)
+	}
+	w.run.Silences = append(w.run.Silences, sil)
+	w.save()
+	if w.cfg.OnSilence == "stop" {
+		w.conclude(store.OutcomeHung, fmt.Sprintf("no output for %s (--silence %s, --on-silence stop)", round(silent), w.cfg.Silence))
+		w.stopBoot()
+		return true
+	}
+	return false
+}
+
+// capture takes the stacks of every process of the boot and prints the
+// buckets and findings.
+func (w *watcher) capture(ctx context.Context, name string) *CaptureResult {
+	if w.cfg.Capture == nil {
+		w.say("stack capture is not available in this build")
+		return nil
+	}
+	pids := w.pids()
+	res, err := w.cfg.Capture(ctx, pids, w.run.Dir, name)
+	if err != nil {
+		w.say("%s stack capture failed: %v", w.cfg.Style.Yellow("warning"), err)
+		return nil
+	}
+	w.run.Findings = mergeFindings(w.run.Findings, res.Findings)
+	w.tee.locked(func() {
+		w.status.clearLocked()
+		fmt.Fprintf(w.cfg.Messages, "%s\n", strings.TrimRight(res.Text, "\n"))
+		if res.Path != "" {
+			fmt.Fprintf(w.cfg.Messages, "bringup watch: stacks of %d processes saved to %s\n", res.Processes, res.Path)
+		}
+	})
+	return res
+}
+
+// childExited decides the outcome when the boot's main process ends by
+// itself.
+func (w *watcher) childExited() {
+	st := w.cmd.ProcessState
+	code := st.ExitCode()
+	desc := fmt.Sprintf("exit status %d", code)
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		desc = "killed by " + ws.Signal().String()
+	}
+	switch {
+	case w.isReady:
+		w.say("the boot ended after ready (%s)", desc)
+	case code == 0:
+		w.conclude(store.OutcomeExited, "the command exited with status 0 before it was ready")
+	default:
+		w.conclude(store.OutcomeFailed, "the command ended before it was ready: "+desc)
+	}
+	// Workers or daemons it left behind go too.
+	w.stopBoot()
+}
+
+// conclude sets the outcome once; later calls keep the first.
+func (w *watcher) conclude(outcome, reason string) {
+	if w.run.Outcome != store.OutcomeRunning {
+		return
+	}
+	w.run.Outcome, w.run.Reason = outcome, reason
+}
+
+// scan walks the boot's process tree, remembers every process, checks the
+// environment of new ones and reports whether a process lacked a requested
+// variable.
+func (w *watcher) scan() bool {
+	bad := false
+	for _, pid := range w.treePIDs() {
+		info, err := readStat(pid)
+		if err != nil || info.State == 'Z' {
+			continue
+		}
+		info.Cmdline = readCmdline(pid)
+		sp := w.seen[pid]
+		if sp == nil || sp.info.Start != info.Start || sp.info.Cmdline != info.Cmdline {
+			// New process, or the same pid after exec: its environment may
+			// be new too.
+			sp = &seenProc{info: info}
+			w.seen[pid] = sp
+		}
+		if sp.env || len(w.cfg.Env) == 0 {
+			continue
+		}
+		env, err := readEnviron(pid)
+		if err != nil {
+			continue // gone, or not ours to read; the next scan retries
+		}
+		sp.env = true
+		if w.checkEnv(info, env) {
+			bad = true
+		}
+	}
+	return bad
+}
+
+// checkEnv compares one process's environment with the request and
+// records and prints a mismatch.
+func (w *watcher) checkEnv(info procInfo, env map[string]string) bool {
+	ec := store.EnvCheck{PID: info.PID, Process: shortCmd(info.Cmdline), Different: map[string]store.EnvDiff{}, At: time.Now()}
+	if ec.Process == "" {
+		ec.Process = info.Comm
+	}
+	for _, k := range sortedKeys(w.cfg.Env) {
+		got, ok := env[k]
+		switch {
+		case !ok:
+			ec.Missing = append(ec.Missing, k)
+		case got != w.cfg.Env[k]:
+			ec.Different[k] = store.EnvDiff{Want: w.cfg.Env[k], Got: got}
+		}
+	}
+	if len(ec.Missing) == 0 && len(ec.Different) == 0 {
+		return false
+	}
+	if w.envIdx == nil {
+		w.envIdx = map[int]int{}
+	}
+	if i, ok := w.envIdx[info.PID]; ok {
+		w.run.EnvCheck[i] = ec // re-checked after an exec
+	} else {
+		w.envIdx[info.PID] = len(w.run.EnvCheck)
+		w.run.EnvCheck = append(w.run.EnvCheck, ec)
+	}
+	var what []string
+	if len(ec.Missing) > 0 {
+		what = append(what, "missing "+strings.Join(ec.Missing, ", "))
+	}
+	for _, k := range sortedKeys(ec.Different) {
+		d := ec.Different[k]
+		what = append(what, fmt.Sprintf("%s=%q (requested %q)", k, d.Got, d.Want))
+	}
+	w.say("%s pid %d (%s): %s", w.cfg.Style.Red("env"), info.PID, ec.Process, strings.Join(what, "; "))
+	w.save()
+	return true
+}
+
+// treePIDs is every live process of the boot: the descendants of our own
+// children that were not there before the boot (the boot, and orphans
+// re-parented to us as subreaper), plus processes seen earlier that are
+// still the same process (in case they were re-parented elsewhere).
+func (w *watcher) treePIDs() []int {
+	var roots []int
+	for _, c := range children(os.Getpid()) {
+		if !w.preexist[c] {
+			roots = append(roots, c)
+		}
+	}
+	pids := descendants(roots...)
+	in := map[int]bool{}
+	for _, p := range pids {
+		in[p] = true
+	}
+	for pid, sp := range w.seen {
+		if !in[pid] && alive(pid, sp.info.Start) {
+			pids = append(pids, descendants(pid)...)
+			in[pid] = true
+		}
+	}
+	return pids
+}
+
+// pids is the boot's live processes, sorted.
+func (w *watcher) pids() []int {
+	var out []int
+	for _, p := range w.treePIDs() {
+		if alive(p, 0) {
+			out = append(out, p)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// stopBoot ends the boot and everything it started: SIGTERM to the process
+// group and to every process of the tree (some leave the group), SIGKILL
+// to whatever is left after the grace period, then reap re-parented
+// orphans. Idempotent.
+func (w *watcher) stopBoot() {
+	w.stopOnce.Do(func() {
+		pgid := w.cmd.Process.Pid
+		w.scan()
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		for _, p := range w.pids() {
+			signal(p, syscall.SIGTERM)
+		}
+		deadline := time.Now().Add(w.cfg.Grace)
+		for time.Now().Before(deadline) {
+			w.reap()
+			if len(w.pids()) == 0 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		// Processes can fork while being killed: repeat until none is left.
+		for round := 0; round < 20; round++ {
+			left := w.pids()
+			if len(left) == 0 {
+				break
+			}
+			if round == 0 {
+				w.say("%d process(es) still running after %s: SIGKILL", len(left), w.cfg.Grace)
+			}
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			for _, p := range left {
+				signal(p, syscall.SIGKILL)
+			}
+			time.Sleep(50 * time.Millisecond)
+			w.reap()
+		}
+		select {
+		case <-w.exited:
+		case <-time.After(5 * time.Second):
+			w.say("%s the boot's main process did not go away after SIGKILL", w.cfg.Style.Red("warning"))
+		}
+		w.reap()
+	})
+}
+
+// reap collects zombies among our direct children that are not the boot's
+// main process (exec.Cmd waits for that one).
+func (w *watcher) reap() {
+	for _, c := range children(os.Getpid()) {
+		if w.preexist[c] || (w.cmd.Process != nil && c == w.cmd.Process.Pid) {
+			continue
+		}
+		if p, err := readStat(c); err == nil && p.State == 'Z' {
+			reapChild(c)
+		}
+	}
+}
+
+// finish writes down the outcome: exit status, timeline, ranks of the env
+// report, diagnosis, and saves the run.
+func (w *watcher) finish(ctx context.Context) {
+	// The pipes close once every process that held them is gone; a process
+	// we could not stop must not hold the run open forever.
+	done := make(chan struct{})
+	go func() { w.pumps.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		w.say("%s some process still holds the boot's output open; output after this point is not saved", w.cfg.Style.Yellow("warning"))
+	}
+	w.run.Ended = time.Now()
+	if st := w.cmd.ProcessState; st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			w.run.Signal = ws.Signal().String()
+		} else {
+			code := st.ExitCode()
+			w.run.ExitCode = &code
+		}
+	}
+	w.run.Lines, w.run.Bytes = w.tee.counts()
+	if w.tee.fileErr != nil {
+		w.say("%s writing output.log: %v", w.cfg.Style.Red("error"), w.tee.fileErr)
+	}
+	if w.tracker != nil {
+		w.tee.locked(func() {
+			w.tracker.Flush()
+			w.run.Timeline = w.tracker.Phases()
+			for i := range w.run.EnvCheck {
+				w.run.EnvCheck[i].Rank = w.tracker.Rank(w.run.EnvCheck[i].PID)
+			}
+		})
+	}
+	w.status.clearLocked()
+	if w.run.Outcome != store.OutcomeReady && w.cfg.Diagnose != nil {
+		w.save() // logs are complete; the diagnosis reads them
+		d, err := w.cfg.Diagnose(ctx, w.run)
+		if err != nil {
+			w.say("%s diagnosis failed: %v", w.cfg.Style.Yellow("warning"), err)
+		} else if d != nil {
+			w.run.Verdict = d.Verdict
+			w.run.Findings = mergeFindings(w.run.Findings, d.Findings)
+			if strings.TrimSpace(d.Text) != "" {
+				fmt.Fprintf(w.cfg.Messages, "%s\n", strings.TrimRight(d.Text, "\n"))
+			}
+		}
+	}
+	w.save()
+}
+
+// save writes run.json into the run directory (always) and the run into
+// the store (when there is one). A store failure is reported once and
+// the boot goes on: its output and run.json are still saved.
+func (w *watcher) save() {
+	if w.run.Dir != "" {
+		if b, err := json.MarshalIndent(w.run, "", "  "); err == nil {
+			tmp := filepath.Join(w.run.Dir, ".run.json.tmp")
+			if os.WriteFile(tmp, append(b, '\n'), 0o644) == nil {
+				os.Rename(tmp, filepath.Join(w.run.Dir, "run.json"))
+			}
+		}
+	}
+	if w.cfg.Store == nil || w.storeErr {
+		return
+	}
+	if err := w.cfg.Store.Save(w.run); err != nil {
+		w.storeErr = true
+		w.say("%s %v; this run is not recorded in the store (its output and run.json are still written)", w.cfg.Style.Red("store:"), err)
+	}
+}
+
+// say prints one of bringup's own lines without cutting into the boot's.
+func (w *watcher) say(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if w.tee == nil {
+		fmt.Fprintf(w.cfg.Messages, "bringup watch: %s\n", msg)
+		return
+	}
+	w.tee.locked(func() {
+		w.status.clearLocked()
+		fmt.Fprintf(w.cfg.Messages, "bringup watch: %s\n", msg)
+	})
+}
+
+func (w *watcher) drawStatus(now time.Time, silent time.Duration) {
+	w.tee.locked(func() {
+		var phases []store.Phase
+		if w.tracker != nil {
+			phases = w.tracker.Phases()
+		}
+		note := ""
+		if w.isReady {
+			note = "ready"
+		}
+		w.status.drawLocked(statusText(now.Sub(w.run.Started), silent, phases, note))
+	})
+}
+
+// pollReady GETs url every second until it answers 200.
+func pollReady(ctx context.Context, url string, ready chan<- string) {
+	client := &http.Client{Timeout: 2 * time.Second}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return
+		}
+		if resp, err := client.Do(req); err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				ready <- url + " answered 200"
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// mergeFindings adds findings whose rule is not there yet.
+func mergeFindings(have, add []record.Finding) []record.Finding {
+	seen := map[string]bool{}
+	for _, f := range have {
+		seen[f.Rule] = true
+	}
+	for _, f := range add {
+		if !seen[f.Rule] {
+			seen[f.Rule] = true
+			have = append(have, f)
+		}
+	}
+	return have
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

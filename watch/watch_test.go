@@ -1,0 +1,417 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bringup-tool/bringup/store"
+)
+
+// These tests run real child processes: the small Python programs in
+// testdata/ that boot like an engine (multiprocessing workers, vLLM-style
+// prefixed logs). Nothing of the OS or the database is mocked.
+
+func needPython(t *testing.T) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not on PATH: the fake boots need it")
+	}
+	return py
+}
+
+func script(name string) string {
+	abs, _ := filepath.Abs(filepath.Join("testdata", name))
+	return abs
+}
+
+type bootResult struct {
+	run    *store.Run
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	msgs   bytes.Buffer
+	st     *store.Store
+}
+
+// boot runs cfg under watch with a fresh store and run directory, and
+// checks afterwards that no process of the boot is left.
+func boot(t *testing.T, ctx context.Context, cfg Config) *bootResult {
+	t.Helper()
+	res := &bootResult{}
+	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	res.st = st
+	before := map[int]bool{}
+	for _, c := range children(os.Getpid()) {
+		before[c] = true
+	}
+	if cfg.Store == nil {
+		cfg.Store = st
+	}
+	cfg.RunsDir = t.TempDir()
+	cfg.Stdout, cfg.Stderr, cfg.Messages = &res.stdout, &res.stderr, &res.msgs
+	if cfg.Grace == 0 {
+		cfg.Grace = 2 * time.Second
+	}
+	if cfg.Poll == 0 {
+		cfg.Poll = 100 * time.Millisecond
+	}
+	run, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Run: %v\nmessages:\n%s", err, res.msgs.String())
+	}
+	res.run = run
+	t.Logf("outcome %s (%s)\nmessages:\n%s", run.Outcome, run.Reason, res.msgs.String())
+	for _, c := range children(os.Getpid()) {
+		if !before[c] {
+			if p, err := readStat(c); err == nil && p.State != 'Z' {
+				t.Errorf("process %d (%s) of the boot is still running after watch returned", c, readCmdline(c))
+			}
+		}
+	}
+	return res
+}
+
+func readLog(t *testing.T, run *store.Run) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(run.Dir, "output.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestFailedBoot(t *testing.T) {
+	py := needPython(t)
+	called := false
+	r := boot(t, t.Context(), Config{
+		Command: []string{py, script("fail.py")},
+		Timeout: 60 * time.Second,
+		Diagnose: func(ctx context.Context, run *store.Run) (*Diagnosis, error) {
+			called = true
+			// The diagnosis must see the complete log.
+			b, err := os.ReadFile(run.Logs[0])
+			if err != nil {
+				return nil, err
+			}
+			if !bytes.Contains(b, []byte("Engine core initialization failed")) {
+				t.Errorf("diagnose ran before the log was complete:\n%s", b)
+			}
+			return &Diagnosis{Verdict: "verdict line"}, nil
+		},
+	})
+	run := r.run
+	if run.Outcome != store.OutcomeFailed || run.ExitCode == nil || *run.ExitCode != 1 {
+		t.Errorf("outcome %q exit %v, want failed exit 1", run.Outcome, run.ExitCode)
+	}
+	if !called || run.Verdict != "verdict line" {
+		t.Errorf("diagnose called=%v verdict=%q", called, run.Verdict)
+	}
+	log := readLog(t, run)
+	for _, want := range []string{"KeyError: 'in_proj_qkvbfg_a'", "(Worker_TP1 pid=", "EngineCore failed to start.", "Failed core proc(s)"} {
+		if !bytes.Contains(log, []byte(want)) {
+			t.Errorf("output.log lacks %q", want)
+		}
+	}
+	// stdout went to stdout, stderr to stderr.
+	if !strings.Contains(r.stderr.String(), "Engine core initialization failed") || strings.Contains(r.stdout.String(), "Engine core initialization failed") {
+		t.Errorf("stderr line not teed to stderr only")
+	}
+	got, err := r.st.Get("last")
+	if err != nil || got.Outcome != store.OutcomeFailed || got.Verdict != "verdict line" || got.Lines != run.Lines {
+		t.Errorf("stored run: %+v, %v", got, err)
+	}
+	var onDisk store.Run
+	b, _ := os.ReadFile(filepath.Join(run.Dir, "run.json"))
+	if err := json.Unmarshal(b, &onDisk); err != nil || onDisk.Schema != store.Schema || onDisk.Outcome != store.OutcomeFailed {
+		t.Errorf("run.json: %v %+v", err, onDisk)
+	}
+}
+
+func TestSilentBootIsCaptured(t *testing.T) {
+	py := needPython(t)
+	const silence = 1500 * time.Millisecond
+	r := boot(t, t.Context(), Config{
+		Command:   []string{py, script("silent.py")},
+		Silence:   silence,
+		OnSilence: "stop",
+		Timeout:   60 * time.Second,
+		Capture:   PyprocCapture(2, 300*time.Millisecond),
+	})
+	run := r.run
+	if run.Outcome != store.OutcomeHung {
+		t.Fatalf("outcome %q, want hung", run.Outcome)
+	}
+	if len(run.Silences) != 1 {
+		t.Fatalf("silences = %+v", run.Silences)
+	}
+	s := run.Silences[0]
+	if s.Seconds < silence.Seconds() || s.Seconds > silence.Seconds()+2 {
+		t.Errorf("silence detected after %.2fs of quiet, want within [%v, %v+2s]", s.Seconds, silence, silence)
+	}
+	if s.StacksPath == "" {
+		t.Fatalf("no stacks captured; messages:\n%s", r.msgs.String())
+	}
+	var dump struct {
+		Schema    string        `json:"schema"`
+		Processes []liveProcess `json:"processes"`
+	}
+	b, err := os.ReadFile(s.StacksPath)
+	if err != nil || json.Unmarshal(b, &dump) != nil {
+		t.Fatalf("stacks file %s: %v", s.StacksPath, err)
+	}
+	// Both workers, in both snapshots, sit in operator_str under 40 nested
+	// ExternKernel.__str__ frames.
+	deep := map[int]int{}
+	for _, p := range dump.Processes {
+		for _, th := range p.Threads {
+			n, op := 0, false
+			for _, f := range th.Frames {
+				if strings.HasSuffix(f.Func, "ExternKernel.__str__") {
+					n++
+				}
+				if strings.HasSuffix(f.Func, "operator_str") {
+					op = true
+				}
+			}
+			if n >= 40 && op {
+				deep[p.PID]++
+			}
+		}
+	}
+	if len(deep) != 2 {
+		t.Errorf("processes stuck in the deep recursion: %v, want 2 workers", deep)
+	}
+	for pid, n := range deep {
+		if n != 2 {
+			t.Errorf("pid %d seen stuck in %d snapshots, want 2", pid, n)
+		}
+	}
+	if !strings.Contains(r.msgs.String(), "ExternKernel.__str__") {
+		t.Errorf("the capture summary was not printed")
+	}
+}
+
+func TestEnvDroppedByLauncher(t *testing.T) {
+	py := needPython(t)
+	for _, strict := range []bool{false, true} {
+		t.Run("strict="+strconv.FormatBool(strict), func(t *testing.T) {
+			r := boot(t, t.Context(), Config{
+				Command:   []string{py, script("envdrop.py")},
+				Env:       map[string]string{"VLLM_USE_AOT_COMPILE": "0", "VLLM_COMPILE_FULLGRAPH": "0", "TORCH_COMPILE_DEBUG": "1"},
+				EnvStrict: strict,
+				Timeout:   4 * time.Second,
+			})
+			run := r.run
+			launcher := 0
+			if len(run.EnvCheck) == 0 {
+				t.Fatal("no env mismatch reported")
+			}
+			for _, ec := range run.EnvCheck {
+				if !strings.Contains(ec.Process, "envdrop.py worker") {
+					t.Errorf("pid %d (%s) reported, but only the workers lost variables", ec.PID, ec.Process)
+					launcher++
+					continue
+				}
+				if strings.Join(ec.Missing, ",") != "VLLM_COMPILE_FULLGRAPH,VLLM_USE_AOT_COMPILE" {
+					t.Errorf("pid %d missing %v", ec.PID, ec.Missing)
+				}
+				if d := ec.Different["TORCH_COMPILE_DEBUG"]; d.Want != "1" || d.Got != "0" {
+					t.Errorf("pid %d different %v", ec.PID, ec.Different)
+				}
+			}
+			if strict {
+				if run.Outcome != store.OutcomeFailed || !strings.Contains(run.Reason, "env-strict") {
+					t.Errorf("strict: outcome %q (%s)", run.Outcome, run.Reason)
+				}
+			} else if len(run.EnvCheck) != 2 {
+				t.Errorf("env check has %d entries, want the 2 workers", len(run.EnvCheck))
+			}
+			if !strings.Contains(r.msgs.String(), "missing VLLM_COMPILE_FULLGRAPH, VLLM_USE_AOT_COMPILE") {
+				t.Errorf("mismatch not printed while running")
+			}
+		})
+	}
+}
+
+func readPids(t *testing.T, path string) []int {
+	t.Helper()
+	var b []byte
+	for i := 0; i < 100; i++ {
+		if b, _ = os.ReadFile(path); len(b) > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		p, _ := strconv.Atoi(f)
+		pids = append(pids, p)
+	}
+	if len(pids) != 3 {
+		t.Fatalf("pid file %s: %q", path, b)
+	}
+	return pids
+}
+
+func TestStubbornBootLeavesNoOrphans(t *testing.T) {
+	py := needPython(t)
+	for _, mode := range []string{"timeout", "exit"} {
+		t.Run(mode, func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pids")
+			cmd := []string{py, script("stubborn.py"), pidfile}
+			if mode == "exit" {
+				cmd = append(cmd, "exit")
+			}
+			r := boot(t, t.Context(), Config{Command: cmd, Timeout: 2 * time.Second, Grace: 500 * time.Millisecond})
+			want := map[string]string{"timeout": store.OutcomeTimeout, "exit": store.OutcomeExited}[mode]
+			if r.run.Outcome != want {
+				t.Errorf("outcome %q, want %q", r.run.Outcome, want)
+			}
+			// The SIGTERM-ignoring child and the daemon that left the
+			// process group (setsid + double fork) are gone too.
+			for _, pid := range readPids(t, pidfile) {
+				if alive(pid, 0) {
+					t.Errorf("pid %d (%s) survived", pid, readCmdline(pid))
+					signal(pid, 9)
+				}
+			}
+		})
+	}
+}
+
+func TestFloodNoLineLost(t *testing.T) {
+	py := needPython(t)
+	const n = 300000
+	for _, stream := range []string{"stdout", "stderr"} {
+		t.Run(stream, func(t *testing.T) {
+			r := boot(t, t.Context(), Config{Command: []string{py, script("flood.py"), strconv.Itoa(n), stream}, Timeout: 60 * time.Second})
+			log := readLog(t, r.run)
+			if got := bytes.Count(log, []byte("\n")); got != n {
+				t.Errorf("output.log has %d lines, the boot printed %d", got, n)
+			}
+			if r.run.Lines != n {
+				t.Errorf("run counted %d lines, want %d", r.run.Lines, n)
+			}
+			term := r.stdout.Len()
+			if stream == "stderr" {
+				term = r.stderr.Len()
+			}
+			if int64(term) != r.run.Bytes || int64(len(log)) != r.run.Bytes {
+				t.Errorf("bytes: terminal %d, file %d, counted %d", term, len(log), r.run.Bytes)
+			}
+			if !bytes.Contains(log, []byte("flood line "+strconv.Itoa(n-1)+" ")) {
+				t.Error("last line missing")
+			}
+			if r.run.Outcome != store.OutcomeExited {
+				t.Errorf("outcome %q", r.run.Outcome)
+			}
+		})
+	}
+}
+
+func TestBinaryOutputSavedAsIs(t *testing.T) {
+	py := needPython(t)
+	r := boot(t, t.Context(), Config{Command: []string{py, script("binary.py")}, Timeout: 30 * time.Second})
+	want := []byte("text line 1\n\x00\x01\x02\xff\xfe binary\n")
+	var all []byte
+	for i := 0; i < 256; i++ {
+		all = append(all, byte(i))
+	}
+	want = append(want, bytes.Repeat(all, 8)...)
+	want = append(want, '\n')
+	want = append(want, bytes.Repeat([]byte("x"), 2<<20)...)
+	want = append(want, []byte("\nlast line without newline\n")...)
+	if got := readLog(t, r.run); !bytes.Equal(got, want) {
+		t.Errorf("output.log differs from what the boot printed: %d bytes, want %d", len(got), len(want))
+	}
+	if r.run.Outcome != store.OutcomeExited {
+		t.Errorf("outcome %q", r.run.Outcome)
+	}
+}
+
+func TestCommandProblems(t *testing.T) {
+	py := needPython(t)
+	_, err := Run(t.Context(), Config{Command: []string{"no-such-engine-binary"}, RunsDir: t.TempDir()})
+	if !errors.Is(err, ErrNotRunnable) || !strings.Contains(err.Error(), "no-such-engine-binary") {
+		t.Errorf("missing command: %v", err)
+	}
+	r := boot(t, t.Context(), Config{Command: []string{py, "-c", "import sys; sys.exit(3)"}})
+	if r.run.Outcome != store.OutcomeFailed || r.run.ExitCode == nil || *r.run.ExitCode != 3 {
+		t.Errorf("exit 3: outcome %q exit %v", r.run.Outcome, r.run.ExitCode)
+	}
+	r = boot(t, t.Context(), Config{Command: []string{"true"}})
+	if r.run.Outcome != store.OutcomeExited || *r.run.ExitCode != 0 {
+		t.Errorf("true: outcome %q", r.run.Outcome)
+	}
+	r = boot(t, t.Context(), Config{Command: []string{py, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"}})
+	if r.run.Outcome != store.OutcomeFailed || r.run.Signal != "segmentation fault" || r.run.ExitCode != nil {
+		t.Errorf("SIGSEGV: outcome %q signal %q exit %v", r.run.Outcome, r.run.Signal, r.run.ExitCode)
+	}
+}
+
+func TestInterruptStopsEverything(t *testing.T) {
+	py := needPython(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(2500*time.Millisecond, cancel)
+	start := time.Now()
+	r := boot(t, ctx, Config{Command: []string{py, script("silent.py")}})
+	if r.run.Outcome != store.OutcomeInterrupted {
+		t.Errorf("outcome %q, want interrupted", r.run.Outcome)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Errorf("interrupt took %v", time.Since(start))
+	}
+	got, err := r.st.Get("last")
+	if err != nil || got.Outcome != store.OutcomeInterrupted || got.Ended.IsZero() {
+		t.Errorf("stored: %+v %v", got, err)
+	}
+}
+
+func TestLockedStoreStillSavesOutput(t *testing.T) {
+	py := needPython(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Another process's transaction holds the write lock for the whole boot.
+	locker, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	conn, err := locker.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(context.Background(), "ROLLBACK")
+	r := boot(t, t.Context(), Config{Command: []string{py, "-c", "print('hello from the boot')"}, Store: st})
+	if !strings.Contains(r.msgs.String(), "locked by another process") {
+		t.Errorf("no locked-store message:\n%s", r.msgs.String())
+	}
+	if !bytes.Contains(readLog(t, r.run), []byte("hello from the boot")) {
+		t.Error("output not saved")
+	}
+	if _, err := os.Stat(filepath.Join(r.run.Dir, "run.json")); err != nil {
+		t.Errorf("run.json not written: %v", err)
+	}
+}
