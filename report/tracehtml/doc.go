@@ -1,0 +1,2 @@
+// Package tracehtml writes the HTML report of `bringup trace`.
+package tracehtml

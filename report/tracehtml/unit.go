@@ -1,0 +1,349 @@
+package tracehtml
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/ingest/torchtrace"
+)
+
+type kv struct{ K, V string }
+
+type frameRow struct{ Func, Where string }
+
+type unitTop struct {
+	Page         pageMeta
+	Status       string
+	StatusClass  string
+	VerdictClass string
+	Headline     string
+	Points       []string
+	Facts        []kv
+	Timeline     *timelineView
+	PhaseNote    string
+	Stack        []frameRow
+	Metrics      []kv
+	Artifacts    []artifactHead
+}
+
+type artifactHead struct {
+	Anchor string
+	Name   string
+	Meta   string
+	Open   bool
+}
+
+type artifactTail struct {
+	Full  string // relative link to the whole payload, when not all shown inline
+	Shown string
+	Err   string
+}
+
+// statusClass maps a compile status to its pill colour.
+func statusClass(st string) string {
+	switch st {
+	case compiles.StatusOK:
+		return "s-ok"
+	case compiles.StatusFailed:
+		return "s-error"
+	case compiles.StatusRestarted:
+		return "s-break"
+	case compiles.StatusEmpty:
+		return "s-empty"
+	case compiles.StatusRunning:
+		return "s-running"
+	}
+	return "s-missing"
+}
+
+// statusWord is the status as the pill reads.
+func statusWord(st string) string {
+	switch st {
+	case compiles.StatusNoMetrics:
+		return "no metrics"
+	case compiles.StatusRestarted:
+		return "graph break"
+	case "":
+		return "unknown"
+	}
+	return st
+}
+
+// openByDefault are the artifacts a reader looks at first.
+var openByDefault = map[string]bool{
+	"dynamo_output_graph": true, "dynamo_error": true, "dynamo_graph_break_reason": true, "recompile_reasons": true,
+}
+
+func fmtSize(n int64) string {
+	switch {
+	case n < 10<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 10<<20:
+		return fmt.Sprintf("%.0f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+func (s *site) writeUnit(dir string, u *unit) error {
+	root := strings.Repeat("../", strings.Count(u.File, "/"))
+	top := unitTop{Page: pageMeta{Root: root, Footer: s.opts.Footer, Back: true}}
+	k := key(u.Path, u.ID)
+	if c := u.C; c != nil {
+		top.Page.Title = fmt.Sprintf("[%s] on %s", c.ID, u.Label)
+		top.Page.Subtitle = s.opts.Title
+		top.Status, top.StatusClass = statusWord(c.Status), statusClass(c.Status)
+		top.Headline, top.VerdictClass, top.Points = unitVerdict(c)
+		top.Facts = unitFacts(c, u)
+		for i := len(c.Stack) - 1; i >= 0; i-- { // Python prints outermost first
+			f := c.Stack[i]
+			top.Stack = append(top.Stack, frameRow{Func: f.Func, Where: fmt.Sprintf("%s:%d", f.File, f.Line)})
+		}
+		top.Metrics = secondsRows(c.Seconds)
+	} else {
+		top.Page.Title = "Outside any compile on " + u.Label
+		top.Page.Subtitle = s.opts.Title
+		top.Status, top.StatusClass, top.VerdictClass = "no compile id", "s-empty", "warn"
+		top.Headline = fmt.Sprintf("%d events of %s carry no compile id (export, AOTInductor, or events outside torch.compile).", len(u.Artifacts), u.Label)
+		top.Facts = []kv{{"input", u.Path}, {"rank", rankWord(u.Rank)}}
+	}
+	if u.ID != "" || u.C == nil {
+		var lane tlLane
+		lane.Name = "[" + orDash(u.ID) + "]"
+		for _, i := range s.phases[k] {
+			lane.Phases = append(lane.Phases, tlPhase{P: &s.res.Phases[i]})
+		}
+		for _, i := range s.open[k] {
+			lane.Phases = append(lane.Phases, tlPhase{P: &s.res.OpenPhases[i], Open: true})
+		}
+		if len(lane.Phases) > 0 {
+			top.Timeline = layoutTimeline([]tlLane{lane})
+			top.PhaseNote = fmt.Sprintf("%d closed, %d open", len(s.phases[k]), len(s.open[k]))
+		}
+	}
+	heads := make([]artifactHead, len(u.Artifacts))
+	for j, ai := range u.Artifacts {
+		a := &s.res.Artifacts[ai]
+		meta := fmt.Sprintf("%s:%d", filepath.Base(a.Path), a.Line)
+		if a.CompileID != "" && a.CompileID != u.ID {
+			meta = "[" + a.CompileID + "] " + meta
+		}
+		if a.Kind != a.Name && a.Kind != "" {
+			meta = a.Kind + " · " + meta
+		}
+		if a.Length > 0 && !a.Envelope {
+			meta += " · " + fmtSize(a.Length)
+		}
+		if !a.MD5OK && a.Length > 0 && !a.Envelope {
+			meta += " · payload MD5 does not match the envelope"
+		}
+		heads[j] = artifactHead{Anchor: fmt.Sprintf("a%d", j), Name: a.Name, Meta: meta, Open: openByDefault[a.Name] || openByDefault[a.Kind]}
+	}
+	top.Artifacts = heads
+	pagePath := filepath.Join(dir, filepath.FromSlash(u.File))
+	sideDir := strings.TrimSuffix(u.File, ".html") // payload files go beside the page
+	return writeFile(pagePath, func(w io.Writer) error {
+		if err := pages.ExecuteTemplate(w, "unit_top", top); err != nil {
+			return err
+		}
+		budget := s.opts.MaxPageInline
+		for j, ai := range u.Artifacts {
+			a := &s.res.Artifacts[ai]
+			if err := pages.ExecuteTemplate(w, "artifact_open", heads[j]); err != nil {
+				return err
+			}
+			var tail artifactTail
+			if a.Length == 0 {
+				io.WriteString(w, "(this event has no payload)")
+			} else {
+				limit := min(s.opts.MaxInline, max(budget, 0))
+				ew := &escapeWriter{w: w, limit: limit}
+				var side *os.File
+				if a.Length > limit {
+					name := fmt.Sprintf("%d_%s.txt", j, unsafeName.ReplaceAllString(a.Name, "_"))
+					rel := sideDir + "/" + name
+					var err error
+					if side, err = createSide(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+						return err
+					}
+					ew.full = side
+					tail.Full = path.Base(sideDir) + "/" + name
+					tail.Shown = fmtSize(limit)
+					if limit == 0 {
+						tail.Shown = "nothing (this page's inline budget is spent)"
+					}
+				}
+				if err := fetch(ew, a); err != nil {
+					tail.Err = err.Error()
+				}
+				if side != nil {
+					if err := side.Close(); err != nil && ew.err == nil {
+						ew.err = err
+					}
+				}
+				if ew.err != nil {
+					return ew.err
+				}
+				budget -= min(ew.n, limit)
+			}
+			if err := pages.ExecuteTemplate(w, "artifact_close", tail); err != nil {
+				return err
+			}
+		}
+		return pages.ExecuteTemplate(w, "unit_bottom", top)
+	})
+}
+
+// fetch streams what an artifact refers to: its payload, or for a
+// payload-less event (compilation_metrics, link …) its metadata, indented.
+func fetch(w io.Writer, a *compiles.Artifact) error {
+	if !a.Envelope {
+		return torchtrace.CopyPayload(w, a.PayloadRef)
+	}
+	m, err := torchtrace.ReadEnvelope(a.PayloadRef)
+	if err != nil {
+		return err
+	}
+	meta, ok := m[a.Kind]
+	if !ok {
+		return fmt.Errorf("%s:%d: envelope has no %q key", filepath.Base(a.Path), a.Line, a.Kind)
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, meta, "", "  ") != nil {
+		_, err = w.Write(meta)
+		return err
+	}
+	_, err = buf.WriteTo(w)
+	return err
+}
+
+func createSide(p string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(p)
+}
+
+func rankWord(r int) string {
+	if r < 0 {
+		return "unknown"
+	}
+	return fmt.Sprint(r)
+}
+
+// unitVerdict says in one line what happened to a compile.
+func unitVerdict(c *compiles.Compile) (headline, class string, points []string) {
+	fn := c.Frame.Func
+	if fn == "" {
+		fn = "this frame"
+	}
+	switch c.Status {
+	case compiles.StatusFailed:
+		headline, class = fmt.Sprintf("Compiling %s failed: %s", fn, orDash(c.FailType)), "err"
+		if c.FailReason != "" {
+			points = append(points, firstLine(c.FailReason, 300))
+		}
+		if c.FailUserFrame != "" {
+			points = append(points, "user code: "+c.FailUserFrame)
+		}
+	case compiles.StatusRunning:
+		headline, class = fmt.Sprintf("Compiling %s had not finished when the log ended", fn), "err"
+	case compiles.StatusNoMetrics:
+		headline, class = fmt.Sprintf("No compilation_metrics for %s: it never finished, or was not logged", fn), "warn"
+	case compiles.StatusRestarted:
+		headline, class = fmt.Sprintf("Compiled %s after %d restart(s) (graph breaks)", fn, max(c.Attempts-1, len(c.RestartReasons))), "warn"
+	case compiles.StatusEmpty:
+		headline, class = fmt.Sprintf("Compiled %s, but the graph has no ops", fn), "warn"
+	default:
+		headline, class = fmt.Sprintf("Compiled %s", fn), "ok"
+	}
+	if c.Seconds.Total > 0 {
+		headline += fmt.Sprintf(" in %s", fmtDur(c.Seconds.Total))
+	}
+	for _, r := range c.RestartReasons {
+		points = append(points, "restart: "+firstLine(r, 300))
+	}
+	for _, r := range c.RecompileReasons {
+		points = append(points, "recompiled because: "+firstLine(r, 300))
+	}
+	if len(points) > 8 {
+		points = append(points[:8], fmt.Sprintf("… and %d more", len(points)-8))
+	}
+	return headline, class, points
+}
+
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+func unitFacts(c *compiles.Compile, u *unit) []kv {
+	f := []kv{{"compile id", "[" + c.ID + "]"}, {"input", u.Path}, {"rank", rankWord(c.Rank)}, {"status", statusWord(c.Status)}}
+	if c.Frame.Func != "" || c.Frame.File != "" {
+		f = append(f, kv{"user frame", c.Frame.String()})
+	}
+	f = append(f, kv{"attempts", fmt.Sprint(c.Attempts)}, kv{"graph breaks", fmt.Sprint(c.GraphBreaks)})
+	if c.FailType != "" {
+		f = append(f, kv{"fail type", c.FailType})
+	}
+	if c.FailReason != "" {
+		f = append(f, kv{"fail reason", c.FailReason})
+	}
+	if c.FailUserFrame != "" {
+		f = append(f, kv{"failed at", c.FailUserFrame})
+	}
+	opt := func(name string, p *int) {
+		if p != nil {
+			f = append(f, kv{name, fmt.Sprint(*p)})
+		}
+	}
+	opt("graph ops", c.GraphOps)
+	opt("guards", c.GuardCount)
+	opt("cache size", c.CacheSize)
+	f = append(f, kv{"first event", fmt.Sprintf("%s:%d", filepath.Base(c.Path), c.Line)})
+	if c.MetricsLine > 0 {
+		f = append(f, kv{"compilation_metrics", fmt.Sprintf("%s:%d", filepath.Base(c.Path), c.MetricsLine)})
+	}
+	return f
+}
+
+// secondsRows lists the logged time breakdown, largest first as logged.
+func secondsRows(s compiles.Seconds) []kv {
+	var rows []kv
+	add := func(name string, v float64) {
+		if v > 0 {
+			rows = append(rows, kv{name, fmtDur(v)})
+		}
+	}
+	add("entire frame", s.Total)
+	add("dynamo", s.Dynamo)
+	add("before restart", s.BeforeRestart)
+	add("backend compile", s.Backend)
+	add("AOTAutograd", s.AOTAutograd)
+	add("inductor", s.Inductor)
+	add("pre-grad passes", s.PreGrad)
+	add("joint-graph passes", s.JointGraph)
+	add("post-grad passes", s.PostGrad)
+	add("code gen", s.CodeGen)
+	add("triton compile", s.Triton)
+	add("autotune", s.Autotune)
+	add("cudagraphify", s.Cudagraphify)
+	add("gc", s.GC)
+	if len(rows) > 0 && s.Source != "" {
+		unit := map[string]string{"us": "microsecond fields", "s": "older seconds fields"}[s.Source]
+		rows = append(rows, kv{"from", "compilation_metrics " + unit})
+	}
+	return rows
+}

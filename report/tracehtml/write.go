@@ -1,0 +1,307 @@
+// Package tracehtml writes the HTML report of `bringup trace`: a directory
+// that opens from file:// with no network, made of an index (verdict,
+// timeline of compile phases per rank, compile-unit tree, failures, graph
+// breaks, recompiles, caches, divergence across ranks) and one page per
+// compile unit with its graphs, guards, output code and metrics.
+//
+// It renders a compiles.Result and never parses a trace: payloads are
+// streamed from the trace file through the parser's payload reference
+// (torchtrace.CopyPayload) straight into the page file, one at a time, so
+// memory does not grow with the trace. All text goes through html/template
+// or template.HTMLEscape; pages carry a Content-Security-Policy that allows
+// only the report's own stylesheet and script.
+package tracehtml
+
+import (
+	"bufio"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/analyze/compiles"
+)
+
+//go:embed templates/*.tmpl
+var templateFS embed.FS
+
+//go:embed assets/report.css assets/report.js
+var assetFS embed.FS
+
+var pages = template.Must(template.New("").ParseFS(templateFS, "templates/*.tmpl"))
+
+// Options tune the report. The zero value is fine.
+type Options struct {
+	// Title heads every page; default "bringup trace".
+	Title string
+	// Footer is printed at the bottom of every page (e.g. the bringup
+	// version and command); default names bringup.
+	Footer string
+	// MaxInline caps how many payload bytes one artifact shows inline on
+	// its unit page; a larger payload is also written whole to a .txt file
+	// beside the page and linked. Default 512 KiB.
+	MaxInline int64
+	// MaxPageInline caps the inline payload bytes of one unit page, so that
+	// a unit with thousands of artifacts still opens; artifacts past it are
+	// written to .txt files and linked. Default 24 MiB.
+	MaxPageInline int64
+	// MaxRows caps the rows of each index table (the JSON report has all).
+	// Default 1000.
+	MaxRows int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Title == "" {
+		o.Title = "bringup trace"
+	}
+	if o.Footer == "" {
+		o.Footer = "Written by bringup trace. Self-contained: no network, open index.html from disk."
+	}
+	if o.MaxInline <= 0 {
+		o.MaxInline = 512 << 10
+	}
+	if o.MaxPageInline <= 0 {
+		o.MaxPageInline = 24 << 20
+	}
+	if o.MaxRows <= 0 {
+		o.MaxRows = 1000
+	}
+	return o
+}
+
+// pageMeta is what the shared head and foot templates need.
+type pageMeta struct {
+	Title, Subtitle string
+	Root            string // relative path from the page to the report root, "" or "../../"
+	Footer          string
+	Back            bool
+}
+
+// Write renders res as a report in dir (created if needed; existing report
+// files are overwritten). It returns the first error that stops it; a
+// payload that cannot be read is noted on its page instead.
+func Write(dir string, res *compiles.Result, opts Options) error {
+	if res == nil {
+		return errors.New("tracehtml: no analysis result to render")
+	}
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
+		return fmt.Errorf("create report directory: %w", err)
+	}
+	for _, name := range []string{"report.css", "report.js"} {
+		b, _ := assetFS.ReadFile("assets/" + name)
+		if err := os.WriteFile(filepath.Join(dir, "assets", name), b, 0o644); err != nil {
+			return fmt.Errorf("write report asset: %w", err)
+		}
+	}
+	s := newSite(res, opts)
+	for i := range s.units {
+		if err := s.writeUnit(dir, &s.units[i]); err != nil {
+			return err
+		}
+	}
+	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error {
+		return pages.ExecuteTemplate(w, "index", s.indexView())
+	})
+}
+
+// writeFile creates path and hands fill a buffered writer on it.
+func writeFile(path string, fill func(w io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = fill(bw)
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// unit is one page: a compile unit, or the events of one input that belong
+// to no compile.
+type unit struct {
+	C         *compiles.Compile // nil for the "outside any compile" page
+	Rank      int
+	Path      string
+	ID        string // compile id without attempt; "" outside
+	Label     string // input label: "rank 0", or a file name
+	File      string // page path relative to the report root
+	Artifacts []int  // indexes into Result.Artifacts
+}
+
+// site holds the indexes the pages are built from.
+type site struct {
+	res      *compiles.Result
+	opts     Options
+	units    []unit
+	byKey    map[string]int // path + "\x00" + unit id → index in units
+	inputDir map[string]string
+	labels   map[string]string // path → input label
+	phases   map[string][]int  // path + "\x00" + unit id → indexes in res.Phases
+	open     map[string][]int  // same for res.OpenPhases
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// unitID strips the attempt suffix: "0/0_1" → "0/0".
+func unitID(id string) string {
+	if i := strings.LastIndexByte(id, '_'); i > 0 && !strings.ContainsAny(id[i+1:], "/!") {
+		if _, err := strconv.Atoi(id[i+1:]); err == nil {
+			return id[:i]
+		}
+	}
+	return id
+}
+
+func key(path, id string) string { return path + "\x00" + id }
+
+func newSite(res *compiles.Result, opts Options) *site {
+	s := &site{res: res, opts: opts, byKey: map[string]int{}, inputDir: map[string]string{},
+		labels: map[string]string{}, phases: map[string][]int{}, open: map[string][]int{}}
+	// One directory per input: rank_N when the rank is known and unique.
+	rankUse := map[int]int{}
+	for _, in := range res.Inputs {
+		rankUse[in.Rank]++
+	}
+	for i, in := range res.Inputs {
+		d := fmt.Sprintf("rank_%d", in.Rank)
+		if in.Rank < 0 || rankUse[in.Rank] > 1 {
+			d = fmt.Sprintf("input_%d_%s", i, unsafeName.ReplaceAllString(strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path)), "_"))
+		}
+		s.inputDir[in.Path] = d
+		s.labels[in.Path] = in.Label
+		if in.Label == "" {
+			s.labels[in.Path] = filepath.Base(in.Path)
+		}
+	}
+	dirOf := func(path string) string {
+		if d, ok := s.inputDir[path]; ok {
+			return d
+		}
+		d := "input_" + unsafeName.ReplaceAllString(filepath.Base(path), "_")
+		s.inputDir[path] = d
+		return d
+	}
+	used := map[string]bool{}
+	fileFor := func(path, id string) string {
+		name := "outside_compiles"
+		if id != "" {
+			name = "unit_" + strings.Trim(unsafeName.ReplaceAllString(strings.ReplaceAll(id, "!", "ca"), "_"), "_")
+		}
+		f := "units/" + dirOf(path) + "/" + name + ".html"
+		for n := 2; used[f]; n++ {
+			f = fmt.Sprintf("units/%s/%s_%d.html", dirOf(path), name, n)
+		}
+		used[f] = true
+		return f
+	}
+	claimed := make([]bool, len(res.Artifacts))
+	for i := range res.Compiles {
+		c := &res.Compiles[i]
+		u := unit{C: c, Rank: c.Rank, Path: c.Path, ID: c.ID, Label: s.label(c.Path), File: fileFor(c.Path, c.ID)}
+		for _, a := range c.Artifacts {
+			if a >= 0 && a < len(res.Artifacts) {
+				u.Artifacts = append(u.Artifacts, a)
+				claimed[a] = true
+			}
+		}
+		if _, dup := s.byKey[key(c.Path, c.ID)]; !dup {
+			s.byKey[key(c.Path, c.ID)] = len(s.units)
+		}
+		s.units = append(s.units, u)
+	}
+	// Artifacts no compile claims (export and AOTInductor logs, events
+	// outside any compile) get one page per input.
+	outside := map[string]int{}
+	for i := range res.Artifacts {
+		if claimed[i] {
+			continue
+		}
+		a := &res.Artifacts[i]
+		j, ok := outside[a.Path]
+		if !ok {
+			j = len(s.units)
+			outside[a.Path] = j
+			s.units = append(s.units, unit{Rank: a.Rank, Path: a.Path, Label: s.label(a.Path), File: fileFor(a.Path, "")})
+		}
+		s.units[j].Artifacts = append(s.units[j].Artifacts, i)
+	}
+	for i := range res.Phases {
+		p := &res.Phases[i]
+		k := key(p.Path, unitID(p.CompileID))
+		s.phases[k] = append(s.phases[k], i)
+	}
+	for i := range res.OpenPhases {
+		p := &res.OpenPhases[i]
+		k := key(p.Path, unitID(p.CompileID))
+		s.open[k] = append(s.open[k], i)
+	}
+	return s
+}
+
+func (s *site) label(path string) string {
+	if l, ok := s.labels[path]; ok {
+		return l
+	}
+	return filepath.Base(path)
+}
+
+// unitHref links a compile id of an input to its page ("" when it has none).
+func (s *site) unitHref(root, path, id string) string {
+	if i, ok := s.byKey[key(path, unitID(id))]; ok {
+		return root + s.units[i].File
+	}
+	return ""
+}
+
+// unitHrefByRank finds a unit by rank when the path is not known.
+func (s *site) unitHrefByRank(root string, rank int, id string) string {
+	id = unitID(id)
+	for i := range s.units {
+		if u := &s.units[i]; u.C != nil && u.Rank == rank && u.ID == id {
+			return root + u.File
+		}
+	}
+	return ""
+}
+
+// escapeWriter HTML-escapes what it is given into w until limit bytes have
+// passed, and copies everything, unescaped, to full when set.
+type escapeWriter struct {
+	w     io.Writer
+	full  io.Writer
+	limit int64
+	n     int64
+	err   error
+}
+
+func (e *escapeWriter) Write(p []byte) (int, error) {
+	if e.full != nil {
+		if _, err := e.full.Write(p); err != nil && e.err == nil {
+			e.err = err
+		}
+	}
+	if e.n < e.limit {
+		show := p[:min(int64(len(p)), e.limit-e.n)]
+		template.HTMLEscape(e.w, show)
+	}
+	e.n += int64(len(p))
+	return len(p), e.err
+}
