@@ -135,3 +135,51 @@ func leadingNumber(s string) (int, string) {
 	}
 	return n, s[i:]
 }
+
+// Merge adds everything o collected after what c holds, as if o's hits had
+// been added to c in order: per-input collectors run concurrently and are
+// merged in input order so the result does not depend on scheduling.
+func (c *Collector) Merge(o *Collector) {
+	cols := make([]*collected, 0, len(o.byRule))
+	for _, col := range o.byRule {
+		cols = append(cols, col)
+	}
+	sort.Slice(cols, func(i, j int) bool { return cols[i].first < cols[j].first })
+	for _, oc := range cols {
+		col := c.byRule[oc.rule.ID]
+		if col == nil {
+			c.seq++
+			cp := *oc
+			cp.first = c.seq
+			cp.ranks = map[string]bool{}
+			cp.seen = map[string]bool{}
+			cp.f.Evidence = append([]record.Evidence{}, oc.f.Evidence...)
+			cp.f.Count = 0
+			col = &cp
+			c.byRule[oc.rule.ID] = col
+		} else {
+			for _, ev := range oc.f.Evidence {
+				if len(col.f.Evidence) < MaxEvidence {
+					col.f.Evidence = append(col.f.Evidence, ev)
+				}
+			}
+		}
+		col.f.Count += oc.f.Count
+		for r := range oc.ranks {
+			col.ranks[r] = true
+		}
+		for k := range oc.seen {
+			if len(col.seen) < maxSeen {
+				col.seen[k] = true
+			}
+		}
+	}
+}
+
+// Rule returns the rule behind a finding collected here, or nil.
+func (c *Collector) Rule(id string) *Rule {
+	if col := c.byRule[id]; col != nil {
+		return col.rule
+	}
+	return nil
+}

@@ -283,6 +283,11 @@ func (m *Match) compile(top bool) error {
 		if len(m.Any[i].Any) > 0 {
 			return fmt.Errorf("match.any may not nest another any")
 		}
+		if len(m.Any[i].Versions) > 0 {
+			// Version gates are checked per rule once a run's versions are
+			// all known (Allows), so they live at the top of match only.
+			return fmt.Errorf("match.any[%d]: versions belong at the top of match", i)
+		}
 		if err := m.Any[i].compile(false); err != nil {
 			return fmt.Errorf("match.any[%d]: %v", i, err)
 		}
@@ -384,6 +389,46 @@ func matchFrames(pats []*regexp.Regexp, st record.Stack) bool {
 		}
 	}
 	return i == len(pats)
+}
+
+// Allows reports whether the rule applies under the known versions: its
+// engines and version gates. Match already checks this; a caller that
+// matched with partial versions (streaming a log whose torch version is
+// printed late) filters again with the final ones.
+func (r *Rule) Allows(v Versions) bool {
+	if !r.enginesAllow(v) {
+		return false
+	}
+	for k, c := range r.Match.versions {
+		if have, ok := v[k]; ok && have != "" && !c.allows(have) {
+			return false
+		}
+	}
+	return true
+}
+
+// Locate returns the byte offset in text of the first match of one of the
+// rule's text regexes, or -1 (a rule matched on a fact or frames).
+func (r *Rule) Locate(text string) int { return r.LocateFrom(text, 0) }
+
+// LocateFrom is Locate for matches that start at or after byte offset from.
+func (r *Rule) LocateFrom(text string, from int) int {
+	if from < 0 || from > len(text) {
+		return -1
+	}
+	best := -1
+	try := func(res []*regexp.Regexp) {
+		for _, re := range res {
+			if loc := re.FindStringIndex(text[from:]); loc != nil && (best < 0 || from+loc[0] < best) {
+				best = from + loc[0]
+			}
+		}
+	}
+	try(r.Match.text)
+	for i := range r.Match.Any {
+		try(r.Match.Any[i].text)
+	}
+	return best
 }
 
 func (r *Rule) enginesAllow(v Versions) bool {

@@ -329,3 +329,34 @@ func BenchmarkMatchMiss(b *testing.B) {
 		s.Match(sub, nil)
 	}
 }
+
+func TestMergeKeepsOrderCountsAndRanks(t *testing.T) {
+	s := builtin(t)
+	hit := func(c *Collector, text, rank string, line int) {
+		sub := Subject{Text: text, Evidence: record.Evidence{Path: "f" + rank, Line: line, Rank: rank, Text: text}}
+		for _, r := range s.Match(sub, nil) {
+			c.Add(r, sub)
+		}
+	}
+	a, b, all := NewCollector(), NewCollector(), NewCollector()
+	hit(a, "AssertionError: VllmBackend can only be called once", "TP0", 3)
+	hit(b, "Available KV cache memory: -1 GiB", "TP1", 1)
+	hit(b, "AssertionError: VllmBackend can only be called once", "TP1", 7)
+	all.Merge(a)
+	all.Merge(b)
+	fs := all.Findings()
+	if len(fs) != 2 || fs[0].Rule != "backend-called-twice" || fs[0].Count != 2 || strings.Join(fs[0].Ranks, ",") != "TP0,TP1" || len(fs[0].Evidence) != 2 {
+		t.Errorf("merged %+v", fs)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	r := builtin(t).Rule("autotune-block-failed")
+	text := "Traceback (most recent call last):\n  File \"x.py\", line 1, in f\ntorch._inductor.exc.InductorError: RuntimeError: Failed to run autotuning code block: x"
+	if off := r.Locate(text); strings.Count(text[:off], "\n") != 2 {
+		t.Errorf("Locate = %d, want an offset on the third line", off)
+	}
+	if builtin(t).Rule("inlined-callee-def-line").Locate("anything") != -1 {
+		t.Error("a fact rule has no text location")
+	}
+}

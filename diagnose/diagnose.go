@@ -1,0 +1,100 @@
+// Package diagnose is the pipeline behind `bringup diagnose`: inputs (files,
+// directories, stdin) are sniffed by kind, engine logs are parsed into
+// records and analysed (tracebacks, startup timeline, versions), other kinds
+// go to the analyzer registered for them, and every resulting Subject is
+// matched against the rules knowledge base. The result is a Diagnosis model
+// that renderers print; nothing here formats output.
+package diagnose
+
+import (
+	"time"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Schema is the JSON schema id of a Diagnosis.
+const Schema = "bringup.diagnosis/v1"
+
+// Diagnosis is everything diagnose concluded about a set of inputs.
+type Diagnosis struct {
+	Schema string `json:"schema"`
+	// Status is "failed" (an error-level finding), "warnings" or "ok".
+	Status string `json:"status"`
+	// Verdict is one sentence: what failed, on which ranks, in which phase.
+	Verdict  string            `json:"verdict"`
+	Inputs   []Input           `json:"inputs"`
+	Versions map[string]string `json:"versions"`
+	Findings []record.Finding  `json:"findings"`
+	Errors   []Error           `json:"errors"`
+	Timeline []Phase           `json:"timeline"`
+	Gaps     []Gap             `json:"gaps"`
+	// Facts holds what registered analyzers of other kinds report about
+	// their inputs, keyed by path.
+	Facts map[string]any `json:"facts,omitempty"`
+}
+
+// Input is one file (or stdin) that was read, or could not be.
+type Input struct {
+	Path    string `json:"path"`
+	Kind    string `json:"kind"` // ingest format name; "" when not recognised
+	Bytes   int64  `json:"bytes"`
+	Records int64  `json:"records"`
+	Skipped int64  `json:"skipped"`
+	// SkipSamples locate the first skipped lines.
+	SkipSamples []Skip `json:"skip_samples,omitempty"`
+	// Error says why the input was not (fully) used; empty when it was.
+	Error string `json:"error,omitempty"`
+}
+
+// Skip is a line of an input that could not be used.
+type Skip struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// Error is a root exception (wrappers unwrapped), once per distinct error
+// with every rank that raised it.
+type Error struct {
+	Rank      string         `json:"rank"`
+	PID       int            `json:"pid,omitempty"`
+	Ranks     []string       `json:"ranks"`
+	Count     int            `json:"count"`
+	Exception string         `json:"exception"`
+	Message   string         `json:"message"`
+	Frames    []record.Frame `json:"frames"`
+	Path      string         `json:"path"`
+	Line      int            `json:"line"`
+	// Rules are the findings that explain this error.
+	Rules []string `json:"rules"`
+}
+
+// Phase is one startup phase of one rank.
+type Phase struct {
+	Rank    string    `json:"rank"`
+	Phase   string    `json:"phase"`
+	Detail  string    `json:"detail,omitempty"` // e.g. "compile range (1, 8192)"
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"`
+	Status  string    `json:"status"` // done | failed | unfinished
+	Path    string    `json:"path"`
+	Line    int       `json:"line"`
+}
+
+// Gap is a long silent stretch of a log.
+type Gap struct {
+	Path    string    `json:"path"`
+	Line    int       `json:"line"`
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+}
+
+// HasErrors reports whether an error-level finding was made.
+func (d *Diagnosis) HasErrors() bool {
+	for _, f := range d.Findings {
+		if f.Severity == record.SeverityError {
+			return true
+		}
+	}
+	return false
+}

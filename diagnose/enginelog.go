@@ -1,0 +1,145 @@
+package diagnose
+
+import (
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/bringup-tool/bringup/analyze/timeline"
+	"github.com/bringup-tool/bringup/analyze/versions"
+	"github.com/bringup-tool/bringup/ingest/enginelog"
+	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+// KindEngineLog is the built-in input kind: engine / launcher / PyTorch logs.
+const KindEngineLog = "enginelog"
+
+// maxEvidenceText bounds one evidence line so a 50 MB line stays out of the report.
+const maxEvidenceText = 400
+
+// logResult is what one engine log yielded; results are merged in input order.
+type logResult struct {
+	input      Input
+	hits       *rules.Collector
+	tracebacks []pytrace.Traceback
+	phases     []timeline.Phase
+	gaps       []timeline.Gap
+	versions   map[string]string
+	gpuUtil    string // gpu_memory_utilization as printed, "" when not seen
+}
+
+var gpuUtilRe = regexp.MustCompile(`gpu_memory_utilization[=:]?\s*\(?\s*([0-9]*\.?[0-9]+)`)
+
+// analyzeLog streams one engine log through the parser, the traceback
+// extractor, the timeline and version detectors and the text rules. Only
+// rule hits, tracebacks and phases are kept: memory does not grow with the
+// size of the log.
+func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
+	res := logResult{input: Input{Path: path, Kind: KindEngineLog}, hits: rules.NewCollector()}
+	x := pytrace.NewExtractor()
+	tl := timeline.New()
+	var vd versions.Detector
+	fields := map[string]string{}
+	emit := func(rec record.Record) {
+		x.Add(rec)
+		tl.Add(rec)
+		vd.Add(rec)
+		if res.gpuUtil == "" && strings.Contains(rec.Text, "gpu_memory_utilization") {
+			if m := gpuUtilRe.FindStringSubmatch(rec.Text); m != nil {
+				res.gpuUtil = m[1]
+			}
+		}
+		// Versions are not final while streaming: match without them and
+		// apply the gates once the whole run is read (Rule.Allows).
+		fields["role"] = rec.Rank.Role
+		sub := rules.Subject{Text: rec.Text, Fields: fields}
+		hits := set.Match(sub, nil)
+		if len(hits) == 0 {
+			return
+		}
+		rank := rec.Rank.String()
+		for _, rule := range hits {
+			off := locate(rule, rec.Text)
+			if off == -2 {
+				continue // only quoted source code of a traceback matched
+			}
+			ev := record.Evidence{Path: rec.Source, Line: rec.Line, Rank: rank}
+			ev.Line, ev.Text = lineAt(rec, off)
+			sub.Evidence = ev
+			res.hits.Add(rule, sub)
+		}
+	}
+	st, err := enginelog.Parse(r, path, emit)
+	res.input.Bytes, res.input.Records, res.input.Skipped = st.Bytes, st.Records, st.Skipped
+	for _, s := range st.SkipSamples {
+		res.input.SkipSamples = append(res.input.SkipSamples, Skip{Line: s.Line, Reason: s.Reason})
+	}
+	if err != nil {
+		res.input.Error = err.Error()
+	}
+	res.tracebacks = x.Finish()
+	res.phases, res.gaps = tl.Finish()
+	res.versions = vd.Versions()
+	return res
+}
+
+// locate finds where a rule's text matched, skipping matches on the source
+// lines a traceback quotes under each frame (`raise RuntimeError(f"Failed
+// to run autotuning code block: {e}")` is code, not the error). It returns
+// -1 for a rule without text and -2 when every match was quoted code.
+func locate(r *rules.Rule, text string) int {
+	off := r.Locate(text)
+	for off >= 0 && isQuotedCode(text, off) {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			return -2
+		}
+		off = r.LocateFrom(text, off+end+1)
+		if off < 0 {
+			return -2
+		}
+	}
+	return off
+}
+
+// isQuotedCode: the line holding off follows a `File "…", line N, in f` line.
+func isQuotedCode(text string, off int) bool {
+	start := strings.LastIndexByte(text[:off], '\n')
+	if start < 0 {
+		return false
+	}
+	prev := text[:start]
+	prev = prev[strings.LastIndexByte(prev, '\n')+1:]
+	return strings.HasPrefix(strings.TrimSpace(prev), `File "`)
+}
+
+// lineAt turns a byte offset in a (joined, multi-line) record into the
+// physical line number and that line's text.
+func lineAt(rec record.Record, off int) (int, string) {
+	text := rec.Text
+	if off < 0 || off > len(text) {
+		off = 0
+	}
+	n := strings.Count(text[:off], "\n")
+	start := strings.LastIndexByte(text[:off], '\n') + 1
+	end := strings.IndexByte(text[off:], '\n')
+	if end < 0 {
+		end = len(text)
+	} else {
+		end += off
+	}
+	return rec.Line + n, clip(strings.TrimSpace(text[start:end]))
+}
+
+func clip(s string) string {
+	if len(s) <= maxEvidenceText {
+		return s
+	}
+	cut := maxEvidenceText
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut-- // do not split a UTF-8 sequence
+	}
+	return s[:cut] + "…"
+}

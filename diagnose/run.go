@@ -1,0 +1,448 @@
+package diagnose
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+// Options configure a run.
+type Options struct {
+	Rules   *rules.Set // nil: the builtin knowledge base
+	Workers int        // inputs read at once; 0: GOMAXPROCS
+	Stdin   io.Reader  // read for the path "-"
+}
+
+// ErrNoInput is returned when not a single input could be read.
+var ErrNoInput = errors.New("no readable input")
+
+// Run diagnoses paths (files, directories walked recursively, "-" for
+// stdin). Unreadable or unrecognised inputs are noted in Inputs and the
+// rest is still diagnosed; Run fails only when a path does not exist at
+// all or nothing could be read.
+func Run(paths []string, opt Options) (*Diagnosis, error) {
+	set := opt.Rules
+	if set == nil {
+		var err error
+		if set, err = rules.Builtin(); err != nil {
+			return nil, err
+		}
+	}
+	files, err := expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	results := make([]fileResult, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = analyzeFile(files[i], set, opt.Stdin)
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	d := assemble(results, set)
+	used := 0
+	for _, in := range d.Inputs {
+		if in.Error == "" || in.Records > 0 {
+			used++
+		}
+	}
+	if used == 0 {
+		return d, ErrNoInput
+	}
+	return d, nil
+}
+
+// expand turns the given paths into the list of input files, walking
+// directories in lexical order. A missing path is an error (a typo should
+// not silently diagnose nothing); unreadable entries inside a directory
+// are kept so they are reported as inputs.
+func expand(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if p == "-" {
+			out = append(out, p)
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, errors.Unwrap(err))
+		}
+		if !fi.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, de fs.DirEntry, err error) error {
+			if err != nil {
+				if path != p {
+					out = append(out, path) // reported as unreadable
+					if de != nil && de.IsDir() {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				return err
+			}
+			if de.IsDir() {
+				if path != p && strings.HasPrefix(de.Name(), ".") {
+					return fs.SkipDir // .git and friends
+				}
+				return nil
+			}
+			if de.Type().IsRegular() {
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// fileResult is the outcome of one input of any kind.
+type fileResult struct {
+	log      *logResult // engine logs
+	input    Input
+	analysis *Analysis // other kinds
+}
+
+func analyzeFile(path string, set *rules.Set, stdin io.Reader) fileResult {
+	var r io.Reader
+	if path == "-" {
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		r = stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return fileResult{input: Input{Path: path, Error: reason(err)}}
+		}
+		defer f.Close()
+		r = f
+	}
+	br := bufio.NewReaderSize(r, ingest.HeadSize)
+	head, err := br.Peek(ingest.HeadSize)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return fileResult{input: Input{Path: path, Error: reason(err)}}
+	}
+	kind := ingest.Detect(path, head)
+	switch {
+	case len(head) == 0:
+		return fileResult{input: Input{Path: path, Error: "empty file"}}
+	case kind == KindEngineLog:
+		lr := analyzeLog(path, br, set)
+		return fileResult{log: &lr, input: lr.input}
+	case kind == "":
+		return fileResult{input: Input{Path: path, Error: "not a recognised input (binary or unknown format)"}}
+	}
+	fn := analyzerFor(kind)
+	if fn == nil {
+		return fileResult{input: Input{Path: path, Kind: kind, Error: "no analyzer for " + kind + " inputs in this build"}}
+	}
+	a, err := fn(path, br)
+	in := Input{Path: path, Kind: kind, Records: a.Records, Skipped: a.Skipped}
+	if err != nil {
+		in.Error = err.Error()
+	}
+	return fileResult{input: in, analysis: &a}
+}
+
+// reason is an OS error without the path (inputs[] already has it).
+func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// assemble merges per-input results in input order and concludes.
+func assemble(results []fileResult, set *rules.Set) *Diagnosis {
+	d := &Diagnosis{Schema: Schema, Inputs: []Input{}, Versions: map[string]string{},
+		Findings: []record.Finding{}, Errors: []Error{}, Timeline: []Phase{}, Gaps: []Gap{}}
+	hits := rules.NewCollector()
+	gpuUtil := ""
+	for _, fr := range results {
+		d.Inputs = append(d.Inputs, fr.input)
+		var vs map[string]string
+		switch {
+		case fr.log != nil:
+			vs = fr.log.versions
+			hits.Merge(fr.log.hits)
+			if gpuUtil == "" {
+				gpuUtil = fr.log.gpuUtil
+			}
+		case fr.analysis != nil:
+			vs = fr.analysis.Versions
+			if fr.analysis.Facts != nil {
+				if d.Facts == nil {
+					d.Facts = map[string]any{}
+				}
+				d.Facts[fr.input.Path] = fr.analysis.Facts
+			}
+		}
+		for k, v := range vs {
+			if d.Versions[k] == "" && v != "" {
+				d.Versions[k] = v
+			}
+		}
+	}
+	v := rules.Versions(d.Versions)
+	engine := ""
+	for _, e := range rules.Engines {
+		if v[e] != "" {
+			engine = e
+			break
+		}
+	}
+
+	// Subjects of other analyzers, matched now that versions are known.
+	for _, fr := range results {
+		if fr.analysis == nil {
+			continue
+		}
+		for _, sub := range fr.analysis.Subjects {
+			for _, r := range set.Match(sub, v) {
+				hits.Add(r, sub)
+			}
+		}
+	}
+
+	// Root exceptions, once per distinct error with every rank that raised it.
+	errIdx := map[string]int{}
+	for _, fr := range results {
+		if fr.log == nil {
+			continue
+		}
+		for _, tb := range fr.log.tracebacks {
+			root := tb.Root()
+			if root.Type == "" {
+				continue
+			}
+			sub := exceptionSubject(tb, root)
+			matched := set.Match(sub, v)
+			if !explained(matched) {
+				sub.Fields["unexplained"] = "true"
+				matched = set.Match(sub, v)
+			}
+			for _, r := range matched {
+				hits.Add(r, sub)
+			}
+			key := root.Type + "\x00" + root.Message + "\x00" + innermost(root.Frames)
+			i, ok := errIdx[key]
+			if !ok {
+				i = len(d.Errors)
+				errIdx[key] = i
+				frames := root.Frames
+				if frames == nil {
+					frames = record.Stack{}
+				}
+				line := root.Line
+				if line == 0 {
+					line = tb.Line
+				}
+				d.Errors = append(d.Errors, Error{Rank: tb.Rank.String(), PID: tb.Rank.PID, Ranks: []string{},
+					Exception: root.Type, Message: root.Message, Frames: frames, Path: tb.Source, Line: line, Rules: []string{}})
+			}
+			e := &d.Errors[i]
+			e.Count++
+			if rk := tb.Rank.String(); rk != "" && !contains(e.Ranks, rk) {
+				e.Ranks = append(e.Ranks, rk)
+			}
+			for _, r := range matched {
+				if !contains(e.Rules, r.ID) {
+					e.Rules = append(e.Rules, r.ID)
+				}
+			}
+		}
+	}
+
+	// The startup timeline, and phases that never finished as facts.
+	for _, fr := range results {
+		if fr.log == nil {
+			continue
+		}
+		for _, p := range fr.log.phases {
+			d.Timeline = append(d.Timeline, Phase{Rank: p.Rank, Phase: p.Name, Detail: p.Detail, Start: p.Start, End: p.End,
+				Seconds: p.Seconds, Status: p.Status, Path: p.Source, Line: p.Line})
+			if p.Status != "unfinished" {
+				continue
+			}
+			fields := map[string]string{"phase": p.Name, "rank": p.Rank,
+				"seconds": strconv.FormatFloat(p.Seconds, 'f', 0, 64)}
+			if engine != "" {
+				fields["engine"] = engine
+			}
+			if gpuUtil != "" {
+				fields["gpu_memory_utilization"] = gpuUtil
+			}
+			sub := rules.Subject{Fact: "timeline.unfinished", Fields: fields,
+				Evidence: record.Evidence{Path: p.Source, Line: p.Line, Rank: p.Rank,
+					Text: fmt.Sprintf("phase %s started here and did not finish before the log ends", p.Name)}}
+			for _, r := range set.Match(sub, v) {
+				hits.Add(r, sub)
+			}
+		}
+		for _, g := range fr.log.gaps {
+			d.Gaps = append(d.Gaps, Gap{Path: g.Source, Line: g.Line, Start: g.Start, Seconds: g.Seconds})
+		}
+	}
+	sort.SliceStable(d.Gaps, func(i, j int) bool { return d.Gaps[i].Seconds > d.Gaps[j].Seconds })
+
+	// Text rules matched while streaming: apply the final version gates.
+	for _, f := range hits.Findings() {
+		if r := hits.Rule(f.Rule); r != nil && !r.Allows(v) {
+			continue
+		}
+		d.Findings = append(d.Findings, f)
+	}
+	d.Status, d.Verdict = verdict(d)
+	return d
+}
+
+// exceptionSubject describes a root exception for the rules, including the
+// `def …(` source line of the innermost frame that shows one: compiled
+// code reports an inlined callee's exception at the def line of the
+// compiled function (log-formats.md §2.7).
+func exceptionSubject(tb pytrace.Traceback, root pytrace.Exception) rules.Subject {
+	text := root.Type
+	if root.Message != "" {
+		text += ": " + root.Message
+	}
+	fields := map[string]string{"type": root.Type, "role": tb.Rank.Role}
+	for i, f := range root.Frames {
+		src := ""
+		if i < len(root.Code) {
+			src = strings.TrimSpace(root.Code[i])
+		}
+		if src == "" {
+			src = localSourceLine(f.File, f.Line)
+		}
+		if strings.HasPrefix(src, "def ") {
+			fields["def_line_source"] = src
+			fields["def_line_frame"] = fmt.Sprintf("%s:%d", f.File, f.Line)
+			fields["def_line_func"] = f.Func
+			break
+		}
+	}
+	line := root.Line
+	if line == 0 {
+		line = tb.Line
+	}
+	first, _, _ := strings.Cut(text, "\n")
+	return rules.Subject{Text: text, Frames: root.Frames, Fact: "exception", Fields: fields,
+		Evidence: record.Evidence{Path: tb.Source, Line: line, Rank: tb.Rank.String(), Text: clip(first)}}
+}
+
+// localSourceLine reads line n of a model file when it exists on this
+// machine, which settles whether a frame points at a def line even when the
+// traceback printed no source. Library files (torch, site-packages) are
+// not read: the artifact concerns compiled model code.
+func localSourceLine(path string, n int) string {
+	if n <= 0 || path == "" || strings.HasPrefix(path, "<") || strings.Contains(path, "site-packages/torch/") ||
+		strings.Contains(path, "dist-packages/torch/") {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for i := 1; sc.Scan(); i++ {
+		if i == n {
+			return strings.TrimSpace(sc.Text())
+		}
+	}
+	return ""
+}
+
+// explained: some rule other than the catch-all accounts for the exception.
+func explained(rs []*rules.Rule) bool {
+	for _, r := range rs {
+		if r.ID != "unrecognised-exception" && r.ID != "startup-stuck" {
+			return true
+		}
+	}
+	return false
+}
+
+func innermost(st record.Stack) string {
+	if len(st) == 0 {
+		return ""
+	}
+	return st[0].String()
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// verdict states the outcome in one sentence, most important finding first.
+func verdict(d *Diagnosis) (string, string) {
+	if len(d.Findings) == 0 {
+		if len(d.Errors) > 0 {
+			return "failed", "failed with an exception (see errors)"
+		}
+		return "ok", "no known failure signature found"
+	}
+	f := d.Findings[0]
+	where := ""
+	if len(f.Ranks) > 0 {
+		where = " on " + rankList(f.Ranks)
+	}
+	phase := ""
+	if f.Phase != "" {
+		phase = " in phase " + f.Phase
+	}
+	switch f.Severity {
+	case record.SeverityError:
+		return "failed", fmt.Sprintf("FAILED%s%s: %s [%s]", phase, where, f.Title, f.Rule)
+	case record.SeverityWarning:
+		return "warnings", fmt.Sprintf("no error-level finding; warning%s%s: %s [%s]", phase, where, f.Title, f.Rule)
+	}
+	return "ok", fmt.Sprintf("no error-level finding; note: %s [%s]", f.Title, f.Rule)
+}
+
+func rankList(rs []string) string {
+	if len(rs) <= 6 {
+		return strings.Join(rs, ", ")
+	}
+	return fmt.Sprintf("%s … %s (%d ranks)", strings.Join(rs[:3], ", "), rs[len(rs)-1], len(rs))
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bringup-tool/bringup/diagnose"
+	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/report/diagnosis"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+func init() { register(newDiagnoseCmd) }
+
+func newDiagnoseCmd() *cobra.Command {
+	var (
+		asJSON    bool
+		outPath   string
+		ruleFiles []string
+	)
+	cmd := &cobra.Command{
+		Use:   "diagnose [--json] [-o FILE] [--rules FILE] PATH...",
+		Short: "Say what went wrong in an engine boot, from its logs and artifacts",
+		Long: `diagnose reads engine logs (vLLM, SGLang, ATOM, torchrun, Ray, PyTorch), and
+any other artifact kind a bringup analyzer handles, from files, directories
+(recursively) or stdin ("-"), and matches what it finds against a knowledge
+base of known torch.compile and startup failures.
+
+It prints the verdict first (what failed, on which ranks, in which phase),
+then the evidence (file:line) and the remedy.
+
+Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
+		Example: `  bringup diagnose examples/
+  bringup diagnose --json -o diagnosis.json logs/
+  kubectl logs pod/vllm-0 | bringup diagnose -`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("diagnose needs at least one PATH: a log file, a directory, or - for stdin")
+			}
+			set, err := rules.Builtin()
+			if err != nil {
+				return fmt.Errorf("built-in rules: %w", err)
+			}
+			for _, f := range ruleFiles {
+				if err := set.LoadFile(f); err != nil {
+					return Usagef("--rules: %v (fix the rule file or leave it out)", err)
+				}
+			}
+			d, err := diagnose.Run(args, diagnose.Options{Rules: set, Stdin: cmd.InOrStdin()})
+			switch {
+			case errors.Is(err, diagnose.ErrNoInput):
+				for _, in := range d.Inputs {
+					fmt.Fprintf(cmd.ErrOrStderr(), "bringup: %s: %s\n", in.Path, in.Error)
+				}
+				return Usagef("nothing readable to diagnose in %v (give engine log files or directories that contain them)", args)
+			case err != nil:
+				return Usagef("%v (check the path)", err)
+			}
+			noteUnused(cmd.ErrOrStderr(), d)
+
+			var w io.Writer = cmd.OutOrStdout()
+			color := !asJSON && outPath == "" && stdoutIsTerminal() && w == io.Writer(os.Stdout)
+			if outPath != "" {
+				f, err := os.Create(outPath)
+				if err != nil {
+					return Usagef("-o: %v (choose a writable path)", err)
+				}
+				defer f.Close()
+				w = f
+			}
+			if asJSON {
+				err = diagnosis.WriteJSON(w, d)
+			} else {
+				err = diagnosis.WriteText(w, d, report.Style{Color: color})
+			}
+			if err != nil {
+				return Usagef("writing the report: %v", err)
+			}
+			if d.HasErrors() {
+				return FoundErrors
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `write JSON (schema "bringup.diagnosis/v1") instead of text`)
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the report to FILE instead of stdout")
+	cmd.Flags().StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML FILE (repeatable; same format as rules/*.yaml)")
+	return cmd
+}
+
+// noteUnused tells stderr which inputs were not (fully) used, briefly: a
+// directory of thousands of files must not flood the terminal.
+func noteUnused(w io.Writer, d *diagnose.Diagnosis) {
+	const max = 10
+	n := 0
+	for _, in := range d.Inputs {
+		if in.Error == "" {
+			continue
+		}
+		if n < max {
+			fmt.Fprintf(w, "bringup: note: %s: %s\n", in.Path, in.Error)
+		}
+		n++
+	}
+	if n > max {
+		fmt.Fprintf(w, "bringup: note: … and %d more inputs not used (see inputs[] in --json)\n", n-max)
+	}
+}

@@ -1,0 +1,296 @@
+// Package diagnosis renders a diagnose.Diagnosis for people (terminal text:
+// verdict first, then evidence with file:line, then the remedy; colour only
+// when the Style enables it) and for programs (JSON, schema
+// bringup.diagnosis/v1). It never parses and never decides.
+package diagnosis
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/bringup-tool/bringup/diagnose"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/report"
+)
+
+// WriteJSON writes d as indented JSON.
+func WriteJSON(w io.Writer, d *diagnose.Diagnosis) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(d)
+}
+
+// Limits of the terminal report; the JSON has everything.
+const (
+	maxErrorFrames = 4
+	maxNotes       = 8
+	maxPhases      = 8
+	maxGaps        = 3
+)
+
+// WriteText writes the terminal report.
+func WriteText(w io.Writer, d *diagnose.Diagnosis, st report.Style) error {
+	p := &printer{w: w}
+	switch d.Status {
+	case "failed":
+		p.line(st.Red(st.Bold(d.Verdict)))
+	case "warnings":
+		p.line(st.Yellow(d.Verdict))
+	default:
+		p.line(st.Green(d.Verdict))
+	}
+	p.line(st.Dim(summary(d)))
+
+	for i, f := range d.Findings {
+		p.line("")
+		if f.Severity == record.SeverityError || i == 0 {
+			writeFinding(p, f, st, true)
+		} else {
+			writeFinding(p, f, st, false)
+		}
+	}
+
+	if len(d.Errors) > 0 {
+		p.line("")
+		p.line(st.Bold("Root exceptions") + st.Dim(" (wrappers unwrapped)"))
+		for _, e := range d.Errors {
+			msg := firstLine(e.Message)
+			head := e.Exception
+			if msg != "" {
+				head += ": " + msg
+			}
+			p.line("  " + st.Red(head))
+			p.line(fmt.Sprintf("    %s%s%s", st.Cyan(fmt.Sprintf("%s:%d", e.Path, e.Line)), ranksSuffix(e.Ranks, e.Count), rulesSuffix(e.Rules)))
+			for i, fr := range e.Frames {
+				if i == maxErrorFrames {
+					p.line(st.Dim(fmt.Sprintf("      … %d outer frames", len(e.Frames)-i)))
+					break
+				}
+				p.line(st.Dim(fmt.Sprintf("      at %s (%s:%d)", fr.Func, fr.File, fr.Line)))
+			}
+		}
+	}
+
+	var open []diagnose.Phase
+	for _, ph := range d.Timeline {
+		if ph.Status != "done" {
+			open = append(open, ph)
+		}
+	}
+	if len(open) > 0 {
+		p.line("")
+		p.line(st.Bold("Phases not finished"))
+		for i, ph := range open {
+			if i == maxPhases {
+				p.line(st.Dim(fmt.Sprintf("  … %d more (see --json)", len(open)-i)))
+				break
+			}
+			p.line(fmt.Sprintf("  %-10s %-9s %-10s %s  %s", ph.Phase, ph.Status, orDash(ph.Rank), fmtSeconds(ph.Seconds), st.Cyan(fmt.Sprintf("%s:%d", ph.Path, ph.Line))))
+		}
+	}
+	if len(d.Gaps) > 0 && d.Gaps[0].Seconds >= 60 {
+		p.line("")
+		p.line(st.Bold("Longest silences"))
+		for i, g := range d.Gaps {
+			if i == maxGaps || g.Seconds < 60 {
+				break
+			}
+			p.line(fmt.Sprintf("  %s of no output after %s", fmtSeconds(g.Seconds), st.Cyan(fmt.Sprintf("%s:%d", g.Path, g.Line))))
+		}
+	}
+
+	var notes []string
+	for _, in := range d.Inputs {
+		if in.Error != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", in.Path, in.Error))
+		} else if in.Skipped > 0 {
+			where := ""
+			if len(in.SkipSamples) > 0 {
+				where = fmt.Sprintf(" (first at line %d: %s)", in.SkipSamples[0].Line, in.SkipSamples[0].Reason)
+			}
+			notes = append(notes, fmt.Sprintf("%s: %d lines skipped%s", in.Path, in.Skipped, where))
+		}
+	}
+	if len(notes) > 0 {
+		p.line("")
+		p.line(st.Bold("Inputs not fully used"))
+		for i, n := range notes {
+			if i == maxNotes {
+				p.line(st.Dim(fmt.Sprintf("  … %d more (see --json)", len(notes)-i)))
+				break
+			}
+			p.line("  " + n)
+		}
+	}
+	return p.err
+}
+
+func writeFinding(p *printer, f record.Finding, st report.Style, full bool) {
+	p.line(fmt.Sprintf("%s  %s  %s", st.Severity(string(f.Severity)), st.Bold(f.Title), st.Dim("["+f.Rule+"]")))
+	var meta []string
+	if f.Phase != "" {
+		meta = append(meta, "phase "+f.Phase)
+	}
+	if len(f.Ranks) > 0 {
+		meta = append(meta, "ranks "+rankRange(f.Ranks))
+	}
+	if f.Count > 1 {
+		meta = append(meta, fmt.Sprintf("seen %d×", f.Count))
+	}
+	if f.Confidence != "" {
+		meta = append(meta, "confidence "+f.Confidence)
+	}
+	if len(meta) > 0 {
+		p.line("  " + st.Dim(strings.Join(meta, " · ")))
+	}
+	ev := f.Evidence
+	if !full && len(ev) > 1 {
+		ev = ev[:1]
+	}
+	for _, e := range ev {
+		rank := ""
+		if e.Rank != "" {
+			rank = " [" + e.Rank + "]"
+		}
+		p.line(fmt.Sprintf("  %s%s  %s", st.Cyan(fmt.Sprintf("%s:%d", e.Path, e.Line)), st.Dim(rank), e.Text))
+	}
+	if !full {
+		if len(f.Remedy) > 0 {
+			p.line("  fix: " + f.Remedy[0])
+		}
+		return
+	}
+	p.wrapped("  why: ", oneParagraph(f.Cause))
+	for i, r := range f.Remedy {
+		lead := "       "
+		if i == 0 {
+			lead = "  fix: "
+		}
+		p.wrapped(lead+fmt.Sprintf("%d. ", i+1), r)
+	}
+	if len(f.References) > 0 {
+		p.line("  " + st.Dim("see: "+strings.Join(f.References, " ")))
+	}
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) line(s string) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintln(p.w, s)
+	}
+}
+
+const width = 100
+
+// wrapped prints text after lead, wrapping at width with a hanging indent.
+func (p *printer) wrapped(lead, text string) {
+	indent := strings.Repeat(" ", len([]rune(lead)))
+	cur := lead
+	n := len([]rune(lead))
+	fresh := true
+	for _, word := range strings.Fields(text) {
+		wl := len([]rune(word))
+		if !fresh && n+1+wl > width {
+			p.line(cur)
+			cur, n, fresh = indent, len(indent), true
+		}
+		if !fresh {
+			cur += " "
+			n++
+		}
+		cur += word
+		n += wl
+		fresh = false
+	}
+	p.line(cur)
+}
+
+func oneParagraph(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(l) > 300 {
+		l = l[:300] + "…"
+	}
+	return l
+}
+
+func summary(d *diagnose.Diagnosis) string {
+	var recs, skipped int64
+	used := 0
+	for _, in := range d.Inputs {
+		recs += in.Records
+		skipped += in.Skipped
+		if in.Error == "" {
+			used++
+		}
+	}
+	s := fmt.Sprintf("%d input(s), %d records", used, recs)
+	if skipped > 0 {
+		s += fmt.Sprintf(", %d lines skipped", skipped)
+	}
+	if len(d.Versions) > 0 {
+		keys := make([]string, 0, len(d.Versions))
+		for k := range d.Versions {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var vs []string
+		for _, k := range keys {
+			vs = append(vs, k+" "+d.Versions[k])
+		}
+		s += "; " + strings.Join(vs, ", ")
+	}
+	return s
+}
+
+func ranksSuffix(ranks []string, count int) string {
+	s := ""
+	if len(ranks) > 0 {
+		s = "  ranks " + rankRange(ranks)
+	}
+	if count > 1 {
+		s += fmt.Sprintf("  (%d×)", count)
+	}
+	return s
+}
+
+func rulesSuffix(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return "  → " + strings.Join(ids, ", ")
+}
+
+// rankRange shortens a long sorted rank list: "TP0, TP1 … TP7 (8)".
+func rankRange(rs []string) string {
+	if len(rs) <= 6 {
+		return strings.Join(rs, ", ")
+	}
+	return fmt.Sprintf("%s, %s … %s (%d ranks)", rs[0], rs[1], rs[len(rs)-1], len(rs))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fmtSeconds(s float64) string {
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	case s >= 120:
+		return fmt.Sprintf("%.1f min", s/60)
+	}
+	return fmt.Sprintf("%.0f s", s)
+}
