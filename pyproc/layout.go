@@ -84,6 +84,10 @@ func layoutFor(minor string) (*Layout, error) {
 
 var debugCookie = []byte("xdebugpy")
 
+// maxOffset bounds any member offset read from a target: real ones are a few
+// KiB at most, and a bound keeps garbage from sizing buffers.
+const maxOffset = 1 << 16
+
 // applyDebugOffsets fills the layout from the target's _Py_DebugOffsets
 // (raw: the bytes at _PyRuntime). It checks the cookie, the version and
 // rejects free-threaded builds, whose objects differ.
@@ -132,8 +136,15 @@ func (l *Layout) applyDebugOffsets(raw []byte, wantHex uint64) error {
 	l.UnicodeLength = get(d.UnicodeLength)
 	l.ASCIIObjectSize = get(d.ASCIIObjectSize)
 	// Offsets are small; anything huge means we are not looking at the struct.
-	for _, v := range []int64{l.RuntimeInterpretersHead, l.InterpThreadsHead, l.TstateFrame, l.FrameCode, l.CodeFilename, l.UnicodeState} {
-		if v < 0 || v > 1<<16 {
+	for _, v := range []int64{
+		l.RuntimeInterpretersHead, l.InterpNext, l.InterpThreadsHead,
+		l.TstateNext, l.TstateInterp, l.TstateFrame, l.TstateThreadID, l.TstateNativeThreadID,
+		l.FramePrevious, l.FrameCode, l.FrameInstr, l.FrameOwner,
+		l.CodeFilename, l.CodeName, l.CodeQualname, l.CodeLinetable, l.CodeFirstlineno, l.CodeCodeAdaptive,
+		l.ObType, l.TypeName, l.BytesSize, l.BytesSval,
+		l.UnicodeState, l.UnicodeLength, l.ASCIIObjectSize,
+	} {
+		if v < 0 || v > maxOffset {
 			return unsupported("_Py_DebugOffsets holds an implausible offset %d", v)
 		}
 	}

@@ -59,11 +59,16 @@ func pythonFor(minor string) string {
 // the test ends.
 func startTarget(tb testing.TB, python string) (*exec.Cmd, *targetView) {
 	tb.Helper()
-	out := filepath.Join(tb.TempDir(), "view.json")
 	script, err := filepath.Abs(filepath.Join("testdata", "target.py"))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return startTargetAt(tb, python, script)
+}
+
+func startTargetAt(tb testing.TB, python, script string) (*exec.Cmd, *targetView) {
+	tb.Helper()
+	out := filepath.Join(tb.TempDir(), "view.json")
 	cmd := exec.Command(python, script, out)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
