@@ -1,0 +1,457 @@
+// Package stacks renders a stack analysis: terminal text (verdict first,
+// buckets largest first, recursion as ×k, colour only on a terminal), JSON
+// (bringup.stacks/v1) and folded stacks for flame graphs and speedscope.
+package stacks
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/stacks"
+)
+
+// Schema is the JSON schema id.
+const Schema = "bringup.stacks/v1"
+
+// TextOptions tune the terminal view.
+type TextOptions struct {
+	Style report.Style
+	// All shows benign idle buckets instead of folding them.
+	All bool
+	// MaxFrames caps the frames shown per bucket (0: 60).
+	MaxFrames int
+}
+
+// Text writes the analysis for a person.
+func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
+	st := o.Style
+	if o.MaxFrames == 0 {
+		o.MaxFrames = 60
+	}
+	ew := &errWriter{w: w}
+	threads := 0
+	for _, p := range a.Current {
+		threads += len(p.Threads)
+	}
+	snaps := ""
+	if n := len(a.Processes) - len(a.Current); n > 0 {
+		snaps = fmt.Sprintf(", %d earlier snapshot(s)", n)
+	}
+	ew.printf("%s %s\n", st.Bold("verdict:"), st.Bold(orDash(a.Verdict())))
+	ew.printf("%s\n", st.Dim(fmt.Sprintf("%d process(es), %d thread(s), %d bucket(s) at %s level%s", len(a.Current), threads, len(a.Buckets), a.Level, snaps)))
+
+	for _, iw := range a.Interleaved {
+		ew.printf("%s %s\n", st.Severity("error"), iw.String())
+	}
+
+	if len(a.Findings) > 0 {
+		ew.printf("\n")
+		for _, f := range a.Findings {
+			writeFinding(ew, st, f)
+		}
+	}
+
+	if len(a.Shared.RootPath) > 0 || len(a.Shared.Diverge) > 0 {
+		ew.printf("\n%s\n", st.Bold(fmt.Sprintf("shared by all %d primary threads:", a.Shared.Processes)))
+		if n := len(a.Shared.RootPath); n > 0 {
+			ew.printf("  root path (%d frames, outermost first): %s\n", n, pathLine(a.Shared.RootPath, true))
+		}
+		if n := len(a.Shared.LeafPath); n > 0 {
+			ew.printf("  leaf path (%d frames, innermost first): %s\n", n, pathLine(a.Shared.LeafPath, false))
+		}
+		for _, d := range a.Shared.Diverge {
+			who := d.RankSet
+			if who == "" {
+				who = fmt.Sprintf("pids %s", intsJoin(d.PIDs))
+			}
+			next := "stack ends there"
+			if d.Frame != nil {
+				next = "then " + d.Frame.Func + " (" + d.Frame.File + ")"
+			}
+			ew.printf("  diverge: %s → %s  [bucket #%d]\n", who, next, d.Bucket)
+		}
+	}
+	if len(a.Outliers) > 0 {
+		ew.printf("\n%s\n", st.Bold("outliers:"))
+		for _, ol := range a.Outliers {
+			who := ol.Rank
+			if who == "" {
+				who = "pid " + fmt.Sprint(ol.PID)
+			} else {
+				who = fmt.Sprintf("%s (pid %d)", who, ol.PID)
+			}
+			ew.printf("  %s in %s — %s\n", st.Yellow(who), ol.Leaf, ol.Why)
+		}
+	}
+	if len(a.Progress) > 0 {
+		ew.printf("\n%s\n", st.Bold("snapshots:"))
+		for _, p := range a.Progress {
+			who := p.Rank
+			if who == "" {
+				who = "pid " + fmt.Sprint(p.PID)
+			}
+			ew.printf("  %s: %s — %s\n", who, st.Bold(p.Verdict), p.Detail)
+		}
+	}
+
+	folded, foldedThreads := 0, 0
+	for _, b := range a.Buckets {
+		if b.Benign && !o.All {
+			folded++
+			foldedThreads += b.Count
+			continue
+		}
+		ew.printf("\n")
+		writeBucket(ew, st, b, o.MaxFrames)
+	}
+	if folded > 0 {
+		ew.printf("\n%s\n", st.Dim(fmt.Sprintf("%d idle auxiliary bucket(s), %d thread(s) folded (waits in threading/queue/selectors/zmq, watchdogs, frameless threads); --all shows them", folded, foldedThreads)))
+	}
+	if n := len(a.Warnings); n > 0 {
+		ew.printf("\n%s\n", st.Dim(fmt.Sprintf("skipped input: %d line(s) not understood; first: %s", n, a.Warnings[0].String())))
+	}
+	return ew.err
+}
+
+func writeFinding(ew *errWriter, st report.Style, f record.Finding) {
+	who := ""
+	if len(f.Ranks) > 0 {
+		who = " · ranks " + strings.Join(f.Ranks, ",")
+	}
+	ew.printf("%s %s %s%s\n", st.Severity(string(f.Severity)), st.Bold(f.Title), st.Dim("["+f.Rule+"]"), who)
+	if c := strings.TrimSpace(f.Cause); c != "" {
+		for _, l := range wrap(c, 96) {
+			ew.printf("    %s\n", l)
+		}
+	}
+	for i, r := range f.Remedy {
+		prefix := "fix:"
+		if i > 0 {
+			prefix = "or: "
+		}
+		ew.printf("    %s %s\n", st.Green(prefix), strings.TrimSpace(r))
+	}
+	for i, e := range f.Evidence {
+		if i == 3 {
+			ew.printf("    %s\n", st.Dim(fmt.Sprintf("… %d more", f.Count-3)))
+			break
+		}
+		r := ""
+		if e.Rank != "" {
+			r = " [" + e.Rank + "]"
+		}
+		ew.printf("    %s%s %s\n", st.Cyan(fmt.Sprintf("%s:%d", e.Path, e.Line)), r, e.Text)
+	}
+	for _, ref := range f.References {
+		ew.printf("    %s\n", st.Dim(ref))
+	}
+}
+
+func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int) {
+	who := b.RankSet
+	if who == "" && len(b.PIDs) > 0 {
+		who = "pid " + intsJoin(b.PIDs)
+	}
+	names := map[string]bool{}
+	var nl []string
+	for _, m := range b.Threads {
+		if m.Name != "" && !names[m.Name] {
+			names[m.Name] = true
+			nl = append(nl, m.Name)
+		}
+	}
+	sort.Strings(nl)
+	if len(nl) > 3 {
+		nl = append(nl[:3], "…")
+	}
+	head := []string{st.Bold(fmt.Sprintf("#%d", b.ID))}
+	if who != "" {
+		head = append(head, st.Bold(who))
+	}
+	head = append(head, fmt.Sprintf("%d thread(s)", b.Count))
+	if len(nl) > 0 {
+		head = append(head, strings.Join(nl, ","))
+	}
+	if len(b.States) > 0 {
+		head = append(head, strings.Join(b.States, "/"))
+	}
+	if b.Benign {
+		head = append(head, st.Dim("idle"))
+	}
+	if b.Truncated {
+		head = append(head, st.Dim("root cut off"))
+	}
+	if len(b.Rules) > 0 {
+		head = append(head, st.Yellow(strings.Join(b.Rules, ",")))
+	}
+	ew.printf("%s\n", strings.Join(head, " · "))
+	if len(b.Frames) == 0 {
+		ew.printf("    %s\n", st.Dim("(no Python frame)"))
+		return
+	}
+	width := 0
+	for _, f := range b.Frames {
+		if n := len(f.Func); n > width {
+			width = n
+		}
+	}
+	if width > 48 {
+		width = 48
+	}
+	for i := 0; i < len(b.Frames); i++ {
+		if i == maxFrames {
+			ew.printf("    %s\n", st.Dim(fmt.Sprintf("… %d more frame(s)", len(b.Frames)-i)))
+			break
+		}
+		f := b.Frames[i]
+		mark := "         "
+		if f.Period > 0 {
+			// first frame of a block carries the count; the rest a bar.
+			first := i == 0 || b.Frames[i-1].Period == 0 || blockStart(b.Frames, i)
+			if first {
+				k := fmt.Sprintf("×%d", f.Repeat)
+				if f.RepeatMax > 0 {
+					k = fmt.Sprintf("×%d–%d", f.Repeat, f.RepeatMax)
+				}
+				mark = fmt.Sprintf("↻ %-7s", k)
+			} else {
+				mark = "│        "
+			}
+		}
+		loc := f.File
+		if f.Line > 0 {
+			if f.LineVaries {
+				loc += ":*"
+			} else {
+				loc += fmt.Sprintf(":%d", f.Line)
+			}
+		}
+		fn := f.Func
+		if len(fn) > width {
+			fn = fn[:width-1] + "…"
+		}
+		line := fmt.Sprintf("  %s %-*s  %s", mark, width, fn, loc)
+		if f.Period > 0 {
+			line = fmt.Sprintf("  %s %-*s  %s", st.Yellow(mark), width, fn, loc)
+		}
+		if f.Native {
+			line = st.Dim(line)
+		}
+		ew.printf("%s\n", line)
+	}
+}
+
+// blockStart tells whether frame i starts a new repeated block right after
+// another block.
+func blockStart(fr []stacks.Frame, i int) bool {
+	// Count back to the start of the run of block frames.
+	j := i
+	for j > 0 && fr[j-1].Period > 0 {
+		j--
+	}
+	return (i-j)%fr[i].Period == 0 && fr[j].Period == fr[i].Period && sameBlockRun(fr, j, i)
+}
+
+func sameBlockRun(fr []stacks.Frame, j, i int) bool {
+	// Blocks sit back to back; a new block starts every Period frames
+	// within a run of equal periods.
+	for k := j; k < i; k++ {
+		if fr[k].Period != fr[i].Period {
+			return false
+		}
+	}
+	return true
+}
+
+func pathLine(fr []stacks.Frame, rootFirst bool) string {
+	var parts []string
+	for _, f := range fr {
+		s := f.Func
+		if f.Period > 0 && f.Repeat > 1 {
+			s += fmt.Sprintf(" ×%d", f.Repeat)
+		}
+		parts = append(parts, s)
+	}
+	const show = 6
+	if len(parts) > show {
+		if rootFirst {
+			parts = append(parts[:show], "…")
+		} else {
+			parts = append(parts[:show], "…")
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+func intsJoin(ns []int) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ",")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func wrap(s string, width int) []string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			if line != "" && len(line)+1+len(w) > width {
+				out = append(out, line)
+				line = ""
+			}
+			if line != "" {
+				line += " "
+			}
+			line += w
+		}
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, a ...any) {
+	if e.err != nil {
+		return
+	}
+	_, e.err = fmt.Fprintf(e.w, format, a...)
+}
+
+// Doc is the JSON document (bringup.stacks/v1).
+type Doc struct {
+	Schema      string            `json:"schema"`
+	Verdict     string            `json:"verdict"`
+	Level       string            `json:"level"`
+	Processes   []*stacks.Process `json:"processes"`
+	Buckets     []*stacks.Bucket  `json:"buckets"`
+	Shared      stacks.Shared     `json:"shared"`
+	Outliers    []stacks.Outlier  `json:"outliers"`
+	Findings    []record.Finding  `json:"findings"`
+	Snapshots   []stacks.Progress `json:"snapshots,omitempty"`
+	Warnings    []stacks.Warning  `json:"warnings"`
+	Interleaved []stacks.Warning  `json:"interleaved,omitempty"`
+}
+
+// NewDoc builds the JSON document; empty lists are [] not null.
+func NewDoc(a *stacks.Analysis) Doc {
+	d := Doc{
+		Schema: Schema, Verdict: a.Verdict(), Level: a.Level.String(),
+		Processes: a.Processes, Buckets: a.Buckets, Shared: a.Shared, Outliers: a.Outliers,
+		Findings: a.Findings, Snapshots: a.Progress, Warnings: a.Warnings, Interleaved: a.Interleaved,
+	}
+	if d.Processes == nil {
+		d.Processes = []*stacks.Process{}
+	}
+	for _, p := range d.Processes {
+		if p.Threads == nil {
+			p.Threads = []stacks.Thread{}
+		}
+		for i := range p.Threads {
+			if p.Threads[i].Frames == nil {
+				p.Threads[i].Frames = record.Stack{}
+			}
+		}
+	}
+	if d.Buckets == nil {
+		d.Buckets = []*stacks.Bucket{}
+	}
+	for _, b := range d.Buckets {
+		if b.Ranks == nil {
+			b.Ranks = []string{}
+		}
+		if b.PIDs == nil {
+			b.PIDs = []int{}
+		}
+		if b.Frames == nil {
+			b.Frames = []stacks.Frame{}
+		}
+	}
+	if d.Shared.RootPath == nil {
+		d.Shared.RootPath = []stacks.Frame{}
+	}
+	if d.Shared.LeafPath == nil {
+		d.Shared.LeafPath = []stacks.Frame{}
+	}
+	if d.Outliers == nil {
+		d.Outliers = []stacks.Outlier{}
+	}
+	if d.Findings == nil {
+		d.Findings = []record.Finding{}
+	}
+	if d.Warnings == nil {
+		d.Warnings = []stacks.Warning{}
+	}
+	return d
+}
+
+// JSON writes the analysis as bringup.stacks/v1.
+func JSON(w io.Writer, a *stacks.Analysis) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(NewDoc(a))
+}
+
+// Collapsed writes folded stacks, root first, one line per distinct stack
+// with the number of threads that have it ("a;b;c 8"), as flamegraph.pl,
+// speedscope and py-spy's raw format read them. Frames are "func
+// (file:line)" with package-relative files; recursion is kept at its real
+// depth so the flame graph shows it. Idle auxiliary threads are left out
+// unless all is set.
+func Collapsed(w io.Writer, a *stacks.Analysis, all bool) error {
+	benign := map[string]bool{}
+	for _, b := range a.Buckets {
+		if b.Benign {
+			for _, m := range b.Threads {
+				benign[fmt.Sprintf("%s:%d:%d", m.Path, m.Line, m.PID)] = true
+			}
+		}
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, p := range a.Current {
+		for _, t := range p.Threads {
+			if len(t.Frames) == 0 || (!all && benign[fmt.Sprintf("%s:%d:%d", p.Path, t.Line, p.PID)]) {
+				continue
+			}
+			parts := make([]string, len(t.Frames))
+			for i, f := range t.Frames {
+				file := stacks.NormFile(f.File, f.Native)
+				s := f.Func + " (" + file
+				if f.Line > 0 {
+					s += fmt.Sprintf(":%d", f.Line)
+				}
+				s += ")"
+				parts[len(t.Frames)-1-i] = strings.ReplaceAll(s, ";", ":")
+			}
+			key := strings.Join(parts, ";")
+			if counts[key] == 0 {
+				order = append(order, key)
+			}
+			counts[key]++
+		}
+	}
+	ew := &errWriter{w: w}
+	for _, k := range order {
+		ew.printf("%s %d\n", k, counts[k])
+	}
+	return ew.err
+}

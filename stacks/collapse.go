@@ -1,0 +1,183 @@
+package stacks
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Recursion collapse (stack-dumps.md §6.4): a block of Period frames that
+// repeats Repeat ≥ MinRepeat times in a row becomes one Segment. The
+// Inductor implicit-fallback hang nests ExternKernel.__str__ to a depth
+// that differs per rank and per snapshot; without this no two ranks would
+// ever share a bucket.
+
+const (
+	MaxPeriod = 8 // longest recursion cycle looked for
+	MinRepeat = 3 // fewest repetitions that count as recursion
+)
+
+// Segment is one frame, or a block of frames repeated Repeat times.
+type Segment struct {
+	// Frames is the block as first seen (innermost first), with files
+	// normalised to their package-relative form.
+	Frames []record.Frame
+	Keys   []Key
+	// Funcs lists, per block position, every distinct function name seen
+	// there (qualified names can differ where co_name does not:
+	// ExternKernel.__str__ vs MutableBox.__str__).
+	Funcs  [][]string
+	Repeat int // 1 for a plain frame
+	// RepeatMin and RepeatMax span Repeat over a bucket's members.
+	RepeatMin, RepeatMax int
+	// LineVaries is set when members of a bucket disagree on a line.
+	LineVaries bool
+}
+
+// Collapsed is a stack with its recursion folded, innermost first.
+type Collapsed []Segment
+
+// Depth is the number of frames the collapsed stack stands for.
+func (c Collapsed) Depth() int {
+	n := 0
+	for _, s := range c {
+		n += len(s.Frames) * s.Repeat
+	}
+	return n
+}
+
+// Collapse folds tandem repeats of frame keys, greedily taking at each
+// position the period that covers the most frames (the shortest on ties).
+func Collapse(frames record.Stack, n *normalizer) Collapsed {
+	keys := make([]Key, len(frames))
+	ids := make([]int, len(frames))
+	intern := map[Key]int{}
+	norm := make([]record.Frame, len(frames))
+	for i, f := range frames {
+		keys[i] = n.key(f)
+		id, ok := intern[keys[i]]
+		if !ok {
+			id = len(intern)
+			intern[keys[i]] = id
+		}
+		ids[i] = id
+		norm[i] = record.Frame{Func: f.Func, File: keys[i].File, Line: f.Line, Native: f.Native}
+	}
+	var out Collapsed
+	for i := 0; i < len(ids); {
+		bestP, bestK := 0, 0
+		for p := 1; p <= MaxPeriod && i+p*MinRepeat <= len(ids); p++ {
+			k := 1
+			for i+(k+1)*p <= len(ids) && equalInts(ids[i:i+p], ids[i+k*p:i+(k+1)*p]) {
+				k++
+			}
+			if k >= MinRepeat && p*k > bestP*bestK {
+				bestP, bestK = p, k
+			}
+		}
+		if bestK == 0 {
+			out = append(out, Segment{Frames: norm[i : i+1], Keys: keys[i : i+1], Funcs: [][]string{{norm[i].Func}}, Repeat: 1, RepeatMin: 1, RepeatMax: 1})
+			i++
+			continue
+		}
+		seg := Segment{Frames: norm[i : i+bestP], Keys: keys[i : i+bestP], Repeat: bestK, RepeatMin: bestK, RepeatMax: bestK}
+		seg.Funcs = make([][]string, bestP)
+		for r := 0; r < bestK; r++ {
+			for j := 0; j < bestP; j++ {
+				fn := norm[i+r*bestP+j].Func
+				if !containsStr(seg.Funcs[j], fn) {
+					seg.Funcs[j] = append(seg.Funcs[j], fn)
+				}
+			}
+		}
+		for j := range seg.Funcs {
+			sort.Strings(seg.Funcs[j])
+		}
+		out = append(out, seg)
+		i += bestP * bestK
+	}
+	return out
+}
+
+func equalInts(a, b []int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// FuncLabel is how a block position's function is shown: the one name,
+// or the shared method name with its classes, "{ExternKernel,MutableBox}.__str__".
+func FuncLabel(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	var classes []string
+	method := ""
+	for _, n := range names {
+		i := strings.LastIndexByte(n, '.')
+		if i < 0 {
+			classes = append(classes, "")
+			method = n
+			continue
+		}
+		classes = append(classes, n[:i])
+		method = n[i+1:]
+	}
+	var cl []string
+	for _, c := range classes {
+		if c != "" && !containsStr(cl, c) {
+			cl = append(cl, c)
+		}
+	}
+	if len(cl) == 0 {
+		return method
+	}
+	return "{" + strings.Join(cl, ",") + "}." + method
+}
+
+// leafTrim drops the innermost frames that sit inside a recursion, before
+// its first full repetition: where a sample lands inside the cycle
+// (str_helper, textwrap.indent, a partial block) is noise when comparing
+// ranks at funcs level. Only frames whose file belongs to the recursion or
+// to the standard library are dropped.
+func leafTrim(c Collapsed) (Collapsed, int) {
+	first := -1
+	for i, s := range c {
+		if s.Repeat > 1 {
+			first = i
+			break
+		}
+	}
+	if first <= 0 {
+		return c, 0
+	}
+	files := map[string]bool{}
+	for _, k := range c[first].Keys {
+		files[k.File] = true
+	}
+	limit := 2*len(c[first].Keys) + 2
+	if first > limit {
+		return c, 0
+	}
+	for _, s := range c[:first] {
+		for _, k := range s.Keys {
+			if !files[k.File] && strings.ContainsRune(k.File, '/') {
+				return c, 0
+			}
+		}
+	}
+	return c[first:], first
+}

@@ -1,0 +1,203 @@
+package stacks
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Signal is one thing the signature rules look at (rules.Subject without
+// the dependency): a thread's stack in a bucket, a divergence between
+// groups of ranks, a stuck/slow verdict. Fact names:
+//
+//	stacks.bucket      one per thread of every non-benign bucket; Fields:
+//	                   bucket, count, ranks, rank_set, state, primary
+//	stacks.divergence  one per ordered pair of primary buckets; Fields:
+//	                   frames, other_frames (";"-joined "func (file)" of each
+//	                   side, innermost first), ranks, other_ranks, count,
+//	                   other_count
+//	stacks.progress    one per process dumped several times; Fields:
+//	                   verdict (stuck|slow|progressing), snapshots
+type Signal struct {
+	Text     string
+	Frames   record.Stack // innermost first, files package-relative
+	Fact     string
+	Fields   map[string]string
+	Evidence record.Evidence
+}
+
+func signals(infos []*threadInfo, a *Analysis) []Signal {
+	var out []Signal
+	byThread := map[*threadInfo]*Bucket{}
+	for _, ti := range infos {
+		for _, b := range a.Buckets {
+			if hasMember(b, ti) {
+				byThread[ti] = b
+				break
+			}
+		}
+	}
+	for _, ti := range infos {
+		b := byThread[ti]
+		if b == nil || b.Benign {
+			continue
+		}
+		out = append(out, Signal{
+			Text:   threadText(ti),
+			Frames: normFrames(ti),
+			Fact:   "stacks.bucket",
+			Fields: map[string]string{
+				"bucket":    strconv.Itoa(b.ID),
+				"count":     strconv.Itoa(b.Count),
+				"ranks":     strings.Join(b.Ranks, ","),
+				"rank_set":  b.RankSet,
+				"state":     ti.t.State,
+				"primary":   strconv.FormatBool(ti.primary),
+				"truncated": strconv.FormatBool(ti.t.Truncated),
+			},
+			Evidence: evidence(ti),
+		})
+	}
+	// Divergence between groups of primary threads.
+	type group struct {
+		b   *Bucket
+		rep *threadInfo
+		n   int
+	}
+	var groups []*group
+	seen := map[*Bucket]*group{}
+	for _, ti := range infos {
+		if !ti.primary {
+			continue
+		}
+		b := byThread[ti]
+		if b == nil {
+			continue
+		}
+		g := seen[b]
+		if g == nil {
+			g = &group{b: b, rep: ti}
+			seen[b] = g
+			groups = append(groups, g)
+		}
+		g.n++
+	}
+	const maxGroups = 8
+	if len(groups) > maxGroups {
+		groups = groups[:maxGroups]
+	}
+	for _, g := range groups {
+		for _, o := range groups {
+			if g == o {
+				continue
+			}
+			out = append(out, Signal{
+				Text:   fmt.Sprintf("%s in bucket #%d while %s in bucket #%d", orPIDs(g.b), g.b.ID, orPIDs(o.b), o.b.ID),
+				Frames: normFrames(g.rep),
+				Fact:   "stacks.divergence",
+				Fields: map[string]string{
+					"frames":       joinKeys(g.rep.keys),
+					"other_frames": joinKeys(o.rep.keys),
+					"ranks":        strings.Join(g.b.Ranks, ","),
+					"other_ranks":  strings.Join(o.b.Ranks, ","),
+					"count":        strconv.Itoa(g.n),
+					"other_count":  strconv.Itoa(o.n),
+				},
+				Evidence: evidence(g.rep),
+			})
+		}
+	}
+	for _, p := range a.Progress {
+		var proc *Process
+		for _, c := range a.Current {
+			if c.PID == p.PID {
+				proc = c
+			}
+		}
+		if proc == nil {
+			continue
+		}
+		var rep *threadInfo
+		for _, ti := range infos {
+			if ti.proc == proc && ti.primary {
+				rep = ti
+			}
+		}
+		if rep == nil {
+			continue
+		}
+		out = append(out, Signal{
+			Text:     p.Detail,
+			Frames:   normFrames(rep),
+			Fact:     "stacks.progress",
+			Fields:   map[string]string{"verdict": p.Verdict, "snapshots": strconv.Itoa(p.Snapshots)},
+			Evidence: evidence(rep),
+		})
+	}
+	return out
+}
+
+func hasMember(b *Bucket, ti *threadInfo) bool {
+	for _, m := range b.Threads {
+		if m.PID == ti.proc.PID && m.TID == ti.t.TID && m.Line == ti.t.Line && m.Path == ti.proc.Path {
+			return true
+		}
+	}
+	return false
+}
+
+func orPIDs(b *Bucket) string {
+	if b.RankSet != "" {
+		return b.RankSet
+	}
+	var ps []string
+	for _, p := range b.PIDs {
+		ps = append(ps, strconv.Itoa(p))
+	}
+	if len(ps) == 0 {
+		return fmt.Sprintf("%d thread(s)", b.Count)
+	}
+	return "pid " + strings.Join(ps, ",")
+}
+
+func joinKeys(keys []Key) string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(k.String())
+	}
+	return b.String()
+}
+
+// normFrames is a thread's stack with package-relative files, as rules
+// match it ("func (file)").
+func normFrames(ti *threadInfo) record.Stack {
+	out := make(record.Stack, len(ti.t.Frames))
+	for i, f := range ti.t.Frames {
+		out[i] = record.Frame{Func: f.Func, File: ti.keys[i].File, Line: f.Line, Native: f.Native}
+	}
+	return out
+}
+
+func threadText(ti *threadInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Thread %d", ti.t.TID)
+	if ti.t.State != "" {
+		fmt.Fprintf(&b, " (%s)", ti.t.State)
+	}
+	if ti.t.Name != "" {
+		fmt.Fprintf(&b, ": %q", ti.t.Name)
+	}
+	if len(ti.t.Frames) > 0 {
+		fmt.Fprintf(&b, " in %s", ti.t.Frames[0].String())
+	}
+	return b.String()
+}
+
+func evidence(ti *threadInfo) record.Evidence {
+	return record.Evidence{Path: ti.proc.Path, Line: ti.t.Line, Rank: ti.proc.Rank, Text: threadText(ti)}
+}

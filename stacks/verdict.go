@@ -1,0 +1,56 @@
+package stacks
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Verdict is the one line a person reads first.
+func (a *Analysis) Verdict() string {
+	var parts []string
+	if len(a.Findings) > 0 {
+		f := a.Findings[0]
+		parts = append(parts, fmt.Sprintf("%s: %s", f.Rule, f.Title))
+	}
+	var prim []*Bucket
+	primThreads := 0
+	for _, b := range a.Buckets {
+		if b.Primary {
+			prim = append(prim, b)
+			for _, m := range b.Threads {
+				if m.Primary {
+					primThreads++
+				}
+			}
+		}
+	}
+	switch {
+	case len(a.Current) == 0:
+		parts = append(parts, "no stacks found")
+	case primThreads > 1 && len(prim) == 1:
+		who := fmt.Sprintf("%d/%d processes", primThreads, primThreads)
+		if a.RankTotal > 1 {
+			who = fmt.Sprintf("%d/%d ranks", len(prim[0].Ranks), a.RankTotal)
+		}
+		parts = append(parts, fmt.Sprintf("%s share one stack (%s level), bucket #%d", who, a.Level, prim[0].ID))
+	case len(a.Outliers) > 0:
+		var who []string
+		for _, o := range a.Outliers {
+			if o.Rank != "" {
+				who = append(who, o.Rank)
+			} else {
+				who = append(who, fmt.Sprintf("pid %d", o.PID))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("outlier %s: %s", strings.Join(who, ", "), a.Outliers[0].Why))
+	case primThreads > 1:
+		parts = append(parts, fmt.Sprintf("%d processes in %d different stacks (%s level)", primThreads, len(prim), a.Level))
+	}
+	for _, p := range a.Progress {
+		if p.Verdict != "progressing" {
+			parts = append(parts, fmt.Sprintf("%s across %d snapshots", p.Verdict, p.Snapshots))
+			break
+		}
+	}
+	return strings.Join(parts, "; ")
+}
