@@ -166,7 +166,7 @@ func (s *site) writeUnit(dir string, u *unit) error {
 				ew := &escapeWriter{w: w, limit: limit}
 				var side *os.File
 				if a.Length > limit {
-					name := fmt.Sprintf("%d_%s.txt", j, unsafeName.ReplaceAllString(a.Name, "_"))
+					name := sideName(j, a.Name)
 					rel := sideDir + "/" + name
 					var err error
 					if side, err = createSide(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
@@ -198,6 +198,11 @@ func (s *site) writeUnit(dir string, u *unit) error {
 		}
 		return pages.ExecuteTemplate(w, "unit_bottom", top)
 	})
+}
+
+// sideName is the file beside a unit page that holds artifact j whole.
+func sideName(j int, name string) string {
+	return fmt.Sprintf("%d_%s.txt", j, unsafeName.ReplaceAllString(name, "_"))
 }
 
 // fetch streams what an artifact refers to: its payload, or for a
