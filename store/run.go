@@ -86,6 +86,8 @@ type Silence struct {
 type Phase struct {
 	Rank    string    `json:"rank,omitempty"`
 	Name    string    `json:"name"`
+	Detail  string    `json:"detail,omitempty"` // shape or compile range of an Inductor phase
+	Status  string    `json:"status,omitempty"` // done | failed | unfinished
 	Start   time.Time `json:"start,omitzero"`
 	End     time.Time `json:"end,omitzero"`
 	Seconds float64   `json:"seconds"`

@@ -14,12 +14,16 @@ import (
 
 // Tracker follows the boot's output as it is printed.
 type Tracker interface {
-	// Line is one complete output line as the boot printed it (raw bytes,
-	// newline removed). Called from one goroutine at a time.
-	Line(line []byte)
+	// Write takes whole output lines as the boot printed them (raw bytes,
+	// each ending in '\n'); data is reused afterwards. Called from one
+	// goroutine at a time.
+	Write(lines []byte)
 	// Flush says the output has paused: a record held open waiting for
 	// continuation lines is complete.
 	Flush()
+	// Finish says the boot is over: phases still open are closed as
+	// unfinished or failed.
+	Finish()
 	// Ready reports whether an engine printed its ready line, and that line.
 	Ready() (bool, string)
 	// Phases is the timeline so far, one entry per rank and phase; a phase
@@ -28,6 +32,8 @@ type Tracker interface {
 	// Rank is the rank a pid logged as (from its process prefix), "" when
 	// unknown.
 	Rank(pid int) string
+	// Versions are the versions the boot printed (vllm, torch, python …).
+	Versions() map[string]string
 }
 
 // CaptureResult is one live stack capture of the boot's Python processes.

@@ -24,7 +24,7 @@ type tee struct {
 	mu      sync.Mutex
 	file    *os.File
 	term    [2]io.Writer // stdout, stderr destinations (may be nil)
-	onLine  func([]byte) // called under mu for each whole line
+	onLines func([]byte) // called under mu with whole lines
 	status  *statusLine
 	carry   [2][]byte
 	lines   int64
@@ -34,8 +34,8 @@ type tee struct {
 	lastOutput atomic.Int64 // unix nanos of the last byte read
 }
 
-func newTee(file *os.File, stdout, stderr io.Writer, status *statusLine, onLine func([]byte)) *tee {
-	t := &tee{file: file, term: [2]io.Writer{stdout, stderr}, onLine: onLine, status: status}
+func newTee(file *os.File, stdout, stderr io.Writer, status *statusLine, onLines func([]byte)) *tee {
+	t := &tee{file: file, term: [2]io.Writer{stdout, stderr}, onLines: onLines, status: status}
 	t.lastOutput.Store(time.Now().UnixNano())
 	return t
 }
@@ -86,24 +86,15 @@ func (t *tee) consume(stream int, chunk []byte) {
 	}
 }
 
-// writeLines writes whole lines to the file and to the tracker. Caller
-// holds mu.
+// writeLines writes whole lines (data ends in '\n') to the file and to
+// the tracker. Caller holds mu.
 func (t *tee) writeLines(data []byte) {
 	if _, err := t.file.Write(data); err != nil && t.fileErr == nil {
 		t.fileErr = err
 	}
-	for len(data) > 0 {
-		k := bytes.IndexByte(data, '\n')
-		var line []byte
-		if k < 0 {
-			line, data = data, nil
-		} else {
-			line, data = data[:k], data[k+1:]
-		}
-		t.lines++
-		if t.onLine != nil {
-			t.onLine(line)
-		}
+	t.lines += int64(bytes.Count(data, []byte{'\n'}))
+	if t.onLines != nil {
+		t.onLines(data)
 	}
 }
 

@@ -58,7 +58,7 @@ type Config struct {
 	Patches  *store.PatchState
 	Versions map[string]string
 
-	NewTracker func() Tracker
+	NewTracker func(source string) Tracker // source: the output.log path
 	Capture    Capture
 	Diagnose   Diagnose
 
@@ -113,14 +113,14 @@ func Run(ctx context.Context, cfg Config) (*store.Run, error) {
 	defer file.Close()
 	w.run.Logs = []string{logPath}
 	if cfg.NewTracker != nil {
-		w.tracker = cfg.NewTracker()
+		w.tracker = cfg.NewTracker(logPath)
 	}
-	var onLine func([]byte)
+	var onLines func([]byte)
 	if w.tracker != nil {
-		onLine = w.tracker.Line
+		onLines = w.tracker.Write
 	}
 	w.status = &statusLine{w: cfg.Status, atStart: true}
-	w.tee = newTee(file, cfg.Stdout, cfg.Stderr, w.status, onLine)
+	w.tee = newTee(file, cfg.Stdout, cfg.Stderr, w.status, onLines)
 	if err := w.start(path); err != nil {
 		w.run.Outcome, w.run.Reason, w.run.Ended = store.OutcomeFailed, err.Error(), time.Now()
 		w.save()
@@ -594,8 +594,16 @@ func (w *watcher) finish(ctx context.Context) {
 	}
 	if w.tracker != nil {
 		w.tee.locked(func() {
-			w.tracker.Flush()
+			w.tracker.Finish()
 			w.run.Timeline = w.tracker.Phases()
+			if v := w.tracker.Versions(); len(v) > 0 {
+				if w.run.Versions == nil {
+					w.run.Versions = map[string]string{}
+				}
+				for k, x := range v {
+					w.run.Versions[k] = x
+				}
+			}
 			for i := range w.run.EnvCheck {
 				w.run.EnvCheck[i].Rank = w.tracker.Rank(w.run.EnvCheck[i].PID)
 			}

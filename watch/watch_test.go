@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,9 @@ func boot(t *testing.T, ctx context.Context, cfg Config) *bootResult {
 	}
 	if cfg.Poll == 0 {
 		cfg.Poll = 100 * time.Millisecond
+	}
+	if cfg.NewTracker == nil {
+		cfg.NewTracker = NewEngineTracker
 	}
 	run, err := Run(ctx, cfg)
 	if err != nil {
@@ -213,7 +217,7 @@ func TestEnvDroppedByLauncher(t *testing.T) {
 				Command:   []string{py, script("envdrop.py")},
 				Env:       map[string]string{"VLLM_USE_AOT_COMPILE": "0", "VLLM_COMPILE_FULLGRAPH": "0", "TORCH_COMPILE_DEBUG": "1"},
 				EnvStrict: strict,
-				Timeout:   4 * time.Second,
+				Timeout:   30 * time.Second,
 			})
 			run := r.run
 			launcher := 0
@@ -237,8 +241,20 @@ func TestEnvDroppedByLauncher(t *testing.T) {
 				if run.Outcome != store.OutcomeFailed || !strings.Contains(run.Reason, "env-strict") {
 					t.Errorf("strict: outcome %q (%s)", run.Outcome, run.Reason)
 				}
-			} else if len(run.EnvCheck) != 2 {
-				t.Errorf("env check has %d entries, want the 2 workers", len(run.EnvCheck))
+			} else {
+				if len(run.EnvCheck) != 2 {
+					t.Errorf("env check has %d entries, want the 2 workers", len(run.EnvCheck))
+				}
+				if run.Outcome != store.OutcomeReady {
+					t.Errorf("outcome %q (%s), want ready", run.Outcome, run.Reason)
+				}
+				ranks := map[string]bool{}
+				for _, ec := range run.EnvCheck {
+					ranks[ec.Rank] = true
+				}
+				if !ranks["TP0"] || !ranks["TP1"] {
+					t.Errorf("env check ranks %v, want TP0 and TP1 (from the workers' log prefixes)", ranks)
+				}
 			}
 			if !strings.Contains(r.msgs.String(), "missing VLLM_COMPILE_FULLGRAPH, VLLM_USE_AOT_COMPILE") {
 				t.Errorf("mismatch not printed while running")
@@ -413,5 +429,75 @@ func TestLockedStoreStillSavesOutput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.run.Dir, "run.json")); err != nil {
 		t.Errorf("run.json not written: %v", err)
+	}
+}
+
+func TestReadyBoot(t *testing.T) {
+	py := needPython(t)
+	r := boot(t, t.Context(), Config{Command: []string{py, script("ready.py")}, Silence: 10 * time.Second, Timeout: 60 * time.Second})
+	run := r.run
+	if run.Outcome != store.OutcomeReady {
+		t.Fatalf("outcome %q (%s), want ready", run.Outcome, run.Reason)
+	}
+	if !strings.Contains(run.Reason, "ready line at") {
+		t.Errorf("reason %q does not say where the ready line is", run.Reason)
+	}
+	done := map[string]bool{}
+	for _, p := range run.Timeline {
+		if p.Status == "done" {
+			done[p.Rank+" "+p.Name] = true
+		}
+		if !p.Start.IsZero() && p.Start.Year() != run.Started.Year() {
+			t.Errorf("phase %+v not anchored to the run's year", p)
+		}
+	}
+	for _, want := range []string{"TP0 load", "TP0 dynamo", "TP0 inductor", "TP1 dynamo", "TP1 inductor", "TP1 cudagraph", "EngineCore DP0 ready"} {
+		if !done[want] {
+			t.Errorf("timeline lacks finished %q: %v", want, done)
+		}
+	}
+	if run.Versions["vllm"] != "0.11.0" {
+		t.Errorf("versions = %v", run.Versions)
+	}
+	if len(run.Silences) != 0 || run.Signal != "terminated" {
+		t.Errorf("silences %v, signal %q (--then stop sends SIGTERM)", run.Silences, run.Signal)
+	}
+}
+
+func TestSlowBootIsNotHung(t *testing.T) {
+	py := needPython(t)
+	r := boot(t, t.Context(), Config{Command: []string{py, script("slow.py")}, Silence: 2 * time.Second, OnSilence: "stop", Timeout: 60 * time.Second})
+	if r.run.Outcome != store.OutcomeReady || len(r.run.Silences) != 0 {
+		t.Errorf("outcome %q, silences %v: a slow boot that keeps printing is not hung", r.run.Outcome, r.run.Silences)
+	}
+}
+
+func TestReadyURLAndKeep(t *testing.T) {
+	py := needPython(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	// The server answers after a second; --then keep watches on until
+	// the context ends (Ctrl-C), and the outcome stays ready.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	r := boot(t, ctx, Config{
+		Command:  []string{"sh", "-c", "sleep 1; exec " + py + " -m http.server --bind 127.0.0.1 " + strconv.Itoa(port)},
+		ReadyURL: "http://127.0.0.1:" + strconv.Itoa(port) + "/",
+		Then:     "keep",
+		Timeout:  60 * time.Second,
+		NewTracker: func(string) Tracker {
+			time.AfterFunc(5*time.Second, cancel)
+			return NewEngineTracker("")
+		},
+	})
+	if r.run.Outcome != store.OutcomeReady || !strings.Contains(r.run.Reason, "answered 200") {
+		t.Errorf("outcome %q (%s)", r.run.Outcome, r.run.Reason)
+	}
+	if r.run.Ended.Sub(r.run.Started) < 4*time.Second {
+		t.Errorf("--then keep stopped watching at ready")
 	}
 }
