@@ -56,6 +56,9 @@ type Result struct {
 	// Versions are what the trace tells about the software (torch_version
 	// artifact, compilation_metrics python/triton/cuda versions).
 	Versions map[string]string `json:"versions"`
+	// Findings are the rules that matched Subjects(res), most important
+	// first (filled by Conclude's caller; empty when no rules were applied).
+	Findings []record.Finding `json:"findings"`
 	// Counts are the parser's counts keyed by input path.
 	Counts map[string]*torchtrace.Stats `json:"counts"`
 }
@@ -122,7 +125,10 @@ type Compile struct {
 	Rank int    `json:"rank"`
 	Path string `json:"path"`
 	// ID is "frame/compile", "!ca/frame/compile" under compiled autograd.
-	ID             string   `json:"id"`
+	ID string `json:"id"`
+	// Occurrence counts earlier compiles with the same id on the same input
+	// (torch._dynamo.reset(), or several runs in one file); 0 for the first.
+	Occurrence     int      `json:"occurrence,omitempty"`
 	FrameID        *int     `json:"frame_id,omitempty"`
 	FrameCompileID *int     `json:"frame_compile_id,omitempty"`
 	AutogradID     *int     `json:"compiled_autograd_id,omitempty"`
@@ -195,7 +201,10 @@ type GraphBreak struct {
 	Ranks      []int    `json:"ranks"`
 	// Source is where it was read: "dynamo_graph_break_reason" (artifact)
 	// or "restart_reasons" (compilation_metrics).
-	Source   string          `json:"source"`
+	Source string `json:"source"`
+	// Function is the compiled function, "co_name (file:line)", when the
+	// break comes from restart_reasons (which carry no user frame).
+	Function string          `json:"function,omitempty"`
 	Evidence record.Evidence `json:"evidence"`
 	// Artifact indexes Result.Artifacts (the first full text), -1 if none.
 	Artifact int `json:"artifact"`
@@ -265,6 +274,10 @@ type CacheDiff struct {
 	Line       int      `json:"line"`
 	CompileID  string   `json:"compile_id"`
 	Components []string `json:"components"` // names whose hash differs (or exist on one side only)
+	// SameKey: both lookups computed the same key, so nothing in the inputs
+	// changed; the entry was absent (cache cleared, other cache directory,
+	// or not written yet).
+	SameKey bool `json:"same_key,omitempty"`
 }
 
 // CacheStat counts outcomes of one cache kind.
@@ -347,7 +360,11 @@ type Artifact struct {
 	Encoding string `json:"encoding,omitempty"`
 	Line     int    `json:"line"`
 	torchtrace.PayloadRef
-	MD5OK bool `json:"md5_ok"`
+	// Envelope: the event has no payload and the reference spans its
+	// envelope line (fetch with torchtrace.ReadEnvelope; the metadata is the
+	// value under Kind). Otherwise fetch with torchtrace.ReadPayload.
+	Envelope bool `json:"envelope,omitempty"`
+	MD5OK    bool `json:"md5_ok"`
 }
 
 // Link is a `link` event.

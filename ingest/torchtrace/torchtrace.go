@@ -121,12 +121,14 @@ type PayloadRef struct {
 
 // Event is one envelope with what the scanner learned about its payload.
 type Event struct {
-	Line    int    // 1-based line of the envelope
-	Level   byte   // glog level letter, always 'V' in practice
-	Time    string // "MMDD HH:MM:SS.uuuuuu" as printed (glog has no year)
-	PID     int    // the process id (tlparse calls it "thread")
-	Emitter string // "torch/_dynamo/utils.py:1931"
-	Kind    string // the event key: "dynamo_start", "artifact", "str", …
+	Line int // 1-based line of the envelope
+	// Envelope is the byte span of the envelope line itself (ReadEnvelope).
+	Envelope PayloadRef
+	Level    byte   // glog level letter, always 'V' in practice
+	Time     string // "MMDD HH:MM:SS.uuuuuu" as printed (glog has no year)
+	PID      int    // the process id (tlparse calls it "thread")
+	Emitter  string // "torch/_dynamo/utils.py:1931"
+	Kind     string // the event key: "dynamo_start", "artifact", "str", …
 	// Meta is the event's own value (the metadata object), still raw.
 	Meta json.RawMessage
 	// Fields holds every envelope key (reserved ones included), still raw.
@@ -395,6 +397,7 @@ func (s *Scanner) Next() bool {
 		if !s.parseEnvelope(body, lineNo) {
 			continue
 		}
+		s.ev.Envelope = PayloadRef{Path: s.path, Offset: lineOff, Length: int64(len(line))}
 		s.readPayload(lineOff + int64(len(line)))
 		return true
 	}
@@ -753,6 +756,29 @@ func CopyPayload(w io.Writer, ref PayloadRef) error {
 		}
 	}
 	return sc.err
+}
+
+// ReadEnvelope fetches one envelope line by its reference and returns its
+// keys, still raw (the event kind's value holds the metadata).
+func ReadEnvelope(ref PayloadRef) (map[string]json.RawMessage, error) {
+	f, err := os.Open(ref.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, ref.Length)
+	if _, err := f.ReadAt(b, ref.Offset); err != nil && err != io.EOF {
+		return nil, err
+	}
+	_, _, _, _, js, ok := parsePrefix(trimEOL(b))
+	if !ok {
+		return nil, fmt.Errorf("%s: offset %d is not an envelope line", ref.Path, ref.Offset)
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, fmt.Errorf("%s: offset %d: %v", ref.Path, ref.Offset, err)
+	}
+	return m, nil
 }
 
 // RankFileRE matches the file names PyTorch gives rank traces:

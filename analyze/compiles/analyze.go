@@ -1,0 +1,505 @@
+package compiles
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bringup-tool/bringup/ingest/torchtrace"
+	"github.com/bringup-tool/bringup/record"
+)
+
+// Options tune an analysis.
+type Options struct {
+	// Progress, when set, is called from the reading goroutines with the
+	// bytes read so far over all inputs and the total.
+	Progress func(done, total int64)
+	// Parallel bounds how many files are read at once (default GOMAXPROCS).
+	Parallel int
+}
+
+// Analyze finds the trace files in args (files or directories) and
+// analyses them. The error is for "could not run" only (nothing found, an
+// argument unreadable); bad content is counted in the Result.
+func Analyze(args []string, opts Options) (*Result, error) {
+	inputs, ignored, err := Discover(args)
+	if err != nil {
+		return nil, err
+	}
+	return AnalyzeInputs(inputs, ignored, opts), nil
+}
+
+// countingReader reports progress as bytes go by.
+type countingReader struct {
+	r     io.Reader
+	done  *atomic.Int64
+	total int64
+	tick  int64
+	fn    func(done, total int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.fn != nil && n > 0 {
+		d := c.done.Add(int64(n))
+		if d-c.tick >= 4<<20 || err != nil {
+			c.tick = d
+			c.fn(d, c.total)
+		}
+	}
+	return n, err
+}
+
+// AnalyzeInputs reads already discovered inputs, several at once.
+func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
+	par := opts.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	var total int64
+	for _, in := range inputs {
+		total += in.Bytes
+	}
+	var done atomic.Int64
+	files := make([]*fileAnalysis, len(inputs))
+	stats := make([]*torchtrace.Stats, len(inputs))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := range inputs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			files[i], stats[i] = analyzeFile(inputs[i], &countingReader{done: &done, total: total, fn: opts.Progress})
+		}(i)
+	}
+	wg.Wait()
+	if opts.Progress != nil {
+		opts.Progress(total, total)
+	}
+	return merge(files, stats, ignored)
+}
+
+func analyzeFile(in Input, cr *countingReader) (*fileAnalysis, *torchtrace.Stats) {
+	fa := newFileAnalysis(in, MaxPhases)
+	f, err := os.Open(in.Path)
+	if err != nil {
+		st := torchtrace.NewScanner(strings.NewReader(""), in.Path).Stats()
+		st.ReadError = err.Error()
+		fa.finish(st)
+		return fa, st
+	}
+	defer f.Close()
+	cr.r = f
+	sc := torchtrace.NewScanner(cr, in.Path)
+	sc.Want = fa.want
+	for sc.Next() {
+		fa.add(sc.Event(), sc)
+	}
+	st := sc.Stats()
+	if err := sc.Err(); err != nil {
+		st.ReadError = err.Error()
+	}
+	fa.finish(st)
+	return fa, st
+}
+
+func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) *Result {
+	res := &Result{
+		Schema: Schema, Ignored: ignored, Ranks: []RankSummary{}, Compiles: []Compile{},
+		GraphBreaks: []GraphBreak{}, Recompiles: []Recompile{}, Frames: []FrameSummary{},
+		Cache: []CacheEvent{}, CacheStats: map[string]CacheStat{}, OpenPhases: []Phase{}, Phases: []Phase{},
+		Collectives: []CollectiveSchedule{}, ExecutionOrders: []ExecutionOrder{}, Divergence: []Divergence{},
+		Artifacts: []Artifact{}, Links: []Link{}, Versions: map[string]string{}, Findings: []record.Finding{},
+		Counts: map[string]*torchtrace.Stats{},
+	}
+	if res.Ignored == nil {
+		res.Ignored = []Ignored{}
+	}
+	statsBy := map[string]*torchtrace.Stats{}
+	inputs := make([]Input, len(files))
+	for i, f := range files {
+		statsBy[f.in.Path] = stats[i]
+		f.in.Bytes = stats[i].Bytes
+		inputs[i] = f.in
+	}
+	sortInputs(inputs)
+	labelInputs(inputs)
+	order := map[string]int{}
+	for i, in := range inputs {
+		order[in.Path] = i
+	}
+	sort.SliceStable(files, func(i, j int) bool { return order[files[i].in.Path] < order[files[j].in.Path] })
+	res.Inputs = inputs
+	for i, f := range files {
+		f.in = inputs[i]
+		res.Counts[f.in.Path] = statsBy[f.in.Path]
+		artBase := len(res.Artifacts)
+		res.Artifacts = append(res.Artifacts, f.arts...)
+		res.ArtifactsDropped += f.artsDrop
+		cacheBase := len(res.Cache)
+		res.Cache = append(res.Cache, f.cache...)
+		for _, u := range f.order {
+			c := u.c
+			for j := range c.Artifacts {
+				c.Artifacts[j] += artBase
+			}
+			for j := range c.Cache {
+				c.Cache[j] += cacheBase
+			}
+			res.Compiles = append(res.Compiles, c)
+		}
+		for _, gb := range f.breaks {
+			if gb.Artifact >= 0 {
+				gb.Artifact += artBase
+			}
+			res.GraphBreaks = append(res.GraphBreaks, gb)
+		}
+		res.Collectives = append(res.Collectives, f.colls...)
+		if f.exec != nil {
+			res.ExecutionOrders = append(res.ExecutionOrders, *f.exec)
+		}
+		res.Links = append(res.Links, f.links...)
+		res.OpenPhases = append(res.OpenPhases, f.openPh...)
+		room := MaxPhases - len(res.Phases)
+		if room >= len(f.closed) {
+			res.Phases = append(res.Phases, f.closed...)
+		} else {
+			res.Phases = append(res.Phases, f.closed[:room]...)
+			res.PhasesDropped += len(f.closed) - room
+		}
+		res.PhasesDropped += f.dropped
+		for k, v := range f.versions {
+			if res.Versions[k] == "" {
+				res.Versions[k] = v
+			}
+		}
+	}
+	restartBreaks(res)
+	res.GraphBreaks = dedupeBreaks(res.GraphBreaks)
+	recompiles(res)
+	frames(res, files)
+	cacheStats(res)
+	explainMisses(res)
+	rankSummaries(res)
+	divergence(res)
+	return res
+}
+
+// restartBreaks turns compilation_metrics restart_reasons into graph
+// breaks for compiles that logged no dynamo_graph_break_reason artifact.
+func restartBreaks(res *Result) {
+	withArtifact := map[string]bool{}
+	for _, gb := range res.GraphBreaks {
+		for _, id := range gb.CompileIDs {
+			withArtifact[gb.Evidence.Path+"|"+id] = true
+		}
+	}
+	for _, c := range res.Compiles {
+		if withArtifact[c.Path+"|"+c.ID] {
+			continue
+		}
+		for _, r := range c.RestartReasons {
+			gb := GraphBreak{
+				Reason: strings.Trim(strings.TrimSpace(r), `'"`), Count: 1, CompileIDs: []string{c.ID},
+				Ranks: []int{c.Rank}, Source: "restart_reasons", Artifact: -1,
+				Evidence: record.Evidence{Path: c.Path, Line: c.MetricsLine, Rank: rankText(c.Rank), Text: firstLine(r)},
+			}
+			if c.Frame.Func != "" || c.Frame.File != "" {
+				gb.Function = c.Frame.String()
+			}
+			if m := gbIDRE.FindStringSubmatch(r); m != nil {
+				gb.GBID = "GB" + m[1]
+				gb.URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb" + m[1] + ".html"
+			}
+			res.GraphBreaks = append(res.GraphBreaks, gb)
+		}
+	}
+}
+
+// dedupeBreaks merges breaks with the same reason at the same place,
+// keeping first-seen order, then sorts by count.
+func dedupeBreaks(list []GraphBreak) []GraphBreak {
+	idx := map[string]int{}
+	out := []GraphBreak{}
+	for _, gb := range list {
+		key := gb.GBID + "|" + gb.Reason + "|" + gb.UserFrame + "|" + gb.Function
+		i, ok := idx[key]
+		if !ok {
+			idx[key] = len(out)
+			out = append(out, gb)
+			continue
+		}
+		o := &out[i]
+		o.Count += gb.Count
+		for _, id := range gb.CompileIDs {
+			o.CompileIDs = appendNew(o.CompileIDs, id)
+		}
+		for _, r := range gb.Ranks {
+			o.Ranks = appendInt(o.Ranks, r)
+		}
+	}
+	for i := range out {
+		sort.Ints(out[i].Ranks)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}
+
+func appendInt(list []int, n int) []int {
+	for _, x := range list {
+		if x == n {
+			return list
+		}
+	}
+	return append(list, n)
+}
+
+func recompiles(res *Result) {
+	for _, c := range res.Compiles {
+		if len(c.RecompileReasons) == 0 {
+			continue
+		}
+		frame := ""
+		if c.Frame.Func != "" || c.Frame.File != "" {
+			frame = c.Frame.String()
+		}
+		line := c.Line
+		res.Recompiles = append(res.Recompiles, Recompile{
+			Rank: c.Rank, CompileID: c.ID, Frame: frame, Reasons: c.RecompileReasons,
+			Evidence: record.Evidence{Path: c.Path, Line: line, Rank: rankText(c.Rank), Text: firstLine(c.RecompileReasons[0])},
+		})
+	}
+}
+
+// frames counts compiles per Dynamo frame and checks the recompile limit.
+func frames(res *Result, files []*fileAnalysis) {
+	type key struct {
+		path  string
+		rank  int
+		frame int
+	}
+	limits := map[string]int{}
+	hits := map[string]map[string]string{}
+	for _, f := range files {
+		limits[f.in.Path] = f.limit
+		hits[f.in.Path] = f.limitHit
+	}
+	idx := map[key]int{}
+	compileIDs := map[key]map[int]bool{}
+	for _, c := range res.Compiles {
+		if c.FrameID == nil || c.AutogradID != nil {
+			continue
+		}
+		k := key{c.Path, c.Rank, *c.FrameID}
+		i, ok := idx[k]
+		if !ok {
+			i = len(res.Frames)
+			idx[k] = i
+			compileIDs[k] = map[int]bool{}
+			res.Frames = append(res.Frames, FrameSummary{Rank: c.Rank, Path: c.Path, FrameID: *c.FrameID,
+				Limit: limits[c.Path], Evidence: record.Evidence{Path: c.Path, Line: c.Line, Rank: rankText(c.Rank)}})
+		}
+		fs := &res.Frames[i]
+		if fs.Name == "" && c.Frame.Func != "" {
+			fs.Name, fs.File, fs.Line = c.Frame.Func, c.Frame.File, c.Frame.Line
+		}
+		if c.FrameCompileID != nil {
+			compileIDs[k][*c.FrameCompileID] = true
+		}
+		fs.Compiles = len(compileIDs[k])
+		if why, ok := hits[c.Path][c.ID]; ok {
+			fs.LimitHit = true
+			fs.Evidence = record.Evidence{Path: c.Path, Line: c.Line, Rank: rankText(c.Rank), Text: firstLine(why)}
+		}
+	}
+	for i := range res.Frames {
+		fs := &res.Frames[i]
+		if fs.Limit > 0 && fs.Compiles >= fs.Limit && !fs.LimitHit {
+			fs.LimitHit = true
+			fs.Evidence.Text = fmt.Sprintf("%d compiles of %s reached the recompile limit (%d)", fs.Compiles, fs.Name, fs.Limit)
+		}
+	}
+}
+
+func cacheStats(res *Result) {
+	for _, ce := range res.Cache {
+		s := res.CacheStats[ce.Kind]
+		switch ce.Outcome {
+		case OutcomeHit:
+			s.Hit++
+		case OutcomeMiss:
+			s.Miss++
+		case OutcomeBypass:
+			s.Bypass++
+		}
+		res.CacheStats[ce.Kind] = s
+	}
+}
+
+// explainMisses compares each miss with the closest hit of the same graph
+// (same cache kind and compile id, or the same graph hash) elsewhere: in
+// another rank or input, or an earlier occurrence in the same file.
+func explainMisses(res *Result) {
+	var hits []int
+	for i, ce := range res.Cache {
+		if ce.Outcome == OutcomeHit && len(ce.Components) > 0 {
+			hits = append(hits, i)
+		}
+	}
+	if len(hits) == 0 {
+		return
+	}
+	for i := range res.Cache {
+		m := &res.Cache[i]
+		if m.Outcome != OutcomeMiss || len(m.Components) == 0 {
+			continue
+		}
+		mc := compMap(m.Components)
+		best, bestDiff := -1, []string(nil)
+		for _, h := range hits {
+			hc := &res.Cache[h]
+			if hc.Kind != m.Kind {
+				continue
+			}
+			if hc.Path == m.Path && hc.Rank == m.Rank && hc.Line == m.Line {
+				continue
+			}
+			sameGraph := hc.CompileID == m.CompileID || graphHash(mc) != "" && graphHash(mc) == graphHash(compMap(hc.Components))
+			if !sameGraph {
+				continue
+			}
+			d := diffComponents(mc, compMap(hc.Components))
+			if best < 0 || len(d) < len(bestDiff) {
+				best, bestDiff = h, d
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		hc := res.Cache[best]
+		m.Differs = &CacheDiff{Rank: hc.Rank, Path: hc.Path, Line: hc.Line, CompileID: hc.CompileID,
+			Components: bestDiff, SameKey: m.Key != "" && m.Key == hc.Key}
+		if m.Differs.Components == nil {
+			m.Differs.Components = []string{}
+		}
+	}
+}
+
+func compMap(list []string) map[string]string {
+	m := make(map[string]string, len(list))
+	for _, c := range list {
+		if i := strings.LastIndexByte(c, '='); i > 0 {
+			m[c[:i]] = c[i+1:]
+		}
+	}
+	return m
+}
+
+// graphHash is the hash of the graph component itself ("gm" for the FX
+// graph cache), which names the graph across runs.
+func graphHash(m map[string]string) string { return m["gm"] }
+
+func diffComponents(a, b map[string]string) []string {
+	var out []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func rankSummaries(res *Result) {
+	byLabel := map[string]int{}
+	for _, in := range res.Inputs {
+		key := in.Label
+		if in.Rank >= 0 {
+			key = "rank " + strconv.Itoa(in.Rank)
+		}
+		i, ok := byLabel[key]
+		if !ok {
+			i = len(res.Ranks)
+			byLabel[key] = i
+			res.Ranks = append(res.Ranks, RankSummary{Rank: in.Rank, Label: key, Paths: []string{}, PIDs: []int{}})
+		}
+		rs := &res.Ranks[i]
+		rs.Paths = append(rs.Paths, in.Path)
+		if st := res.Counts[in.Path]; st != nil {
+			for _, p := range st.PIDs {
+				rs.PIDs = appendInt(rs.PIDs, p)
+			}
+			if rs.FirstTime == "" {
+				rs.FirstTime = st.FirstTime
+			}
+			if st.LastTime != "" {
+				rs.LastTime = st.LastTime
+			}
+		}
+	}
+	find := func(path string, rank int) *RankSummary {
+		for i := range res.Ranks {
+			rs := &res.Ranks[i]
+			for _, p := range rs.Paths {
+				if p == path && (rank == rs.Rank || rs.Rank < 0 || rank < 0) {
+					return rs
+				}
+			}
+		}
+		// Another rank interleaved into a file: give it its own summary.
+		key := "rank " + strconv.Itoa(rank)
+		if i, ok := byLabel[key]; ok {
+			return &res.Ranks[i]
+		}
+		byLabel[key] = len(res.Ranks)
+		res.Ranks = append(res.Ranks, RankSummary{Rank: rank, Label: key, Paths: []string{path}, PIDs: []int{}})
+		return &res.Ranks[len(res.Ranks)-1]
+	}
+	for _, c := range res.Compiles {
+		rs := find(c.Path, c.Rank)
+		rs.Compiles++
+		rs.CompileSeconds += c.Seconds.Total
+		rs.GraphBreaks += c.GraphBreaks
+		switch c.Status {
+		case StatusFailed:
+			rs.Failed++
+		case StatusRestarted:
+			rs.Restarted++
+		case StatusRunning:
+			rs.Unfinished++
+		}
+		if len(c.RecompileReasons) > 0 {
+			rs.Recompiles++
+		}
+	}
+	for _, ce := range res.Cache {
+		rs := find(ce.Path, ce.Rank)
+		switch ce.Outcome {
+		case OutcomeHit:
+			rs.CacheHits++
+		case OutcomeMiss:
+			rs.CacheMisses++
+		case OutcomeBypass:
+			rs.CacheBypasses++
+		}
+	}
+	for _, p := range res.OpenPhases {
+		find(p.Path, p.Rank).OpenPhases++
+	}
+}
+
+// base is a short name for a path in messages.
+func base(p string) string { return filepath.Base(p) }

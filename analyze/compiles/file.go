@@ -1,0 +1,811 @@
+package compiles
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/ingest/torchtrace"
+	"github.com/bringup-tool/bringup/record"
+)
+
+// defaultRank marks, inside one file, "the file's own rank" until it is
+// known at the end (a file-name rank, or the first envelope rank).
+const defaultRank = -2
+
+// wantedArtifacts are the artifact payloads the analysis reads.
+var wantedArtifacts = map[string]bool{
+	"recompile_reasons": true, "dynamo_graph_break_reason": true,
+	"fx_graph_cache_hit": true, "fx_graph_cache_miss": true, "fx_graph_cache_bypass": true,
+	"aotautograd_cache_hit": true, "aotautograd_cache_miss": true, "aotautograd_cache_bypass": true,
+	"aotautograd_cache_hash": true, "fx_graph_cache_hash": true,
+	"inductor_collective_schedule": true, "graph_execution": true, "inductor_graph_execution": true,
+	"torch_version": true,
+}
+
+// skipArtifactRef are event kinds not worth a payload reference: too many
+// and shown in aggregate instead.
+var skipArtifactRef = map[string]bool{
+	"str": true, "chromium_event": true, "describe_tensor": true, "describe_storage": true,
+	"describe_source": true,
+}
+
+// unit is one compile being assembled.
+type unit struct {
+	c           Compile
+	attempts    map[int]bool
+	gbArtifacts int
+	metrics     bool
+	openB       bool
+}
+
+type fileAnalysis struct {
+	in    Input
+	lock  *int // first envelope rank, when the name gives none
+	other map[int]bool
+
+	units    map[string]*unit // key: rank|unit id; the latest occurrence
+	order    []*unit
+	arts     []Artifact
+	artsDrop int
+	breaks   []GraphBreak
+	cache    []CacheEvent
+	colls    []CollectiveSchedule
+	exec     *ExecutionOrder
+	links    []Link
+	versions map[string]string
+	limit    int
+	limitHit map[string]string // unit id -> reason text saying the limit was hit
+
+	open      map[phaseKey][]int // indexes into openPh
+	openPh    []Phase
+	closed    []Phase
+	dropped   int
+	depth     map[int]int
+	lastTs    float64
+	names     map[string]string // interned phase names
+	maxPhases int
+}
+
+type phaseKey struct {
+	pid  int
+	name string
+	cid  string
+}
+
+func newFileAnalysis(in Input, maxPhases int) *fileAnalysis {
+	return &fileAnalysis{
+		in: in, other: map[int]bool{}, units: map[string]*unit{}, versions: map[string]string{},
+		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{},
+		names: map[string]string{}, maxPhases: maxPhases,
+	}
+}
+
+func (f *fileAnalysis) want(ev *torchtrace.Event) bool {
+	switch ev.Kind {
+	case "chromium_event":
+		return true
+	case "artifact":
+		return wantedArtifacts[ev.ArtifactName]
+	}
+	return false
+}
+
+// rankOf decides which rank an event belongs to inside this file.
+func (f *fileAnalysis) rankOf(ev *torchtrace.Event) int {
+	if f.in.RankFrom == "file_name" || ev.Rank == nil {
+		return defaultRank
+	}
+	if f.lock == nil {
+		r := *ev.Rank
+		f.lock = &r
+		return defaultRank
+	}
+	if *ev.Rank == *f.lock {
+		return defaultRank
+	}
+	f.other[*ev.Rank] = true
+	return *ev.Rank
+}
+
+func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event, sc *torchtrace.Scanner) *unit {
+	id := ev.ID.Unit()
+	key := strconv.Itoa(rank) + "|" + id
+	u := f.units[key]
+	att := ev.ID.AttemptN()
+	// The same id compiled again (torch._dynamo.reset(), or one file holding
+	// several runs): a new dynamo_start at an attempt already seen starts a
+	// new occurrence.
+	occ := 0
+	if u != nil && ev.Kind == "dynamo_start" && (u.hasStart(att) || (u.metrics && att == 0)) {
+		occ = u.c.Occurrence + 1
+		u = nil
+	}
+	if u == nil {
+		u = &unit{attempts: map[int]bool{}}
+		u.c = Compile{Rank: rank, Path: f.in.Path, ID: id, Occurrence: occ, FrameID: ev.ID.Frame,
+			FrameCompileID: ev.ID.Compile, AutogradID: ev.ID.Autograd, Status: StatusNoMetrics,
+			RestartReasons: []string{}, Artifacts: []int{}, Cache: []int{}, Line: ev.Line}
+		f.units[key] = u
+		f.order = append(f.order, u)
+	}
+	u.attempts[att] = true
+	return u
+}
+
+// starts records which attempts had a dynamo_start (kept in the attempts
+// map as negative keys to avoid another map).
+func (u *unit) hasStart(att int) bool { return u.attempts[-1-att] }
+
+func (f *fileAnalysis) add(ev *torchtrace.Event, sc *torchtrace.Scanner) {
+	rank := f.rankOf(ev)
+	var u *unit
+	cid := ev.ID.String()
+	if !ev.ID.Empty() {
+		u = f.unitFor(rank, ev, sc)
+	}
+	if !skipArtifactRef[ev.Kind] && (ev.HasPayload != "" || isMetaArtifact(ev.Kind)) {
+		a := Artifact{Rank: rank, CompileID: cid, Kind: ev.Kind, Name: ev.ArtifactName, Line: ev.Line,
+			PayloadRef: ev.Payload, MD5OK: ev.MD5OK}
+		if ev.HasPayload == "" {
+			a.PayloadRef = ev.Envelope
+			a.Envelope = true
+		}
+		if a.Name == "" {
+			a.Name = ev.Kind
+		}
+		if ev.Kind == "artifact" {
+			var m struct {
+				Encoding string `json:"encoding"`
+			}
+			_ = json.Unmarshal(ev.Meta, &m)
+			a.Encoding = m.Encoding
+		}
+		if len(f.arts) < MaxArtifacts {
+			if u != nil {
+				u.c.Artifacts = append(u.c.Artifacts, len(f.arts))
+			}
+			f.arts = append(f.arts, a)
+		} else {
+			f.artsDrop++
+		}
+	}
+	switch ev.Kind {
+	case "dynamo_start":
+		if u != nil {
+			u.attempts[-1-ev.ID.AttemptN()] = true
+			if len(u.c.Stack) == 0 {
+				u.c.Stack = f.stack(ev.Meta, sc)
+				if len(u.c.Stack) > 0 && u.c.Frame.File == "" {
+					u.c.Frame = u.c.Stack[0]
+				}
+			}
+		}
+	case "compilation_metrics":
+		if u != nil {
+			f.metrics(u, ev)
+		}
+	case "chromium_event":
+		f.chromium(rank, ev)
+	case "link":
+		var m struct{ Name, URL string }
+		if json.Unmarshal(ev.Meta, &m) == nil {
+			f.links = append(f.links, Link{Rank: rank, CompileID: cid, Name: m.Name, URL: m.URL})
+		}
+	case "artifact":
+		f.artifact(rank, u, ev)
+	}
+}
+
+func isMetaArtifact(kind string) bool {
+	switch kind {
+	case "compilation_metrics", "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics",
+		"compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "dynamo_start", "link",
+		"symbolic_shape_specialization", "guard_added_fast", "guard_added", "missing_fake_kernel",
+		"mismatched_fake_kernel", "propagate_real_tensors_provenance":
+		return true
+	}
+	return false
+}
+
+// stack resolves a dynamo_start stack (outermost first in the log) into a
+// record.Stack (innermost first), dropping Dynamo's own trailing frames.
+func (f *fileAnalysis) stack(meta json.RawMessage, sc *torchtrace.Scanner) record.Stack {
+	var m struct {
+		Stack []struct {
+			Line     int             `json:"line"`
+			Name     string          `json:"name"`
+			Filename json.RawMessage `json:"filename"`
+		} `json:"stack"`
+	}
+	if json.Unmarshal(meta, &m) != nil {
+		return nil
+	}
+	var st record.Stack
+	for i := len(m.Stack) - 1; i >= 0 && len(st) < 64; i-- {
+		fr := m.Stack[i]
+		file := ""
+		if n, err := strconv.Atoi(string(fr.Filename)); err == nil {
+			file = sc.String(n)
+			if file == "" {
+				file = fmt.Sprintf("<interned %d>", n)
+			}
+		} else {
+			_ = json.Unmarshal(fr.Filename, &file)
+		}
+		if len(st) == 0 && (strings.HasSuffix(file, "_dynamo/convert_frame.py") || strings.HasSuffix(file, "_dynamo/eval_frame.py")) {
+			continue
+		}
+		st = append(st, record.Frame{Func: fr.Name, File: file, Line: fr.Line})
+	}
+	return st
+}
+
+type metricsRec struct {
+	CoName                *string         `json:"co_name"`
+	CoFilename            *string         `json:"co_filename"`
+	CoFirstlineno         *int            `json:"co_firstlineno"`
+	CacheSize             *int            `json:"cache_size"`
+	GuardCount            *int            `json:"guard_count"`
+	GraphOpCount          *int            `json:"graph_op_count"`
+	FailType              *string         `json:"fail_type"`
+	FailReason            *string         `json:"fail_reason"`
+	FailUserFrameFilename *string         `json:"fail_user_frame_filename"`
+	FailUserFrameLineno   *int            `json:"fail_user_frame_lineno"`
+	RestartReasons        json.RawMessage `json:"restart_reasons"`
+	NumGraphBreaks        *int            `json:"num_graph_breaks"`
+	RecompileReason       *string         `json:"recompile_reason"`
+	DynamoConfig          *string         `json:"dynamo_config"`
+	PythonVersion         *string         `json:"python_version"`
+	TritonVersion         *string         `json:"triton_version"`
+	CudaVersion           *string         `json:"cuda_version"`
+	EntireFrameS          *float64        `json:"entire_frame_compile_time_s"`
+	BackendS              *float64        `json:"backend_compile_time_s"`
+	InductorS             *float64        `json:"inductor_compile_time_s"`
+	CodeGenS              *float64        `json:"code_gen_time_s"`
+	BeforeRestartS        *float64        `json:"dynamo_time_before_restart_s"`
+	DurationUs            *float64        `json:"duration_us"`
+	DynamoUs              *float64        `json:"dynamo_cumulative_compile_time_us"`
+	AOTUs                 *float64        `json:"aot_autograd_cumulative_compile_time_us"`
+	InductorUs            *float64        `json:"inductor_cumulative_compile_time_us"`
+	CodeGenUs             *float64        `json:"inductor_code_gen_cumulative_compile_time_us"`
+	TritonUs              *float64        `json:"triton_compile_time_us"`
+	AutotuneUs            *float64        `json:"compile_time_autotune_time_us"`
+	BeforeRestartUs       *float64        `json:"dynamo_compile_time_before_restart_us"`
+	PreGradUs             *float64        `json:"pre_grad_pass_time_us"`
+	PostGradUs            *float64        `json:"post_grad_pass_time_us"`
+	JointUs               *float64        `json:"joint_graph_pass_time_us"`
+	CudagraphifyUs        *float64        `json:"runtime_cudagraphify_time_us"`
+	GCUs                  *float64        `json:"gc_time_us"`
+}
+
+func fv(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func us(p *float64) float64 { return fv(p) / 1e6 }
+
+// stringList reads a JSON string or list of strings (other values are
+// rendered as JSON text).
+func stringList(raw []byte) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if one == "" {
+			return nil
+		}
+		return []string{one}
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		var s string
+		if json.Unmarshal(x, &s) == nil {
+			out = append(out, s)
+		} else if string(x) != "null" {
+			out = append(out, string(x))
+		}
+	}
+	return out
+}
+
+var limitRE = regexp.MustCompile(`(?i)(recompile_limit|cache_size_limit|cache limit|RecompileLimit)`)
+
+func (f *fileAnalysis) metrics(u *unit, ev *torchtrace.Event) {
+	var m metricsRec
+	if json.Unmarshal(ev.Meta, &m) != nil {
+		return
+	}
+	u.metrics = true
+	c := &u.c
+	c.MetricsLine = ev.Line
+	if m.CoName != nil {
+		c.Frame.Func = *m.CoName
+	}
+	if m.CoFilename != nil {
+		c.Frame.File = *m.CoFilename
+	}
+	if m.CoFirstlineno != nil {
+		c.Frame.Line = *m.CoFirstlineno
+	}
+	c.CacheSize, c.GuardCount, c.GraphOps = m.CacheSize, m.GuardCount, m.GraphOpCount
+	if m.FailType != nil && *m.FailType != "" {
+		c.FailType = *m.FailType
+		if m.FailReason != nil {
+			c.FailReason = *m.FailReason
+		}
+		if m.FailUserFrameFilename != nil && *m.FailUserFrameFilename != "" {
+			c.FailUserFrame = *m.FailUserFrameFilename
+			if m.FailUserFrameLineno != nil {
+				c.FailUserFrame += ":" + strconv.Itoa(*m.FailUserFrameLineno)
+			}
+		}
+		if limitRE.MatchString(c.FailType + " " + c.FailReason) {
+			f.limitHit[c.ID] = c.FailType + ": " + c.FailReason
+		}
+	}
+	for _, r := range stringList(m.RestartReasons) {
+		c.RestartReasons = append(c.RestartReasons, r)
+		if limitRE.MatchString(r) {
+			f.limitHit[c.ID] = r
+		}
+	}
+	if m.RecompileReason != nil && *m.RecompileReason != "" {
+		c.RecompileReasons = appendNew(c.RecompileReasons, *m.RecompileReason)
+	}
+	if m.NumGraphBreaks != nil {
+		c.GraphBreaks = *m.NumGraphBreaks
+	}
+	s := &c.Seconds
+	if m.DurationUs != nil || m.DynamoUs != nil {
+		s.Source = "us"
+		s.Total = us(m.DurationUs)
+		s.Dynamo, s.AOTAutograd, s.Inductor, s.CodeGen = us(m.DynamoUs), us(m.AOTUs), us(m.InductorUs), us(m.CodeGenUs)
+		s.Triton, s.Autotune, s.BeforeRestart = us(m.TritonUs), us(m.AutotuneUs), us(m.BeforeRestartUs)
+		s.PreGrad, s.PostGrad, s.JointGraph = us(m.PreGradUs), us(m.PostGradUs), us(m.JointUs)
+		s.Cudagraphify, s.GC = us(m.CudagraphifyUs), us(m.GCUs)
+	} else {
+		s.Source = "s"
+	}
+	// The older seconds fields, kept when the newer ones are absent.
+	if s.Total == 0 {
+		s.Total = fv(m.EntireFrameS)
+	}
+	if s.Backend == 0 {
+		s.Backend = fv(m.BackendS)
+	}
+	if s.Inductor == 0 {
+		s.Inductor = fv(m.InductorS)
+	}
+	if s.CodeGen == 0 {
+		s.CodeGen = fv(m.CodeGenS)
+	}
+	if s.BeforeRestart == 0 {
+		s.BeforeRestart = fv(m.BeforeRestartS)
+	}
+	if s.Total == 0 {
+		s.Total = s.Dynamo // the cumulative dynamo time includes the backend
+	}
+	if m.DynamoConfig != nil && f.limit == 0 {
+		var cfg map[string]any
+		if json.Unmarshal([]byte(*m.DynamoConfig), &cfg) == nil {
+			for _, k := range []string{"recompile_limit", "cache_size_limit"} {
+				if v, ok := cfg[k].(float64); ok && v > 0 && v < 1e9 {
+					f.limit = int(v)
+					break
+				}
+			}
+		}
+	}
+	for k, p := range map[string]*string{"python": m.PythonVersion, "triton": m.TritonVersion, "cuda": m.CudaVersion} {
+		if p != nil && *p != "" && f.versions[k] == "" {
+			f.versions[k] = *p
+		}
+	}
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+type cachePayload struct {
+	Key             *string         `json:"key"`
+	Components      []string        `json:"components"`
+	BypassReason    *string         `json:"cache_bypass_reason"`
+	Detailed        *string         `json:"cache_status_detailed"`
+	State           *string         `json:"cache_state"`
+	TimeSavedMs     *float64        `json:"time_saved_ms"`
+	TimeSavedNs     *float64        `json:"time_saved_ns"`
+	ExecutionOrder  json.RawMessage `json:"graph_execution_order"`
+	PyTorchVersion  *string         `json:"pytorch_version"`
+	PyTorchVersion2 *string         `json:"version"`
+}
+
+// componentRE splits "[hash] name: value".
+var componentRE = regexp.MustCompile(`^\[([0-9a-z]+)\] ([^:]*):`)
+
+func components(list []string) []string {
+	out := make([]string, 0, len(list))
+	seen := map[string]int{}
+	for _, c := range list {
+		m := componentRE.FindStringSubmatch(c)
+		if m == nil {
+			continue
+		}
+		name := m[2]
+		seen[name]++
+		if n := seen[name]; n > 1 {
+			name += "#" + strconv.Itoa(n)
+		}
+		out = append(out, name+"="+m[1])
+	}
+	return out
+}
+
+func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
+	name := ev.ArtifactName
+	cid := ev.ID.String()
+	body := ev.Body
+	switch {
+	case name == "recompile_reasons":
+		if u != nil {
+			for _, r := range stringList(body) {
+				u.c.RecompileReasons = appendNew(u.c.RecompileReasons, r)
+				if limitRE.MatchString(r) {
+					f.limitHit[u.c.ID] = r
+				}
+			}
+		}
+	case name == "dynamo_graph_break_reason":
+		gb := parseGraphBreak(string(body))
+		gb.Count = 1
+		gb.Ranks = []int{rank}
+		gb.Source = "dynamo_graph_break_reason"
+		gb.Evidence = record.Evidence{Path: f.in.Path, Line: ev.Line, Text: firstLine(string(body))}
+		gb.Artifact = len(f.arts) - 1
+		if cid != "" {
+			gb.CompileIDs = []string{ev.ID.Unit()}
+		} else {
+			gb.CompileIDs = []string{}
+		}
+		if u != nil {
+			u.gbArtifacts++
+		}
+		f.breaks = append(f.breaks, gb)
+	case name == "dynamo_error":
+		if u != nil {
+			ref := ev.Payload
+			u.c.DynamoError = &ref
+		}
+	case strings.HasPrefix(name, "fx_graph_cache_") || strings.HasPrefix(name, "aotautograd_cache_"):
+		var p cachePayload
+		if json.Unmarshal(body, &p) != nil {
+			return
+		}
+		ce := CacheEvent{Rank: rank, Path: f.in.Path, Line: ev.Line, CompileID: cid}
+		if strings.HasPrefix(name, "fx_graph_cache_") {
+			ce.Kind = CacheFXGraph
+		} else {
+			ce.Kind = CacheAOTAutograd
+		}
+		outcome := name[strings.LastIndexByte(name, '_')+1:]
+		if outcome == "hash" {
+			if p.State == nil {
+				return // the key alone (older traces): no outcome to report
+			}
+			outcome = *p.State
+		}
+		switch outcome {
+		case OutcomeHit, OutcomeMiss, OutcomeBypass:
+		default:
+			return
+		}
+		ce.Outcome = outcome
+		if p.BypassReason != nil {
+			ce.Reason = strings.TrimSpace(*p.BypassReason)
+		} else if p.Detailed != nil && *p.Detailed != outcome {
+			ce.Reason = *p.Detailed
+		}
+		if p.Key != nil {
+			ce.Key = *p.Key
+		}
+		ce.TimeSavedMs = fv(p.TimeSavedMs)
+		if ce.TimeSavedMs == 0 && p.TimeSavedNs != nil {
+			ce.TimeSavedMs = *p.TimeSavedNs / 1e6
+		}
+		ce.Components = components(p.Components)
+		if u != nil {
+			u.c.Cache = append(u.c.Cache, len(f.cache))
+		}
+		f.cache = append(f.cache, ce)
+	case name == "inductor_collective_schedule":
+		var ops []string
+		if json.Unmarshal(body, &ops) == nil {
+			f.colls = append(f.colls, CollectiveSchedule{Rank: rank, Path: f.in.Path, CompileID: cid, Ops: ops})
+		}
+	case name == "graph_execution" || name == "inductor_graph_execution":
+		var p struct {
+			Order []struct {
+				CompileID string `json:"compile_id"`
+			} `json:"graph_execution_order"`
+		}
+		if json.Unmarshal(body, &p) == nil && p.Order != nil {
+			eo := &ExecutionOrder{Rank: rank, Path: f.in.Path, Order: []string{}}
+			for _, o := range p.Order {
+				eo.Order = append(eo.Order, o.CompileID)
+			}
+			f.exec = eo
+		}
+	case name == "torch_version":
+		var p struct {
+			Version string `json:"pytorch_version"`
+			Commit  string `json:"commit"`
+		}
+		if json.Unmarshal(body, &p) == nil && p.Version != "" {
+			f.versions["torch"] = p.Version
+		}
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+var (
+	gbAtRE     = regexp.MustCompile(`(?m)^Graph break(?: in user code)? at ([^\n]+?):(\d+)\s*$`)
+	gbReasonRE = regexp.MustCompile(`(?m)^Graph Break Reason:\s*(.*)$`)
+	gbIDRE     = regexp.MustCompile(`\b[Gg][Bb](\d{4})\b`)
+	gbFileRE   = regexp.MustCompile(`File "([^"]+)", line (\d+)`)
+	gbTypeRE   = regexp.MustCompile(`(?m)^\s*(?:Graph break type|gb_type):\s*(.*)$`)
+)
+
+// parseGraphBreak reads a dynamo_graph_break_reason text:
+// "Graph break in user code at f:l\nGraph Break Reason: …\nUser code traceback: …".
+func parseGraphBreak(text string) GraphBreak {
+	gb := GraphBreak{Artifact: -1}
+	if m := gbAtRE.FindStringSubmatch(text); m != nil {
+		gb.UserFrame = m[1] + ":" + m[2]
+	}
+	if m := gbReasonRE.FindStringSubmatch(text); m != nil {
+		gb.Reason = strings.TrimSpace(m[1])
+	} else {
+		gb.Reason = firstLine(text)
+	}
+	if gb.UserFrame == "" {
+		if i := strings.Index(text, "User code traceback"); i >= 0 {
+			if ms := gbFileRE.FindAllStringSubmatch(text[i:], -1); len(ms) > 0 {
+				last := ms[len(ms)-1]
+				gb.UserFrame = last[1] + ":" + last[2]
+			}
+		}
+	}
+	if m := gbIDRE.FindStringSubmatch(text); m != nil {
+		gb.GBID = "GB" + m[1]
+		gb.URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb" + m[1] + ".html"
+	}
+	if m := gbTypeRE.FindStringSubmatch(text); m != nil {
+		gb.GBType = strings.TrimSpace(m[1])
+	}
+	return gb
+}
+
+type chromiumEvent struct {
+	Name string   `json:"name"`
+	Ph   string   `json:"ph"`
+	Cat  string   `json:"cat"`
+	Ts   float64  `json:"ts"`
+	Dur  *float64 `json:"dur"`
+	Args struct {
+		CompileID json.RawMessage `json:"compile_id"`
+	} `json:"args"`
+}
+
+func (f *fileAnalysis) intern(s string) string {
+	if x, ok := f.names[s]; ok {
+		return x
+	}
+	if len(f.names) < 10000 {
+		f.names[s] = s
+	}
+	return s
+}
+
+func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
+	var ce chromiumEvent
+	if ev.BodyTruncated || json.Unmarshal(ev.Body, &ce) != nil || ce.Name == "" {
+		return // bad chromium JSON is skipped, as tlparse does since 0.4.3
+	}
+	if ce.Ts > f.lastTs {
+		f.lastTs = ce.Ts
+	}
+	cid := ev.ID.String()
+	if len(ce.Args.CompileID) > 0 {
+		var s string
+		if json.Unmarshal(ce.Args.CompileID, &s) == nil && s != "" {
+			cid = s
+		}
+	}
+	name := f.intern(ce.Name)
+	k := phaseKey{ev.PID, name, cid}
+	switch ce.Ph {
+	case "B":
+		f.openPh = append(f.openPh, Phase{Rank: rank, Path: f.in.Path, PID: ev.PID, Name: name, CompileID: cid,
+			Category: f.intern(ce.Cat), StartUs: ce.Ts, Depth: f.depth[ev.PID], Line: ev.Line})
+		f.open[k] = append(f.open[k], len(f.openPh)-1)
+		f.depth[ev.PID]++
+		if u := f.units[strconv.Itoa(rank)+"|"+unitOf(cid)]; u != nil {
+			u.openB = true
+		}
+	case "E":
+		st := f.open[k]
+		if len(st) == 0 {
+			return
+		}
+		i := st[len(st)-1]
+		if len(st) == 1 {
+			delete(f.open, k)
+		} else {
+			f.open[k] = st[:len(st)-1]
+		}
+		p := f.openPh[i]
+		f.openPh[i].Name = "" // closed
+		p.DurUs = ce.Ts - p.StartUs
+		f.depth[ev.PID]--
+		f.keep(p)
+		f.compactOpen()
+	case "X":
+		p := Phase{Rank: rank, Path: f.in.Path, PID: ev.PID, Name: name, CompileID: cid, Category: f.intern(ce.Cat),
+			StartUs: ce.Ts, DurUs: fv(ce.Dur), Depth: f.depth[ev.PID], Line: ev.Line}
+		if p.StartUs+p.DurUs > f.lastTs {
+			f.lastTs = p.StartUs + p.DurUs
+		}
+		f.keep(p)
+	}
+}
+
+func (f *fileAnalysis) keep(p Phase) {
+	if len(f.closed) < f.maxPhases {
+		f.closed = append(f.closed, p)
+	} else {
+		f.dropped++
+	}
+}
+
+// compactOpen drops closed entries from the tail of openPh so it stays as
+// small as the number of phases open at once.
+func (f *fileAnalysis) compactOpen() {
+	for len(f.openPh) > 0 && f.openPh[len(f.openPh)-1].Name == "" {
+		f.openPh = f.openPh[:len(f.openPh)-1]
+	}
+}
+
+// unitOf strips the attempt from a printed compile id ("0/0_1" -> "0/0").
+func unitOf(cid string) string {
+	if i := strings.LastIndexByte(cid, '_'); i > 0 && !strings.Contains(cid[i:], "/") {
+		return cid[:i]
+	}
+	return cid
+}
+
+// finish resolves the file's rank and completes each compile unit.
+func (f *fileAnalysis) finish(st *torchtrace.Stats) {
+	if f.in.RankFrom != "file_name" {
+		if f.lock != nil {
+			f.in.Rank, f.in.RankFrom = *f.lock, "envelope"
+		}
+	}
+	fix := func(r *int) {
+		if *r == defaultRank {
+			*r = f.in.Rank
+		}
+	}
+	for _, u := range f.order {
+		c := &u.c
+		fix(&c.Rank)
+		n := 0
+		for a := range u.attempts {
+			if a >= 0 {
+				n++
+			}
+		}
+		c.Attempts = n
+		if c.GraphBreaks == 0 {
+			if u.gbArtifacts > 0 {
+				c.GraphBreaks = u.gbArtifacts
+			} else {
+				c.GraphBreaks = len(c.RestartReasons)
+			}
+		}
+		switch {
+		case c.FailType != "":
+			c.Status = StatusFailed
+		case !u.metrics && u.openB:
+			c.Status = StatusNoMetrics
+		case !u.metrics:
+			c.Status = StatusNoMetrics
+		case len(c.RestartReasons) > 0:
+			c.Status = StatusRestarted
+		case c.GraphOps != nil && *c.GraphOps == 0:
+			c.Status = StatusEmpty
+		default:
+			c.Status = StatusOK
+		}
+	}
+	for i := range f.arts {
+		fix(&f.arts[i].Rank)
+	}
+	for i := range f.breaks {
+		fix(&f.breaks[i].Ranks[0])
+		f.breaks[i].Evidence.Rank = rankText(f.breaks[i].Ranks[0])
+	}
+	for i := range f.cache {
+		fix(&f.cache[i].Rank)
+	}
+	for i := range f.colls {
+		fix(&f.colls[i].Rank)
+	}
+	if f.exec != nil {
+		fix(&f.exec.Rank)
+	}
+	for i := range f.links {
+		fix(&f.links[i].Rank)
+	}
+	for i := range f.closed {
+		fix(&f.closed[i].Rank)
+	}
+	// Open phases: what was running when the log stopped.
+	innermost := map[int]int{}
+	var open []Phase
+	for _, p := range f.openPh {
+		if p.Name == "" {
+			continue
+		}
+		fix(&p.Rank)
+		p.DurUs = f.lastTs - p.StartUs
+		open = append(open, p)
+	}
+	sort.SliceStable(open, func(i, j int) bool { return open[i].StartUs < open[j].StartUs })
+	for i, p := range open {
+		if j, ok := innermost[p.PID]; !ok || p.Depth >= open[j].Depth {
+			innermost[p.PID] = i
+		}
+	}
+	for _, i := range innermost {
+		open[i].Innermost = true
+	}
+	f.openPh = open
+	// A compile with a phase still open and no metrics was running at the end.
+	for _, p := range open {
+		for _, u := range f.order {
+			if u.c.Rank == p.Rank && u.c.ID == unitOf(p.CompileID) && !u.metrics && u.c.FailType == "" {
+				u.c.Status = StatusRunning
+			}
+		}
+	}
+}
+
+func rankText(r int) string {
+	if r < 0 {
+		return ""
+	}
+	return strconv.Itoa(r)
+}

@@ -1,0 +1,162 @@
+package compiles
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+// Facts the trace analysis hands to the rules engine (rules/trace.yaml).
+const (
+	FactCompileFailed  = "trace.compile_failed"
+	FactGraphBreak     = "trace.graph_break"
+	FactOpenPhase      = "trace.open_phase"
+	FactRecompile      = "trace.recompile"
+	FactRecompileLimit = "trace.recompile_limit"
+	FactCacheMiss      = "trace.cache_miss"
+	FactCacheBypass    = "trace.cache_bypass"
+	FactDivergence     = "trace.divergence"
+)
+
+// Subjects turns a Result into what the rules engine matches: one subject
+// per failed compile, distinct graph break, open phase, recompile, frame at
+// its recompile limit, explained cache miss, cache bypass and divergence.
+// Texts are the producer's own words (fail reason, graph-break reason,
+// recompile reason), so the text rules of other families match them too.
+func Subjects(res *Result) []rules.Subject {
+	var out []rules.Subject
+	for _, c := range res.Compiles {
+		if c.Status != StatusFailed {
+			continue
+		}
+		text := c.FailType
+		if c.FailReason != "" {
+			text += ": " + c.FailReason
+		}
+		line := c.MetricsLine
+		if line == 0 {
+			line = c.Line
+		}
+		out = append(out, rules.Subject{
+			Text: text, Frames: c.Stack, Fact: FactCompileFailed,
+			Fields: map[string]string{"fail_type": c.FailType, "compile_id": c.ID, "function": c.Frame.String(),
+				"user_frame": c.FailUserFrame},
+			Evidence: record.Evidence{Path: c.Path, Line: line, Rank: rankText(c.Rank),
+				Text: "[" + c.ID + "] " + firstLine(text)},
+		})
+	}
+	for _, gb := range res.GraphBreaks {
+		ev := gb.Evidence
+		if ev.Text == "" || !strings.Contains(ev.Text, gb.Reason) {
+			ev.Text = firstLine(gb.Reason)
+		}
+		out = append(out, rules.Subject{
+			Text: gb.Reason, Fact: FactGraphBreak,
+			Fields: map[string]string{"reason": gb.Reason, "user_frame": gb.UserFrame, "gb_id": gb.GBID,
+				"count": strconv.Itoa(gb.Count), "compile_ids": strings.Join(gb.CompileIDs, ","), "source": gb.Source},
+			Evidence: ev,
+		})
+	}
+	for _, p := range res.OpenPhases {
+		out = append(out, rules.Subject{
+			Fact: FactOpenPhase,
+			Fields: map[string]string{"name": p.Name, "phase": PhaseOf(p.Name), "compile_id": p.CompileID,
+				"innermost": strconv.FormatBool(p.Innermost), "seconds": strconv.FormatFloat(p.DurUs/1e6, 'f', 1, 64)},
+			Evidence: record.Evidence{Path: p.Path, Line: p.Line, Rank: rankText(p.Rank),
+				Text: "[" + p.CompileID + "] " + p.Name + " began and never ended"},
+		})
+	}
+	for _, r := range res.Recompiles {
+		for _, why := range r.Reasons {
+			out = append(out, rules.Subject{
+				Text: why, Fact: FactRecompile,
+				Fields:   map[string]string{"compile_id": r.CompileID, "frame": r.Frame, "reason": why},
+				Evidence: record.Evidence{Path: r.Evidence.Path, Line: r.Evidence.Line, Rank: r.Evidence.Rank, Text: "[" + r.CompileID + "] " + firstLine(why)},
+			})
+		}
+	}
+	for _, f := range res.Frames {
+		if !f.LimitHit {
+			continue
+		}
+		out = append(out, rules.Subject{
+			Text: f.Evidence.Text, Fact: FactRecompileLimit,
+			Fields: map[string]string{"frame": f.Name, "file": f.File, "compiles": strconv.Itoa(f.Compiles),
+				"limit": strconv.Itoa(f.Limit)},
+			Evidence: f.Evidence,
+		})
+	}
+	for _, ce := range res.Cache {
+		ev := record.Evidence{Path: ce.Path, Line: ce.Line, Rank: rankText(ce.Rank)}
+		switch {
+		case ce.Outcome == OutcomeBypass:
+			ev.Text = "[" + ce.CompileID + "] " + ce.Kind + " cache bypass: " + firstLine(ce.Reason)
+			out = append(out, rules.Subject{Text: ce.Reason, Fact: FactCacheBypass,
+				Fields: map[string]string{"kind": ce.Kind, "compile_id": ce.CompileID, "reason": ce.Reason}, Evidence: ev})
+		case ce.Outcome == OutcomeMiss && ce.Differs != nil:
+			d := ce.Differs
+			ev.Text = "[" + ce.CompileID + "] " + ce.Kind + " cache miss; hit at " + base(d.Path) + ":" + strconv.Itoa(d.Line)
+			if !d.SameKey && len(d.Components) > 0 {
+				ev.Text += " differs in " + strings.Join(d.Components, ", ")
+			}
+			out = append(out, rules.Subject{Fact: FactCacheMiss,
+				Fields: map[string]string{"kind": ce.Kind, "compile_id": ce.CompileID, "differs": "true",
+					"same_key": strconv.FormatBool(d.SameKey), "components": strings.Join(d.Components, ","),
+					"other_input": strconv.FormatBool(d.Path != ce.Path || d.Rank != ce.Rank)},
+				Evidence: ev})
+		}
+	}
+	for _, d := range res.Divergence {
+		var groups []string
+		for _, g := range d.Groups {
+			groups = append(groups, strings.Join(g.Labels, ", ")+" = "+firstLine(g.Value))
+		}
+		ev := record.Evidence{Text: d.Summary + ": " + strings.Join(groups, " | ")}
+		if len(res.Inputs) > 0 {
+			ev.Path = res.Inputs[0].Path
+		}
+		out = append(out, rules.Subject{Text: d.Summary, Fact: FactDivergence,
+			Fields: map[string]string{"kind": d.Kind, "groups": strconv.Itoa(len(d.Groups))}, Evidence: ev})
+	}
+	return out
+}
+
+// PhaseOf maps a chromium event name to bringup's startup phase vocabulary
+// (dynamo, inductor, cache, cudagraph) so rules can speak of phases.
+func PhaseOf(name string) string {
+	switch {
+	case strings.Contains(name, "cudagraph") || strings.Contains(name, "cuda_graph"):
+		return "cudagraph"
+	case strings.Contains(name, "cache"):
+		return "cache"
+	case strings.HasPrefix(name, "GraphLowering") || strings.HasPrefix(name, "Scheduler") ||
+		strings.Contains(name, "inductor") || strings.Contains(name, "code_gen") ||
+		strings.Contains(name, "async_compile") || strings.Contains(name, "Autotuner") ||
+		strings.Contains(name, "compile_file") || strings.Contains(name, "Codegen") ||
+		strings.Contains(name, "grad_passes") || strings.Contains(name, "benchmark") ||
+		strings.Contains(name, "PyCodeCache") || strings.Contains(name, "fw_compiler") ||
+		strings.Contains(name, "triton"):
+		return "inductor"
+	case strings.Contains(name, "aot") || strings.Contains(name, "backend_compile"):
+		return "inductor"
+	}
+	return "dynamo"
+}
+
+// Conclude matches the Subjects against a rule set and collects findings,
+// most important first. Versions come from the trace itself.
+func Conclude(res *Result, set *rules.Set) []record.Finding {
+	col := rules.NewCollector()
+	v := rules.Versions{}
+	for k, x := range res.Versions {
+		v[k] = x
+	}
+	for _, sub := range Subjects(res) {
+		for _, r := range set.Match(sub, v) {
+			col.Add(r, sub)
+		}
+	}
+	return col.Findings()
+}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/report/tracetext"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+func init() { register(newTraceCmd) }
+
+// progressMin is the input size from which a progress bar is worth drawing.
+const progressMin = 64 << 20
+
+func newTraceCmd() *cobra.Command {
+	var (
+		asJSON    bool
+		outPath   string
+		htmlDir   string
+		perfetto  string
+		rulesPath string
+		top       int
+	)
+	cmd := &cobra.Command{
+		Use:   "trace [flags] PATH...",
+		Short: "Analyse TORCH_TRACE logs: compiles, failures, graph breaks, recompiles, cache, open phases, rank divergence",
+		Long: `trace reads the structured logs PyTorch writes under TORCH_TRACE=<dir> (a file,
+or a directory: the rank files dedicated_log_torch_trace_rank_N*.log are found
+in it, other files are ignored and listed) and reports, verdict first: failed
+compiles, phases still running when the log stopped, distinct graph breaks,
+recompiles and recompile limits, FX-graph/AOTAutograd cache outcomes (with
+what differed on a miss), and where ranks diverge.
+
+Exit status: 0 no error-level finding, 1 error-level findings (a failed
+compile, a phase that never ended, a recompile limit, diverging collectives),
+2 could not run.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("trace needs a TORCH_TRACE file or directory (e.g. bringup trace /tmp/torch_trace)")
+			}
+			set, err := rules.Builtin()
+			if err != nil {
+				return Usagef("built-in rules do not load: %v", err)
+			}
+			if rulesPath != "" {
+				if err := set.LoadFile(rulesPath); err != nil {
+					return Usagef("--rules: %v", err)
+				}
+			}
+			inputs, ignored, err := compiles.Discover(args)
+			if err != nil {
+				return Usagef("%v", err)
+			}
+			var total int64
+			for _, in := range inputs {
+				total += in.Bytes
+			}
+			opts := compiles.Options{}
+			stderr := cmd.ErrOrStderr()
+			if total >= progressMin && isTerminal(os.Stderr) {
+				opts.Progress = progressBar(stderr)
+			}
+			res := compiles.AnalyzeInputs(inputs, ignored, opts)
+			if opts.Progress != nil {
+				fmt.Fprint(stderr, "\r\x1b[K")
+			}
+			res.Findings = compiles.Conclude(res, set)
+			if err := writeTraceOutputs(res, htmlDir, perfetto); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			var f *os.File
+			if outPath != "" && outPath != "-" {
+				f, err = os.Create(outPath)
+				if err != nil {
+					return Usagef("cannot write %s: %v", outPath, err)
+				}
+				defer f.Close()
+				out = f
+			}
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return Usagef("cannot write JSON: %v", err)
+				}
+			} else {
+				style := report.Style{Color: f == nil && stdoutIsTerminal()}
+				if err := tracetext.Write(out, res, tracetext.Options{Style: style, Top: top}); err != nil {
+					return Usagef("cannot write the summary: %v", err)
+				}
+				writeTraceFindings(out, res.Findings, style)
+			}
+			if f != nil {
+				if err := f.Close(); err != nil {
+					return Usagef("cannot write %s: %v", outPath, err)
+				}
+			}
+			for _, fd := range res.Findings {
+				if fd.Severity == record.SeverityError {
+					return FoundErrors
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, `print the analysis as JSON ("schema": "bringup.trace/v1")`)
+	fl.StringVarP(&outPath, "output", "o", "", "write the summary (or JSON) to FILE instead of stdout")
+	fl.StringVar(&htmlDir, "html", "", "also write a self-contained HTML report into DIR")
+	fl.StringVar(&perfetto, "perfetto", "", "also write the compile phases as Chrome/Perfetto trace-event JSON to FILE")
+	fl.StringVar(&rulesPath, "rules", "", "add rules from a YAML FILE to the built-in knowledge base")
+	fl.IntVar(&top, "top", 10, "show at most N entries per list in the summary")
+	return cmd
+}
+
+// writeTraceFindings prints the knowledge-base conclusions after the summary.
+func writeTraceFindings(w io.Writer, fs []record.Finding, s report.Style) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", s.Bold(fmt.Sprintf("Findings (%d)", len(fs))))
+	for _, f := range fs {
+		fmt.Fprintf(w, "  %s %s (%s) ×%d\n", s.Severity(string(f.Severity)), s.Bold(f.Title), f.Rule, f.Count)
+		for i, ev := range f.Evidence {
+			if i == 3 {
+				break
+			}
+			where := ev.Path
+			if ev.Line > 0 {
+				where = fmt.Sprintf("%s:%d", ev.Path, ev.Line)
+			}
+			fmt.Fprintf(w, "    %s %s\n", s.Dim(where), ev.Text)
+		}
+		if len(f.Remedy) > 0 {
+			fmt.Fprintf(w, "    → %s\n", f.Remedy[0])
+		}
+	}
+}
+
+// progressBar draws bytes read on stderr, at most every 100 ms.
+func progressBar(w io.Writer) func(done, total int64) {
+	var last time.Time
+	return func(done, total int64) {
+		if time.Since(last) < 100*time.Millisecond && done < total {
+			return
+		}
+		last = time.Now()
+		pct := float64(done) / float64(max(total, 1))
+		const width = 30
+		n := int(pct * width)
+		bar := make([]byte, width)
+		for i := range bar {
+			if i < n {
+				bar[i] = '#'
+			} else {
+				bar[i] = '.'
+			}
+		}
+		fmt.Fprintf(w, "\rreading trace [%s] %3.0f%% %d/%d MiB", bar, pct*100, done>>20, total>>20)
+	}
+}

@@ -1,0 +1,442 @@
+// Package tracetext prints a compiles.Result for people: the verdict first,
+// then failures, graph breaks, recompiles, cache, phases left open,
+// divergence across ranks and what could not be read, each line with the
+// file:line it came from. Colour only when the Style says so.
+package tracetext
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/report"
+)
+
+// Options tune the summary.
+type Options struct {
+	Style report.Style
+	// Top bounds each list (graph breaks, recompiles, slow compiles…);
+	// 0 means 10.
+	Top int
+}
+
+type printer struct {
+	w   io.Writer
+	s   report.Style
+	top int
+	err error
+}
+
+func (p *printer) f(format string, a ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, a...)
+	}
+}
+
+func (p *printer) section(title string, n int) {
+	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("%s (%d)", title, n)))
+}
+
+// loc is a short "file:line" for evidence.
+func loc(path string, line int) string {
+	if line <= 0 {
+		return filepath.Base(path)
+	}
+	return fmt.Sprintf("%s:%d", filepath.Base(path), line)
+}
+
+func rankLabel(r int) string {
+	if r < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("rank %d", r)
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// Verdict is the one-line conclusion and whether it is an error.
+func Verdict(res *compiles.Result) (string, bool) {
+	var failed, running, limit int
+	for _, c := range res.Compiles {
+		switch c.Status {
+		case compiles.StatusFailed:
+			failed++
+		case compiles.StatusRunning:
+			running++
+		}
+	}
+	for _, f := range res.Frames {
+		if f.LimitHit {
+			limit++
+		}
+	}
+	hang := 0
+	for _, d := range res.Divergence {
+		if d.Kind == compiles.DivCollectives || d.Kind == compiles.DivCompileIDs {
+			hang++
+		}
+	}
+	var parts []string
+	if failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d compile(s) failed", failed))
+	}
+	if len(res.OpenPhases) > 0 {
+		inner := ""
+		for _, ph := range res.OpenPhases {
+			if ph.Innermost {
+				inner = ph.Name
+				break
+			}
+		}
+		parts = append(parts, fmt.Sprintf("log stopped inside %s (%d phase(s) never ended)", inner, len(res.OpenPhases)))
+	}
+	if limit > 0 {
+		parts = append(parts, fmt.Sprintf("%d frame(s) hit the recompile limit", limit))
+	}
+	if hang > 0 {
+		parts = append(parts, "ranks diverge (compile ids or collectives)")
+	}
+	if len(parts) > 0 {
+		return "PROBLEM: " + strings.Join(parts, "; "), failed > 0 || len(res.OpenPhases) > 0 || limit > 0
+	}
+	return fmt.Sprintf("OK: %d compile(s) finished, none failed, nothing left running", len(res.Compiles)), false
+}
+
+// Write prints the summary.
+func Write(w io.Writer, res *compiles.Result, opts Options) error {
+	p := &printer{w: w, s: opts.Style, top: opts.Top}
+	if p.top <= 0 {
+		p.top = 10
+	}
+	verdict, bad := Verdict(res)
+	if bad {
+		p.f("%s\n", p.s.Red(p.s.Bold(verdict)))
+	} else {
+		p.f("%s\n", p.s.Green(p.s.Bold(verdict)))
+	}
+	p.overview(res)
+	p.failures(res)
+	p.open(res)
+	p.breaks(res)
+	p.recompiles(res)
+	p.limits(res)
+	p.cache(res)
+	p.slow(res)
+	p.divergence(res)
+	p.inputs(res)
+	return p.err
+}
+
+func (p *printer) overview(res *compiles.Result) {
+	var breaks, recs int
+	for _, gb := range res.GraphBreaks {
+		breaks += gb.Count
+	}
+	recs = len(res.Recompiles)
+	hits, total := 0, 0
+	for _, s := range res.CacheStats {
+		hits += s.Hit
+		total += s.Hit + s.Miss + s.Bypass
+	}
+	cache := "no cache lookups logged"
+	if total > 0 {
+		cache = fmt.Sprintf("cache %d/%d hits (%.0f%%)", hits, total, 100*float64(hits)/float64(total))
+	}
+	p.f("%d input(s), %d rank(s), %d compile(s), %d graph break(s) (%d distinct), %d recompile(s), %s\n",
+		len(res.Inputs), len(res.Ranks), len(res.Compiles), breaks, len(res.GraphBreaks), recs, cache)
+	if len(res.Versions) > 0 {
+		var keys []string
+		for k := range res.Versions {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var vs []string
+		for _, k := range keys {
+			vs = append(vs, k+" "+clip(res.Versions[k], 24))
+		}
+		p.f("%s\n", p.s.Dim("versions: "+strings.Join(vs, ", ")))
+	}
+	if len(res.Ranks) > 1 {
+		p.section("Ranks", len(res.Ranks))
+		for _, r := range res.Ranks {
+			extra := ""
+			if r.Failed > 0 {
+				extra += p.s.Red(fmt.Sprintf(", %d failed", r.Failed))
+			}
+			if r.OpenPhases > 0 {
+				extra += p.s.Red(fmt.Sprintf(", %d open phase(s)", r.OpenPhases))
+			}
+			p.f("  %-8s %3d compile(s), %d graph break(s), %d recompile(s), cache %d hit/%d miss/%d bypass, %.1fs compiling%s\n",
+				r.Label, r.Compiles, r.GraphBreaks, r.Recompiles, r.CacheHits, r.CacheMisses, r.CacheBypasses, r.CompileSeconds, extra)
+		}
+	}
+}
+
+func (p *printer) failures(res *compiles.Result) {
+	var list []compiles.Compile
+	for _, c := range res.Compiles {
+		if c.Status == compiles.StatusFailed {
+			list = append(list, c)
+		}
+	}
+	if len(list) == 0 {
+		return
+	}
+	p.section("Failed compiles", len(list))
+	for i, c := range list {
+		if i == p.top {
+			p.f("  … %d more\n", len(list)-i)
+			break
+		}
+		where := ""
+		if c.FailUserFrame != "" {
+			where = " at " + c.FailUserFrame
+		}
+		p.f("  %s [%s] %s: %s%s\n", rankLabel(c.Rank), c.ID, p.s.Red(c.FailType), clip(c.FailReason, 200), where)
+		p.f("    %s\n", p.s.Dim(fmt.Sprintf("%s in %s, metrics at %s", c.Frame.String(), filepath.Base(c.Path), loc(c.Path, c.MetricsLine))))
+	}
+}
+
+func (p *printer) open(res *compiles.Result) {
+	if len(res.OpenPhases) == 0 {
+		return
+	}
+	p.section("Phases never ended (running when the log stopped)", len(res.OpenPhases))
+	for i, ph := range res.OpenPhases {
+		if i == p.top {
+			p.f("  … %d more\n", len(res.OpenPhases)-i)
+			break
+		}
+		mark := "  "
+		if ph.Innermost {
+			mark = p.s.Red("▶ ")
+		}
+		p.f("  %s%s pid %d [%s] %s, open for %.1fs before the last event  %s\n", mark, rankLabel(ph.Rank), ph.PID,
+			ph.CompileID, p.s.Bold(ph.Name), ph.DurUs/1e6, p.s.Dim(loc(ph.Path, ph.Line)))
+	}
+}
+
+func (p *printer) breaks(res *compiles.Result) {
+	if len(res.GraphBreaks) == 0 {
+		return
+	}
+	p.section("Graph breaks, distinct", len(res.GraphBreaks))
+	for i, gb := range res.GraphBreaks {
+		if i == p.top {
+			p.f("  … %d more\n", len(res.GraphBreaks)-i)
+			break
+		}
+		where := gb.UserFrame
+		if where == "" {
+			where = gb.Function
+		}
+		id := ""
+		if gb.GBID != "" {
+			id = " [" + gb.GBID + " " + gb.URL + "]"
+		}
+		p.f("  %3d× %s%s\n", gb.Count, clip(gb.Reason, 160), id)
+		p.f("       %s\n", p.s.Dim(fmt.Sprintf("at %s; compiles %s; %s", orDash(where), strings.Join(limitList(gb.CompileIDs, 8), ", "), loc(gb.Evidence.Path, gb.Evidence.Line))))
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func limitList(l []string, n int) []string {
+	if len(l) <= n {
+		return l
+	}
+	return append(append([]string(nil), l[:n]...), fmt.Sprintf("… %d more", len(l)-n))
+}
+
+func (p *printer) recompiles(res *compiles.Result) {
+	if len(res.Recompiles) == 0 {
+		return
+	}
+	p.section("Recompiles", len(res.Recompiles))
+	// Group by the first reason's shape so 15 "size mismatch" lines read as one.
+	for i, r := range res.Recompiles {
+		if i == p.top {
+			p.f("  … %d more\n", len(res.Recompiles)-i)
+			break
+		}
+		p.f("  %s [%s] %s: %s  %s\n", rankLabel(r.Rank), r.CompileID, orDash(r.Frame), clip(r.Reasons[0], 160), p.s.Dim(loc(r.Evidence.Path, r.Evidence.Line)))
+	}
+}
+
+func (p *printer) limits(res *compiles.Result) {
+	var hit []compiles.FrameSummary
+	for _, f := range res.Frames {
+		if f.LimitHit {
+			hit = append(hit, f)
+		}
+	}
+	if len(hit) == 0 {
+		return
+	}
+	p.section("Recompile limit reached (later calls run eagerly)", len(hit))
+	for _, f := range hit {
+		p.f("  %s frame %d %s (%s:%d): %d compiles, limit %d: %s\n", rankLabel(f.Rank), f.FrameID, f.Name,
+			filepath.Base(f.File), f.Line, f.Compiles, f.Limit, clip(f.Evidence.Text, 160))
+	}
+}
+
+func (p *printer) cache(res *compiles.Result) {
+	if len(res.Cache) == 0 {
+		return
+	}
+	p.section("Cache lookups", len(res.Cache))
+	for _, k := range []string{compiles.CacheFXGraph, compiles.CacheAOTAutograd} {
+		s, ok := res.CacheStats[k]
+		if !ok {
+			continue
+		}
+		p.f("  %-12s %d hit, %d miss, %d bypass\n", k, s.Hit, s.Miss, s.Bypass)
+	}
+	bypass := map[string]int{}
+	var order []string
+	shown := 0
+	for _, ce := range res.Cache {
+		if ce.Outcome == compiles.OutcomeBypass && ce.Reason != "" {
+			key := ce.Kind + ": " + clip(ce.Reason, 140)
+			if bypass[key] == 0 {
+				order = append(order, key)
+			}
+			bypass[key]++
+		}
+		if ce.Outcome == compiles.OutcomeMiss && ce.Differs != nil && shown < p.top {
+			shown++
+			d := ce.Differs
+			why := "same key: the entry was not in the cache (cold, cleared, or another cache dir)"
+			if !d.SameKey && len(d.Components) > 0 {
+				why = "inputs differ: " + strings.Join(limitList(d.Components, 6), ", ")
+			}
+			p.f("  miss %s [%s] %s vs hit %s [%s] %s: %s\n", rankLabel(ce.Rank), ce.CompileID, ce.Kind,
+				rankLabel(d.Rank), d.CompileID, p.s.Dim(loc(d.Path, d.Line)), why)
+		}
+	}
+	for _, k := range order {
+		p.f("  bypass ×%d %s\n", bypass[k], k)
+	}
+}
+
+func (p *printer) slow(res *compiles.Result) {
+	list := append([]compiles.Compile(nil), res.Compiles...)
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Seconds.Total > list[j].Seconds.Total })
+	n := 0
+	for _, c := range list {
+		if c.Seconds.Total > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	top := min(n, 5)
+	p.section("Slowest compiles", top)
+	for _, c := range list[:top] {
+		s := c.Seconds
+		var parts []string
+		for _, x := range []struct {
+			n string
+			v float64
+		}{{"dynamo", s.Dynamo}, {"aot", s.AOTAutograd}, {"backend", s.Backend}, {"inductor", s.Inductor}, {"codegen", s.CodeGen}, {"triton", s.Triton}, {"autotune", s.Autotune}} {
+			if x.v > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.2fs", x.n, x.v))
+			}
+		}
+		p.f("  %7.2fs %s [%s] %s  %s\n", s.Total, rankLabel(c.Rank), c.ID, c.Frame.Func, p.s.Dim(strings.Join(parts, ", ")))
+	}
+}
+
+func (p *printer) divergence(res *compiles.Result) {
+	if len(res.Divergence) == 0 {
+		return
+	}
+	p.section("Divergence across ranks", len(res.Divergence))
+	for _, d := range res.Divergence {
+		p.f("  %s %s\n", p.s.Yellow(d.Kind+":"), d.Summary)
+		for _, g := range d.Groups {
+			who := strings.Join(g.Labels, ", ")
+			if len(g.Ranks) > 0 && len(g.Ranks) == len(g.Labels) {
+				who = "Ranks: " + joinInts(g.Ranks)
+			}
+			p.f("    %s: %s\n", who, p.s.Dim(clip(orDash(g.Value), 160)))
+		}
+	}
+}
+
+func joinInts(l []int) string {
+	s := make([]string, len(l))
+	for i, n := range l {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (p *printer) inputs(res *compiles.Result) {
+	var lines []string
+	for _, in := range res.Inputs {
+		st := res.Counts[in.Path]
+		if st == nil {
+			continue
+		}
+		var probs []string
+		if st.ReadError != "" {
+			probs = append(probs, "read error: "+st.ReadError)
+		}
+		if st.Corrupted > 0 {
+			probs = append(probs, fmt.Sprintf("%d corrupted envelope(s) (lines %s)", st.Corrupted, joinInts(st.CorruptedLines)))
+		}
+		if st.PayloadMD5Mismatch > 0 {
+			probs = append(probs, fmt.Sprintf("%d payload MD5 mismatch(es) (envelopes at lines %s)", st.PayloadMD5Mismatch, joinInts(st.MD5MismatchLines)))
+		}
+		if st.NonGlog > 0 {
+			probs = append(probs, fmt.Sprintf("%d non-trace line(s) (lines %s)", st.NonGlog, joinInts(st.NonGlogLines)))
+		}
+		if st.OrphanPayloadLines > 0 {
+			probs = append(probs, fmt.Sprintf("%d payload line(s) with no envelope", st.OrphanPayloadLines))
+		}
+		if len(st.Unknown) > 0 {
+			var ks []string
+			for k, n := range st.Unknown {
+				ks = append(ks, fmt.Sprintf("%s×%d", k, n))
+			}
+			sort.Strings(ks)
+			probs = append(probs, "unknown event kinds kept and counted: "+strings.Join(ks, ", "))
+		}
+		if st.Records == 0 && st.ReadError == "" {
+			probs = append(probs, "no trace records")
+		}
+		if len(probs) > 0 {
+			lines = append(lines, fmt.Sprintf("  %s (%s): %s", in.Label, filepath.Base(in.Path), strings.Join(probs, "; ")))
+		}
+	}
+	for _, ig := range res.Ignored {
+		lines = append(lines, fmt.Sprintf("  ignored %s: %s", ig.Path, ig.Reason))
+	}
+	if res.PhasesDropped > 0 || res.ArtifactsDropped > 0 {
+		lines = append(lines, fmt.Sprintf("  kept the first %d phases and %d artifact references; %d phases and %d references not kept",
+			len(res.Phases), len(res.Artifacts), res.PhasesDropped, res.ArtifactsDropped))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	p.section("Input notes", len(lines))
+	for _, l := range lines {
+		p.f("%s\n", l)
+	}
+}
