@@ -201,6 +201,10 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, rec re
 				p.Detail = e.detail
 			}
 			b.close(rs, e.name, t, rec.Line, e.secs)
+			if e.name == PhaseDynamo && rs.open[PhaseInductor] == nil {
+				// Dynamo done (its phase was opened by "Using cache directory"): Inductor starts now too.
+				rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: rec.Line}
+			}
 			return
 		}
 		p := Phase{Rank: key.rank, Name: e.name, Detail: e.detail, End: t, Status: StatusDone,
