@@ -210,7 +210,10 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 		if len(r) > 5 && string(r[:5]) == "[pod/" {
 			if k := bytes.IndexByte(r[:min(len(r), 300)], ']'); k > 0 {
 				l.addLabel(i, i+k+1)
-				return skipSpace(b, i+k+1)
+				if k+1 < len(r) && r[k+1] == ' ' {
+					return i + k + 2
+				}
+				return i + k + 1
 			}
 		}
 		return i
@@ -337,7 +340,8 @@ func procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 		}
 		l.rank.Global = n
 		l.addLabel(i, i+e+2)
-		return skipSpace(b, i+e+2)
+		// No separator follows "]:"; what follows is the body as printed.
+		return i + e + 2
 	}
 	start := 0
 	if r[0] == '(' {
@@ -404,7 +408,11 @@ func procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 	}
 	l.rank = rk
 	l.addLabel(i, i+e)
-	return skipSpace(b, i+e)
+	// Exactly one separating space: more is the body's own indentation.
+	if e < len(r) {
+		e++
+	}
+	return i + e
 }
 
 // roleAndIndices splits "EngineCore_DP0", "Worker_PP1_TP3", "EngineCore_0"
@@ -733,8 +741,19 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		l.keyEnd = int32(i + cl + 1)
 		return i + next
 	}
-	// ATOM: "[name HH:MM:SS]"
+	// ATOM: "[name HH:MM:SS]"; aiter logs "[aiter] " with no time.
 	sp := bytes.IndexByte(in, ' ')
+	if sp < 0 && len(in) > 1 && len(in) <= 16 && in[0]|0x20 >= 'a' && in[0]|0x20 <= 'z' && next > cl+1 {
+		for _, c := range in {
+			if !isWord(c) {
+				return i
+			}
+		}
+		l.hdr = hdrATOM
+		l.emitter = span{int32(i + 1), int32(i + cl)}
+		l.keyEnd = int32(i + cl + 1)
+		return i + next
+	}
 	if sp <= 0 || len(in) != sp+9 {
 		return i
 	}

@@ -10,7 +10,8 @@ import (
 // engine log: 80 when engine/launcher headers are found, 50 for a bare
 // Python traceback, 10 for other text (an engine log is the fallback for
 // any text input), 0 for binary data. A TORCH_TRACE file (glog header
-// followed by a JSON envelope) gets a low score so its own parser wins.
+// followed by a JSON envelope) gets a low score so its own parser wins,
+// and so does a stack dump (30).
 func Sniff(path string, head []byte) int {
 	if len(head) == 0 {
 		return 0
@@ -54,6 +55,13 @@ func Sniff(path string, head []byte) int {
 		}
 		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("Traceback (most recent call last):")) {
 			traceback = true
+		}
+	}
+	// Stack dumps (py-spy, faulthandler) often sit behind engine prefixes;
+	// their own parser should win.
+	for _, m := range []string{"(idle): \"", "(active): \"", "(active+gil): \"", "\nPython v3", "Current thread 0x", "\nThread 0x"} {
+		if bytes.Contains(head, []byte(m)) {
+			return 30
 		}
 	}
 	switch {
