@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runMain(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestPatchCommands drives the whole cycle through the CLI: new, status,
+// apply, status, drift, revert — checking exit codes and the JSON contract.
+func TestPatchCommands(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "site-packages")
+	patches := filepath.Join(dir, "patches")
+	os.MkdirAll(filepath.Join(root, "pkg"), 0o755)
+	os.MkdirAll(patches, 0o755)
+	orig := "import os\n\n\ndef compile_model(fn):\n    return torch.compile(fn, fullgraph=True)\n"
+	edited := "import os\n\n_FULLGRAPH = os.environ.get(\"PKG_FULLGRAPH\", \"1\") == \"1\"\n\n\ndef compile_model(fn):\n    return torch.compile(fn, fullgraph=_FULLGRAPH)\n"
+	target := filepath.Join(root, "pkg", "wrapper.py")
+	os.WriteFile(target, []byte(orig), 0o644)
+	ed := filepath.Join(dir, "wrapper.py.edited")
+	os.WriteFile(ed, []byte(edited), 0o644)
+	pf := filepath.Join(patches, "01-fullgraph.patch")
+
+	code, out, errs := runMain("patch", "new", "--root", root, "--target", "pkg/wrapper.py", "--env", "PKG_FULLGRAPH=1  (0 disables fullgraph)", "-o", pf, ed)
+	if code != 0 || !strings.Contains(out, "pkg/wrapper.py") {
+		t.Fatalf("new: %d %s %s", code, out, errs)
+	}
+	code, out, _ = runMain("patch", "status", "--root", root, "--json", patches)
+	var rep struct {
+		Schema  string `json:"schema"`
+		Patches []struct {
+			Path    string `json:"path"`
+			Status  string `json:"status"`
+			Targets []struct {
+				Path          string `json:"path"`
+				State         string `json:"state"`
+				BaseSHA256    string `json:"base_sha256"`
+				PatchedSHA256 string `json:"patched_sha256"`
+				ActualSHA256  string `json:"actual_sha256"`
+			} `json:"targets"`
+		} `json:"patches"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("status json: %d %v\n%s", code, err, out)
+	}
+	if rep.Schema != "bringup.patches/v1" || len(rep.Patches) != 1 || rep.Patches[0].Status != "active" ||
+		rep.Patches[0].Targets[0].State != "base" || rep.Patches[0].Targets[0].ActualSHA256 != rep.Patches[0].Targets[0].BaseSHA256 ||
+		len(rep.Patches[0].Targets[0].PatchedSHA256) != 64 {
+		t.Fatalf("status: %+v", rep)
+	}
+	if code, out, errs = runMain("patch", "apply", "--root", root, patches); code != 0 || !strings.Contains(out, "applied") {
+		t.Fatalf("apply: %d %s %s", code, out, errs)
+	}
+	if b, _ := os.ReadFile(target); string(b) != edited {
+		t.Fatalf("apply wrote %q", b)
+	}
+	if code, out, _ = runMain("patch", "status", "--root", root, patches); code != 0 || !strings.Contains(out, "PKG_FULLGRAPH=1") {
+		t.Fatalf("status after apply: %d %s", code, out)
+	}
+	// Drift: exit 1 for status and apply, and the file stays as it is.
+	os.WriteFile(target, []byte(orig+"# upstream\n"), 0o644)
+	if code, out, _ = runMain("patch", "status", "--root", root, patches); code != 1 || !strings.Contains(out, "drifted") {
+		t.Fatalf("drifted status: %d %s", code, out)
+	}
+	if code, out, _ = runMain("patch", "apply", "--root", root, patches); code != 1 || !strings.Contains(out, "apply refused; nothing was changed") {
+		t.Fatalf("drifted apply: %d %s", code, out)
+	}
+	os.WriteFile(target, []byte(edited), 0o644)
+	if code, _, errs = runMain("patch", "revert", "--root", root, patches); code != 0 {
+		t.Fatalf("revert: %d %s", code, errs)
+	}
+	if b, _ := os.ReadFile(target); string(b) != orig {
+		t.Fatalf("revert left %q", b)
+	}
+	// Could not run: exit 2 with a reason.
+	if code, _, errs = runMain("patch", "status", patches); code != 2 || !strings.Contains(errs, "--root is required") {
+		t.Fatalf("no root: %d %s", code, errs)
+	}
+	if code, _, errs = runMain("patch", "status", "--root", filepath.Join(dir, "nope"), patches); code != 2 || !strings.Contains(errs, "not a directory") {
+		t.Fatalf("missing root: %d %s", code, errs)
+	}
+	if code, _, errs = runMain("patch", "apply", "--root", root, filepath.Join(dir, "none.patch")); code != 2 {
+		t.Fatalf("missing patch: %d %s", code, errs)
+	}
+}
