@@ -1,111 +1,66 @@
 package watch
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/bringup-tool/bringup/pyproc"
-	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/report"
+	reportstacks "github.com/bringup-tool/bringup/report/stacks"
+	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/stacks/live"
 )
 
-type liveThread struct {
-	TID    int          `json:"tid"`
-	Name   string       `json:"name,omitempty"`
-	Main   bool         `json:"main,omitempty"`
-	Frames record.Stack `json:"frames"`
-}
-
-type liveProcess struct {
-	PID      int          `json:"pid"`
-	Name     string       `json:"name"`
-	Python   string       `json:"python"`
-	Source   string       `json:"source"`
-	Snapshot int          `json:"snapshot"`
-	Threads  []liveThread `json:"threads"`
-}
-
-// PyprocCapture takes snapshots of every Python process among pids with
-// pyproc, writes them under dir as <name>.stacks.json (the processes part
-// of bringup.stacks/v1), and lists each main thread's innermost frame.
-func PyprocCapture(snapshots int, interval time.Duration) Capture {
-	if snapshots < 1 {
-		snapshots = 1
-	}
-	return func(ctx context.Context, pids []int, dir, name string) (*CaptureResult, error) {
-		var all []liveProcess
-		var skipped []string
-		python := map[int]bool{}
-		for s := 0; s < snapshots && ctx.Err() == nil; s++ {
-			if s > 0 {
-				select {
-				case <-ctx.Done():
-				case <-time.After(interval):
-				}
-			}
-			for _, pid := range pids {
-				p, err := pyproc.Capture(pid)
-				if err != nil {
-					if s == 0 && !errors.Is(err, pyproc.ErrNotPython) && !errors.Is(err, pyproc.ErrNoProcess) {
-						skipped = append(skipped, err.Error())
-					}
-					continue
-				}
-				python[pid] = true
-				pr := liveProcess{PID: pid, Name: strings.Join(p.Cmdline, " "), Python: p.Python, Source: "live", Snapshot: s}
-				for _, th := range p.Threads {
-					pr.Threads = append(pr.Threads, liveThread{TID: th.TID, Name: th.Name, Main: th.Main, Frames: th.Frames})
-				}
-				all = append(all, pr)
+// StacksCapture captures with the stacks package (pyproc, py-spy as the
+// fallback), takes snapshots interval apart, analyses them as `bringup
+// stacks` does (buckets, shared path, outliers, stuck vs slow, the stack
+// rules of the knowledge base) and writes <name>.stacks.json
+// (bringup.stacks/v1) into the run directory.
+func StacksCapture(snapshots int, interval time.Duration, style report.Style) Capture {
+	return func(ctx context.Context, req CaptureRequest) (*CaptureResult, error) {
+		res, err := live.CaptureTree(req.PIDs, snapshots, interval)
+		if err != nil && (res == nil || len(res.Processes) == 0) {
+			return nil, fmt.Errorf("no Python process of the boot could be captured: %v", err)
+		}
+		for _, p := range res.Processes {
+			if p.Rank == "" && req.Rank != nil {
+				p.Rank = req.Rank(p.PID)
 			}
 		}
-		if len(python) == 0 {
-			msg := "no Python process could be captured"
-			if len(skipped) > 0 {
-				msg += ": " + skipped[0]
+		v := stacks.Versions(res.Processes)
+		for k, x := range req.Versions {
+			if _, ok := v[k]; !ok {
+				v[k] = x
 			}
-			return nil, errors.New(msg)
 		}
-		path := filepath.Join(dir, name+".stacks.json")
-		b, err := json.MarshalIndent(map[string]any{"schema": "bringup.stacks/v1", "processes": all}, "", " ")
+		opt := stacks.Options{Level: stacks.DefaultLevel}
+		set, err := rules.Builtin()
+		if err == nil {
+			opt.Conclude = stacks.Conclude(set, rules.Versions(v))
+		}
+		a := stacks.Analyze(res.Processes, opt)
+		var text bytes.Buffer
 		if err != nil {
+			fmt.Fprintf(&text, "the knowledge base did not load (%v): stacks shown without findings\n", err)
+		}
+		if err := reportstacks.Text(&text, a, reportstacks.TextOptions{Style: style, MaxFrames: 30}); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
+		for _, f := range res.Failures {
+			fmt.Fprintf(&text, "not captured: %v\n", f)
+		}
+		path := filepath.Join(req.Dir, req.Name+".stacks.json")
+		var doc bytes.Buffer
+		if err := reportstacks.JSON(&doc, a); err != nil {
 			return nil, err
 		}
-		return &CaptureResult{Path: path, Text: summarise(all, skipped), Processes: len(python)}, nil
-	}
-}
-
-// summarise lists, for the last snapshot of each process, its main
-// thread's innermost frame and depth.
-func summarise(procs []liveProcess, skipped []string) string {
-	last := map[int]liveProcess{}
-	for _, p := range procs {
-		last[p.PID] = p
-	}
-	pids := make([]int, 0, len(last))
-	for pid := range last {
-		pids = append(pids, pid)
-	}
-	sort.Ints(pids)
-	var b strings.Builder
-	for _, pid := range pids {
-		for _, th := range last[pid].Threads {
-			if th.Main && len(th.Frames) > 0 {
-				fmt.Fprintf(&b, "  pid %d: %s, %d frames deep\n", pid, th.Frames[0], len(th.Frames))
-			}
+		if err := os.WriteFile(path, doc.Bytes(), 0o644); err != nil {
+			return nil, err
 		}
+		return &CaptureResult{Path: path, Text: text.String(), Findings: a.Findings, Processes: len(a.Current)}, nil
 	}
-	for _, s := range skipped {
-		fmt.Fprintf(&b, "  not captured: %s\n", s)
-	}
-	return b.String()
 }

@@ -44,10 +44,20 @@ type CaptureResult struct {
 	Processes int              // Python processes captured
 }
 
-// Capture takes several snapshots of the stacks of pids (the caller passes
-// every descendant; non-Python ones are skipped), writes them under dir
-// with names starting with name, and summarises them.
-type Capture func(ctx context.Context, pids []int, dir, name string) (*CaptureResult, error)
+// CaptureRequest says what to capture and what the watcher knows about it.
+type CaptureRequest struct {
+	PIDs []int  // every live process of the boot; non-Python ones are skipped
+	Dir  string // the run directory
+	Name string // file name stem: "silence-1", "timeout"
+	// Rank is the rank a pid logged as ("" when unknown): live captures of
+	// processes without a telling process title get their rank from it.
+	Rank     func(pid int) string
+	Versions map[string]string // versions the boot printed (torch gates rules)
+}
+
+// Capture takes several snapshots of the stacks of the boot's Python
+// processes, writes them into the run directory and analyses them.
+type Capture func(ctx context.Context, req CaptureRequest) (*CaptureResult, error)
 
 // Diagnosis is what the diagnose pipeline concluded about a run's logs.
 type Diagnosis struct {

@@ -352,8 +352,18 @@ func (w *watcher) capture(ctx context.Context, name string) *CaptureResult {
 		w.say("stack capture is not available in this build")
 		return nil
 	}
-	pids := w.pids()
-	res, err := w.cfg.Capture(ctx, pids, w.run.Dir, name)
+	req := CaptureRequest{PIDs: w.pids(), Dir: w.run.Dir, Name: name, Rank: func(int) string { return "" }}
+	if w.tracker != nil {
+		w.tee.locked(func() {
+			ranks := map[int]string{}
+			for _, p := range req.PIDs {
+				ranks[p] = w.tracker.Rank(p)
+			}
+			req.Rank = func(pid int) string { return ranks[pid] }
+			req.Versions = w.tracker.Versions()
+		})
+	}
+	res, err := w.cfg.Capture(ctx, req)
 	if err != nil {
 		w.say("%s stack capture failed: %v", w.cfg.Style.Yellow("warning"), err)
 		return nil

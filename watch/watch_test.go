@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/store"
 )
 
@@ -153,7 +155,7 @@ func TestSilentBootIsCaptured(t *testing.T) {
 		Silence:   silence,
 		OnSilence: "stop",
 		Timeout:   60 * time.Second,
-		Capture:   PyprocCapture(2, 300*time.Millisecond),
+		Capture:   StacksCapture(2, 300*time.Millisecond, report.Style{}),
 	})
 	run := r.run
 	if run.Outcome != store.OutcomeHung {
@@ -170,8 +172,16 @@ func TestSilentBootIsCaptured(t *testing.T) {
 		t.Fatalf("no stacks captured; messages:\n%s", r.msgs.String())
 	}
 	var dump struct {
-		Schema    string        `json:"schema"`
-		Processes []liveProcess `json:"processes"`
+		Schema    string `json:"schema"`
+		Processes []struct {
+			PID     int `json:"pid"`
+			Threads []struct {
+				Frames record.Stack `json:"frames"`
+			} `json:"threads"`
+		} `json:"processes"`
+		Buckets []struct {
+			PIDs []int `json:"pids"`
+		} `json:"buckets"`
 	}
 	b, err := os.ReadFile(s.StacksPath)
 	if err != nil || json.Unmarshal(b, &dump) != nil {
@@ -206,6 +216,25 @@ func TestSilentBootIsCaptured(t *testing.T) {
 	}
 	if !strings.Contains(r.msgs.String(), "ExternKernel.__str__") {
 		t.Errorf("the capture summary was not printed")
+	}
+	// The stacks analysis names the signature (torch < 2.13 from the log).
+	found := false
+	for _, f := range run.Findings {
+		if f.Rule == "inductor-implicit-fallback-operator-str" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("findings %+v lack inductor-implicit-fallback-operator-str", run.Findings)
+	}
+	var inductor bool
+	for _, p := range run.Timeline {
+		if p.Name == "inductor" && p.Status == "unfinished" {
+			inductor = true
+		}
+	}
+	if !inductor {
+		t.Errorf("timeline %+v has no unfinished inductor phase", run.Timeline)
 	}
 }
 

@@ -1,43 +1,30 @@
 """A boot whose workers go silent in a cold Inductor compile: every rank sits
 in OperatorIssue.operator_str under dozens of nested ExternKernel.__str__
-frames (the shape of ROCm/ATOM#3073), printing nothing."""
+frames (the shape of ROCm/ATOM#3073), printing nothing. The torch modules
+are stand-ins from fakemods/ with the real module paths."""
 import sys, os, time
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(here, "fakemods"))
 import fakeengine as fe
 
 
-class ExternKernel:
-    def __init__(self, depth):
-        self.depth = depth
-
-    def __str__(self):
-        if self.depth == 0:
-            while True:  # formatting a huge IR: no output, no end in sight
-                time.sleep(0.05)
-        return "ExternKernel(" + str(ExternKernel(self.depth - 1)) + ")"
-
-
-class OperatorIssue:
-    @staticmethod
-    def operator_str(target, args):
-        return f"{target}({', '.join(str(a) for a in args)})"
-
-
-class GraphLowering:
-    def call_function(self, target):
-        return OperatorIssue.operator_str(target, [ExternKernel(40)])
-
-
 def worker(rank):
+    sys.path.insert(0, os.path.join(here, "fakemods"))
+    from torch._inductor.graph import GraphLowering
     name = fe.worker_name(rank)
     fe.log(name, "Loading weights took 0.12 seconds", where="default_loader.py:267")
     fe.log(name, "Using cache directory: /tmp/fake/torch_compile_cache/0123456789/rank_0_0/backbone_late for vLLM's torch.compile",
            where="backends.py:609")
     fe.log(name, "Dynamo bytecode transform time: 1.08 s", where="backends.py:278")
-    GraphLowering().call_function("aten.fake_op")
+    fe.log(name, "Cache the graph for dynamic shape for later use", where="backends.py:186")
+    GraphLowering().lower("vllm.all_reduce.default")
 
 
 if __name__ == "__main__":
+    import torch
+    fe.log("EngineCore_DP0", "Initializing a V1 LLM engine (v0.11.0) with config: model='fake/model'", where="core.py:77")
+    fe.log("EngineCore_DP0", f"PyTorch version: {torch.__version__}", where="collect_env.py:1")
     procs = fe.spawn_workers(worker, 2)
     for p in procs:
         p.join()
