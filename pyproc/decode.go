@@ -16,12 +16,23 @@ const (
 // readBytes reads a PyBytesObject's contents.
 func (t *target) readBytes(addr uint64) ([]byte, error) {
 	l := t.lay
-	n, err := t.mem.u64(addr + uint64(l.BytesSize))
-	if err != nil {
-		return nil, err
+	if addr == 0 {
+		return nil, badRead("NULL where a bytes object was expected")
 	}
+	const guess = 256
+	hdr := make([]byte, l.BytesSval+guess)
+	if err := t.mem.Read(addr, hdr); err != nil {
+		hdr = hdr[:l.BytesSize+8]
+		if err := t.mem.Read(addr, hdr); err != nil {
+			return nil, err
+		}
+	}
+	n, _ := at(hdr, l.BytesSize, 8)
 	if int64(n) < 0 || n > maxLinetableLen {
 		return nil, badRead("bytes object at %#x claims %d bytes", addr, int64(n))
+	}
+	if l.BytesSval+int64(n) <= int64(len(hdr)) {
+		return hdr[l.BytesSval : l.BytesSval+int64(n)], nil
 	}
 	b := make([]byte, n)
 	if err := t.mem.Read(addr+uint64(l.BytesSval), b); err != nil {
@@ -36,9 +47,21 @@ func (t *target) readBytes(addr uint64) ([]byte, error) {
 // point.
 func (t *target) readString(addr uint64) (string, error) {
 	l := t.lay
-	hdr := make([]byte, max(l.UnicodeState, l.UnicodeLength)+8)
+	// One read usually covers header and text: names and file names are
+	// short. Near the end of a mapping it may fail; then read exactly.
+	const guess = 128
+	hdrLen := max(l.UnicodeState, l.UnicodeLength, l.ObType) + 8
+	hdr := make([]byte, l.CompactObjectSize+guess)
 	if err := t.mem.Read(addr, hdr); err != nil {
-		return "", err
+		hdr = hdr[:hdrLen]
+		if err := t.mem.Read(addr, hdr); err != nil {
+			return "", err
+		}
+	}
+	if t.strType != 0 {
+		if typ, _ := at(hdr, l.ObType, 8); typ != t.strType {
+			return "", badRead("object %#x is not a str (type %#x)", addr, typ)
+		}
 	}
 	n, _ := at(hdr, l.UnicodeLength, 8)
 	state, _ := at(hdr, l.UnicodeState, 4)
@@ -58,7 +81,11 @@ func (t *target) readString(addr uint64) (string, error) {
 	if ascii {
 		data = l.ASCIIObjectSize
 	}
-	raw := make([]byte, int(n)*kind)
+	size := int64(n) * int64(kind)
+	if data+size <= int64(len(hdr)) {
+		return decodeUCS(hdr[data:data+size], kind, ascii), nil
+	}
+	raw := make([]byte, size)
 	if err := t.mem.Read(addr+uint64(data), raw); err != nil {
 		return "", err
 	}

@@ -66,10 +66,10 @@ func startTarget(tb testing.TB, python string) (*exec.Cmd, *targetView) {
 	return startTargetAt(tb, python, script)
 }
 
-func startTargetAt(tb testing.TB, python, script string) (*exec.Cmd, *targetView) {
+func startTargetAt(tb testing.TB, python, script string, args ...string) (*exec.Cmd, *targetView) {
 	tb.Helper()
 	out := filepath.Join(tb.TempDir(), "view.json")
-	cmd := exec.Command(python, script, out)
+	cmd := exec.Command(python, append([]string{script, out}, args...)...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start %s: %v", python, err)

@@ -20,14 +20,38 @@ type target struct {
 	codeType uint64 // &PyCode_Type: every code object must point at it
 	strType  uint64 // &PyUnicode_Type, 0 when unknown
 	codes    map[uint64]*codeInfo
+
+	// Sizes of the fixed parts read in one go.
+	frameSpan, codeSpan int64
+	buf                 []byte
+}
+
+// scratch returns a reusable buffer of n bytes (one capture is
+// single-threaded).
+func (t *target) scratch(n int64) []byte {
+	if int64(cap(t.buf)) < n {
+		t.buf = make([]byte, n)
+	}
+	return t.buf[:n]
+}
+
+// span is the number of bytes that covers every listed member (each read
+// as up to 8 bytes).
+func span(offs ...int64) int64 {
+	var m int64
+	for _, o := range offs {
+		m = max(m, o+8)
+	}
+	return m
 }
 
 // codeInfo is what a frame needs from its code object, decoded once per
 // capture.
 type codeInfo struct {
-	file, name string
-	first      int
-	table      []byte
+	file, name     string
+	first          int
+	firstTraceable int
+	table          []byte
 }
 
 // rawThread is one thread state as read.
@@ -35,10 +59,17 @@ type rawThread struct {
 	ident  uint64 // pthread id (threading.get_ident())
 	native int    // Linux tid; 0 when the version does not record it
 	frames record.Stack
+	// partial: the chain changed while being read and did not settle;
+	// frames holds the innermost ones read before it broke.
+	partial bool
+	err     error
 }
 
 func newTarget(mem Memory, lay *Layout, runtime, codeType, strType uint64) *target {
-	return &target{mem: reader{mem}, lay: lay, runtime: runtime, codeType: codeType, strType: strType, codes: map[uint64]*codeInfo{}}
+	return &target{mem: reader{mem}, lay: lay, runtime: runtime, codeType: codeType, strType: strType, codes: map[uint64]*codeInfo{},
+		frameSpan: span(lay.FramePrevious, lay.FrameCode, lay.FrameLasti, lay.FrameInstr, lay.FrameOwner),
+		codeSpan:  span(lay.ObType, lay.CodeFilename, lay.CodeName, lay.CodeQualname, lay.CodeLinetable, lay.CodeFirstlineno, lay.CodeFirstTraceable),
+	}
 }
 
 // walk reads every thread of every interpreter, newest thread first as
@@ -77,8 +108,18 @@ func (t *target) walk() ([]rawThread, error) {
 				return nil, badRead("thread state %#x points at interpreter %#x, not %#x it is listed in", ts, back, interp)
 			}
 			th, err := t.thread(ts)
+			for attempt := 1; err != nil && attempt < threadAttempts && isBadRead(err); attempt++ {
+				th, err = t.thread(ts)
+			}
 			if err != nil {
-				return nil, err
+				if !isBadRead(err) {
+					return nil, err
+				}
+				// A running thread's chain kept changing under us: keep what
+				// was read, say so, and let a layout problem show up as
+				// every thread failing (checked below).
+				th.partial = true
+				th.err = err
 			}
 			out = append(out, th)
 			if ts, err = t.mem.u64(ts + uint64(l.TstateNext)); err != nil {
@@ -89,8 +130,26 @@ func (t *target) walk() ([]rawThread, error) {
 	if err != nil {
 		return nil, err
 	}
+	failed := 0
+	for _, th := range out {
+		if th.partial {
+			failed++
+		}
+	}
+	if failed > 0 && failed == len(out) {
+		return nil, out[0].err
+	}
 	return out, nil
 }
+
+func isBadRead(err error) bool {
+	_, ok := err.(*badReadError)
+	return ok
+}
+
+// threadAttempts: how often one thread's frame chain is re-read when it
+// changes under us (the thread is running).
+const threadAttempts = 5
 
 func (t *target) thread(ts uint64) (rawThread, error) {
 	l := t.lay
@@ -125,92 +184,75 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 			return th, badRead("frame chain loops at %#x", frame)
 		}
 		seen[frame] = true
-		f, ok, err := t.frame(frame)
+		f, ok, prev, err := t.frame(frame)
 		if err != nil {
 			return th, err
 		}
 		if ok {
 			th.frames = append(th.frames, f)
 		}
-		if frame, err = t.mem.u64(frame + uint64(l.FramePrevious)); err != nil {
-			return th, err
-		}
+		frame = prev
 	}
 	return th, nil
 }
 
-// frame decodes one frame; ok is false for frames Python itself hides
-// (C-stack shims, frames not yet past their first traceable instruction).
-func (t *target) frame(addr uint64) (record.Frame, bool, error) {
+// frame decodes one frame from a single read of its fixed part; ok is false
+// for frames Python itself hides (C-stack shims, frames not yet past their
+// first traceable instruction). prev is the next frame out.
+func (t *target) frame(addr uint64) (f record.Frame, ok bool, prev uint64, err error) {
 	l := t.lay
-	code, err := t.mem.u64(addr + uint64(l.FrameCode))
-	if err != nil {
-		return record.Frame{}, false, err
+	buf := t.scratch(t.frameSpan)
+	if err := t.mem.Read(addr, buf); err != nil {
+		return f, false, 0, err
 	}
+	prev, _ = at(buf, l.FramePrevious, 8)
+	code, _ := at(buf, l.FrameCode, 8)
 	if l.FrameModel == 0 {
-		ci, err := t.code(code)
+		ci, err := t.code(code, true)
 		if err != nil {
-			return record.Frame{}, false, err
+			return f, false, prev, err
 		}
-		v, err := t.mem.u32(addr + uint64(l.FrameLasti))
-		if err != nil {
-			return record.Frame{}, false, err
-		}
-		return record.Frame{Func: ci.name, File: ci.file, Line: line310(ci.table, int(int32(v))*2, ci.first)}, true, nil
+		v, _ := at(buf, l.FrameLasti, 4)
+		return record.Frame{Func: ci.name, File: ci.file, Line: line310(ci.table, int(int32(v))*2, ci.first)}, true, prev, nil
 	}
-	owner, err := t.mem.u8(addr + uint64(l.FrameOwner))
-	if err != nil {
-		return record.Frame{}, false, err
-	}
+	owner, _ := at(buf, l.FrameOwner, 1)
 	if l.OwnerCStack >= 0 && int64(owner) == l.OwnerCStack {
-		return record.Frame{}, false, nil
+		return f, false, prev, nil
 	}
-	if l.FrameModel == 2 {
-		// 3.13: f_executable may be None (or another non-code object) for
-		// frames that run no Python code.
-		typ, err := t.mem.u64(code + uint64(l.ObType))
-		if err != nil {
-			return record.Frame{}, false, err
-		}
-		if typ != t.codeType {
-			return record.Frame{}, false, nil
-		}
+	// 3.13: f_executable may be None (or another non-code object) for
+	// frames that run no Python code; earlier versions always hold code.
+	ci, err := t.code(code, l.FrameModel != 2)
+	if err != nil || ci == nil {
+		return f, false, prev, err
 	}
-	ci, err := t.code(code)
-	if err != nil {
-		return record.Frame{}, false, err
-	}
-	instr, err := t.mem.u64(addr + uint64(l.FrameInstr))
-	if err != nil {
-		return record.Frame{}, false, err
-	}
+	instr, _ := at(buf, l.FrameInstr, 8)
 	lasti := (int64(instr) - int64(code+uint64(l.CodeCodeAdaptive))) / 2
 	if lasti < -1 || lasti > maxLinetableLen {
-		return record.Frame{}, false, badRead("frame %#x instruction pointer %#x is outside its code %#x", addr, instr, code)
+		return f, false, prev, badRead("frame %#x instruction pointer %#x is outside its code %#x", addr, instr, code)
 	}
-	if int64(owner) != l.OwnerGenerator && l.CodeFirstTraceable > 0 {
-		ft, err := t.mem.u32(code + uint64(l.CodeFirstTraceable))
-		if err != nil {
-			return record.Frame{}, false, err
-		}
-		if lasti < int64(int32(ft)) {
-			return record.Frame{}, false, nil // incomplete: Python skips it too
-		}
+	if int64(owner) != l.OwnerGenerator && lasti < int64(ci.firstTraceable) {
+		return f, false, prev, nil // incomplete: Python skips it too
 	}
-	return record.Frame{Func: ci.name, File: ci.file, Line: line311(ci.table, int(lasti)*2, ci.first)}, true, nil
+	return record.Frame{Func: ci.name, File: ci.file, Line: line311(ci.table, int(lasti)*2, ci.first)}, true, prev, nil
 }
 
-// code reads a code object after checking that it is one.
-func (t *target) code(addr uint64) (*codeInfo, error) {
+// code reads a code object (one read for its fixed part). With mustBe it
+// is an error for the object not to be code; without, a non-code object
+// yields nil.
+func (t *target) code(addr uint64, mustBe bool) (*codeInfo, error) {
 	if ci, ok := t.codes[addr]; ok {
 		return ci, nil
 	}
 	l := t.lay
-	typ, err := t.mem.u64(addr + uint64(l.ObType))
-	if err != nil {
+	buf := make([]byte, t.codeSpan)
+	if err := t.mem.Read(addr, buf); err != nil {
 		return nil, err
 	}
+	typ, _ := at(buf, l.ObType, 8)
 	if typ != t.codeType {
+		if !mustBe {
+			return nil, nil
+		}
 		return nil, badRead("object %#x in a frame is not a code object (type %#x, PyCode_Type is %#x)", addr, typ, t.codeType)
 	}
 	var ci codeInfo
@@ -218,21 +260,22 @@ func (t *target) code(addr uint64) (*codeInfo, error) {
 	if l.FrameModel > 0 && l.CodeQualname > 0 {
 		nameOff = l.CodeQualname
 	}
-	if ci.file, err = t.stringField(addr + uint64(l.CodeFilename)); err != nil {
+	var err error
+	fileP, _ := at(buf, l.CodeFilename, 8)
+	if ci.file, err = t.stringAt(fileP); err != nil {
 		return nil, err
 	}
-	if ci.name, err = t.stringField(addr + uint64(nameOff)); err != nil {
+	nameP, _ := at(buf, nameOff, 8)
+	if ci.name, err = t.stringAt(nameP); err != nil {
 		return nil, err
 	}
-	first, err := t.mem.u32(addr + uint64(l.CodeFirstlineno))
-	if err != nil {
-		return nil, err
-	}
+	first, _ := at(buf, l.CodeFirstlineno, 4)
 	ci.first = int(int32(first))
-	tab, err := t.mem.u64(addr + uint64(l.CodeLinetable))
-	if err != nil {
-		return nil, err
+	if l.CodeFirstTraceable > 0 {
+		ft, _ := at(buf, l.CodeFirstTraceable, 4)
+		ci.firstTraceable = int(int32(ft))
 	}
+	tab, _ := at(buf, l.CodeLinetable, 8)
 	if ci.table, err = t.readBytes(tab); err != nil {
 		return nil, err
 	}
@@ -240,21 +283,11 @@ func (t *target) code(addr uint64) (*codeInfo, error) {
 	return &ci, nil
 }
 
-// stringField reads the str object a pointer field points at, checking its
-// type when PyUnicode_Type is known.
-func (t *target) stringField(field uint64) (string, error) {
-	p, err := t.mem.u64(field)
-	if err != nil {
-		return "", err
-	}
-	if t.strType != 0 {
-		typ, err := t.mem.u64(p + uint64(t.lay.ObType))
-		if err != nil {
-			return "", err
-		}
-		if typ != t.strType {
-			return "", badRead("object %#x is not a str (type %#x)", p, typ)
-		}
+// stringAt reads the str object at p, checking its type when
+// PyUnicode_Type is known.
+func (t *target) stringAt(p uint64) (string, error) {
+	if p == 0 {
+		return "", badRead("NULL where a str was expected")
 	}
 	return t.readString(p)
 }

@@ -2,7 +2,8 @@
 
 Blocks several named threads in known deep stacks (recursion, classes and
 methods for qualified names, a coroutine chain run by an asyncio task), then
-writes what the process itself sees through sys._current_frames() -- function
+writes what the process itself sees (except for the optional --spin
+thread, whose stack never stands still) through sys._current_frames() -- function
 (co_qualname on 3.11+, co_name before), file, line per frame, innermost
 first -- as JSON to argv[1], and blocks until killed.
 
@@ -96,8 +97,9 @@ def report(path, workers):
     frames = sys._current_frames()
     by_ident = {t.ident: t for t in threading.enumerate()}
     out = []
+    spinner = [t.ident for t in threading.enumerate() if t.name == "spinner"]
     for ident, f in frames.items():
-        if ident == me:
+        if ident == me or ident in spinner:
             continue
         t = by_ident.get(ident)
         stack = []
@@ -123,8 +125,28 @@ def report(path, workers):
     os.rename(tmp, path)
 
 
+def spin():
+    # A thread that never blocks: pure-Python recursion that keeps changing
+    # its stack, like a compile burning CPU. Used by the benchmark to show
+    # capture neither stops the target nor needs it idle.
+    n = 0
+    while True:
+        n = Tower(0).climb_spin(20, n)
+
+
+def _climb_spin(self, depth, n):
+    if depth == 0:
+        return n + 1
+    return self.climb_spin(depth - 1, n)
+
+
+Tower.climb_spin = _climb_spin
+
+
 def main():
     path = sys.argv[1]
+    if "--spin" in sys.argv[2:]:
+        threading.Thread(target=spin, name="spinner", daemon=True).start()
     threads = [
         threading.Thread(target=Worker().run, args=(3,), name="worker-1", daemon=True),
         threading.Thread(target=Worker().run, args=(5,), name="worker-2", daemon=True),

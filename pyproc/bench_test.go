@@ -1,0 +1,183 @@
+package pyproc
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startTargets starts 8 targets, two per installed CPython (round-robin
+// over what exists), each optionally with a thread spinning in Python.
+func startTargets(b *testing.B, spin bool) []int {
+	var pythons []string
+	for _, m := range testedMinors {
+		if py := pythonFor(m); py != "" {
+			pythons = append(pythons, py)
+		}
+	}
+	if len(pythons) == 0 {
+		b.Skip("no CPython 3.10+ under pyenv")
+	}
+	script, _ := filepath.Abs(filepath.Join("testdata", "target.py"))
+	var pids []int
+	var args []string
+	if spin {
+		args = append(args, "--spin")
+	}
+	for i := 0; i < 8; i++ {
+		cmd, _ := startTargetAt(b, pythons[i%len(pythons)], script, args...)
+		pids = append(pids, cmd.Process.Pid)
+	}
+	return pids
+}
+
+// BenchmarkCapture8 captures 8 live processes (one op = all 8), sequentially
+// and in parallel. While it runs, a watcher samples every target thread's
+// state in /proc: "stopped-samples" counts samples in state t/T (stopped or
+// traced), which must stay 0; "target-cpu" is how many CPUs' worth of time
+// the targets burned meanwhile (they keep running: the spinner threads take
+// what the two cores leave).
+//
+// Targets are "blocked" (every thread parked, like a hung engine) or
+// "spinning" (one thread per target always running Python, like a slow
+// one; its stack changes while it is read). "reads/op" counts
+// process_vm_readv calls and "cpu-ms/op" this process's CPU time, both
+// meaningful on a loaded machine where wall time is not.
+func BenchmarkCapture8(b *testing.B) {
+	for _, kind := range []string{"blocked", "spinning"} {
+		b.Run(kind, func(b *testing.B) {
+			pids := startTargets(b, kind == "spinning")
+			for _, mode := range []string{"sequential", "parallel"} {
+				b.Run(mode, func(b *testing.B) { benchCapture(b, pids, mode == "parallel") })
+			}
+		})
+	}
+}
+
+func benchCapture(b *testing.B, pids []int, parallel bool) {
+	var stopped, samples atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			for _, pid := range pids {
+				for _, st := range taskStates(pid) {
+					samples.Add(1)
+					if st == 't' || st == 'T' {
+						stopped.Add(1)
+					}
+				}
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	cpu0 := cpuTicks(pids)
+	reads0 := processReads.Load()
+	self0 := selfCPU()
+	start := time.Now()
+	frames := 0
+	b.ResetTimer()
+	for b.Loop() {
+		procs := captureAll(b, pids, parallel)
+		frames = 0
+		for _, p := range procs {
+			for _, th := range p.Threads {
+				frames += len(th.Frames)
+			}
+		}
+	}
+	b.StopTimer()
+	wall := time.Since(start).Seconds()
+	close(done)
+	wg.Wait()
+	b.ReportMetric(float64(stopped.Load()), "stopped-samples")
+	b.ReportMetric(float64(samples.Load()), "state-samples")
+	b.ReportMetric(float64(cpuTicks(pids)-cpu0)/100/wall, "target-cpu")
+	b.ReportMetric(float64(frames), "frames/op")
+	b.ReportMetric(float64(processReads.Load()-reads0)/float64(b.N), "reads/op")
+	b.ReportMetric((selfCPU()-self0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+}
+
+func captureAll(b *testing.B, pids []int, parallel bool) []*Process {
+	out := make([]*Process, len(pids))
+	errs := make([]error, len(pids))
+	if parallel {
+		var wg sync.WaitGroup
+		for i, pid := range pids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i], errs[i] = Capture(pid)
+			}()
+		}
+		wg.Wait()
+	} else {
+		for i, pid := range pids {
+			out[i], errs[i] = Capture(pid)
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
+}
+
+// taskStates returns the state letter of each thread of pid.
+func taskStates(pid int) []byte {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, _ := os.ReadDir(dir)
+	var out []byte
+	for _, e := range ents {
+		data, err := os.ReadFile(dir + "/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+			out = append(out, s[i+2])
+		}
+	}
+	return out
+}
+
+// cpuTicks sums utime+stime (clock ticks) of the processes.
+func cpuTicks(pids []int) int64 {
+	var sum int64
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 13 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			k, _ := strconv.ParseInt(f[12], 10, 64)
+			sum += u + k
+		}
+	}
+	return sum
+}
+
+// selfCPU is this process's user+system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
