@@ -240,6 +240,7 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 
 	// Root exceptions, once per distinct error with every rank that raised it.
 	errIdx := map[string]int{}
+	var wrappers []bool // per d.Errors entry: only a wrapper was found
 	for _, fr := range results {
 		if fr.log == nil {
 			continue
@@ -251,7 +252,8 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 			}
 			sub := exceptionSubject(tb, root)
 			matched := set.Match(sub, v)
-			if !explained(matched) {
+			wrapper := isWrapper(root)
+			if !explained(matched) && !wrapper {
 				sub.Fields["unexplained"] = "true"
 				matched = set.Match(sub, v)
 			}
@@ -271,6 +273,7 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 				if line == 0 {
 					line = tb.Line
 				}
+				wrappers = append(wrappers, wrapper)
 				d.Errors = append(d.Errors, Error{Rank: tb.Rank.String(), PID: tb.Rank.PID, Ranks: []string{},
 					Exception: root.Type, Message: root.Message, Frames: frames, Path: tb.Source, Line: line, Rules: []string{}})
 			}
@@ -284,6 +287,23 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 					e.Rules = append(e.Rules, r.ID)
 				}
 			}
+		}
+	}
+
+	// A wrapper ("Engine core initialization failed. See root cause
+	// above.") is listed only when no root error was found at all.
+	if kept := d.Errors[:0]; len(d.Errors) > 0 {
+		all := true
+		for _, w := range wrappers {
+			all = all && w
+		}
+		if !all {
+			for i, e := range d.Errors {
+				if !wrappers[i] {
+					kept = append(kept, e)
+				}
+			}
+			d.Errors = kept
 		}
 	}
 
@@ -306,10 +326,13 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 			if gpuUtil != "" {
 				fields["gpu_memory_utilization"] = gpuUtil
 			}
+			text := fmt.Sprintf("phase %s opened here and did not finish before the log ends (%.0f s later)", p.Name, p.Seconds)
+			if gpuUtil != "" {
+				text += "; gpu_memory_utilization " + gpuUtil
+			}
 			sub := rules.Subject{Fact: "timeline.unfinished", Fields: fields,
-				Evidence: record.Evidence{Path: p.Source, Line: p.Line, Rank: p.Rank,
-					Text: fmt.Sprintf("phase %s started here and did not finish before the log ends", p.Name)}}
-			for _, r := range set.Match(sub, v) {
+				Evidence: record.Evidence{Path: p.Source, Line: p.Line, Rank: p.Rank, Text: text}}
+			for _, r := range specific(set.Match(sub, v)) {
 				hits.Add(r, sub)
 			}
 		}
@@ -388,10 +411,34 @@ func localSourceLine(path string, n int) string {
 	return ""
 }
 
+// catchAll rules speak only when nothing more specific explains a subject.
+var catchAll = map[string]bool{"unrecognised-exception": true, "startup-stuck": true}
+
+// specific drops catch-all rules when a specific rule matched too.
+func specific(rs []*rules.Rule) []*rules.Rule {
+	if !explained(rs) {
+		return rs
+	}
+	out := rs[:0:0]
+	for _, r := range rs {
+		if !catchAll[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// isWrapper: an exception raised only to report an earlier failure
+// (signatures.md §2), including vLLM's collective_rpc re-raise.
+func isWrapper(e pytrace.Exception) bool {
+	return pytrace.IsWrapper(e) || strings.Contains(e.Message, "please check the stack trace above for the root cause") ||
+		strings.Contains(e.Message, "See root cause above")
+}
+
 // explained: some rule other than the catch-all accounts for the exception.
 func explained(rs []*rules.Rule) bool {
 	for _, r := range rs {
-		if r.ID != "unrecognised-exception" && r.ID != "startup-stuck" {
+		if !catchAll[r.ID] {
 			return true
 		}
 	}

@@ -1,0 +1,357 @@
+package diagnose
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+func run(t testing.TB, paths ...string) *Diagnosis {
+	t.Helper()
+	d, err := Run(paths, Options{})
+	if err != nil {
+		t.Fatalf("Run(%v): %v", paths, err)
+	}
+	return d
+}
+
+func finding(d *Diagnosis, rule string) *record.Finding {
+	for i := range d.Findings {
+		if d.Findings[i].Rule == rule {
+			return &d.Findings[i]
+		}
+	}
+	return nil
+}
+
+func ruleIDs(d *Diagnosis) []string {
+	var out []string
+	for _, f := range d.Findings {
+		out = append(out, f.Rule+"/"+string(f.Severity))
+	}
+	return out
+}
+
+// TestEngineLogCorpus checks every file of the real engine-log corpus gets
+// the diagnosis its MANIFEST.md records: rule, ranks and evidence line.
+func TestEngineLogCorpus(t *testing.T) {
+	cases := []struct {
+		file, rule string
+		ranks      []string
+		line       int
+		failed     bool
+	}{
+		{"vllm-issue-18851.log", "compile-cache-corrupt", []string{"rank1"}, 8, true},
+		{"vllm-issue-30905.log", "autotune-block-failed", []string{"DP0 TP7"}, 6, true},
+		{"vllm-issue-15598.log", "cudagraph-capture-oom", []string{"RayWorkerWrapper pid 1861983"}, 1, true},
+		{"vllm-issue-21858.log", "inductor-caches-force-disabled", []string{}, 1, true},
+		{"sglang-issue-1117.log", "jit-toolchain-missing", []string{}, 1, true},
+		{"pytorch-issue-120774.log", "implicit-fallback-logged", []string{"rank0"}, 1, false},
+	}
+	dir := testcorpus.Dir(t, "engine-logs")
+	seen := map[string]bool{}
+	for _, c := range cases {
+		seen[c.file] = true
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join(dir, c.file)
+			d := run(t, path)
+			f := finding(d, c.rule)
+			if f == nil {
+				t.Fatalf("no %s finding; got %v", c.rule, ruleIDs(d))
+			}
+			if strings.Join(f.Ranks, ",") != strings.Join(c.ranks, ",") {
+				t.Errorf("ranks %q, want %q", f.Ranks, c.ranks)
+			}
+			if len(f.Evidence) == 0 || f.Evidence[0].Line != c.line || f.Evidence[0].Path != path {
+				t.Errorf("evidence %+v, want %s:%d", f.Evidence, path, c.line)
+			}
+			if d.HasErrors() != c.failed {
+				t.Errorf("HasErrors = %v, want %v (%v)", d.HasErrors(), c.failed, ruleIDs(d))
+			}
+			if d.Findings[0].Severity == record.SeverityError && d.Status != "failed" {
+				t.Errorf("status %q with an error finding", d.Status)
+			}
+		})
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".log") && !seen[e.Name()] {
+			t.Errorf("corpus file %s has no expectation here", e.Name())
+		}
+	}
+}
+
+// The MANIFEST says 18851 is wrapped in BackendCompilerFailed: the root
+// error must be the inner AssertionError.
+func TestRootErrorIsUnwrapped(t *testing.T) {
+	d := run(t, testcorpus.File(t, "engine-logs", "vllm-issue-18851.log"))
+	if len(d.Errors) != 1 || d.Errors[0].Exception != "AssertionError" || d.Errors[0].Line != 8 || d.Errors[0].Rank != "rank1" || d.Errors[0].PID != 191128 {
+		t.Fatalf("errors %+v", d.Errors)
+	}
+	if !contains(d.Errors[0].Rules, "compile-cache-corrupt") {
+		t.Errorf("error not linked to its rule: %v", d.Errors[0].Rules)
+	}
+}
+
+func TestExampleAOTGraphBreak(t *testing.T) {
+	d := run(t, "../examples/aot-graph-break")
+	if d.Findings[0].Rule != "aot-compile-graph-break" || d.Status != "failed" {
+		t.Fatalf("first finding %v", ruleIDs(d))
+	}
+	f := d.Findings[0]
+	for _, r := range []string{"DP0 TP0", "DP0 TP1", "DP0 TP2", "DP0 TP3"} {
+		if !contains(f.Ranks, r) {
+			t.Errorf("rank %s missing from %v", r, f.Ranks)
+		}
+	}
+	if !strings.Contains(strings.Join(f.Remedy, "\n"), "VLLM_USE_AOT_COMPILE=0") || !strings.Contains(strings.Join(f.Remedy, "\n"), "fullgraph") {
+		t.Errorf("remedy must name VLLM_USE_AOT_COMPILE=0 and the fullgraph opt-out: %q", f.Remedy)
+	}
+	if f.Evidence[0].Line != 66 || !strings.HasPrefix(f.Evidence[0].Text, "RuntimeError: Graph breaks are not supported") {
+		t.Errorf("evidence %+v", f.Evidence[0])
+	}
+	if finding(d, "unrecognised-exception") != nil {
+		t.Error("the EngineCore/APIServer wrappers were reported as unexplained errors")
+	}
+	if len(d.Errors) != 1 || d.Errors[0].Count != 4 || len(d.Errors[0].Ranks) != 4 {
+		t.Errorf("want one root error raised on 4 ranks, got %+v", d.Errors)
+	}
+	if d.Versions["torch"] != "2.11.0+rocm10.0" {
+		t.Errorf("torch version %q", d.Versions["torch"])
+	}
+}
+
+func TestExampleInlinedKeyError(t *testing.T) {
+	d := run(t, "../examples/inlined-keyerror")
+	f := finding(d, "inlined-callee-def-line")
+	if f == nil || d.Findings[0].Rule != "inlined-callee-def-line" {
+		t.Fatalf("findings %v", ruleIDs(d))
+	}
+	if len(f.Ranks) != 4 || f.Evidence[0].Text != "KeyError: 'in_proj_qkvbfg_a'" {
+		t.Errorf("finding %+v", f)
+	}
+	if !strings.Contains(strings.Join(f.Remedy, "\n"), "TORCHDYNAMO_VERBOSE=1") {
+		t.Errorf("remedy must say how to get the real frame: %q", f.Remedy)
+	}
+	e := d.Errors[0]
+	if e.Exception != "KeyError" || len(e.Frames) == 0 || e.Frames[0].Line != 456 || e.Frames[0].Func != "forward" {
+		t.Errorf("root error %+v", e)
+	}
+}
+
+func TestExampleInductorHang(t *testing.T) {
+	d := run(t, "../examples/inductor-hang")
+	if d.Findings[0].Rule != "implicit-fallback-format-hang" || len(d.Findings[0].Ranks) != 4 {
+		t.Fatalf("findings %v", ruleIDs(d))
+	}
+	if finding(d, "startup-stuck") != nil {
+		t.Error("the catch-all startup-stuck must give way to the specific rule")
+	}
+}
+
+// TestHealthyBoot: no rule fires on a healthy multi-rank boot, so none of
+// the knowledge base's signatures matches ordinary startup lines.
+func TestHealthyBoot(t *testing.T) {
+	d := run(t, "../examples/healthy")
+	if len(d.Findings) != 0 || len(d.Errors) != 0 || d.Status != "ok" {
+		t.Fatalf("healthy boot: findings %v errors %+v status %s", ruleIDs(d), d.Errors, d.Status)
+	}
+	done := 0
+	for _, p := range d.Timeline {
+		if p.Status != "done" {
+			t.Errorf("phase %+v not done", p)
+		}
+		done++
+	}
+	if done == 0 {
+		t.Error("no timeline")
+	}
+}
+
+func TestVersionGateAppliesAfterStreaming(t *testing.T) {
+	// torch is printed after the Inductor record: the gate must still apply.
+	log := "[rank0]:I0227 20:02:12.576000 1397 torch/_inductor/graph.py:789] [0/0] Creating implicit fallback for:\n" +
+		"[rank0]:I0227 20:02:12.576000 1397 torch/_inductor/graph.py:789] [0/0]   target: fb.bucketize.default\n" +
+		"PyTorch version: 2.13.0+cu128\n"
+	d, err := Run([]string{"-"}, Options{Stdin: strings.NewReader(log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if finding(d, "implicit-fallback-logged") != nil {
+		t.Errorf("rule gated on torch < 2.13 fired with torch %s", d.Versions["torch"])
+	}
+}
+
+func TestDirectoryWithBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(testcorpus.File(t, "engine-logs", "vllm-issue-30905.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a/worker.log", data)
+	write("b/core.bin", []byte{0x7f, 'E', 'L', 'F', 0, 0, 1, 2, 3})
+	write("b/empty.log", nil)
+	write(".git/HEAD", []byte("ref: refs/heads/main\n"))
+	d := run(t, dir)
+	byPath := map[string]Input{}
+	for _, in := range d.Inputs {
+		byPath[filepath.Base(in.Path)] = in
+	}
+	if len(d.Inputs) != 3 {
+		t.Errorf("inputs %+v, want 3 (hidden directories skipped)", d.Inputs)
+	}
+	if in := byPath["core.bin"]; in.Error == "" || in.Kind != "" {
+		t.Errorf("binary input %+v must be noted as not recognised", in)
+	}
+	if in := byPath["empty.log"]; in.Error == "" {
+		t.Errorf("empty input %+v must be noted", in)
+	}
+	if in := byPath["worker.log"]; in.Kind != KindEngineLog || in.Records == 0 || in.Error != "" {
+		t.Errorf("log input %+v", in)
+	}
+	if finding(d, "autotune-block-failed") == nil {
+		t.Errorf("the readable log was not diagnosed: %v", ruleIDs(d))
+	}
+}
+
+func TestNothingReadable(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.bin"), []byte{0, 1, 2}, 0o644)
+	if _, err := Run([]string{dir}, Options{}); err != ErrNoInput {
+		t.Errorf("err %v, want ErrNoInput", err)
+	}
+	if _, err := Run([]string{filepath.Join(dir, "missing.log")}, Options{}); err == nil || !strings.Contains(err.Error(), "missing.log") {
+		t.Errorf("a missing path must be an error naming it, got %v", err)
+	}
+}
+
+func TestThousandsOfFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 2000; i++ {
+		sub := filepath.Join(dir, "rank"+itoa(i%64))
+		os.MkdirAll(sub, 0o755)
+		body := "(Worker_TP" + itoa(i%8) + " pid=" + itoa(1000+i) + ") INFO 05-28 18:58:32 [gpu_worker.py:298] Available KV cache memory: 18.36 GiB\n"
+		if i == 1999 {
+			body += "(Worker_TP7 pid=2999) ERROR 05-28 18:58:33 [core.py:1] AssertionError: VllmBackend can only be called once\n"
+		}
+		os.WriteFile(filepath.Join(sub, "f"+itoa(i)+".log"), []byte(body), 0o644)
+	}
+	d := run(t, dir)
+	if len(d.Inputs) != 2000 {
+		t.Errorf("%d inputs", len(d.Inputs))
+	}
+	if f := finding(d, "backend-called-twice"); f == nil || f.Ranks[0] != "TP7" {
+		t.Errorf("findings %v", ruleIDs(d))
+	}
+}
+
+func itoa(n int) string {
+	var b []byte
+	if n == 0 {
+		return "0"
+	}
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// A registered analyzer of another kind plugs in without touching this
+// package: its subjects are matched and its facts reported.
+func TestRegisteredAnalyzer(t *testing.T) {
+	ingest.Register(ingest.Format{Name: "test-dump", Sniff: func(path string, head []byte) int {
+		if bytes.HasPrefix(head, []byte("TESTDUMP\n")) {
+			return 100
+		}
+		return 0
+	}})
+	RegisterAnalyzer("test-dump", func(path string, r io.Reader) (Analysis, error) {
+		b, _ := io.ReadAll(r)
+		var subs []rules.Subject
+		for i, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "frame ") {
+				subs = append(subs, rules.Subject{Fact: "exception", Text: "RuntimeError: UR error",
+					Frames:   record.Stack{{Func: "profile_cudagraph_memory", File: "gpu_model_runner.py"}, {Func: "determine_available_memory", File: "xpu_worker.py"}},
+					Evidence: record.Evidence{Path: path, Line: i + 1, Rank: "TP1", Text: l}})
+			}
+		}
+		return Analysis{Records: 2, Subjects: subs, Versions: map[string]string{"vllm": "0.19.0"}, Facts: map[string]int{"threads": 1}}, nil
+	})
+	p := filepath.Join(t.TempDir(), "dump.txt")
+	os.WriteFile(p, []byte("TESTDUMP\nframe profile_cudagraph_memory\n"), 0o644)
+	d := run(t, p)
+	if d.Inputs[0].Kind != "test-dump" || d.Inputs[0].Records != 2 {
+		t.Errorf("input %+v", d.Inputs[0])
+	}
+	f := finding(d, "xpu-cudagraph-mem-estimate")
+	if f == nil || f.Evidence[0].Line != 2 || d.Versions["vllm"] != "0.19.0" || d.Facts[p] == nil {
+		t.Errorf("findings %v facts %v", ruleIDs(d), d.Facts)
+	}
+	if !contains(Analyzers(), "test-dump") {
+		t.Errorf("Analyzers() = %v", Analyzers())
+	}
+}
+
+func TestStdin(t *testing.T) {
+	data, err := os.ReadFile("../examples/aot-graph-break/vllm-serve.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Run([]string{"-"}, Options{Stdin: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Inputs[0].Path != "-" || d.Findings[0].Rule != "aot-compile-graph-break" || d.Findings[0].Evidence[0].Path != "-" {
+		t.Errorf("stdin: %+v %v", d.Inputs, ruleIDs(d))
+	}
+}
+
+// FuzzDiagnose feeds arbitrary bytes through the whole pipeline: it must
+// never panic, and every evidence line must lie inside the input.
+func FuzzDiagnose(f *testing.F) {
+	for _, dir := range []string{"../examples/aot-graph-break", "../examples/inlined-keyerror", "../examples/inductor-hang"} {
+		if b, err := os.ReadFile(filepath.Join(dir, "vllm-serve.log")); err == nil {
+			f.Add(b)
+		}
+	}
+	if entries, err := filepath.Glob(filepath.Join(testcorpus.Root(), "..", "shared", "corpus", "engine-logs", "*.log")); err == nil {
+		for _, e := range entries {
+			if b, err := os.ReadFile(e); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	set, err := rules.Builtin()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Run([]string{"-"}, Options{Rules: set, Stdin: bytes.NewReader(data), Workers: 1})
+		if err != nil && err != ErrNoInput {
+			t.Fatal(err)
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, fd := range d.Findings {
+			for _, ev := range fd.Evidence {
+				if ev.Line < 1 || ev.Line > lines {
+					t.Fatalf("%s: evidence line %d outside the input (%d lines)", fd.Rule, ev.Line, lines)
+				}
+			}
+		}
+	})
+}
