@@ -85,6 +85,9 @@ func Collapse(frames record.Stack, n *normalizer) Collapsed {
 		seg.Funcs = make([][]string, bestP)
 		for r := 0; r < bestK; r++ {
 			for j := 0; j < bestP; j++ {
+				if norm[i+r*bestP+j].Line != norm[i+j].Line {
+					seg.LineVaries = true
+				}
 				fn := norm[i+r*bestP+j].Func
 				if !containsStr(seg.Funcs[j], fn) {
 					seg.Funcs[j] = append(seg.Funcs[j], fn)

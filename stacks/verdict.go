@@ -43,6 +43,13 @@ func (a *Analysis) Verdict() string {
 			}
 		}
 		parts = append(parts, fmt.Sprintf("outlier %s: %s", strings.Join(who, ", "), a.Outliers[0].Why))
+	case primThreads == 1 && len(a.Current) == 1:
+		for _, m := range prim[0].Threads {
+			if m.Primary && len(prim[0].Frames) > 0 {
+				f := prim[0].Frames[0]
+				parts = append(parts, fmt.Sprintf("main thread of pid %d in %s (%s)", m.PID, f.Func, f.File))
+			}
+		}
 	case primThreads > 1:
 		parts = append(parts, fmt.Sprintf("%d processes in %d different stacks (%s level)", primThreads, len(prim), a.Level))
 	}

@@ -119,6 +119,15 @@ func (p *parser) flushJSON() {
 			proc.Source = stacks.SourceFile
 		}
 		proc.Path, proc.Line = p.path, j.start
+		for i := range proc.Threads {
+			fr := proc.Threads[i].Frames[:0]
+			for _, f := range proc.Threads[i].Frames {
+				if f.Func != "" || f.File != "" {
+					fr = append(fr, f)
+				}
+			}
+			proc.Threads[i].Frames = fr
+		}
 		p.res.Processes = append(p.res.Processes, proc)
 	}
 }
@@ -160,6 +169,10 @@ func (p *parser) addPyspyJSON(traces []pyspyTrace, line int, s *stream) {
 		}
 		th.Main = th.Name == "MainThread" || (th.TID != 0 && int(th.TID) == pid)
 		for _, f := range t.Frames {
+			if f.Name == "" && f.Filename == "" {
+				p.warn(line, "py-spy JSON frame without name or file skipped")
+				continue
+			}
 			fr := record.Frame{Func: f.Name, File: f.Filename, Line: f.Line}
 			if f.ShortFilename != nil && *f.ShortFilename != "" {
 				fr.File = *f.ShortFilename

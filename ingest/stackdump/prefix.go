@@ -137,3 +137,22 @@ func applyRankTokens(s string, r *record.Rank) bool {
 func rankKnown(r record.Rank) bool {
 	return r.DP >= 0 || r.PP >= 0 || r.TP >= 0 || r.EP >= 0 || r.Global >= 0
 }
+
+// RankFromTitle reads the rank from a process title or command line such
+// as "VLLM::Worker_TP3" or "sglang::scheduler_PP2_TP1"; record.NoRank when
+// it names none.
+func RankFromTitle(title string) record.Rank {
+	r := record.NoRank
+	i := strings.Index(title, "::")
+	if i < 0 {
+		return r
+	}
+	head := title[i+2:]
+	if j := strings.IndexByte(head, ' '); j >= 0 {
+		head = head[:j]
+	}
+	if applyRankTokens(head, &r) {
+		r.Role = roleOf(head)
+	}
+	return r
+}

@@ -691,17 +691,8 @@ func (p *parser) rankFromTitle(proc *stacks.Process) {
 		proc.Rank = rankLabel(proc.RankInfo)
 		return
 	}
-	title := proc.Name
-	if i := strings.Index(title, "::"); i >= 0 {
-		r := record.NoRank
-		head := title[i+2:]
-		if j := strings.IndexByte(head, ' '); j >= 0 {
-			head = head[:j]
-		}
-		if applyRankTokens(head, &r) {
-			r.Role = roleOf(head)
-			proc.RankInfo = r
-		}
+	if r := RankFromTitle(proc.Name); rankKnown(r) {
+		proc.RankInfo = r
 	}
 	proc.Rank = rankLabel(proc.RankInfo)
 }

@@ -52,7 +52,7 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 	if len(a.Findings) > 0 {
 		ew.printf("\n")
 		for _, f := range a.Findings {
-			writeFinding(ew, st, f)
+			writeFinding(ew, st, f, a.RankTotal)
 		}
 	}
 
@@ -118,10 +118,10 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 	return ew.err
 }
 
-func writeFinding(ew *errWriter, st report.Style, f record.Finding) {
+func writeFinding(ew *errWriter, st report.Style, f record.Finding, total int) {
 	who := ""
 	if len(f.Ranks) > 0 {
-		who = " · ranks " + strings.Join(f.Ranks, ",")
+		who = " · " + stacks.RankSet(f.Ranks, total)
 	}
 	ew.printf("%s %s %s%s\n", st.Severity(string(f.Severity)), st.Bold(f.Title), st.Dim("["+f.Rule+"]"), who)
 	if c := strings.TrimSpace(f.Cause); c != "" {
@@ -272,8 +272,8 @@ func pathLine(fr []stacks.Frame, rootFirst bool) string {
 	var parts []string
 	for _, f := range fr {
 		s := f.Func
-		if f.Period > 0 && f.Repeat > 1 {
-			s += fmt.Sprintf(" ×%d", f.Repeat)
+		if f.Period > 0 {
+			s += " ×k"
 		}
 		parts = append(parts, s)
 	}

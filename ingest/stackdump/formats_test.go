@@ -1,0 +1,200 @@
+package stackdump
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+func parseString(t *testing.T, s string) *Result {
+	t.Helper()
+	res, err := Parse(strings.NewReader(s), "t.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestFaulthandler314NamesCapAndTimeout(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Timeout (0:05:00)!\n")
+	b.WriteString("Thread 0x00007f58c25be6c0 [sleeper] (most recent call first):\n")
+	b.WriteString("  File \"/usr/lib/python3.14/threading.py\", line 359 in wait\n\n")
+	b.WriteString("Current thread 0x00007f58c3a1f740 [python3] (most recent call first):\n")
+	for i := 0; i < 100; i++ {
+		b.WriteString("  File \"/usr/lib/python3.14/site-packages/torch/_inductor/ir.py\", line 6270 in __str__\n")
+	}
+	b.WriteString("  ...\n\n")
+	b.WriteString("Current thread's C stack trace (most recent call first):\n")
+	b.WriteString("  Binary file \"/usr/lib/libc.so.6\", at +0x3def0 [0x77b73226bef0]\n\n")
+	b.WriteString("Extension modules: numpy, torch (total: 2)\n")
+	res := parseString(t, b.String())
+	if len(res.Processes) != 1 || len(res.Processes[0].Threads) != 2 {
+		t.Fatalf("%+v", res.Processes)
+	}
+	th := res.Processes[0].Threads
+	if th[0].Name != "sleeper" || th[0].Ident != "0x00007f58c25be6c0" || len(th[0].Frames) != 1 || th[0].Frames[0].Func != "wait" || th[0].Frames[0].Line != 359 {
+		t.Errorf("named thread %+v", th[0])
+	}
+	if th[1].State != "current" || th[1].Name != "python3" || len(th[1].Frames) != 100 || !th[1].Truncated {
+		t.Errorf("capped thread: state %q name %q frames %d truncated %v", th[1].State, th[1].Name, len(th[1].Frames), th[1].Truncated)
+	}
+	if len(res.Warnings) != 0 || res.Interleaved != nil {
+		t.Errorf("warnings %v interleaved %v", res.Warnings, res.Interleaved)
+	}
+}
+
+func TestFaulthandlerStackAndUnknowns(t *testing.T) {
+	res := parseString(t, "Fatal Python error: Segmentation fault\n\nStack (most recent call first):\n  File ???, line ??? in ???\n  File \"x.py\", line 11 in killme\n")
+	if len(res.Processes) != 1 {
+		t.Fatalf("%+v", res)
+	}
+	th := res.Processes[0].Threads[0]
+	if th.State != "current" || len(th.Frames) != 2 || th.Frames[0].File != "???" || th.Frames[1].Func != "killme" {
+		t.Errorf("%+v", th)
+	}
+}
+
+func TestPystack(t *testing.T) {
+	in := `Traceback for thread 789 (python3) [Has the GIL,Garbage collecting] (most recent call last):
+    (Python) File "/usr/lib/python3.12/threading.py", line 966, in _bootstrap
+        self._bootstrap_inner()
+    (C) File "/src/x.c", line 123, in some_symbol (libfoo.so)
+    (Python) File "/site-packages/torch/_inductor/ir.py", line 6270, in ExternKernel.__str__
+        return self.str_helper(lines)
+
+Traceback for thread 790 (python3) [] (most recent call last):
+    (Python) File "/usr/lib/python3.12/threading.py", line 359, in wait
+`
+	res := parseString(t, in)
+	if len(res.Processes) != 1 || len(res.Processes[0].Threads) != 2 {
+		t.Fatalf("%+v", res.Processes)
+	}
+	th := res.Processes[0].Threads[0]
+	if th.TID != 789 || th.State != "active+gil" || len(th.Frames) != 3 {
+		t.Fatalf("%+v", th)
+	}
+	// pystack prints most recent call last: turned innermost first.
+	if th.Frames[0].Func != "ExternKernel.__str__" || th.Frames[1].Func != "some_symbol" || !th.Frames[1].Native || th.Frames[2].Func != "_bootstrap" {
+		t.Errorf("frames %v", th.Frames)
+	}
+}
+
+func TestPyspyLocalsSubprocessesHexIDs(t *testing.T) {
+	in := `Process 100: python serve.py
+Python v3.11.4 (/usr/bin/python3.11)
+
+Thread 0x7ED3637AE700 (active): "ThreadPoolExecutor-275_6"
+    work (serve.py:10)
+        Arguments:
+            n: 3
+        Locals:
+            acc: [1, 2]
+    run (threading.py:975)
+
+----------------------------------------------------------------------
+Process 101: VLLM::Worker_TP3
+Python v3.11.4 (/usr/bin/python3.11)
+Parent Process 100: python serve.py
+
+Thread 101 (idle): "MainThread"
+    poll (zmq/sugar/poll.py:106)
+`
+	res := parseString(t, in)
+	if len(res.Processes) != 2 {
+		t.Fatalf("%d processes", len(res.Processes))
+	}
+	a, b := res.Processes[0], res.Processes[1]
+	if a.PID != 100 || len(a.Threads) != 1 || a.Threads[0].Ident != "0x7ed3637ae700" || a.Threads[0].TID != 0x7ED3637AE700 || len(a.Threads[0].Frames) != 2 {
+		t.Errorf("parent %+v", a)
+	}
+	if b.PID != 101 || b.PPID != 100 || b.Rank != "TP3" || b.RankInfo.Role != "Worker" || len(b.Threads) != 1 || !b.Threads[0].Main {
+		t.Errorf("child %+v", b)
+	}
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings %v", res.Warnings)
+	}
+}
+
+func TestCxxFrameFromTheRight(t *testing.T) {
+	f, ok := parsePyspyFrame("std::function<void (int)>::operator() (const int&) (libfoo.so)")
+	if !ok || f.Func != "std::function<void (int)>::operator() (const int&)" || f.File != "libfoo.so" || !f.Native {
+		t.Errorf("%+v %v", f, ok)
+	}
+	f, ok = parsePyspyFrame("forward (vllm/model.py:12)")
+	if !ok || f.Func != "forward" || f.File != "vllm/model.py" || f.Line != 12 || f.Native {
+		t.Errorf("%+v", f)
+	}
+	if _, ok := parsePyspyFrame("no location here"); ok {
+		t.Error("a frame without location parsed")
+	}
+}
+
+// Line-granular interleaving (each line carries its process prefix) is
+// recoverable: one stream per prefix.
+func TestLineInterleavedPrefixesAreSeparated(t *testing.T) {
+	a := []string{"Process 11: VLLM::Worker_TP0", "Python v3.12.1 (/usr/bin/python3.12)", "", `Thread 11 (active): "MainThread"`, "    f (a.py:1)", "    g (a.py:2)"}
+	b := []string{"Process 12: VLLM::Worker_TP1", "Python v3.12.1 (/usr/bin/python3.12)", "", `Thread 12 (idle): "MainThread"`, "    h (b.py:1)", "    g (a.py:2)"}
+	var sb strings.Builder
+	for i := range a {
+		fmt.Fprintf(&sb, "(Worker_TP0 pid=11) %s\n", a[i])
+		fmt.Fprintf(&sb, "(Worker_TP1 pid=12) %s\n", b[i])
+	}
+	res := parseString(t, sb.String())
+	if len(res.Processes) != 2 {
+		t.Fatalf("%d processes", len(res.Processes))
+	}
+	for i, p := range res.Processes {
+		if p.PID != 11+i || p.Rank != fmt.Sprintf("TP%d", i) || len(p.Threads) != 1 || len(p.Threads[0].Frames) != 2 {
+			t.Errorf("process %d: %+v", i, p)
+		}
+	}
+}
+
+func TestBringupJSONRoundTrip(t *testing.T) {
+	in := `{"schema": "bringup.stacks/v1", "processes": [{"pid": 7, "rank": "TP2", "name": "VLLM::Worker_TP2", "python": "3.12.1", "source": "live",
+  "threads": [{"tid": 7, "name": "MainThread", "frames": [{"func": "ExternKernel.__str__", "file": "torch/_inductor/ir.py", "line": 1}]}]}], "buckets": []}
+`
+	res := parseString(t, in)
+	if len(res.Processes) != 1 || res.Processes[0].RankInfo.TP != 2 || res.Processes[0].Threads[0].Frames[0].Func != "ExternKernel.__str__" {
+		t.Fatalf("%+v %v", res.Processes, res.Warnings)
+	}
+}
+
+func TestGarbageNeverPanics(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	buf := make([]byte, 1<<16)
+	r.Read(buf)
+	res, err := Parse(bytes.NewReader(buf), "garbage.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Processes {
+		for _, th := range p.Threads {
+			if len(th.Frames) > 0 {
+				t.Errorf("frames out of random bytes: %+v", th)
+			}
+		}
+	}
+	// A line longer than MaxLine is cut with a warning, not an error.
+	long := strings.Repeat("x", MaxLine+10) + "\nThread 1 (idle)\n"
+	res = parseString(t, long)
+	if len(res.Warnings) == 0 || len(res.Processes) != 1 {
+		t.Errorf("long line: warnings %v processes %d", res.Warnings, len(res.Processes))
+	}
+}
+
+func TestSniff(t *testing.T) {
+	cases := map[string]int{
+		"Process 1: python x.py\nPython v3.12.1 (/usr/bin/python3)\n": 80,
+		"=== Rank 0: http://h:1/handler/dump_traceback? ===\n":        95,
+		"just a log line\n": 0,
+	}
+	for in, want := range cases {
+		if got := Sniff("x", []byte(in)); got != want {
+			t.Errorf("Sniff(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

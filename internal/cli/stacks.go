@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/report"
+	reportstacks "github.com/bringup-tool/bringup/report/stacks"
+	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/stacks/live"
+	_ "github.com/bringup-tool/bringup/stacks/stackdiag" // diagnose reads stack dumps too
+)
+
+func init() { register(newStacksCmd) }
+
+func newStacksCmd() *cobra.Command {
+	var (
+		asJSON, collapsed, all bool
+		outPath, pidList       string
+		treePID                int
+		count                  int
+		interval               time.Duration
+		level                  string
+		ruleFiles              []string
+		torch                  string
+	)
+	cmd := &cobra.Command{
+		Use:   "stacks [--json|--collapsed] [-o FILE] [--pid PID[,PID…]] [--tree PID] [--count N --interval D] [FILE…]",
+		Short: "Group the Python stacks of every rank, collapse recursion, name the hang",
+		Long: `stacks reads stack dumps (py-spy text and --json, faulthandler, pystack,
+PyTorch debug-server files, dumps inside engine logs such as SGLang watchdog
+records, bringup's own JSON) from files, directories or stdin ("-"), or
+captures live processes (--pid, --tree; py-spy is used as a fallback when
+the built-in reader cannot read a process). It collapses recursion, buckets
+the threads of all ranks at a similarity level, shows the path all ranks
+share and where they diverge, the outlier ranks, stuck versus slow when
+there are several snapshots, and names known hang signatures.
+
+Levels: exact, lines, funcs (default: same functions, lines and recursion
+depth ignored), leaf-K (same innermost K frames).
+
+Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
+		Example: `  bringup stacks dumps/                      # one py-spy dump per rank
+  bringup stacks --pid 4242,4243 --count 3 --interval 5s
+  bringup stacks --tree $(pgrep -f 'vllm serve') --json -o stacks.json
+  kubectl logs pod/sglang-0 | bringup stacks -
+  bringup stacks --collapsed dumps/ > stacks.folded   # flamegraph.pl / speedscope`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && collapsed {
+				return Usagef("--json and --collapsed are two output formats: choose one")
+			}
+			lv, err := stacks.ParseLevel(level)
+			if err != nil {
+				return Usagef("--level: %v", err)
+			}
+			pids, err := parsePIDs(pidList)
+			if err != nil {
+				return Usagef("--pid: %v (give pids separated by commas, e.g. --pid 4242,4243)", err)
+			}
+			if count < 1 {
+				return Usagef("--count must be at least 1")
+			}
+			live := len(pids) > 0 || treePID > 0
+			if !live && len(args) == 0 {
+				if f, ok := cmd.InOrStdin().(*os.File); ok && isTerminal(f) || !ok {
+					return Usagef("stacks needs dump FILEs (or - for stdin), --pid PID or --tree PID")
+				}
+				args = []string{"-"}
+			}
+			set, err := rules.Builtin()
+			if err != nil {
+				return fmt.Errorf("built-in rules: %w", err)
+			}
+			for _, f := range ruleFiles {
+				if err := set.LoadFile(f); err != nil {
+					return Usagef("--rules: %v (fix the rule file or leave it out)", err)
+				}
+			}
+
+			var procs []*stacks.Process
+			var warns, interleaved []stacks.Warning
+			stderr := cmd.ErrOrStderr()
+			if live {
+				res, err := captureLive(pids, treePID, count, interval)
+				if res != nil {
+					for _, f := range res.Failures {
+						fmt.Fprintf(stderr, "bringup: %v\n", f)
+					}
+					procs = append(procs, res.Processes...)
+				}
+				if err != nil && len(procs) == 0 {
+					return Usagef("%v", err)
+				}
+			}
+			read := 0
+			for _, in := range expandInputs(args, stderr) {
+				res, err := readDump(in, cmd.InOrStdin())
+				if err != nil {
+					fmt.Fprintf(stderr, "bringup: %v\n", err)
+					continue
+				}
+				read++
+				procs = append(procs, res.Processes...)
+				warns = append(warns, res.Warnings...)
+				if res.Interleaved != nil {
+					interleaved = append(interleaved, *res.Interleaved)
+				}
+			}
+			if len(procs) == 0 {
+				for _, iw := range interleaved {
+					fmt.Fprintf(stderr, "bringup: %s\n", iw.String())
+				}
+				if len(interleaved) > 0 {
+					return Usagef("no stack could be read: the dump is interleaved output of several processes (see above for the fix)")
+				}
+				if read == 0 && len(args) > 0 {
+					return Usagef("no input could be read from %s (check the paths)", strings.Join(args, " "))
+				}
+				return Usagef("no Python stack found in the input (give py-spy, faulthandler or pystack dumps, or logs that contain them)")
+			}
+
+			v := stacks.Versions(procs)
+			if torch != "" {
+				v["torch"] = torch
+			}
+			a := stacks.Analyze(procs, stacks.Options{Level: lv, Conclude: stacks.Conclude(set, v)})
+			a.Warnings, a.Interleaved = warns, interleaved
+
+			var w io.Writer = cmd.OutOrStdout()
+			color := !asJSON && !collapsed && outPath == "" && stdoutIsTerminal() && w == io.Writer(os.Stdout)
+			if outPath != "" {
+				f, err := os.Create(outPath)
+				if err != nil {
+					return Usagef("-o: %v (choose a writable path)", err)
+				}
+				defer f.Close()
+				w = f
+			}
+			switch {
+			case asJSON:
+				err = reportstacks.JSON(w, a)
+			case collapsed:
+				err = reportstacks.Collapsed(w, a, all)
+			default:
+				err = reportstacks.Text(w, a, reportstacks.TextOptions{Style: report.Style{Color: color}, All: all})
+			}
+			if err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+			for _, f := range a.Findings {
+				if f.Severity == record.SeverityError {
+					return FoundErrors
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "write bringup.stacks/v1 JSON")
+	f.BoolVar(&collapsed, "collapsed", false, "write folded stacks (root first, ';'-joined, count) for flame graphs and speedscope")
+	f.StringVarP(&outPath, "output", "o", "", "write to FILE instead of stdout")
+	f.StringVar(&pidList, "pid", "", "capture these live processes (comma-separated pids)")
+	f.IntVar(&treePID, "tree", 0, "capture PID and every Python process below it")
+	f.IntVar(&count, "count", 1, "snapshots to take of live processes (2+ tells stuck from slow)")
+	f.DurationVar(&interval, "interval", 2*time.Second, "time between snapshots")
+	f.StringVar(&level, "level", "funcs", "bucket similarity: exact, lines, funcs or leaf-K")
+	f.BoolVar(&all, "all", false, "show idle auxiliary threads too (folded by default)")
+	f.StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML file (repeatable)")
+	f.StringVar(&torch, "torch", "", "torch version of the dumped processes, for version-gated signatures (e.g. 2.10.0)")
+	return cmd
+}
+
+func parsePIDs(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		n, err := strconv.Atoi(part)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a pid", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func captureLive(pids []int, tree, count int, interval time.Duration) (*live.Result, error) {
+	if tree > 0 {
+		res, err := live.CaptureTree(append([]int{tree}, pids...), count, interval)
+		return res, err
+	}
+	return live.CaptureLive(pids, count, interval)
+}
+
+// expandInputs turns directories into the files under them (sorted, so
+// rank files come in order); "-" stays stdin.
+func expandInputs(args []string, stderr io.Writer) []string {
+	var out []string
+	for _, a := range args {
+		if a == "-" {
+			out = append(out, a)
+			continue
+		}
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		var files []string
+		_ = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				fmt.Fprintf(stderr, "bringup: %v\n", err)
+				return nil
+			}
+			if !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		sort.Strings(files)
+		out = append(out, files...)
+	}
+	return out
+}
+
+func readDump(path string, stdin io.Reader) (*stackdump.Result, error) {
+	if path == "-" {
+		return stackdump.Parse(stdin, "-")
+	}
+	return stackdump.ParseFile(path)
+}

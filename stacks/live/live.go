@@ -1,0 +1,235 @@
+// Package live captures the Python stacks of running processes for
+// bringup stacks and bringup watch: pyproc reads CPython memory directly
+// (the target is never stopped); when pyproc cannot (no ptrace permission,
+// an interpreter it has no layout for) and py-spy is on PATH, py-spy dump
+// is run and its output read with the stackdump reader.
+package live
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/pyproc"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/stacks"
+)
+
+// Result is what a capture got: processes (every snapshot, numbered) and,
+// per pid that could not be read, why.
+type Result struct {
+	Processes []*stacks.Process
+	Failures  []Failure
+}
+
+// Failure is a pid that could not be captured.
+type Failure struct {
+	PID int
+	Err error
+}
+
+func (f Failure) Error() string { return fmt.Sprintf("pid %d: %v", f.PID, f.Err) }
+
+// PySpyTimeout bounds one py-spy dump.
+var PySpyTimeout = 30 * time.Second
+
+// Tree expands pids to themselves and all their descendants (for --tree).
+func Tree(pids []int) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, pid := range pids {
+		all, err := pyproc.Descendants(pid)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range all {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// CaptureLive takes count snapshots (at least one) of every pid, interval
+// apart, all pids of a round in parallel. Pids that are not Python
+// processes are left out quietly when quietNonPython is set (a --tree
+// walk meets shells and compile workers' parents); otherwise they are
+// failures.
+func CaptureLive(pids []int, count int, interval time.Duration) (*Result, error) {
+	return capture(pids, count, interval, false)
+}
+
+// CaptureTree is CaptureLive over pids and their descendants, keeping only
+// the Python processes among them.
+func CaptureTree(roots []int, count int, interval time.Duration) (*Result, error) {
+	pids, err := Tree(roots)
+	if err != nil {
+		return nil, err
+	}
+	return capture(pids, count, interval, true)
+}
+
+func capture(pids []int, count int, interval time.Duration, quietNonPython bool) (*Result, error) {
+	if len(pids) == 0 {
+		return nil, errors.New("no pid to capture")
+	}
+	if count < 1 {
+		count = 1
+	}
+	res := &Result{}
+	failed := map[int]bool{}
+	for round := 0; round < count; round++ {
+		if round > 0 && interval > 0 {
+			time.Sleep(interval)
+		}
+		procs := make([]*stacks.Process, len(pids))
+		errs := make([]error, len(pids))
+		var wg sync.WaitGroup
+		for i, pid := range pids {
+			if failed[pid] {
+				continue
+			}
+			wg.Add(1)
+			go func(i, pid int) {
+				defer wg.Done()
+				procs[i], errs[i] = One(pid)
+			}(i, pid)
+		}
+		wg.Wait()
+		for i, pid := range pids {
+			if failed[pid] {
+				continue
+			}
+			if errs[i] != nil {
+				failed[pid] = true
+				if quietNonPython && errors.Is(errs[i], pyproc.ErrNotPython) && !errors.Is(errs[i], pyproc.ErrUnsupported) {
+					continue
+				}
+				if quietNonPython && errors.Is(errs[i], pyproc.ErrNoProcess) {
+					continue
+				}
+				res.Failures = append(res.Failures, Failure{PID: pid, Err: errs[i]})
+				continue
+			}
+			procs[i].Snapshot = round
+			res.Processes = append(res.Processes, procs[i])
+		}
+	}
+	if len(res.Processes) == 0 {
+		if len(res.Failures) > 0 {
+			return res, res.Failures[0]
+		}
+		return res, errors.New("none of the processes is a Python process")
+	}
+	return res, nil
+}
+
+// One captures one process once: pyproc first, py-spy when pyproc cannot
+// read it and py-spy is installed.
+func One(pid int) (*stacks.Process, error) {
+	pp, err := pyproc.Capture(pid)
+	if err == nil {
+		return fromPyproc(pp), nil
+	}
+	if errors.Is(err, pyproc.ErrPermission) || errors.Is(err, pyproc.ErrUnsupported) {
+		if path, lerr := exec.LookPath("py-spy"); lerr == nil {
+			p, serr := PySpy(path, pid)
+			if serr == nil {
+				return p, nil
+			}
+			return nil, fmt.Errorf("%w; py-spy fallback failed too: %v", err, serr)
+		}
+		return nil, fmt.Errorf("%w (py-spy is not on PATH for a fallback)", err)
+	}
+	return nil, err
+}
+
+// PySpy runs `py-spy dump --pid N` and reads its output.
+func PySpy(pyspy string, pid int) (*stacks.Process, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), PySpyTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pyspy, "dump", "--pid", strconv.Itoa(pid))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("py-spy dump --pid %d: %s", pid, clip(msg, 300))
+	}
+	res, err := stackdump.Parse(&out, fmt.Sprintf("py-spy dump --pid %d", pid))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range res.Processes {
+		if p.PID == pid || p.PID == 0 {
+			p.PID = pid
+			p.Source = stacks.SourceLive
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("py-spy dump --pid %d printed no stack", pid)
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func fromPyproc(pp *pyproc.Process) *stacks.Process {
+	name := strings.Join(pp.Cmdline, " ")
+	p := &stacks.Process{
+		PID: pp.PID, Python: pp.Python, Name: name, Source: stacks.SourceLive,
+		Path: fmt.Sprintf("pid %d", pp.PID), RankInfo: stackdump.RankFromTitle(name),
+	}
+	p.Rank = p.RankInfo.Key()
+	for i, t := range pp.Threads {
+		th := stacks.Thread{TID: uint64(t.TID), Name: t.Name, Main: t.Main, Frames: t.Frames, Line: i + 1}
+		if t.Ident != 0 {
+			th.Ident = "0x" + strconv.FormatUint(t.Ident, 16)
+		}
+		th.State = osState(pp.PID, t.TID)
+		if th.Main && th.Name == "" {
+			th.Name = "MainThread"
+		}
+		p.Threads = append(p.Threads, th)
+	}
+	if p.RankInfo == (record.Rank{}) {
+		p.RankInfo = record.NoRank
+	}
+	return p
+}
+
+// osState is py-spy's notion of active/idle on Linux: the kernel's thread
+// state (R = running) from /proc.
+func osState(pid, tid int) string {
+	if tid <= 0 {
+		return ""
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	if err != nil {
+		return ""
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	if s[i+2] == 'R' {
+		return "active"
+	}
+	return "idle"
+}

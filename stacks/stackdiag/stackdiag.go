@@ -1,0 +1,56 @@
+// Package stackdiag plugs stack dumps into bringup diagnose: it registers
+// the analyzer for inputs the stackdump format claims, which reads the
+// dump, buckets it and hands the stack signals to diagnose's rule pass.
+// Import it for its side effect.
+package stackdiag
+
+import (
+	"errors"
+	"io"
+
+	"github.com/bringup-tool/bringup/diagnose"
+	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/stacks"
+)
+
+func init() { diagnose.RegisterAnalyzer(stackdump.FormatName, Analyze) }
+
+// Facts is what diagnose shows of a dump under facts[path].
+type Facts struct {
+	Verdict   string            `json:"verdict"`
+	Level     string            `json:"level"`
+	Processes int               `json:"processes"`
+	Buckets   []*stacks.Bucket  `json:"buckets"`
+	Shared    stacks.Shared     `json:"shared"`
+	Outliers  []stacks.Outlier  `json:"outliers"`
+	Snapshots []stacks.Progress `json:"snapshots,omitempty"`
+}
+
+// Analyze is the diagnose.Analyzer for stack dumps.
+func Analyze(path string, r io.Reader) (diagnose.Analysis, error) {
+	res, err := stackdump.Parse(r, path)
+	if err != nil {
+		return diagnose.Analysis{}, err
+	}
+	if len(res.Processes) == 0 {
+		if res.Interleaved != nil {
+			return diagnose.Analysis{}, errors.New(res.Interleaved.String())
+		}
+		return diagnose.Analysis{}, errors.New("no stack found in the dump")
+	}
+	a := stacks.Analyze(res.Processes, stacks.Options{Level: stacks.DefaultLevel})
+	out := diagnose.Analysis{Skipped: int64(len(res.Warnings)), Versions: map[string]string{}}
+	for _, p := range res.Processes {
+		out.Records += int64(len(p.Threads))
+	}
+	for k, v := range stacks.Versions(res.Processes) {
+		out.Versions[k] = v
+	}
+	for _, s := range a.Signals {
+		out.Subjects = append(out.Subjects, rules.Subject{Text: s.Text, Frames: s.Frames, Fact: s.Fact, Fields: s.Fields, Evidence: s.Evidence})
+	}
+	out.Facts = Facts{Verdict: a.Verdict(), Level: a.Level.String(), Processes: len(a.Current), Buckets: a.Buckets,
+		Shared: a.Shared, Outliers: a.Outliers, Snapshots: a.Progress}
+	return out, nil
+}
