@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest"
@@ -60,6 +61,10 @@ func init() {
 	ingest.Register(ingest.Format{Name: "enginelog", Sniff: Sniff})
 }
 
+// blockPool keeps read blocks between Parse calls: diagnose may parse
+// thousands of small files.
+var blockPool = sync.Pool{New: func() any { return &block{buf: make([]byte, blockSize)} }}
+
 // block is a run of whole lines read from the input, with the lines peeled.
 type block struct {
 	buf    []byte // backing read buffer (blockSize)
@@ -74,7 +79,7 @@ type block struct {
 func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) {
 	free := make(chan *block, nBlocks)
 	for i := 0; i < nBlocks; i++ {
-		free <- &block{buf: make([]byte, blockSize)}
+		free <- blockPool.Get().(*block)
 	}
 	read := make(chan *block, nBlocks)
 	peeledc := make(chan *block, nBlocks)
@@ -112,7 +117,13 @@ func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) 
 		free <- b
 	}
 	j.flush()
-	// The reader has exited (read is closed, which closed peeledc).
+	// The reader has exited (read is closed, which closed peeledc), so every
+	// block is back in free: keep them for the next Parse.
+	for len(free) > 0 {
+		b := <-free
+		b.data, b.lines = nil, b.lines[:0]
+		blockPool.Put(b)
+	}
 	j.st.Bytes = bytesRead
 	return j.st, err
 }

@@ -55,13 +55,14 @@ func (t Traceback) Final() Exception {
 }
 
 // Root is the first root error, not a wrapper that re-raised it: the first
-// exception in printed order that is not a wrapper, where a wrapper whose
+// exception in printed order that is not a wrapper (an exception group
+// stands for its first member), where a wrapper whose
 // message names the inner error (BackendCompilerFailed "raised:",
 // InductorError "<Type>: <msg>", SGLang "Capture cuda graph failed: …")
 // stands for that inner error.
 func (t Traceback) Root() Exception {
 	for _, e := range t.Chain {
-		if e.Type == "" {
+		if e.Type == "" || e.Relation == "group" {
 			continue
 		}
 		if in, ok := Unwrap(e); ok {
@@ -252,6 +253,7 @@ type stream struct {
 	cur     *Exception
 	id      identity
 	inGroup bool
+	members int // exception-group members seen
 	// message under construction
 	msg       []string
 	msgClosed bool
@@ -353,13 +355,17 @@ func stripGroupMargin(line string) (string, bool) {
 	}
 }
 
-func isTracebackStart(t string) (bool, bool) {
+func isTracebackStart(t string) (start, group bool) {
 	t = strings.TrimSpace(t)
+	const tb, gtb = "Traceback (most recent call last):", "Exception Group Traceback (most recent call last):"
 	switch {
-	case strings.HasPrefix(t, "Traceback (most recent call last):"):
-		return true, false
-	case strings.HasPrefix(t, "Exception Group Traceback (most recent call last):"):
+	case strings.HasPrefix(t, gtb):
 		return true, true
+	case strings.HasPrefix(t, tb):
+		return true, false
+	case strings.HasSuffix(t, tb):
+		// SGLang: "Scheduler hit an exception: Traceback (most recent call last):"
+		return true, strings.HasSuffix(t, gtb)
 	}
 	return false, false
 }
@@ -433,6 +439,7 @@ func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, hea
 	s.id = id
 	s.state = stFrames
 	s.inGroup = false
+	s.members = 0
 	x.newException(s)
 }
 
@@ -489,8 +496,12 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 
 	if tbStart {
 		if s.state == stMessage && s.inGroup && len(s.tb.Chain) > 0 {
-			// A member of an exception group.
-			s.cur.Relation = "group"
+			// A member of an exception group: only the group itself says
+			// "group"; members follow one another without a relation.
+			if s.members == 0 {
+				s.cur.Relation = "group"
+			}
+			s.members++
 			x.closeMessage(s)
 			x.newException(s)
 			s.state = stFrames
