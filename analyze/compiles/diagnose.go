@@ -1,0 +1,89 @@
+package compiles
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/bringup-tool/bringup/diagnose"
+	"github.com/bringup-tool/bringup/ingest/torchtrace"
+)
+
+// bringup diagnose hands every input that sniffs as "torchtrace" to
+// DiagnoseAnalyzer; the binary links it in by importing this package.
+func init() { diagnose.RegisterAnalyzer("torchtrace", DiagnoseAnalyzer) }
+
+// DiagnoseAnalyzer analyses one trace file for bringup diagnose: its
+// compile failures, graph breaks, open phases, recompiles, recompile limits
+// and cache outcomes become Subjects for the rules. diagnose sees one file
+// at a time, so cross-rank divergence is added once per directory: when the
+// file is the lowest-ranked of several rank files beside each other, the
+// rank files of that directory are compared and their divergence subjects
+// join this file's.
+func DiagnoseAnalyzer(path string, r io.Reader) (diagnose.Analysis, error) {
+	in := Input{Path: path, Rank: torchtrace.RankFromName(path), RankFrom: "file_name"}
+	if in.Rank < 0 {
+		in.RankFrom = "none"
+	}
+	fa := newFileAnalysis(in, MaxPhases)
+	sc := torchtrace.NewScanner(r, path)
+	sc.Want = fa.want
+	for sc.Next() {
+		fa.add(sc.Event(), sc)
+	}
+	st := sc.Stats()
+	if err := sc.Err(); err != nil {
+		return diagnose.Analysis{}, err
+	}
+	fa.finish(st)
+	res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{st}, nil)
+	subs := Subjects(res)
+	if siblings := rankSiblings(path); len(siblings) > 1 && siblings[0] == path {
+		inputs, _, err := Discover(siblings)
+		if err == nil {
+			all := AnalyzeInputs(inputs, nil, Options{})
+			for _, s := range Subjects(&Result{Divergence: all.Divergence, Inputs: all.Inputs}) {
+				subs = append(subs, s)
+			}
+			res.Divergence = all.Divergence
+		}
+	}
+	return diagnose.Analysis{
+		Records:  int64(st.Records),
+		Skipped:  int64(st.Corrupted + st.NonGlog),
+		Subjects: subs,
+		Versions: res.Versions,
+		Facts:    res,
+	}, nil
+}
+
+// rankSiblings lists the rank files in path's directory, lowest rank first
+// (just path when it is not a rank file or is read from stdin).
+func rankSiblings(path string) []string {
+	if path == "-" || torchtrace.RankFromName(path) < 0 {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return nil
+	}
+	var in []Input
+	for _, e := range entries {
+		p := filepath.Join(filepath.Dir(path), e.Name())
+		if e.Type().IsRegular() && torchtrace.RankFromName(p) >= 0 {
+			in = append(in, Input{Path: p, Rank: torchtrace.RankFromName(p)})
+		}
+	}
+	sortInputs(in)
+	out := make([]string, len(in))
+	for i, x := range in {
+		out[i] = x.Path
+	}
+	if len(out) > 0 && filepath.Clean(out[0]) == filepath.Clean(path) {
+		out[0] = path
+	}
+	return out
+}
