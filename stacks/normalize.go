@@ -21,7 +21,7 @@ func (k Key) String() string { return k.Func + " (" + k.File + ")" }
 
 var (
 	// everything up to and including these is install location, not code.
-	installRE = regexp.MustCompile(`^.*?(?:/site-packages/|/dist-packages/|/lib/python\d+(?:\.\d+)?t?/|/proc/\d+/root/)`)
+	installRE = regexp.MustCompile(`^.*(?:/site-packages/|/dist-packages/|/lib/python\d+(?:\.\d+)?t?/|/proc/\d+/root/)`)
 	// generated code: Inductor output, FX-generated forwards, Triton caches.
 	generatedRE  = regexp.MustCompile(`^<eval_with_key>\.\d+$|(?:^|/)torchinductor_[^/]*/|(?:^|/)\.triton/cache/|(?:^|/)triton/cache/`)
 	compiledFnRE = regexp.MustCompile(`^__compiled_fn_\d+`)
