@@ -69,7 +69,8 @@ type rankKey struct {
 
 type rankState struct {
 	open    map[string]*Phase
-	errLine int // last error line seen on this rank (0 none)
+	closed  map[string]int // index in Builder.phases of the last closed phase by name
+	errLine int            // last error line seen on this rank (0 none)
 }
 
 type sourceState struct {
@@ -140,30 +141,36 @@ func (b *Builder) Add(rec record.Record) {
 		}
 	}
 
-	text := rec.Text
-	first := text
-	if k := strings.IndexByte(text, '\n'); k >= 0 {
-		first = text[:k]
-	}
-	isErr := rec.Level == record.LevelError || rec.Level == record.LevelCritical ||
-		strings.HasPrefix(first, "Traceback (most recent call last)")
-	m, ok := match(first)
-	if !ok && !isErr {
-		return
-	}
+	isErr := rec.Level == record.LevelError || rec.Level == record.LevelCritical
+	var rs *rankState
 	key := rankKey{rec.Source, rec.Rank.String()}
-	rs := b.ranks[key]
-	if rs == nil {
-		rs = &rankState{open: map[string]*Phase{}}
-		b.ranks[key] = rs
+	state := func() *rankState {
+		if rs == nil {
+			if rs = b.ranks[key]; rs == nil {
+				rs = &rankState{open: map[string]*Phase{}, closed: map[string]int{}}
+				b.ranks[key] = rs
+			}
+		}
+		return rs
 	}
 	if isErr {
-		rs.errLine = rec.Line
+		state().errLine = rec.Line
 	}
-	if !ok {
-		return
+	// Every line: unprefixed continuation lines (SGLang, tqdm bars joined
+	// into one record) can carry markers too.
+	text := rec.Text
+	for n := rec.Line; ; n++ {
+		line, rest, more := strings.Cut(text, "\n")
+		if m, ok := match(line); ok {
+			b.apply(state(), key, m, t, n, rec)
+		} else if strings.HasPrefix(line, "Traceback (most recent call last)") {
+			state().errLine = n
+		}
+		if !more {
+			break
+		}
+		text = rest
 	}
-	b.apply(rs, key, m, t, rec)
 }
 
 func (s *sourceState) addGap(g Gap) {
@@ -178,22 +185,47 @@ func (s *sourceState) addGap(g Gap) {
 type event struct {
 	name   string
 	detail string
-	open   bool    // opens the phase
-	close  bool    // closes it
-	secs   float64 // duration printed on the line; <0 unknown
-	closes []string
+	open   bool     // opens the phase
+	close  bool     // closes it
+	secs   float64  // duration printed on the line; <0 unknown
+	closes []string // other phases this line closes (done)
+	drops  []string // open phases this line shows never ran (a cache hit skips Inductor)
+	opens  []string // other phases this line opens
+	ready  bool     // the engine is up: every open phase in the source is done
 }
 
-func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, rec record.Record) {
+func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line int, rec record.Record) {
+	for _, n := range e.drops {
+		delete(rs.open, n)
+	}
+	if e.ready {
+		for k, other := range b.ranks {
+			if k.source == key.source && other != rs {
+				for n := range other.open {
+					b.close(other, n, t, line, -1)
+				}
+			}
+		}
+		for n := range rs.open {
+			if n != e.name {
+				b.close(rs, n, t, line, -1)
+			}
+		}
+	}
+	for _, n := range e.opens {
+		if rs.open[n] == nil {
+			rs.open[n] = &Phase{Rank: key.rank, Name: n, Start: t, Source: rec.Source, Line: line}
+		}
+	}
 	for _, n := range e.closes {
 		if p := rs.open[n]; p != nil {
-			b.close(rs, n, t, rec.Line, -1)
+			b.close(rs, n, t, line, -1)
 		}
 	}
 	switch {
 	case e.open && !e.close:
 		if rs.open[e.name] == nil {
-			rs.open[e.name] = &Phase{Rank: key.rank, Name: e.name, Detail: e.detail, Start: t, Source: rec.Source, Line: rec.Line}
+			rs.open[e.name] = &Phase{Rank: key.rank, Name: e.name, Detail: e.detail, Start: t, Source: rec.Source, Line: line}
 		}
 	case e.close:
 		if p := rs.open[e.name]; p != nil {
@@ -203,12 +235,24 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, rec re
 			b.close(rs, e.name, t, rec.Line, e.secs)
 			if e.name == PhaseDynamo && rs.open[PhaseInductor] == nil {
 				// Dynamo done (its phase was opened by "Using cache directory"): Inductor starts now too.
-				rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: rec.Line}
+				rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: line}
+			}
+			return
+		}
+		// A second closing line for a phase that just closed (vLLM logs
+		// "Loading weights took" then "Model loading took") extends it.
+		if k, ok := rs.closed[e.name]; ok && e.detail == "" && b.phases[k].Detail == "" && !t.IsZero() &&
+			t.Sub(b.phases[k].End) <= 5*time.Second && t.Sub(b.phases[k].End) >= 0 {
+			q := &b.phases[k]
+			q.End, q.EndLine = t, line
+			if e.secs > q.Seconds {
+				q.Seconds = e.secs
+				q.Start = t.Add(-time.Duration(e.secs * float64(time.Second)))
 			}
 			return
 		}
 		p := Phase{Rank: key.rank, Name: e.name, Detail: e.detail, End: t, Status: StatusDone,
-			Source: rec.Source, Line: rec.Line, EndLine: rec.Line}
+			Source: rec.Source, Line: line, EndLine: line}
 		if e.secs >= 0 {
 			p.Seconds = e.secs
 			p.Start = t.Add(-time.Duration(e.secs * float64(time.Second)))
@@ -216,10 +260,11 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, rec re
 			p.Start = t
 		}
 		b.phases = append(b.phases, p)
+		rs.closed[e.name] = len(b.phases) - 1
 	}
 	// Dynamo done: Inductor starts compiling right away.
 	if e.name == PhaseDynamo && e.close && rs.open[PhaseInductor] == nil {
-		rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: rec.Line}
+		rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: line}
 	}
 }
 
@@ -235,6 +280,7 @@ func (b *Builder) close(rs *rankState, name string, t time.Time, line int, secs 
 		p.Seconds = t.Sub(p.Start).Seconds()
 	}
 	b.phases = append(b.phases, *p)
+	rs.closed[name] = len(b.phases) - 1
 }
 
 // Finish returns the phases (in source order, then by line) and the
@@ -370,29 +416,29 @@ func match(s string) (event, bool) {
 		case strings.HasPrefix(s, "Memory profiling takes"), strings.HasPrefix(s, "Memory profiling took"):
 			return event{name: PhaseProfile, close: true, secs: after(s, "profiling t")}, true
 		case strings.HasPrefix(s, "Model warmup done"):
-			return event{name: PhaseReady, close: true, secs: none, closes: []string{PhaseCUDAGraph}}, true
+			return event{name: PhaseReady, close: true, secs: none, ready: true}, true
 		}
 	case 'S':
 		switch {
 		case strings.HasPrefix(s, "Starting to load model"):
 			return event{name: PhaseLoad, open: true, secs: none}, true
 		case strings.HasPrefix(s, "Start compiling function"):
-			return event{name: PhaseDynamo, open: true, secs: none}, true
+			return event{name: PhaseDynamo, open: true, secs: none, opens: []string{PhaseCompile}}, true
 		}
 	case 'U':
 		if strings.HasPrefix(s, "Using cache directory:") && strings.Contains(s, "torch.compile") {
-			return event{name: PhaseDynamo, open: true, secs: none}, true
+			return event{name: PhaseDynamo, open: true, secs: none, opens: []string{PhaseCompile}}, true
 		}
 	case 'D':
 		switch {
 		case strings.HasPrefix(s, "Dynamo bytecode transform time:"):
 			return event{name: PhaseDynamo, close: true, secs: after(s, "time:")}, true
 		case strings.HasPrefix(s, "Directly load the compiled graph"):
-			ev := event{name: PhaseCacheLoad, close: true, secs: after(s, "took"), closes: []string{PhaseInductor}}
+			ev := event{name: PhaseCacheLoad, close: true, secs: after(s, "took"), drops: []string{PhaseInductor}}
 			ev.detail = shapeOf(s, " for ", " from the cache")
 			return ev, true
 		case strings.HasPrefix(s, "Directly load AOT compilation"):
-			return event{name: PhaseAOTLoad, close: true, secs: none, closes: []string{PhaseDynamo}}, true
+			return event{name: PhaseAOTLoad, close: true, secs: none, drops: []string{PhaseDynamo, PhaseInductor}}, true
 		}
 	case 'C':
 		switch {
@@ -408,8 +454,19 @@ func match(s string) (event, bool) {
 			return ev, true
 		case strings.HasPrefix(s, "Cache the graph"):
 			return event{name: PhaseInductor, open: true, secs: none}, true
-		case strings.HasPrefix(s, "Capturing CUDA graph"), strings.HasPrefix(s, "Capturing cudagraphs"),
-			strings.HasPrefix(s, "Capture cuda graph begin"), strings.HasPrefix(s, "Capturing batches"):
+		case strings.HasPrefix(s, "Capturing CUDA graph"):
+			// vLLM's tqdm bar: "Capturing CUDA graphs (decode, FULL): 100%|…| 51/51 [00:11<00:00, …]".
+			ev := event{name: PhaseCUDAGraph, open: true, secs: none}
+			if k := strings.Index(s, " ("); k >= 0 && k < 24 {
+				if e := strings.Index(s[k:], "):"); e > 0 {
+					ev.detail = s[k+2 : k+e]
+				}
+			}
+			if strings.Contains(s, "100%|") {
+				ev.open, ev.close, ev.secs = false, true, tqdmElapsed(s)
+			}
+			return ev, true
+		case strings.HasPrefix(s, "Capturing cudagraphs"), strings.HasPrefix(s, "Capture cuda graph begin"), strings.HasPrefix(s, "Capturing batches"):
 			return event{name: PhaseCUDAGraph, open: true, secs: none}, true
 		case strings.HasPrefix(s, "Capture cuda graph end"):
 			return event{name: PhaseCUDAGraph, close: true, secs: after(s, "elapsed:")}, true
@@ -436,7 +493,7 @@ func match(s string) (event, bool) {
 		}
 	case 'i':
 		if strings.HasPrefix(s, "init engine (") && strings.Contains(s, "took") {
-			return event{name: PhaseReady, close: true, secs: after(s, ") took"), closes: []string{PhaseCUDAGraph, PhaseProfile}}, true
+			return event{name: PhaseReady, close: true, secs: after(s, ") took"), ready: true}, true
 		}
 	case 's':
 		if strings.HasPrefix(s, "saved AOT compiled function to") {
@@ -448,8 +505,30 @@ func match(s string) (event, bool) {
 		}
 	case 'T':
 		if strings.HasPrefix(s, "The server is fired up and ready to roll") {
-			return event{name: PhaseReady, close: true, secs: none, closes: []string{PhaseCUDAGraph}}, true
+			return event{name: PhaseReady, close: true, secs: none, ready: true}, true
 		}
 	}
 	return event{}, false
+}
+
+// tqdmElapsed reads the elapsed time of a tqdm bar: "[00:11<00:00, 3.1it/s]"
+// or "[1:02:03<…"; -1 when absent.
+func tqdmElapsed(s string) float64 {
+	k := strings.LastIndex(s, " [")
+	if k < 0 {
+		return -1
+	}
+	e := strings.IndexByte(s[k:], '<')
+	if e < 0 {
+		return -1
+	}
+	secs := 0.0
+	for _, part := range strings.Split(s[k+2:k+e], ":") {
+		v, err := strconv.Atoi(part)
+		if err != nil {
+			return -1
+		}
+		secs = secs*60 + float64(v)
+	}
+	return secs
 }

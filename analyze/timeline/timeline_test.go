@@ -1,0 +1,207 @@
+package timeline
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bringup-tool/bringup/ingest/enginelog"
+	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/record"
+)
+
+func build(t *testing.T, paths ...string) ([]Phase, []Gap) {
+	t.Helper()
+	b := New()
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := enginelog.Parse(f, p, b.Add); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	return b.Finish()
+}
+
+// row renders a phase compactly for comparison.
+func row(p Phase) string {
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%.2f|%s|%d-%d", p.Rank, p.Name, p.Detail,
+		p.Start.Format("01-02 15:04:05"), p.End.Format("01-02 15:04:05"), p.Seconds, p.Status, p.Line, p.EndLine)
+}
+
+func compare(t *testing.T, got []Phase, want []string) {
+	t.Helper()
+	var rows []string
+	for _, p := range got {
+		rows = append(rows, row(p))
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("phases:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestVLLMColdCompileFailsOnOneRank(t *testing.T) {
+	phases, gaps := build(t, filepath.Join("..", "..", "ingest", "enginelog", "testdata", "vllm-v1-tp2.log"))
+	compare(t, phases, []string{
+		// "Loading weights took" and "Model loading took" are one phase.
+		"DP0 TP0|load||12-31 23:59:55|01-01 00:00:42|46.30|done|3-6",
+		"DP0 TP1|load||12-31 23:59:55|01-01 00:00:42|46.80|done|4-7",
+		"DP0 TP0|dynamo||01-01 00:00:50|01-01 00:00:58|8.03|done|8-9",
+		"DP0 TP0|compile||01-01 00:00:50|01-01 00:01:31|39.55|done|8-12",
+		"DP0 TP0|inductor|dynamic shape|01-01 00:00:58|01-01 00:01:30|31.52|done|9-11",
+		"DP0 TP1|dynamo||01-01 00:00:50|01-01 00:00:59|9.00|done|13-14",
+		// TP1 never finished compiling and then logged errors.
+		"DP0 TP1|compile||01-01 00:00:50|01-01 00:01:41|51.00|failed|13-50",
+		"DP0 TP1|inductor||01-01 00:00:59|01-01 00:01:41|42.00|failed|14-50",
+	})
+	// The log crosses new year without printing a year: the load phase
+	// still spans 47 s, not minus a year.
+	if d := phases[1].End.Sub(phases[1].Start); d != 47*time.Second {
+		t.Errorf("TP1 load spans %v", d)
+	}
+	if len(gaps) != GapsPerSource || gaps[0].Line != 4 || gaps[0].Seconds != 46 || gaps[1].Line != 10 || gaps[1].Seconds != 29 {
+		t.Errorf("gaps %+v", gaps)
+	}
+	if gaps[0].Start.Format("01-02 15:04:05") != "12-31 23:59:55" {
+		t.Errorf("gap start %v", gaps[0].Start)
+	}
+}
+
+func TestVLLMCacheHitCapturesReady(t *testing.T) {
+	phases, gaps := build(t, filepath.Join("testdata", "vllm-cache-hit.log"))
+	compare(t, phases, []string{
+		"EngineCore DP0|load||03-01 10:00:05|03-01 10:00:16|10.10|done|2-4",
+		"EngineCore DP0|dynamo||03-01 10:00:20|03-01 10:00:22|2.31|done|5-6",
+		"EngineCore DP0|compile||03-01 10:00:20|03-01 10:00:26|5.40|done|5-8",
+		// A cache hit: no Inductor phase at all.
+		"EngineCore DP0|cache-load|compile range (1, 8192)|03-01 10:00:22|03-01 10:00:25|2.85|done|7-7",
+		"EngineCore DP0|profile||03-01 10:00:29|03-01 10:00:31|1.20|done|10-10",
+		// tqdm bars carry no header: their elapsed time and the last time seen.
+		"EngineCore DP0|cudagraph|mixed prefill-decode, PIECEWISE|03-01 10:00:27|03-01 10:00:31|4.00|done|11-11",
+		"EngineCore DP0|cudagraph|decode, FULL|03-01 10:00:29|03-01 10:00:31|2.00|done|12-12",
+		"EngineCore DP0|cudagraph||03-01 10:00:31|03-01 10:00:38|7.00|done|13-13",
+		"EngineCore DP0|ready||03-01 10:00:15|03-01 10:00:39|23.10|done|14-14",
+	})
+	if gaps[0].Seconds != 300 || gaps[0].Line != 14 {
+		t.Errorf("gaps %+v", gaps)
+	}
+}
+
+func TestVLLMStuckAfterInductor(t *testing.T) {
+	phases, gaps := build(t, filepath.Join("testdata", "vllm-stuck.log"))
+	compare(t, phases, []string{
+		"DP0 TP0|dynamo||03-02 11:00:00|03-02 11:00:09|9.00|done|1-2",
+		// No "torch.compile took": the compile never finished.
+		"DP0 TP0|compile||03-02 11:00:00|03-02 11:10:50|650.00|unfinished|1-6",
+		// Wording drift: "took" (new) and "takes" (old), compile ranges.
+		"DP0 TP0|inductor|compile range (1, 8192)|03-02 11:00:09|03-02 11:00:42|30.00|done|2-4",
+		"DP0 TP0|inductor|compile range (8193, 16384)|03-02 11:00:42|03-02 11:00:50|7.50|done|5-5",
+	})
+	if gaps[0].Seconds != 600 || gaps[0].Line != 5 || gaps[0].Start.Format("15:04:05") != "11:00:50" {
+		t.Errorf("gaps %+v", gaps)
+	}
+}
+
+func TestSGLangCaptureNeverEnds(t *testing.T) {
+	phases, _ := build(t, filepath.Join("..", "..", "ingest", "enginelog", "testdata", "sglang-tp2.log"))
+	compare(t, phases, []string{
+		"TP0|load||10-29 11:20:05|10-29 11:21:05|60.12|done|2-4",
+		"TP1|load||10-29 11:20:05|10-29 11:23:07|182.00|unfinished|3-24",
+		"TP0|cudagraph||10-29 11:21:06|10-29 11:23:07|121.00|unfinished|5-24",
+		"TP1|cudagraph||10-29 11:21:06|10-29 11:23:07|121.00|unfinished|6-24",
+	})
+	if phases[0].Start.Year() != 2025 {
+		t.Errorf("SGLang times keep their year: %v", phases[0].Start)
+	}
+}
+
+func TestATOMMidnight(t *testing.T) {
+	phases, gaps := build(t, filepath.Join("..", "..", "ingest", "enginelog", "testdata", "atom.log"))
+	compare(t, phases, []string{
+		"|dynamo||01-01 23:59:55|01-01 23:59:59|3.10|done|3-3",
+		// ATOM prints no date: 00:00:41 is the next day.
+		"|inductor|dynamic shape|01-01 23:59:59|01-02 00:00:41|40.20|done|3-4",
+		"|ready||01-02 00:00:45|01-02 00:00:45|0.00|done|5-5",
+	})
+	if gaps[0].Seconds != 42 {
+		t.Errorf("gap across midnight %+v", gaps[0])
+	}
+}
+
+func TestCorpusVLLM15598(t *testing.T) {
+	phases, _ := build(t, testcorpus.File(t, "engine-logs", "vllm-issue-15598.log"))
+	compare(t, phases, []string{
+		// The V0 capture notice opens a capture the excerpt never closes.
+		"RayWorkerWrapper pid 1861983|cudagraph||03-27 10:29:03|03-27 10:29:03|0.00|unfinished|1-4",
+		"RayWorkerWrapper pid 1463574|profile||03-27 10:28:56|03-27 10:29:01|4.26|done|2-2",
+	})
+}
+
+func TestCorpusNoPhases(t *testing.T) {
+	for _, name := range []string{"vllm-issue-18851.log", "vllm-issue-30905.log", "vllm-issue-21858.log", "sglang-issue-1117.log", "pytorch-issue-120774.log"} {
+		phases, _ := build(t, testcorpus.File(t, "engine-logs", name))
+		if len(phases) != 0 {
+			t.Errorf("%s: %v", name, phases)
+		}
+	}
+}
+
+func TestMatchWordingDrift(t *testing.T) {
+	cases := []struct {
+		text   string
+		name   string
+		detail string
+		secs   float64
+	}{
+		{"Compiling a graph for dynamic shape takes 31.52 s", PhaseInductor, "dynamic shape", 31.52},
+		{"Compiling a graph for dynamic compile range took 3.10 s", PhaseInductor, "dynamic compile range", 3.10},
+		{"Compiling a graph for shape 8 takes 1.50 s", PhaseInductor, "shape 8", 1.50},
+		{"Directly load the compiled graph(s) for dynamic shape from the cache, took 0.912 s", PhaseCacheLoad, "dynamic shape", 0.912},
+		{"torch.compile takes 12.00 s in total", PhaseCompile, "", 12},
+		{"torch.compile took 13.25 s in total", PhaseCompile, "", 13.25},
+		{"Graph capturing finished in 13 secs, took 0.55 GiB", PhaseCUDAGraph, "", 13},
+		{"Capture cuda graph end. Time elapsed: 35.21 s. mem usage=1.2 GB. avail mem=9.0 GB.", PhaseCUDAGraph, "", 35.21},
+		{"Load weight end. elapsed=60.12 s, type=X", PhaseLoad, "", 60.12},
+		{"Model loading took 15.27 GiB memory and 10.100000 seconds", PhaseLoad, "", 10.1},
+		{"Loading weights took 9.50 seconds", PhaseLoad, "", 9.5},
+		{"Memory profiling takes 4.26 seconds", PhaseProfile, "", 4.26},
+		{"init engine (profile, create kv cache, warmup model) took 23.10 seconds", PhaseReady, "", 23.10},
+		{"Capturing CUDA graphs (decode, FULL): 100%|██| 35/35 [1:00:02<00:00, 14.9it/s]", PhaseCUDAGraph, "decode, FULL", 3602},
+	}
+	for _, c := range cases {
+		e, ok := match(c.text)
+		if !ok || e.name != c.name || e.detail != c.detail || e.secs != c.secs {
+			t.Errorf("match(%q) = %+v, %v", c.text, e, ok)
+		}
+	}
+	for _, s := range []string{"Loading safetensors checkpoint shards: 50%", "hello", "Compiled graph is fine"} {
+		if e, ok := match(s); ok {
+			t.Errorf("match(%q) = %+v", s, e)
+		}
+	}
+}
+
+func TestGapsKeepLongestPerSource(t *testing.T) {
+	b := New()
+	base := time.Date(0, 5, 1, 0, 0, 0, 0, time.UTC)
+	secs := []int{0, 3, 10, 11, 40, 41, 42, 100, 101, 130}
+	for i, s := range secs {
+		b.Add(record.Record{Source: "a", Line: i + 1, EndLine: i + 1, Time: base.Add(time.Duration(s) * time.Second), Text: "x"})
+		b.Add(record.Record{Source: "b", Line: i + 1, EndLine: i + 1, Time: base.Add(time.Duration(2*s) * time.Second), Text: "x"})
+	}
+	_, gaps := b.Finish()
+	var got []string
+	for _, g := range gaps {
+		got = append(got, fmt.Sprintf("%s:%d:%.0f", g.Source, g.Line, g.Seconds))
+	}
+	want := "a:7:58 a:4:29 a:9:29 a:2:7 a:1:3 b:7:116 b:4:58 b:9:58 b:2:14 b:1:6"
+	if strings.Join(got, " ") != want {
+		t.Errorf("gaps %v, want %s", got, want)
+	}
+}
