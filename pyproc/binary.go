@@ -25,7 +25,7 @@ type binaryInfo struct {
 	versionBuf uint64
 }
 
-var wantedSyms = []string{"_PyRuntime", "PyCode_Type", "PyUnicode_Type", "Py_Version"}
+var wantedSyms = []string{"_PyRuntime", "PyCode_Type", "PyUnicode_Type", "PyDict_Type", "Py_Version"}
 
 var (
 	binCacheMu sync.Mutex

@@ -16,11 +16,16 @@ import (
 
 // Thread is one Python thread of a captured process.
 type Thread struct {
-	TID    int    // native thread id (Linux tid); 0 when it could not be determined
-	Ident  uint64 // threading.get_ident() (the pthread id)
-	Name   string // the OS thread name (/proc/PID/task/TID/comm)
-	Main   bool   // the process's initial thread (TID == PID)
-	Frames record.Stack
+	TID   int    // native thread id (Linux tid); 0 when it could not be determined
+	Ident uint64 // threading.get_ident() (the pthread id)
+	// Name is the threading name (Thread.name, read from threading._active
+	// on 3.11+), else the OS thread name (/proc/PID/task/TID/comm).
+	Name string
+	Main bool // the process's initial thread (TID == PID)
+	// Partial: the thread kept running while being read and its frame
+	// chain did not hold still; Frames is what was read (innermost first).
+	Partial bool
+	Frames  record.Stack
 }
 
 // Process is one snapshot of a Python process.
@@ -62,6 +67,9 @@ func Capture(pid int) (*Process, error) {
 		return nil, fmt.Errorf("pid %d: %w", pid, err)
 	}
 	p.Python = version
+	if stat, err := os.ReadFile(proc + "/stat"); err == nil {
+		t.pid, t.start = pid, statStart(stat)
+	}
 
 	var raw []rawThread
 	for attempt := 1; ; attempt++ {
@@ -89,8 +97,8 @@ func Capture(pid int) (*Process, error) {
 	// people expect.
 	for i := len(raw) - 1; i >= 0; i-- {
 		r := raw[i]
-		th := Thread{TID: r.native, Ident: r.ident, Main: r.native == pid, Frames: r.frames}
-		if th.TID > 0 {
+		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Frames: r.frames}
+		if th.Name == "" && th.TID > 0 {
 			if comm, err := os.ReadFile(fmt.Sprintf("%s/task/%d/comm", proc, th.TID)); err == nil {
 				th.Name = strings.TrimSpace(string(comm))
 			}
@@ -218,7 +226,11 @@ func build(bi *binaryInfo, b, rt uint64, mem Memory) (*target, string, error) {
 	if s, ok := bi.syms["PyUnicode_Type"]; ok {
 		st = s + b
 	}
-	return newTarget(mem, lay, rt+b, ct+b, st), version, nil
+	t := newTarget(mem, lay, rt+b, ct+b, st)
+	if s, ok := bi.syms["PyDict_Type"]; ok {
+		t.dictType = s + b
+	}
+	return t, version, nil
 }
 
 // nativeFromPthread fills in Linux tids on CPython 3.10, whose thread state
@@ -319,4 +331,20 @@ func statPPID(data []byte) (int, bool) {
 	}
 	ppid, err := strconv.Atoi(f[1])
 	return ppid, err == nil
+}
+
+// statStart reads the process start time (clock ticks since boot, field 22)
+// from /proc/PID/stat.
+func statStart(data []byte) uint64 {
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
 }

@@ -32,6 +32,9 @@ func TestCaptureMatchesSelfView(t *testing.T) {
 			got := map[uint64]Thread{}
 			for _, th := range p.Threads {
 				got[th.Ident] = th
+				if len(th.Frames) > 0 {
+					t.Logf("%s tid %d %q main=%v: %d frames, innermost %v", p.Python, th.TID, th.Name, th.Main, len(th.Frames), th.Frames[0])
+				}
 			}
 			if len(p.Threads) != len(view.Threads) {
 				t.Errorf("captured %d threads, the process sees %d", len(p.Threads), len(view.Threads))
@@ -51,8 +54,15 @@ func TestCaptureMatchesSelfView(t *testing.T) {
 				if th.Main != want.Main {
 					t.Errorf("thread %q: Main %v, want %v", want.Name, th.Main, want.Main)
 				}
+				// threading names are read on 3.11+; 3.10 gives OS names.
+				if minor != "3.10" && th.Name != want.Name {
+					t.Errorf("thread ident %#x: name %q, want %q", want.Ident, th.Name, want.Name)
+				}
 				if th.Name == "" {
 					t.Errorf("thread %q: no name", want.Name)
+				}
+				if th.Partial {
+					t.Errorf("thread %q: partial capture of a blocked thread", want.Name)
 				}
 				if len(th.Frames) != len(want.Frames) {
 					t.Errorf("thread %q: %d frames, want %d\ngot:  %v\nwant: %v", want.Name, len(th.Frames), len(want.Frames), th.Frames, want.Frames)

@@ -98,6 +98,7 @@ type snapshot struct {
 type snapThread struct {
 	Ident  uint64 `json:"ident"`
 	Native int    `json:"native"`
+	Name   string `json:"name,omitempty"`
 	Frames []struct {
 		Func string `json:"func"`
 		File string `json:"file"`
@@ -171,8 +172,8 @@ func TestSnapshotReplay(t *testing.T) {
 		frames := 0
 		for i, w := range s.Want {
 			g := got[i]
-			if g.ident != w.Ident || g.native != w.Native || len(g.frames) != len(w.Frames) {
-				t.Errorf("%s thread %d: got ident %#x native %d %d frames, want %#x %d %d", f, i, g.ident, g.native, len(g.frames), w.Ident, w.Native, len(w.Frames))
+			if g.ident != w.Ident || g.native != w.Native || g.name != w.Name || len(g.frames) != len(w.Frames) {
+				t.Errorf("%s thread %d: got ident %#x native %d name %q %d frames, want %#x %d %q %d", f, i, g.ident, g.native, g.name, len(g.frames), w.Ident, w.Native, w.Name, len(w.Frames))
 				continue
 			}
 			for j, wf := range w.Frames {
@@ -219,7 +220,7 @@ func recordSnapshots(t *testing.T) {
 			s.Regions = append(s.Regions, region{Addr: r.Addr, Hex: hex.EncodeToString(scrub(r.Data))})
 		}
 		for _, th := range threads {
-			st := snapThread{Ident: th.ident, Native: th.native}
+			st := snapThread{Ident: th.ident, Native: th.native, Name: th.name}
 			for _, f := range th.frames {
 				st.Frames = append(st.Frames, struct {
 					Func string `json:"func"`

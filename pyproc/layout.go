@@ -46,6 +46,26 @@ type Layout struct {
 	CodeCodeAdaptive               int64 // 3.11+: instructions inline in the code object
 	CodeFirstTraceable             int64 // 3.11+
 
+	// Thread names (threading._active), 3.11+; NamesSupported is 0 where
+	// the headers do not describe dicts (3.10).
+	NamesSupported                                  int64
+	InterpModules, ModuleDict, DictKeys, DictValues int64
+	KeysLog2IndexBytes, KeysKind, KeysNentries      int64
+	KeysIndices, KindGeneral                        int64
+	EntrySize, EntryKey, EntryValue                 int64
+	UEntrySize, UEntryKey, UEntryValue              int64
+	ValuesArray, ValuesValid                        int64
+	HeapCachedKeys, TypeFlags                       int64
+	FlagManagedDict, FlagInlineValues               int64
+	// ValuesMode says where a managed-dict object keeps its attribute
+	// values when it has no dict: 1 = pointer at ManagedValues (3.11),
+	// 2 = tagged pointer sharing the dict slot (3.12), 3 = inline at
+	// ManagedValues (3.13).
+	ManagedDict, ManagedValues, ValuesMode int64
+	ValuesTagMask, ValuesTagAdjust         int64
+	LongShift, DigitSize, LongDigits       int64
+	LongTag, LongNonSizeBits               int64 // 3.12+; LongTag -1 before
+
 	// Debug, on 3.13+, is where each value lives inside _Py_DebugOffsets.
 	Debug *DebugOffsetsLayout
 }
@@ -63,6 +83,7 @@ type DebugOffsetsLayout struct {
 	CodeFirstlineno, CodeCodeAdaptive                      int64
 	ObType, TypeName, BytesSize, BytesSval                 int64
 	UnicodeState, UnicodeLength, ASCIIObjectSize           int64
+	InterpModules, DictKeys, DictValues, TypeFlags         int64
 }
 
 // layoutFor returns a copy of the generated layout for a minor version.
@@ -135,6 +156,10 @@ func (l *Layout) applyDebugOffsets(raw []byte, wantHex uint64) error {
 	l.UnicodeState = get(d.UnicodeState)
 	l.UnicodeLength = get(d.UnicodeLength)
 	l.ASCIIObjectSize = get(d.ASCIIObjectSize)
+	l.InterpModules = get(d.InterpModules)
+	l.DictKeys = get(d.DictKeys)
+	l.DictValues = get(d.DictValues)
+	l.TypeFlags = get(d.TypeFlags)
 	// Offsets are small; anything huge means we are not looking at the struct.
 	for _, v := range []int64{
 		l.RuntimeInterpretersHead, l.InterpNext, l.InterpThreadsHead,
@@ -143,6 +168,7 @@ func (l *Layout) applyDebugOffsets(raw []byte, wantHex uint64) error {
 		l.CodeFilename, l.CodeName, l.CodeQualname, l.CodeLinetable, l.CodeFirstlineno, l.CodeCodeAdaptive,
 		l.ObType, l.TypeName, l.BytesSize, l.BytesSval,
 		l.UnicodeState, l.UnicodeLength, l.ASCIIObjectSize,
+		l.InterpModules, l.DictKeys, l.DictValues, l.TypeFlags,
 	} {
 		if v < 0 || v > maxOffset {
 			return unsupported("_Py_DebugOffsets holds an implausible offset %d", v)

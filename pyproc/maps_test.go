@@ -56,6 +56,16 @@ func TestStatPPID(t *testing.T) {
 	}
 }
 
+func TestStatStart(t *testing.T) {
+	line := "42 (py (x) y) S 7 42 42 0 -1 4194304 100 0 0 0 5 3 0 0 20 0 4 0 987654 1000 50"
+	if got := statStart([]byte(line)); got != 987654 {
+		t.Errorf("statStart = %d, want 987654", got)
+	}
+	if statStart([]byte("1 (x) S 0")) != 0 {
+		t.Error("short stat must give 0")
+	}
+}
+
 func FuzzParseMaps(f *testing.F) {
 	if self, err := os.ReadFile("/proc/self/maps"); err == nil {
 		f.Add(self)
@@ -68,5 +78,6 @@ func FuzzParseMaps(f *testing.F) {
 			}
 		}
 		statPPID(data)
+		statStart(data)
 	})
 }

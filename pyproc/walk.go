@@ -19,7 +19,12 @@ type target struct {
 	runtime  uint64 // &_PyRuntime
 	codeType uint64 // &PyCode_Type: every code object must point at it
 	strType  uint64 // &PyUnicode_Type, 0 when unknown
-	codes    map[uint64]*codeInfo
+	dictType uint64 // &PyDict_Type, 0 when unknown
+	// pid and start identify a live process for caches; 0 for recorded
+	// or fake memory.
+	pid   int
+	start uint64
+	codes map[uint64]*codeInfo
 
 	// Sizes of the fixed parts read in one go.
 	frameSpan, codeSpan int64
@@ -58,6 +63,7 @@ type codeInfo struct {
 type rawThread struct {
 	ident  uint64 // pthread id (threading.get_ident())
 	native int    // Linux tid; 0 when the version does not record it
+	name   string // threading name; "" when not found
 	frames record.Stack
 	// partial: the chain changed while being read and did not settle;
 	// frames holds the innermost ones read before it broke.
@@ -124,6 +130,11 @@ func (t *target) walk() ([]rawThread, error) {
 			out = append(out, th)
 			if ts, err = t.mem.u64(ts + uint64(l.TstateNext)); err != nil {
 				return nil, err
+			}
+		}
+		if names := t.namesFor(interp); names != nil {
+			for i := len(out) - len(seenTS); i < len(out); i++ {
+				out[i].name = names[out[i].ident]
 			}
 		}
 	}

@@ -19,6 +19,10 @@
 #include "internal/pycore_interp.h"
 #if PY_VERSION_HEX < 0x030B0000
 #include "frameobject.h"
+#else
+#include "internal/pycore_dict.h"
+#include "internal/pycore_moduleobject.h"
+#include "internal/pycore_object.h"
 #endif
 
 #define F(name, value) printf("\t\t%s: %ld,\n", name, (long)(value))
@@ -39,6 +43,83 @@
         F(name "Mask", (long)(w >> shift));                                     \
     } while (0)
 
+#if PY_VERSION_HEX >= 0x030B0000
+/* Thread names come from threading._active: dicts, modules, ints and
+ * managed instance dicts. 3.10 keeps its dict internals out of the installed
+ * headers (Objects/dict-common.h), so it gets none of this and the reader
+ * falls back to OS thread names there. Offsets that CPython only expresses
+ * as inline helpers are measured by calling those helpers on a fake object
+ * address (asserts are off: -DNDEBUG). */
+static void names(void) {
+    char buf[256];
+    PyObject *obj = (PyObject *)(buf + 128);
+    F("NamesSupported", 1);
+    OFF("ModuleDict", PyModuleObject, md_dict);
+    OFF("KeysLog2IndexBytes", PyDictKeysObject, dk_log2_index_bytes);
+    OFF("KeysKind", PyDictKeysObject, dk_kind);
+    OFF("KeysNentries", PyDictKeysObject, dk_nentries);
+    OFF("KeysIndices", PyDictKeysObject, dk_indices);
+    F("KindGeneral", DICT_KEYS_GENERAL);
+    F("EntrySize", sizeof(PyDictKeyEntry));
+    OFF("EntryKey", PyDictKeyEntry, me_key);
+    OFF("EntryValue", PyDictKeyEntry, me_value);
+    F("UEntrySize", sizeof(PyDictUnicodeEntry));
+    OFF("UEntryKey", PyDictUnicodeEntry, me_key);
+    OFF("UEntryValue", PyDictUnicodeEntry, me_value);
+    OFF("ValuesArray", PyDictValues, values);
+    OFF("HeapCachedKeys", PyHeapTypeObject, ht_cached_keys);
+    F("FlagManagedDict", Py_TPFLAGS_MANAGED_DICT);
+    F("LongShift", PyLong_SHIFT);
+    F("DigitSize", sizeof(digit));
+#if PY_VERSION_HEX >= 0x030C0000
+    OFF("LongDigits", PyLongObject, long_value.ob_digit);
+    OFF("LongTag", PyLongObject, long_value.lv_tag);
+    F("LongNonSizeBits", _PyLong_NON_SIZE_BITS);
+#else
+    OFF("LongDigits", PyLongObject, ob_digit);
+    F("LongTag", -1);
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    F("ManagedDict", (char *)_PyObject_ManagedDictPointer(obj) - (char *)obj);
+    F("ValuesMode", 3); /* inline after the object header */
+    F("ManagedValues", (char *)_PyObject_InlineValues(obj) - (char *)obj);
+    OFF("ValuesValid", PyDictValues, valid);
+    F("FlagInlineValues", Py_TPFLAGS_INLINE_VALUES);
+#elif PY_VERSION_HEX >= 0x030C0000
+    /* one slot holds the dict or, tagged, the values pointer */
+    PyDictOrValues *dv = _PyObject_DictOrValuesPointer(obj);
+    F("ManagedDict", (char *)dv - (char *)obj);
+    F("ValuesMode", 2);
+    F("ManagedValues", (char *)dv - (char *)obj);
+    {
+        PyDictOrValues t;
+        long mask = 0;
+        for (int bit = 0; bit < 4; bit++) {
+            t.values = (char *)(uintptr_t)(0x1000 | (1u << bit));
+            if (_PyDictOrValues_IsValues(t)) mask |= 1L << bit;
+        }
+        F("ValuesTagMask", mask);
+        t.values = (char *)(uintptr_t)0x1001;
+        F("ValuesTagAdjust", (char *)_PyDictOrValues_GetValues(t) - t.values);
+    }
+#else
+    F("ManagedDict", (char *)_PyObject_ManagedDictPointer(obj) - (char *)obj);
+    F("ValuesMode", 1); /* a separate slot points at the values */
+    F("ManagedValues", (char *)_PyObject_ValuesPointer(obj) - (char *)obj);
+#endif
+    OFF("TypeFlags", PyTypeObject, tp_flags);
+#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
+    OFF("InterpModules", PyInterpreterState, imports.modules);
+#elif PY_VERSION_HEX < 0x030C0000
+    OFF("InterpModules", PyInterpreterState, modules);
+#endif
+#if PY_VERSION_HEX < 0x030D0000
+    OFF("DictKeys", PyDictObject, ma_keys);
+    OFF("DictValues", PyDictObject, ma_values);
+#endif
+}
+#endif
+
 int main(void) {
     printf("\t\tSource: \"%s\",\n", PY_VERSION);
     F("Hex", PY_VERSION_HEX);
@@ -53,6 +134,9 @@ int main(void) {
     STATEBITS("StateKind", kind, 7);
     STATEBITS("StateCompact", compact, 1);
     STATEBITS("StateASCII", ascii, 1);
+#if PY_VERSION_HEX >= 0x030B0000
+    names();
+#endif
 
 #if PY_VERSION_HEX >= 0x030D0000
     /* 3.13+: values come from the target's _Py_DebugOffsets; print where
@@ -91,6 +175,10 @@ int main(void) {
     OFF("\tUnicodeState", _Py_DebugOffsets, unicode_object.state);
     OFF("\tUnicodeLength", _Py_DebugOffsets, unicode_object.length);
     OFF("\tASCIIObjectSize", _Py_DebugOffsets, unicode_object.asciiobject_size);
+    OFF("\tInterpModules", _Py_DebugOffsets, interpreter_state.imports_modules);
+    OFF("\tDictKeys", _Py_DebugOffsets, dict_object.ma_keys);
+    OFF("\tDictValues", _Py_DebugOffsets, dict_object.ma_values);
+    OFF("\tTypeFlags", _Py_DebugOffsets, type_object.tp_flags);
     printf("\t\t},\n");
 #else
     OFF("RuntimeInterpretersHead", _PyRuntimeState, interpreters.head);
