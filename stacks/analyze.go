@@ -42,6 +42,10 @@ type Frame struct {
 	RepeatMax  int    `json:"repeat_max,omitempty"`
 	Period     int    `json:"period,omitempty"`
 	LineVaries bool   `json:"line_varies,omitempty"`
+	// Cycle: the qualified names of one cycle of a recursion whose frames
+	// share one key; Repeat then counts cycles and Frames frames.
+	Cycle  []string `json:"cycle,omitempty"`
+	Frames int      `json:"frames,omitempty"`
 }
 
 // Bucket is the threads whose stacks are alike at the analysis level.
@@ -389,6 +393,14 @@ func mergeStack(rep, c Collapsed, l Level) {
 		if o.Repeat > s.RepeatMax {
 			s.RepeatMax = o.Repeat
 		}
+		if s.Cycle != nil && strings.Join(o.Cycle, ";") == strings.Join(s.Cycle, ";") {
+			if o.Cycles < s.CyclesMin {
+				s.CyclesMin = o.Cycles
+			}
+			if o.Cycles > s.CyclesMax {
+				s.CyclesMax = o.Cycles
+			}
+		}
 		for j := range s.Frames {
 			if s.Frames[j].Line != o.Frames[j].Line {
 				s.LineVaries = true
@@ -412,6 +424,16 @@ func outFrames(c Collapsed) []Frame {
 				fr.Period = len(s.Frames)
 				if s.RepeatMax != s.RepeatMin {
 					fr.RepeatMax = s.RepeatMax
+				}
+			}
+			if s.Cycle != nil {
+				// Show the qualified cycle and count cycles, not frames.
+				fr.Func = CycleLabel(s.Cycle)
+				fr.Cycle = s.Cycle
+				fr.Frames = s.RepeatMin
+				fr.Repeat, fr.RepeatMax = s.CyclesMin, 0
+				if s.CyclesMax != s.CyclesMin {
+					fr.RepeatMax = s.CyclesMax
 				}
 			}
 			out = append(out, fr)

@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -33,6 +34,14 @@ type Segment struct {
 	RepeatMin, RepeatMax int
 	// LineVaries is set when members of a bucket disagree on a line.
 	LineVaries bool
+	// Cycle is set when one key repeats but the qualified names inside
+	// follow a longer cycle, as live captures show the Inductor recursion
+	// (ExternKernel.__str__ → MutableBox.__str__ → MutableBox.__str__):
+	// the names of one cycle, innermost first, and how many cycles
+	// (CyclesMin–CyclesMax over a bucket).
+	Cycle                []string
+	Cycles               int
+	CyclesMin, CyclesMax int
 }
 
 // Collapsed is a stack with its recursion folded, innermost first.
@@ -97,10 +106,57 @@ func Collapse(frames record.Stack, n *normalizer) Collapsed {
 		for j := range seg.Funcs {
 			sort.Strings(seg.Funcs[j])
 		}
+		if bestP == 1 && len(seg.Funcs[0]) > 1 {
+			names := make([]string, bestK)
+			for r := range names {
+				names[r] = norm[i+r].Func
+			}
+			if q := minCycle(names); q > 1 {
+				seg.Cycle = names[:q]
+				seg.Cycles = (bestK + q - 1) / q
+				seg.CyclesMin, seg.CyclesMax = seg.Cycles, seg.Cycles
+			}
+		}
 		out = append(out, seg)
 		i += bestP * bestK
 	}
 	return out
+}
+
+// minCycle is the shortest period q ≤ MaxPeriod with names[i] ==
+// names[i%q] throughout (a partial last cycle allowed); 0 when none.
+func minCycle(names []string) int {
+	for q := 2; q <= MaxPeriod && q*2 <= len(names); q++ {
+		ok := true
+		for i := q; i < len(names); i++ {
+			if names[i] != names[i%q] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return q
+		}
+	}
+	return 0
+}
+
+// CycleLabel prints a cycle compactly: "ExternKernel.__str__ → MutableBox.__str__ ×2".
+func CycleLabel(cycle []string) string {
+	var parts []string
+	for i := 0; i < len(cycle); {
+		j := i
+		for j+1 < len(cycle) && cycle[j+1] == cycle[i] {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%s ×%d", cycle[i], j-i+1))
+		} else {
+			parts = append(parts, cycle[i])
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, " → ")
 }
 
 func equalInts(a, b []int) bool {

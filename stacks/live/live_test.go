@@ -1,0 +1,154 @@
+package live
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/stacks"
+)
+
+// interpreters are the CPythons to run the target under: python3 on PATH
+// plus whatever pyenv provides among the versions pyproc reads.
+func interpreters(t *testing.T) []string {
+	var out []string
+	if p, err := exec.LookPath("python3"); err == nil {
+		out = append(out, p)
+	}
+	home, _ := os.UserHomeDir()
+	for _, v := range []string{"3.10", "3.12", "3.13"} {
+		m, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", v+".*", "bin", "python"+v))
+		if len(m) > 0 {
+			out = append(out, m[0])
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no CPython on this machine")
+	}
+	return out
+}
+
+// startHang runs testdata/hang.py and waits until its main thread is
+// blocked at the bottom of the recursion.
+func startHang(t *testing.T, python string, depth int, title string) int {
+	t.Helper()
+	ready := filepath.Join(t.TempDir(), "ready")
+	cmd := exec.Command(python, filepath.Join("testdata", "hang.py"), ready, fmt.Sprint(depth), title)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(ready); err == nil {
+			return cmd.Process.Pid
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s hang.py never got ready", python)
+	return 0
+}
+
+// Real processes, real capture: two "ranks" of the operator_str hang at
+// different depths share one bucket, the recursion is collapsed to
+// ExternKernel.__str__ ×k with qualified names, the finding is named, and
+// two snapshots of a blocked process say "stuck".
+func TestCaptureLiveOperatorStrHang(t *testing.T) {
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, py := range interpreters(t) {
+		t.Run(filepath.Base(py), func(t *testing.T) {
+			p0 := startHang(t, py, 9, "VLLM::Worker_TP0")
+			p1 := startHang(t, py, 14, "VLLM::Worker_TP1")
+			res, err := CaptureLive([]int{p0, p1}, 2, 100*time.Millisecond)
+			if err != nil {
+				t.Skipf("live capture unavailable here: %v", err)
+			}
+			if len(res.Processes) != 4 || len(res.Failures) != 0 {
+				t.Fatalf("captured %d snapshots, failures %v", len(res.Processes), res.Failures)
+			}
+			for _, p := range res.Processes {
+				if p.Source != stacks.SourceLive || p.Python == "" || (p.Rank != "TP0" && p.Rank != "TP1") {
+					t.Errorf("process %d: source %q python %q rank %q", p.PID, p.Source, p.Python, p.Rank)
+				}
+			}
+			a := stacks.Analyze(res.Processes, stacks.Options{Level: stacks.DefaultLevel, Conclude: stacks.Conclude(set, nil)})
+			b := a.Buckets[0]
+			if b.RankSet != "ranks 0-1 (2/2)" || !b.Primary {
+				t.Fatalf("bucket #1 %q primary %v", b.RankSet, b.Primary)
+			}
+			var rec *stacks.Frame
+			for i := range b.Frames {
+				if b.Frames[i].Period > 0 {
+					rec = &b.Frames[i]
+					break
+				}
+			}
+			// co_name before 3.11; co_qualname after, and from 3.12 the
+			// list comprehension is inlined, so all levels are __str__
+			// frames and the qualified names form the cycle.
+			wantFunc := "__str__"
+			switch v := res.Processes[0].Python; {
+			case strings.HasPrefix(v, "3.11."):
+				wantFunc = "ExternKernel.__str__"
+			case v >= "3.12":
+				wantFunc = "ExternKernel.__str__ → MutableBox.__str__ ×2"
+			}
+			if rec == nil || rec.Func != wantFunc || !strings.HasSuffix(rec.File, "torch/_inductor/ir.py") {
+				t.Fatalf("no ExternKernel.__str__ recursion block in %+v", b.Frames)
+			}
+			// depth 9 and 14: the block repeats 9 and 14 times (its first
+			// occurrence holds the blocked leaf, so ±1 by where it begins).
+			if rec.Repeat < 8 || rec.RepeatMax < 13 || rec.RepeatMax == rec.Repeat {
+				t.Errorf("repeat %d–%d, want about 9–14", rec.Repeat, rec.RepeatMax)
+			}
+			var names []string
+			for _, f := range b.Frames {
+				names = append(names, f.Func)
+			}
+			joined := strings.Join(names, " ")
+			if !strings.Contains(joined, "operator_str") || !strings.Contains(joined, "call_function") {
+				t.Errorf("frames under the recursion: %s", joined)
+			}
+			found := false
+			for _, f := range a.Findings {
+				if f.Rule == "inductor-implicit-fallback-operator-str" && len(f.Ranks) == 2 {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("hang not named: %+v", a.Findings)
+			}
+			if len(a.Progress) != 2 || a.Progress[0].Verdict != "stuck" || a.Progress[1].Verdict != "stuck" {
+				t.Errorf("progress %+v", a.Progress)
+			}
+		})
+	}
+}
+
+func TestCaptureTreeSkipsNonPython(t *testing.T) {
+	py := interpreters(t)[0]
+	pid := startHang(t, py, 3, "VLLM::Worker_TP0")
+	res, err := CaptureTree([]int{os.Getpid()}, 1, 0)
+	if err != nil {
+		t.Skipf("live capture unavailable here: %v", err)
+	}
+	// The Go test binary is not Python and is left out quietly; the child is kept.
+	if len(res.Processes) != 1 || res.Processes[0].PID != pid {
+		t.Errorf("tree capture: %d processes, failures %v", len(res.Processes), res.Failures)
+	}
+}
+
+func TestNotPythonIsAnError(t *testing.T) {
+	if _, err := CaptureLive([]int{os.Getpid()}, 1, 0); err == nil {
+		t.Error("capturing the Go test binary succeeded")
+	}
+}
