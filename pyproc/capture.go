@@ -48,6 +48,27 @@ func Capture(pid int) (*Process, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
 	}
+	p, err := capture(pid)
+	if err != nil && !errors.Is(err, ErrNoProcess) && gone(pid) {
+		// Whatever went wrong, the reason is that the process ended.
+		return nil, fmt.Errorf("pid %d exited while being read: %w", pid, ErrNoProcess)
+	}
+	return p, err
+}
+
+// gone reports whether pid no longer exists or is a zombie (exited, not yet
+// reaped: its memory is already gone).
+func gone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
+}
+
+func capture(pid int) (*Process, error) {
 	proc := fmt.Sprintf("/proc/%d", pid)
 	mapsData, err := os.ReadFile(proc + "/maps")
 	if err != nil {
@@ -83,9 +104,6 @@ func Capture(pid int) (*Process, error) {
 	if err != nil {
 		var bad *badReadError
 		if errors.As(err, &bad) {
-			if _, serr := os.Stat(proc); serr != nil {
-				return nil, fmt.Errorf("pid %d exited while being read: %w", pid, ErrNoProcess)
-			}
 			return nil, fmt.Errorf("pid %d: %w", pid, unsupported("CPython %s memory does not match the layout generated from %s headers (%v)", version, t.lay.Source, err))
 		}
 		return nil, fmt.Errorf("pid %d: %w", pid, err)

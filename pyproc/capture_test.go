@@ -150,3 +150,38 @@ func TestDescendants(t *testing.T) {
 		t.Errorf("missing pid: %v", err)
 	}
 }
+
+// TestCaptureExitingProcess kills targets at varying moments while they are
+// being captured: every failure must say the process is gone.
+func TestCaptureExitingProcess(t *testing.T) {
+	py := ""
+	for _, m := range testedMinors {
+		if py = pythonFor(m); py != "" {
+			break
+		}
+	}
+	if py == "" {
+		t.Skip("no CPython under pyenv")
+	}
+	for round := 0; round < 3; round++ {
+		cmd, _ := startTarget(t, py)
+		pid := cmd.Process.Pid
+		go func() {
+			sleepMs(round * 3)
+			cmd.Process.Kill()
+		}()
+		ok := 0
+		for i := 0; ; i++ {
+			_, err := Capture(pid)
+			if err == nil {
+				ok++
+				continue
+			}
+			if !errors.Is(err, ErrNoProcess) {
+				t.Fatalf("round %d, after %d captures: %v, want ErrNoProcess", round, ok, err)
+			}
+			break
+		}
+		cmd.Wait()
+	}
+}
