@@ -1,0 +1,151 @@
+package stacks
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/stacks"
+)
+
+func seed004(t *testing.T) *stacks.Analysis {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(testcorpus.Root(), "stacks", "testdata", "seed004-snap1", "worker_TP*.txt"))
+	if len(files) != 8 {
+		t.Fatalf("fixture: %v", files)
+	}
+	var procs []*stacks.Process
+	for _, f := range files {
+		res, err := stackdump.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, res.Processes...)
+	}
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel, Conclude: stacks.Conclude(set, nil)})
+}
+
+func TestJSONSchema(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JSON(&buf, seed004(t)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Schema    string `json:"schema"`
+		Verdict   string `json:"verdict"`
+		Processes []struct {
+			PID     int    `json:"pid"`
+			Rank    string `json:"rank"`
+			Source  string `json:"source"`
+			Python  string `json:"python"`
+			Threads []struct {
+				TID    uint64 `json:"tid"`
+				Frames []struct {
+					Func string `json:"func"`
+					File string `json:"file"`
+					Line int    `json:"line"`
+				} `json:"frames"`
+			} `json:"threads"`
+		} `json:"processes"`
+		Buckets []struct {
+			Count   int      `json:"count"`
+			Ranks   []string `json:"ranks"`
+			RankSet string   `json:"rank_set"`
+			PIDs    []int    `json:"pids"`
+			Threads []any    `json:"threads"`
+			Frames  []struct {
+				Func      string `json:"func"`
+				Repeat    int    `json:"repeat"`
+				RepeatMax int    `json:"repeat_max"`
+			} `json:"frames"`
+		} `json:"buckets"`
+		Shared struct {
+			RootPath []any `json:"root_path"`
+			LeafPath []any `json:"leaf_path"`
+		} `json:"shared"`
+		Outliers []any `json:"outliers"`
+		Findings []struct {
+			Rule  string   `json:"rule"`
+			Ranks []string `json:"ranks"`
+		} `json:"findings"`
+		Warnings []any `json:"warnings"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "bringup.stacks/v1" || len(doc.Processes) != 8 || doc.Processes[3].Rank != "TP3" || doc.Processes[0].Source != "file" || doc.Processes[0].Python != "3.12.11" {
+		t.Errorf("header/processes: %q %d %+v", doc.Schema, len(doc.Processes), doc.Processes[0])
+	}
+	b := doc.Buckets[0]
+	if b.Count != 8 || b.RankSet != "ranks 0-7 (8/8)" || len(b.Ranks) != 8 || len(b.PIDs) != 8 || len(b.Threads) != 8 {
+		t.Errorf("bucket %+v", b)
+	}
+	if b.Frames[0].Func != "__str__" || b.Frames[0].Repeat != 72 || b.Frames[0].RepeatMax != 120 {
+		t.Errorf("collapsed frame %+v", b.Frames[0])
+	}
+	if len(doc.Findings) == 0 || doc.Findings[0].Rule != "inductor-implicit-fallback-operator-str" || len(doc.Findings[0].Ranks) != 8 {
+		t.Errorf("findings %+v", doc.Findings)
+	}
+	if doc.Outliers == nil || doc.Warnings == nil || doc.Shared.RootPath == nil {
+		t.Error("empty lists must be [] not null")
+	}
+}
+
+func TestCollapsedRootFirst(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Collapsed(&buf, seed004(t), false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	// Eight main threads, each at its own depth; idle threads left out.
+	if len(lines) != 8 {
+		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "<module> (<string>:1);spawn_main (multiprocessing/spawn.py:122);") || !strings.HasSuffix(l, " 1") {
+			t.Errorf("line %q", l[:min(len(l), 120)])
+		}
+		if n := strings.Count(l, "__str__ (torch/_inductor/ir.py:"); n < 72 {
+			t.Errorf("recursion not kept at its depth: %d frames", n)
+		}
+	}
+	buf.Reset()
+	Collapsed(&buf, seed004(t), true)
+	if n := strings.Count(buf.String(), "\n"); n != 9 {
+		t.Errorf("with idle threads: %d lines, want 9 (8 mains + the pool waits)", n)
+	}
+}
+
+func TestTextVerdictFirstAndColour(t *testing.T) {
+	a := seed004(t)
+	var plain, colour bytes.Buffer
+	if err := Text(&plain, a, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := plain.String()
+	if !strings.HasPrefix(out, "verdict: inductor-implicit-fallback-operator-str") {
+		t.Errorf("verdict not first:\n%s", out[:200])
+	}
+	for _, want := range []string{"#1 · ranks 0-7 (8/8) · 8 thread(s) · MainThread", "↻ ×72–120 __str__", "torch/_inductor/ir.py:*", "ranks 0-7 (8/8)", "2 idle auxiliary bucket(s), 16 thread(s) folded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour escape without a terminal")
+	}
+	Text(&colour, a, TextOptions{Style: report.Style{Color: true}})
+	if !strings.Contains(colour.String(), "\x1b[") {
+		t.Error("no colour when asked")
+	}
+}
