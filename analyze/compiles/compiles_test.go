@@ -289,13 +289,13 @@ func TestCacheHitMiss(t *testing.T) {
 // sits outside any compile ("-_-_-_-" in tlparse), JIT variants under [0/0].
 func TestExportAndProvenance(t *testing.T) {
 	for name, want := range map[string][]string{
-		"export.log":                                  {"exported_program", "guard_added"},
-		"export_guard_added.log":                      {"exported_program", "guard_added"},
-		"inductor_provenance_aot_cuda_log.txt":        {"before_pre_grad_graph", "after_post_grad_graph", "inductor_provenance_tracking_node_mappings", "inductor_aot_wrapper_code"},
-		"inductor_provenance_aot_log.txt":             {"before_pre_grad_graph", "inductor_provenance_tracking_node_mappings"},
-		"inductor_provenance_aot_log_old.txt":         {"before_recompile_pre_grad", "inductor_provenance_tracking_node_mappings"},
+		"export.log":                                   {"exported_program", "guard_added"},
+		"export_guard_added.log":                       {"exported_program", "guard_added"},
+		"inductor_provenance_aot_cuda_log.txt":         {"before_pre_grad_graph", "after_post_grad_graph", "inductor_provenance_tracking_node_mappings", "inductor_aot_wrapper_code"},
+		"inductor_provenance_aot_log.txt":              {"before_pre_grad_graph", "inductor_provenance_tracking_node_mappings"},
+		"inductor_provenance_aot_log_old.txt":          {"before_recompile_pre_grad", "inductor_provenance_tracking_node_mappings"},
 		"inductor_provenance_aot_debug_handle_log.txt": {"inductor_provenance_tracking_kernel_stack_traces"},
-		"inductor_provenance_extended_log.txt":        {"inductor_provenance_tracking_kernel_stack_traces"},
+		"inductor_provenance_extended_log.txt":         {"inductor_provenance_tracking_kernel_stack_traces"},
 	} {
 		res := analyze(t, corpus(t, name))
 		got := artifactNames(res, "")

@@ -1,6 +1,7 @@
 package compiles
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -158,11 +159,9 @@ func (f *fileAnalysis) add(ev *torchtrace.Event, sc *torchtrace.Scanner) {
 			a.Name = ev.Kind
 		}
 		if ev.Kind == "artifact" {
-			var m struct {
-				Encoding string `json:"encoding"`
+			if v, ok := torchtrace.Field(ev.Meta, "encoding"); ok {
+				a.Encoding, _ = torchtrace.StringValue(v)
 			}
-			_ = json.Unmarshal(ev.Meta, &m)
-			a.Encoding = m.Encoding
 		}
 		if len(f.arts) < MaxArtifacts {
 			if u != nil {
@@ -422,38 +421,97 @@ func appendNew(list []string, s string) []string {
 }
 
 type cachePayload struct {
-	Key             *string         `json:"key"`
-	Components      []string        `json:"components"`
-	BypassReason    *string         `json:"cache_bypass_reason"`
-	Detailed        *string         `json:"cache_status_detailed"`
-	State           *string         `json:"cache_state"`
-	TimeSavedMs     *float64        `json:"time_saved_ms"`
-	TimeSavedNs     *float64        `json:"time_saved_ns"`
-	ExecutionOrder  json.RawMessage `json:"graph_execution_order"`
-	PyTorchVersion  *string         `json:"pytorch_version"`
-	PyTorchVersion2 *string         `json:"version"`
+	Key          *string
+	Components   []string // "name=hash"
+	BypassReason *string
+	Detailed     *string
+	State        *string
+	TimeSavedMs  *float64
+	TimeSavedNs  *float64
+}
+
+// parseCachePayload reads a cache artifact by field lookups; the
+// components list (hashed inputs, often whole graphs) is reduced to
+// "name=hash" without decoding the values.
+func parseCachePayload(body []byte) (cachePayload, bool) {
+	var p cachePayload
+	str := func(v []byte) *string {
+		s, ok := torchtrace.StringValue(v)
+		if !ok {
+			return nil
+		}
+		return &s
+	}
+	flt := func(v []byte) *float64 {
+		f, ok := torchtrace.FloatValue(v)
+		if !ok {
+			return nil
+		}
+		return &f
+	}
+	seen := map[string]int{}
+	ok := torchtrace.EachField(body, func(k string, v []byte) {
+		switch k {
+		case "key":
+			p.Key = str(v)
+		case "cache_bypass_reason":
+			p.BypassReason = str(v)
+		case "cache_status_detailed":
+			p.Detailed = str(v)
+		case "cache_state":
+			p.State = str(v)
+		case "time_saved_ms":
+			p.TimeSavedMs = flt(v)
+		case "time_saved_ns":
+			p.TimeSavedNs = flt(v)
+		case "components":
+			torchtrace.EachElement(v, func(e []byte) {
+				if c, ok := component(e); ok {
+					name, hash := c[0], c[1]
+					seen[name]++
+					if n := seen[name]; n > 1 {
+						name += "#" + strconv.Itoa(n)
+					}
+					p.Components = append(p.Components, name+"="+hash)
+				}
+			})
+		}
+	})
+	return p, ok
+}
+
+// component splits a raw JSON string "[hash] name: value" into name and
+// hash, decoding only when the prefix holds escapes.
+func component(raw []byte) ([2]string, bool) {
+	if len(raw) < 4 || raw[0] != '"' || raw[1] != '[' {
+		return [2]string{}, false
+	}
+	end := bytes.IndexByte(raw, ']')
+	if end < 0 {
+		return [2]string{}, false
+	}
+	colon := bytes.IndexByte(raw[end:], ':')
+	if colon < 0 || end+2 > end+colon {
+		return [2]string{}, false
+	}
+	hash := raw[2:end]
+	name := raw[end+2 : end+colon]
+	if bytes.IndexByte(name, '\\') >= 0 || bytes.IndexByte(hash, '\\') >= 0 {
+		s, ok := torchtrace.StringValue(raw)
+		if !ok {
+			return [2]string{}, false
+		}
+		m := componentRE.FindStringSubmatch(s)
+		if m == nil {
+			return [2]string{}, false
+		}
+		return [2]string{m[2], m[1]}, true
+	}
+	return [2]string{string(name), string(hash)}, true
 }
 
 // componentRE splits "[hash] name: value".
 var componentRE = regexp.MustCompile(`^\[([0-9a-z]+)\] ([^:]*):`)
-
-func components(list []string) []string {
-	out := make([]string, 0, len(list))
-	seen := map[string]int{}
-	for _, c := range list {
-		m := componentRE.FindStringSubmatch(c)
-		if m == nil {
-			continue
-		}
-		name := m[2]
-		seen[name]++
-		if n := seen[name]; n > 1 {
-			name += "#" + strconv.Itoa(n)
-		}
-		out = append(out, name+"="+m[1])
-	}
-	return out
-}
 
 func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 	name := ev.ArtifactName
@@ -491,8 +549,8 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 			u.c.DynamoError = &ref
 		}
 	case strings.HasPrefix(name, "fx_graph_cache_") || strings.HasPrefix(name, "aotautograd_cache_"):
-		var p cachePayload
-		if json.Unmarshal(body, &p) != nil {
+		p, ok := parseCachePayload(body)
+		if !ok {
 			return
 		}
 		ce := CacheEvent{Rank: rank, Path: f.in.Path, Line: ev.Line, CompileID: cid}
@@ -526,7 +584,7 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 		if ce.TimeSavedMs == 0 && p.TimeSavedNs != nil {
 			ce.TimeSavedMs = *p.TimeSavedNs / 1e6
 		}
-		ce.Components = components(p.Components)
+		ce.Components = p.Components
 		if u != nil {
 			u.c.Cache = append(u.c.Cache, len(f.cache))
 		}
@@ -630,17 +688,45 @@ func (f *fileAnalysis) intern(s string) string {
 }
 
 func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
+	if ev.BodyTruncated {
+		return
+	}
+	// Field lookups instead of a struct decode: chromium events are the
+	// most frequent record and this is the hot path.
 	var ce chromiumEvent
-	if ev.BodyTruncated || json.Unmarshal(ev.Body, &ce) != nil || ce.Name == "" {
+	var args []byte
+	ok := torchtrace.EachField(ev.Body, func(k string, v []byte) {
+		switch k {
+		case "name":
+			ce.Name, _ = torchtrace.StringValue(v)
+		case "ph":
+			ce.Ph, _ = torchtrace.StringValue(v)
+		case "cat":
+			ce.Cat, _ = torchtrace.StringValue(v)
+		case "ts":
+			ce.Ts, _ = torchtrace.FloatValue(v)
+		case "dur":
+			if d, ok := torchtrace.FloatValue(v); ok {
+				ce.Dur = &d
+			}
+		case "args":
+			args = v
+		}
+	})
+	if !ok || ce.Name == "" {
 		return // bad chromium JSON is skipped, as tlparse does since 0.4.3
+	}
+	if args != nil {
+		if v, ok := torchtrace.Field(args, "compile_id"); ok {
+			ce.Args.CompileID = v
+		}
 	}
 	if ce.Ts > f.lastTs {
 		f.lastTs = ce.Ts
 	}
 	cid := ev.ID.String()
 	if len(ce.Args.CompileID) > 0 {
-		var s string
-		if json.Unmarshal(ce.Args.CompileID, &s) == nil && s != "" {
+		if s, ok := torchtrace.StringValue(ce.Args.CompileID); ok && s != "" {
 			cid = s
 		}
 	}

@@ -131,10 +131,8 @@ type Event struct {
 	Kind     string // the event key: "dynamo_start", "artifact", "str", …
 	// Meta is the event's own value (the metadata object), still raw.
 	Meta json.RawMessage
-	// Fields holds every envelope key (reserved ones included), still raw.
-	Fields map[string]json.RawMessage
-	ID     CompileID
-	Rank   *int
+	ID   CompileID
+	Rank *int
 	// ArtifactName is metadata.name for "artifact" events (and graph_dump, link, dump_file).
 	ArtifactName string
 	// HasPayload is the MD5 the envelope announced; "" when none.
@@ -470,12 +468,9 @@ func parsePrefix(b []byte) (level byte, ts string, pid int, emitter string, rest
 	return b[0], ts, pid, emitter, b[i+end+2:], true
 }
 
-func intPtr(raw json.RawMessage) *int {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	n, err := strconv.Atoi(string(raw))
-	if err != nil {
+func intPtr(raw []byte) *int {
+	n, ok := IntValue(raw)
+	if !ok {
 		return nil
 	}
 	return &n
@@ -489,8 +484,44 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 		st.NonGlogLines = keepLine(st.NonGlogLines, lineNo)
 		return false
 	}
-	fields := map[string]json.RawMessage{}
-	if err := json.Unmarshal(js, &fields); err != nil || fields == nil {
+	ev := Event{Line: lineNo, Level: level, Time: ts, PID: pid, Emitter: emitter}
+	var hasPayload []byte
+	valid := eachField(js, func(k string, v []byte) {
+		switch k {
+		case "rank":
+			ev.Rank = intPtr(v)
+		case "compiled_autograd_id":
+			ev.ID.Autograd = intPtr(v)
+		case "frame_id":
+			ev.ID.Frame = intPtr(v)
+		case "frame_compile_id":
+			ev.ID.Compile = intPtr(v)
+		case "attempt":
+			ev.ID.Attempt = intPtr(v)
+		case "has_payload":
+			hasPayload = v
+		default:
+			if reserved[k] {
+				return
+			}
+			if ev.Kind == "" {
+				ev.Kind, ev.Meta = k, v
+				return
+			}
+			// A second non-reserved key: forward-compatible data. Keep the
+			// kind deterministic (the known one wins, else the smaller name).
+			other := k
+			if (!knownKinds[ev.Kind] && knownKinds[k]) || (!knownKinds[ev.Kind] && !knownKinds[k] && k < ev.Kind) {
+				other = ev.Kind
+				ev.Kind, ev.Meta = k, v
+			}
+			if st.UnknownFields == nil {
+				st.UnknownFields = map[string]int{}
+			}
+			st.UnknownFields[other]++
+		}
+	})
+	if !valid {
 		st.Corrupted++
 		st.CorruptedLines = keepLine(st.CorruptedLines, lineNo)
 		// A corrupted envelope may still announce a payload: skip its lines
@@ -501,62 +532,33 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 		}
 		return false
 	}
-	ev := Event{Line: lineNo, Level: level, Time: ts, PID: pid, Emitter: emitter, Fields: fields}
-	for k, v := range fields {
-		if reserved[k] {
-			continue
-		}
-		if ev.Kind == "" {
-			ev.Kind, ev.Meta = k, v
-		} else {
-			// A second non-reserved key: forward-compatible data. Keep the
-			// kind deterministic (the known one wins, else the smaller name).
-			if st.UnknownFields == nil {
-				st.UnknownFields = map[string]int{}
-			}
-			other := k
-			if (!knownKinds[ev.Kind] && knownKinds[k]) || (!knownKinds[ev.Kind] && !knownKinds[k] && k < ev.Kind) {
-				other = ev.Kind
-				ev.Kind, ev.Meta = k, v
-			}
-			st.UnknownFields[other]++
-		}
-	}
 	if ev.Kind == "" {
 		// Only reserved keys (e.g. a bare top-level stack): still a record.
-		ev.Kind = "stack"
-		if _, ok := fields["stack"]; !ok {
-			ev.Kind = "unknown"
+		ev.Kind = "unknown"
+		if bytes.Contains(js, []byte(`"stack"`)) {
+			ev.Kind = "stack"
 		}
 	}
-	ev.ID = CompileID{
-		Autograd: intPtr(fields["compiled_autograd_id"]),
-		Frame:    intPtr(fields["frame_id"]),
-		Compile:  intPtr(fields["frame_compile_id"]),
-		Attempt:  intPtr(fields["attempt"]),
-	}
-	ev.Rank = intPtr(fields["rank"])
-	if hp, ok := fields["has_payload"]; ok {
-		_ = json.Unmarshal(hp, &ev.HasPayload)
+	if hasPayload != nil {
+		ev.HasPayload, _ = StringValue(hasPayload)
 		if ev.HasPayload == "" {
 			ev.HasPayload = "?" // announced but unreadable: still read the lines
 		}
 	}
+	// Metadata is decoded only where needed, by field lookup.
+	metaString := func(key string) string {
+		v, ok := Field(ev.Meta, key)
+		if !ok {
+			return ""
+		}
+		str, _ := StringValue(v)
+		return str
+	}
 	switch ev.Kind {
 	case "artifact", "graph_dump", "link", "dump_file", "optimize_ddp_split_child":
-		var m struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(ev.Meta, &m) == nil {
-			ev.ArtifactName = m.Name
-		}
+		ev.ArtifactName = metaString("name")
 	case "inductor_output_code":
-		var m struct {
-			Filename string `json:"filename"`
-		}
-		if json.Unmarshal(ev.Meta, &m) == nil {
-			ev.ArtifactName = m.Filename
-		}
+		ev.ArtifactName = metaString("filename")
 	case "str":
 		var pair []json.RawMessage
 		if json.Unmarshal(ev.Meta, &pair) == nil && len(pair) == 2 {
@@ -597,11 +599,10 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 	switch ev.Kind {
 	case "compilation_metrics":
 		st.CompilationMetrics++
-		var m struct {
-			FailType *string `json:"fail_type"`
-		}
-		if json.Unmarshal(ev.Meta, &m) == nil && m.FailType != nil && *m.FailType != "" {
-			st.Failed++
+		if v, ok := Field(ev.Meta, "fail_type"); ok {
+			if ft, _ := StringValue(v); ft != "" {
+				st.Failed++
+			}
 		}
 	case "chromium_event":
 		st.ChromiumEvents++

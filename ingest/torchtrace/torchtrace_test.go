@@ -215,14 +215,14 @@ func TestBadInput(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(envelope("dynamo_start", `{"stack": []}`, "", ""))                                        // 1
 	b.WriteString(`V1206 15:20:13.926000 4242 torch/x.py:1] {"artifact": {"name": "x", "encoding": "json"`) // 2: bad JSON
-	b.WriteString(", \"has_payload\": \"00\"\n\t{\"a\": 1}\n")                                               // 3: its payload
-	b.WriteString("\n")                                                                                      // 4: blank
-	b.WriteString("some unrelated line\n")                                                                   // 5
-	b.WriteString(envelope("future_event_kind", `{"x": 1}`, "", `, "new_key": 3`))                           // 6
+	b.WriteString(", \"has_payload\": \"00\"\n\t{\"a\": 1}\n")                                              // 3: its payload
+	b.WriteString("\n")                                                                                     // 4: blank
+	b.WriteString("some unrelated line\n")                                                                  // 5
+	b.WriteString(envelope("future_event_kind", `{"x": 1}`, "", `, "new_key": 3`))                          // 6
 	good := envelope("artifact", `{"name": "recompile_reasons", "encoding": "json"}`, "[\n\"why\"\n]", "")
 	b.WriteString(good) // 7-10
 	bad := strings.Replace(envelope("artifact", `{"name": "y", "encoding": "string"}`, "abc", ""), "\tabc", "\tabd", 1)
-	b.WriteString(bad)                                                                                                    // 11-12
+	b.WriteString(bad)                                                                                                   // 11-12
 	b.WriteString(strings.ReplaceAll(envelope("dynamo_guards", `{}`, "[\n{\"code\": \"x\"}\n]", ""), "\n", "\r\n"))      // 13-16 CRLF
 	b.WriteString(`V1206 15:20:13.926000 4242 torch/x.py:1] {"chromium_event": {}, "has_payload": "abc"}` + "\n\t{\"na") // truncated
 	sc := NewScanner(strings.NewReader(b.String()), "bad.log")
