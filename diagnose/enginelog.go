@@ -4,6 +4,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/bringup-tool/bringup/analyze/timeline"
 	"github.com/bringup-tool/bringup/analyze/versions"
@@ -32,46 +34,88 @@ type logResult struct {
 
 var gpuUtilRe = regexp.MustCompile(`gpu_memory_utilization[=:]?\s*\(?\s*([0-9]*\.?[0-9]+)`)
 
+// batchSize records travel together between the pipeline's goroutines:
+// big enough to make channel costs vanish, small enough to stay in cache.
+const (
+	batchSize = 512
+	nBatches  = 8
+)
+
+type batch struct {
+	recs []record.Record
+	refs atomic.Int32 // consumers still reading it
+}
+
 // analyzeLog streams one engine log through the parser, the traceback
 // extractor, the timeline and version detectors and the text rules. Only
 // rule hits, tracebacks and phases are kept: memory does not grow with the
 // size of the log.
+//
+// The parser's goroutine batches records; two consumers read every batch
+// in order, one matching rules, one feeding the traceback, timeline and
+// version analyzers, so a multi-core machine runs them side by side.
 func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	res := logResult{input: Input{Path: path, Kind: KindEngineLog}, hits: rules.NewCollector()}
+	free := make(chan *batch, nBatches)
+	for i := 0; i < nBatches; i++ {
+		free <- &batch{recs: make([]record.Record, 0, batchSize)}
+	}
+	toMatch := make(chan *batch, nBatches)
+	toFacts := make(chan *batch, nBatches)
+	release := func(b *batch) {
+		if b.refs.Add(-1) == 0 {
+			b.recs = b.recs[:0]
+			free <- b
+		}
+	}
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // rules
+		defer wg.Done()
+		m := matcher{set: set, res: &res, fields: map[string]string{}}
+		for b := range toMatch {
+			for i := range b.recs {
+				m.match(&b.recs[i])
+			}
+			release(b)
+		}
+	}()
 	x := pytrace.NewExtractor()
 	tl := timeline.New()
 	var vd versions.Detector
-	fields := map[string]string{}
-	emit := func(rec record.Record) {
-		x.Add(rec)
-		tl.Add(rec)
-		vd.Add(rec)
-		if res.gpuUtil == "" && strings.Contains(rec.Text, "gpu_memory_utilization") {
-			if m := gpuUtilRe.FindStringSubmatch(rec.Text); m != nil {
-				res.gpuUtil = m[1]
+	go func() { // facts
+		defer wg.Done()
+		for b := range toFacts {
+			for i := range b.recs {
+				x.Add(b.recs[i])
+				tl.Add(b.recs[i])
+				vd.Add(b.recs[i])
 			}
+			release(b)
 		}
-		// Versions are not final while streaming: match without them and
-		// apply the gates once the whole run is read (Rule.Allows).
-		fields["role"] = rec.Rank.Role
-		sub := rules.Subject{Text: rec.Text, Fields: fields}
-		hits := set.Match(sub, nil)
-		if len(hits) == 0 {
-			return
-		}
-		rank := rec.Rank.String()
-		for _, rule := range hits {
-			off := locate(rule, rec.Text)
-			if off == -2 {
-				continue // only quoted source code of a traceback matched
-			}
-			ev := record.Evidence{Path: rec.Source, Line: rec.Line, Rank: rank}
-			ev.Line, ev.Text = lineAt(rec, off)
-			sub.Evidence = ev
-			res.hits.Add(rule, sub)
-		}
+	}()
+
+	cur := <-free
+	send := func() {
+		cur.refs.Store(2)
+		toMatch <- cur
+		toFacts <- cur
 	}
-	st, err := enginelog.Parse(r, path, emit)
+	st, err := enginelog.Parse(r, path, func(rec record.Record) {
+		cur.recs = append(cur.recs, rec)
+		if len(cur.recs) == batchSize {
+			send()
+			cur = <-free
+		}
+	})
+	if len(cur.recs) > 0 {
+		send()
+	}
+	close(toMatch)
+	close(toFacts)
+	wg.Wait()
+
 	res.input.Bytes, res.input.Records, res.input.Skipped = st.Bytes, st.Records, st.Skipped
 	for _, s := range st.SkipSamples {
 		res.input.SkipSamples = append(res.input.SkipSamples, Skip{Line: s.Line, Reason: s.Reason})
@@ -83,6 +127,40 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	res.phases, res.gaps = tl.Finish()
 	res.versions = vd.Versions()
 	return res
+}
+
+// matcher matches log records against the text rules.
+type matcher struct {
+	set    *rules.Set
+	res    *logResult
+	fields map[string]string // reused: Match does not keep it
+}
+
+func (m *matcher) match(rec *record.Record) {
+	if m.res.gpuUtil == "" && strings.Contains(rec.Text, "gpu_memory_utilization") {
+		if g := gpuUtilRe.FindStringSubmatch(rec.Text); g != nil {
+			m.res.gpuUtil = g[1]
+		}
+	}
+	// Versions are not final while streaming: match without them and
+	// apply the gates once the whole run is read (Rule.Allows).
+	m.fields["role"] = rec.Rank.Role
+	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
+	hits := m.set.Match(sub, nil)
+	if len(hits) == 0 {
+		return
+	}
+	rank := rec.Rank.String()
+	for _, rule := range hits {
+		off := locate(rule, rec.Text)
+		if off == -2 {
+			continue // only quoted source code of a traceback matched
+		}
+		ev := record.Evidence{Path: rec.Source, Line: rec.Line, Rank: rank}
+		ev.Line, ev.Text = lineAt(*rec, off)
+		sub.Evidence = ev
+		m.res.hits.Add(rule, sub)
+	}
 }
 
 // locate finds where a rule's text matched, skipping matches on the source

@@ -116,7 +116,7 @@ func expand(paths []string) ([]string, error) {
 				}
 				return nil
 			}
-			if de.Type().IsRegular() {
+			if de.Type().IsRegular() && !notALog[strings.ToLower(filepath.Ext(path))] {
 				out = append(out, path)
 			}
 			return nil
@@ -127,6 +127,12 @@ func expand(paths []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// notALog are extensions of source and documentation files, skipped when
+// found while walking a directory (a file named explicitly is always read):
+// a folder of logs often carries the scripts and notes that produced it.
+var notALog = map[string]bool{".md": true, ".py": true, ".go": true, ".sh": true, ".c": true, ".h": true,
+	".cc": true, ".cpp": true, ".rs": true, ".patch": true, ".diff": true, ".html": true, ".css": true, ".js": true}
 
 // fileResult is the outcome of one input of any kind.
 type fileResult struct {
@@ -312,10 +318,18 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 		if fr.log == nil {
 			continue
 		}
-		for _, p := range fr.log.phases {
+		// Where a rank stopped is its most recently opened unfinished phase
+		// (an umbrella phase such as "compile" stays open around it).
+		last := map[string]int{}
+		for i, p := range fr.log.phases {
+			if j, ok := last[p.Rank]; p.Status == "unfinished" && (!ok || p.Line >= fr.log.phases[j].Line) {
+				last[p.Rank] = i
+			}
+		}
+		for i, p := range fr.log.phases {
 			d.Timeline = append(d.Timeline, Phase{Rank: p.Rank, Phase: p.Name, Detail: p.Detail, Start: p.Start, End: p.End,
 				Seconds: p.Seconds, Status: p.Status, Path: p.Source, Line: p.Line})
-			if p.Status != "unfinished" {
+			if j, ok := last[p.Rank]; !ok || j != i {
 				continue
 			}
 			fields := map[string]string{"phase": p.Name, "rank": p.Rank,

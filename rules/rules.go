@@ -457,6 +457,11 @@ func (r *Rule) enginesAllow(v Versions) bool {
 // the text, when the subject's fact is one of facts ("" = any subject with
 // frames or a fact), or always (a text regex without a literal).
 func (m *Match) triggers() (lits, facts []string, always bool) {
+	if m.Fact != "" && m.textLiterals() == nil {
+		// Only subjects with this fact can match: cheaper than running the
+		// text regex on every subject.
+		return nil, []string{m.Fact}, false
+	}
 	if len(m.text) > 0 {
 		l := m.textLiterals()
 		return l, nil, l == nil
@@ -499,6 +504,19 @@ func (s *Set) build() {
 		}
 	}
 	s.ac = newAutomaton(lits)
+	if s.ac == nil && len(lits) > 0 {
+		// No automaton (too many literals): run those rules on every subject.
+		seen := map[int]bool{}
+		for _, rs := range s.litOf {
+			for _, i := range rs {
+				if !seen[i] {
+					seen[i] = true
+					s.always = append(s.always, i)
+				}
+			}
+		}
+		s.litOf = nil
+	}
 }
 
 // prefilterKey shortens a literal to keep the automaton small; any
