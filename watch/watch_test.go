@@ -149,7 +149,7 @@ func TestFailedBoot(t *testing.T) {
 
 func TestSilentBootIsCaptured(t *testing.T) {
 	py := needPython(t)
-	const silence = 1500 * time.Millisecond
+	const silence = 3 * time.Second
 	r := boot(t, t.Context(), Config{
 		Command:   []string{py, script("silent.py")},
 		Silence:   silence,
@@ -495,7 +495,7 @@ func TestReadyBoot(t *testing.T) {
 
 func TestSlowBootIsNotHung(t *testing.T) {
 	py := needPython(t)
-	r := boot(t, t.Context(), Config{Command: []string{py, script("slow.py")}, Silence: 2 * time.Second, OnSilence: "stop", Timeout: 60 * time.Second})
+	r := boot(t, t.Context(), Config{Command: []string{py, script("slow.py")}, Silence: 4 * time.Second, OnSilence: "stop", Timeout: 60 * time.Second})
 	if r.run.Outcome != store.OutcomeReady || len(r.run.Silences) != 0 {
 		t.Errorf("outcome %q, silences %v: a slow boot that keeps printing is not hung", r.run.Outcome, r.run.Silences)
 	}

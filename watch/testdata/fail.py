@@ -13,7 +13,7 @@ class Glm5NextDecoderLayer:
         return modules["in_proj_qkvbfg_a"]
 
 
-def worker(rank):
+def worker(rank, q):
     name = fe.worker_name(rank)
     fe.compile_phases(name)
     if rank == 1:
@@ -27,7 +27,7 @@ def worker(rank):
 
 
 if __name__ == "__main__":
-    procs = fe.spawn_workers(worker, 2)
+    procs, q = fe.spawn_workers(worker, 2)
     procs[1].join()
     fe.log("EngineCore_DP0", "EngineCore failed to start.", level="ERROR", where="core.py:708")
     for p in procs:

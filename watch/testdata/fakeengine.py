@@ -15,6 +15,11 @@ def log(proc, msg, level="INFO", where="gpu_model_runner.py:2912", stream=None):
               file=stream or sys.stdout, flush=True)
 
 
+def raw(proc, text):
+    """A line with only the process prefix, as tqdm progress bars print."""
+    print(f"({proc} pid={os.getpid()}) {text}", flush=True)
+
+
 def worker_name(rank):
     return f"Worker_TP{rank}"
 
@@ -39,11 +44,27 @@ def engine_ready(proc="EngineCore_DP0"):
 
 
 def spawn_workers(target, n, *args):
+    """Starts n workers; each gets (rank, queue, *args) and puts its rank on
+    the queue when it has reached the point the boot waits for."""
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=target, args=(rank,) + args, name=worker_name(rank)) for rank in range(n)]
+    q = ctx.Queue()
+    procs = [ctx.Process(target=target, args=(rank, q) + args, name=worker_name(rank)) for rank in range(n)]
     for p in procs:
         p.start()
-    return procs
+    return procs, q
+
+
+def wait_workers(q, n, proc="EngineCore_DP0"):
+    """Waits for n workers like an engine core does, with a heartbeat line so
+    the wait itself is not silent."""
+    import queue
+    left = n
+    while left:
+        try:
+            q.get(timeout=0.5)
+            left -= 1
+        except queue.Empty:
+            log(proc, f"Waiting for {left} local worker(s) to be ready", where="multiproc_executor.py:540")
 
 
 def serve_forever():

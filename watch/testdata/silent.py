@@ -3,13 +3,14 @@ in OperatorIssue.operator_str under dozens of nested ExternKernel.__str__
 frames (the shape of ROCm/ATOM#3073), printing nothing. The torch modules
 are stand-ins from fakemods/ with the real module paths."""
 import sys, os, time
+print("fake boot: starting", flush=True)
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "fakemods"))
 import fakeengine as fe
 
 
-def worker(rank):
+def worker(rank, q):
     sys.path.insert(0, os.path.join(here, "fakemods"))
     from torch._inductor.graph import GraphLowering
     name = fe.worker_name(rank)
@@ -18,6 +19,7 @@ def worker(rank):
            where="backends.py:609")
     fe.log(name, "Dynamo bytecode transform time: 1.08 s", where="backends.py:278")
     fe.log(name, "Cache the graph for dynamic shape for later use", where="backends.py:186")
+    q.put(rank)
     GraphLowering().lower("vllm.all_reduce.default")
 
 
@@ -25,6 +27,7 @@ if __name__ == "__main__":
     import torch
     fe.log("EngineCore_DP0", "Initializing a V1 LLM engine (v0.11.0) with config: model='fake/model'", where="core.py:77")
     fe.log("EngineCore_DP0", f"PyTorch version: {torch.__version__}", where="collect_env.py:1")
-    procs = fe.spawn_workers(worker, 2)
+    procs, q = fe.spawn_workers(worker, 2)
+    fe.wait_workers(q, 2)
     for p in procs:
         p.join()
