@@ -11,7 +11,7 @@ type automaton struct {
 	// nclass, with outFlag set when that state ends a literal: the scan
 	// loop is one load, one add and one test per byte.
 	next []uint32
-	out    [][]int32 // literal indices that end at each state (with suffix outputs)
+	out  [][]int32 // literal indices that end at each state (with suffix outputs)
 }
 
 const outFlag = 1 << 31
