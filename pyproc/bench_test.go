@@ -55,13 +55,16 @@ func BenchmarkCapture8(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			pids := startTargets(b, kind == "spinning")
 			for _, mode := range []string{"sequential", "parallel"} {
-				b.Run(mode, func(b *testing.B) { benchCapture(b, pids, mode == "parallel") })
+				b.Run(mode, func(b *testing.B) { benchCapture(b, pids, mode == "parallel", false) })
 			}
+			// cold: no parsed ELF files or thread-name anchors kept between
+			// ops, as in a one-shot `bringup stacks --pid` run.
+			b.Run("cold-sequential", func(b *testing.B) { benchCapture(b, pids, false, true) })
 		})
 	}
 }
 
-func benchCapture(b *testing.B, pids []int, parallel bool) {
+func benchCapture(b *testing.B, pids []int, parallel, cold bool) {
 	var stopped, samples atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -180,4 +183,11 @@ func selfCPU() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func dropCaches() {
+	binCacheMu.Lock()
+	binCache = map[string]*binaryInfo{}
+	binCacheMu.Unlock()
+	activeCache.Clear()
 }

@@ -88,21 +88,28 @@ func loadBinary(path string) (*binaryInfo, error) {
 	if ds, err := f.DynamicSymbols(); err == nil {
 		add(ds)
 	}
-	if ss, err := f.Symbols(); err == nil {
-		add(ss)
+	_, hasVersion := bi.syms["Py_Version"]
+	if !hasVersion || bi.syms["_PyRuntime"] == 0 {
+		// The full symbol table and .rodata are slow to scan; only binaries
+		// without Py_Version (3.10) or a dynamic _PyRuntime need them.
+		if ss, err := f.Symbols(); err == nil {
+			add(ss)
+		}
 	}
 	if m := nameMinorRe.FindStringSubmatch(filepath.Base(path)); m != nil {
 		bi.minor = m[1]
 	}
-	// 3.10 has no Py_Version symbol: the PY_VERSION string in .rodata is the
-	// patch release.
-	if sec := f.Section(".rodata"); sec != nil && sec.Size < 1<<28 {
-		if data, err := sec.Data(); err == nil {
-			for _, m := range rodataVerRe.FindAllSubmatch(data, -1) {
-				v := string(m[1])
-				if bi.minor == "" || strings.HasPrefix(v, bi.minor+".") {
-					bi.rodataVer = v
-					break
+	// 3.10 has no Py_Version symbol: the PY_VERSION string in .rodata, when
+	// the compiler kept it whole, is the patch release.
+	if _, ok := bi.syms["Py_Version"]; !ok {
+		if sec := f.Section(".rodata"); sec != nil && sec.Size < 1<<28 {
+			if data, err := sec.Data(); err == nil {
+				for _, m := range rodataVerRe.FindAllSubmatch(data, -1) {
+					v := string(m[1])
+					if bi.minor == "" || strings.HasPrefix(v, bi.minor+".") {
+						bi.rodataVer = v
+						break
+					}
 				}
 			}
 		}
