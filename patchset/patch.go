@@ -23,6 +23,7 @@ type Target struct {
 	BaseSHA256    string          `json:"base_sha256"`
 	PatchedSHA256 string          `json:"patched_sha256"`
 	Line          int             `json:"line"` // header line naming the target (0: named only by the diff)
+	raw           string          // the whole Target value: a path may contain spaces
 	baseLine      int             // header lines holding the hashes, for rewriting
 	patchedLine   int             //
 	Diff          *udiff.FileDiff `json:"-"`
@@ -77,6 +78,9 @@ type Patch struct {
 	Warnings    []Warning `json:"warnings,omitempty"`
 	HeaderLines int       `json:"-"` // lines before the diff
 	Raw         []byte    `json:"-"`
+
+	byPath  map[string]*Target
+	envSeen map[string]bool // source+":"+name
 }
 
 // Active reports whether the patch is meant to be applied: every status but
@@ -91,12 +95,31 @@ func (p *Patch) Active() bool {
 
 // Target returns the target with the given path, or nil.
 func (p *Patch) Target(rel string) *Target {
+	if p.byPath != nil {
+		return p.byPath[rel]
+	}
 	for _, t := range p.Targets {
 		if t.Path == rel {
 			return t
 		}
 	}
 	return nil
+}
+
+func (p *Patch) addTarget(t *Target) {
+	if p.byPath == nil {
+		p.byPath = map[string]*Target{}
+	}
+	p.Targets = append(p.Targets, t)
+	p.byPath[t.Path] = t
+}
+
+func (p *Patch) addEnv(k EnvKnob) {
+	if p.envSeen == nil {
+		p.envSeen = map[string]bool{}
+	}
+	p.envSeen[k.Source+":"+k.Name] = true
+	p.Env = append(p.Env, k)
 }
 
 // Error is a patch file that cannot be used, with its location.
@@ -144,7 +167,7 @@ var knownKeys = map[string]string{
 
 // Parse parses a patch file's bytes; name is used in messages.
 func Parse(name string, data []byte) (*Patch, error) {
-	p := &Patch{Path: name, Name: filepath.Base(name), Raw: data}
+	p := &Patch{Path: name, Name: filepath.Base(name), Raw: data, byPath: map[string]*Target{}, envSeen: map[string]bool{}}
 	lines := udiff.SplitLines(data)
 	n := 0
 	for n < len(lines) && !udiff.IsFileStart(strings.TrimRight(lines[n], "\r\n")) {
@@ -201,15 +224,10 @@ func Parse(name string, data []byte) (*Patch, error) {
 		p.Status = "active"
 	}
 	// Env knobs mentioned as NAME=VALUE in the header text.
-	seen := map[string]bool{}
-	for _, k := range p.Env {
-		seen[k.Name] = true
-	}
 	for i := 0; i < n; i++ {
 		for _, m := range envMentionRe.FindAllStringSubmatch(lines[i], -1) {
-			if !seen[m[1]] {
-				seen[m[1]] = true
-				p.Env = append(p.Env, EnvKnob{Name: m[1], Value: m[2], Source: "header", Line: i + 1})
+			if !p.envSeen["header:"+m[1]] {
+				p.addEnv(EnvKnob{Name: m[1], Value: m[2], Source: "header", Line: i + 1})
 			}
 		}
 	}
@@ -233,11 +251,23 @@ func Parse(name string, data []byte) (*Patch, error) {
 		diffSeen[rel] = true
 		t := p.Target(rel)
 		if t == nil {
+			// "Target: dir/my file.py" names a path with a space; the
+			// first word alone is the usual case ("path  (note)").
+			for _, c := range p.Targets {
+				if c.Diff == nil && c.raw != c.Path && (c.raw == rel || strings.HasPrefix(c.raw, rel+" ") || strings.HasPrefix(c.raw, "a/"+rel+" ") || c.raw == "a/"+rel) {
+					delete(p.byPath, c.Path)
+					c.Path, t = rel, c
+					p.byPath[rel] = c
+					break
+				}
+			}
+		}
+		if t == nil {
 			if len(p.Targets) > 0 {
 				p.warn(f.PatchLine, fmt.Sprintf("diff changes %s, which the header does not name as a Target", rel))
 			}
 			t = &Target{Path: rel}
-			p.Targets = append(p.Targets, t)
+			p.addTarget(t)
 		}
 		t.Diff = f
 		// Knobs the added code reads.
@@ -251,8 +281,8 @@ func Parse(name string, data []byte) (*Patch, error) {
 					if nm == "" {
 						nm = m[3]
 					}
-					if seenDiff := p.envFrom(nm, "diff"); !seenDiff {
-						p.Env = append(p.Env, EnvKnob{Name: nm, Value: def, Source: "diff", Line: h.PatchLine})
+					if !p.envSeen["diff:"+nm] {
+						p.addEnv(EnvKnob{Name: nm, Value: def, Source: "diff", Line: h.PatchLine})
 					}
 				}
 			}
@@ -267,15 +297,6 @@ func Parse(name string, data []byte) (*Patch, error) {
 		}
 	}
 	return p, nil
-}
-
-func (p *Patch) envFrom(name, source string) bool {
-	for _, k := range p.Env {
-		if k.Name == name && k.Source == source {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *Patch) warn(line int, msg string) { p.Warnings = append(p.Warnings, Warning{line, msg}) }
@@ -303,7 +324,7 @@ func (p *Patch) field(f *Field) {
 			p.warn(f.Line, fmt.Sprintf("Target %s named twice", rel))
 			return
 		}
-		p.Targets = append(p.Targets, &Target{Path: rel, Line: f.Line})
+		p.addTarget(&Target{Path: rel, Line: f.Line, raw: strings.TrimSpace(f.Value)})
 	case "Base-SHA256":
 		p.hash("base", strings.ToLower(firstWord(f.Value)), f.Line)
 	case "Patched-SHA256":
@@ -316,7 +337,7 @@ func (p *Patch) field(f *Field) {
 		nm, val, _ := strings.Cut(w[0], "=")
 		note := strings.TrimSpace(strings.TrimPrefix(f.Value, w[0]))
 		note = strings.TrimSuffix(strings.TrimPrefix(note, "("), ")")
-		p.Env = append(p.Env, EnvKnob{Name: nm, Value: val, Note: note, Source: "header", Line: f.Line})
+		p.addEnv(EnvKnob{Name: nm, Value: val, Note: note, Source: "header", Line: f.Line})
 	}
 }
 

@@ -116,7 +116,7 @@ func editScript(a, b []string) []byte {
 	return ops
 }
 
-const maxTraceCells = 1 << 24 // 16M ints (128 MiB) bounds the Myers trace
+const maxTraceCells = 1 << 22 // 4M ints (32 MiB) bounds the Myers trace
 
 func myers(a, b []string) []byte {
 	n, m := len(a), len(b)
