@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/analyze/compiles"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
@@ -35,10 +34,7 @@ func TestReportInBrowser(t *testing.T) {
 	b := startBrowser(t, ctx)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := compiles.Analyze(tc.args, compiles.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := analyze(t, tc.args...)
 			dir := t.TempDir()
 			if err := Write(dir, res, Options{}); err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 type indexPage struct {
 	Page         pageMeta
 	Verdict      verdictView
+	Findings     []findingView
 	Stats        []statView
 	Timeline     *timelineView
 	TimelineNote string
@@ -28,6 +29,17 @@ type indexPage struct {
 	Divergence     []divergenceView
 	DivergenceNone string
 	Sources        []sourceRow
+}
+
+type findingView struct {
+	Severity, Class string
+	Title, Rule     string
+	Cause           string
+	Remedy          []string
+	Ranks           string
+	Count           int
+	Evidence        []string
+	References      []string
 }
 
 type verdictView struct {
@@ -205,6 +217,28 @@ func (s *site) indexView() indexPage {
 	}
 	if limitHit > 0 && len(failed) > 0 {
 		v.Points = append(v.Points, fmt.Sprintf("%s hit the recompile limit (later calls run eagerly)", plural(limitHit, "frame", "frames")))
+	}
+
+	errs := 0
+	for _, f := range res.Findings {
+		fv := findingView{Severity: string(f.Severity), Class: "s-" + string(f.Severity), Title: f.Title, Rule: f.Rule,
+			Cause: f.Cause, Remedy: f.Remedy, Ranks: strings.Join(f.Ranks, ", "), Count: f.Count, References: f.References}
+		if f.Severity == "error" {
+			fv.Class = "s-error"
+			errs++
+		}
+		for _, e := range f.Evidence {
+			ev := fmt.Sprintf("%s:%d", e.Path, e.Line)
+			if e.Rank != "" {
+				ev += " (" + e.Rank + ")"
+			}
+			fv.Evidence = append(fv.Evidence, ev+"  "+firstLine(e.Text, 300))
+		}
+		p.Findings = append(p.Findings, fv)
+	}
+	if errs > 0 && v.Class != "err" {
+		v.Class = "err"
+		v.Points = append([]string{fmt.Sprintf("%s: %s", plural(errs, "error-level finding", "error-level findings"), res.Findings[0].Title)}, v.Points...)
 	}
 
 	cls := func(bad bool, c string) string {

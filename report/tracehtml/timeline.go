@@ -107,6 +107,7 @@ type tlPhase struct {
 // previous bar's pixel in the same row are merged into it, so the SVG stays
 // bounded (a few thousand rects) whatever the number of phases.
 func layoutTimeline(lanes []tlLane) *timelineView {
+	lanes = finitePhases(lanes)
 	// Each lane's own time range: ranks normally share a clock, but inputs
 	// from different runs (or days) do not, and one shared axis would squash
 	// them all into slivers. Then every lane starts at its own first event.
@@ -205,6 +206,23 @@ func layoutTimeline(lanes []tlLane) *timelineView {
 	return tv
 }
 
+// finitePhases drops phases whose times are not finite numbers or whose
+// end overflows: a corrupt chromium event must not bend the whole axis.
+func finitePhases(lanes []tlLane) []tlLane {
+	out := make([]tlLane, len(lanes))
+	for i, l := range lanes {
+		out[i].Name = l.Name
+		for _, p := range l.Phases {
+			end := p.P.StartUs + p.P.DurUs
+			if math.IsNaN(end) || math.IsInf(end, 0) || math.Abs(p.P.StartUs) > 1e17 || math.Abs(p.P.DurUs) > 1e17 {
+				continue
+			}
+			out[i].Phases = append(out[i].Phases, p)
+		}
+	}
+	return out
+}
+
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 func orDash(s string) string {
@@ -216,7 +234,7 @@ func orDash(s string) string {
 
 // niceTicks returns 4–10 round tick positions (seconds) across [0, span].
 func niceTicks(span float64) []float64 {
-	if span <= 0 {
+	if !(span > 0) || math.IsInf(span, 0) {
 		return []float64{0}
 	}
 	raw := span / 6
@@ -229,7 +247,7 @@ func niceTicks(span float64) []float64 {
 		}
 	}
 	var ts []float64
-	for t := 0.0; t <= span*1.0001; t += step {
+	for t := 0.0; t <= span*1.0001 && len(ts) < 12; t += step {
 		ts = append(ts, t)
 	}
 	return ts

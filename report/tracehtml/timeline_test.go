@@ -1,6 +1,7 @@
 package tracehtml
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -80,5 +81,23 @@ func TestUnitID(t *testing.T) {
 		if got := unitID(in); got != want {
 			t.Errorf("unitID(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestLayoutTimelineIgnoresAbsurdTimes(t *testing.T) {
+	// Corrupt chromium timestamps (found by FuzzWriteEscapes: an overflowing
+	// span made the tick loop run forever) are left out, not drawn.
+	good := compiles.Phase{Name: "dynamo", StartUs: 1.7e15, DurUs: 1e6}
+	huge := compiles.Phase{Name: "dynamo", StartUs: 1e308, DurUs: 1e308}
+	neg := compiles.Phase{Name: "dynamo", StartUs: -1e308, DurUs: 1e308}
+	tv := layoutTimeline([]tlLane{{Name: "rank 0", Phases: []tlPhase{{P: &good}, {P: &huge}, {P: &neg}}}})
+	if tv == nil || len(tv.Bars) != 1 {
+		t.Fatalf("timeline = %+v, want the one sane phase", tv)
+	}
+	if len(tv.Ticks) < 2 || len(tv.Ticks) > 12 {
+		t.Errorf("%d ticks", len(tv.Ticks))
+	}
+	if ts := niceTicks(math.Inf(1)); len(ts) != 1 {
+		t.Errorf("niceTicks(+Inf) = %v", ts)
 	}
 }

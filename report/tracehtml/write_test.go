@@ -12,6 +12,7 @@ import (
 	"github.com/bringup-tool/bringup/analyze/compiles"
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/rules"
 )
 
 func analyze(t testing.TB, args ...string) *compiles.Result {
@@ -20,6 +21,12 @@ func analyze(t testing.TB, args ...string) *compiles.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Findings as `bringup trace` concludes them, so the report shows them.
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Findings = compiles.Conclude(res, set)
 	return res
 }
 
@@ -32,7 +39,7 @@ func render(t testing.TB, res *compiles.Result, opts Options) string {
 	return dir
 }
 
-var linkRE = regexp.MustCompile(`(?:href|src)="([^"]*)"`)
+var linkRE = regexp.MustCompile(`(href|src)="([^"]*)"`)
 
 // checkSite walks a written report: every local link resolves, nothing
 // points off the machine, and each page has exactly the one script tag the
@@ -55,8 +62,13 @@ func checkSite(t *testing.T, dir string) (pages map[string]string) {
 			t.Errorf("%s: %d <script tags, want 1 (the report's own)", rel, n)
 		}
 		for _, m := range linkRE.FindAllStringSubmatch(page, -1) {
-			u := html.UnescapeString(m[1])
+			u := html.UnescapeString(m[2])
 			switch {
+			case m[1] == "href" && strings.HasPrefix(u, "https://"):
+				// a reference a person may click; nothing loads it
+				if !strings.Contains(page, `rel="noopener noreferrer" href="`+m[2]) {
+					t.Errorf("%s: external link %s without rel=noopener noreferrer", rel, u)
+				}
 			case strings.HasPrefix(u, "#"):
 				if !strings.Contains(page, `id="`+u[1:]+`"`) {
 					t.Errorf("%s: anchor %s has no target", rel, u)
@@ -87,7 +99,7 @@ func TestWriteCorpus(t *testing.T) {
 		want []string // strings the index must contain (HTML-escaped form)
 	}{
 		{"comp_failure", []string{testcorpus.File(t, "tlparse-inputs", "comp_failure.log")},
-			[]string{"BackendCompilerFailed", "broken_backend", "1 compile of 1 failed"}},
+			[]string{"BackendCompilerFailed", "broken_backend", "1 compile of 1 failed", `id="findings"`}},
 		{"comp_metrics", []string{testcorpus.File(t, "tlparse-inputs", "comp_metrics.log")},
 			[]string{"graph break", "[0/0]", "[1/0]", "[2/0]"}},
 		{"cache_hit_miss", []string{testcorpus.File(t, "tlparse-inputs", "cache_hit_miss.log")},
