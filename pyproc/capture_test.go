@@ -18,71 +18,102 @@ func TestCaptureMatchesSelfView(t *testing.T) {
 			if py == "" {
 				t.Skipf("CPython %s is not installed under pyenv (%s); skipping", minor, pyenvRoot())
 			}
-			cmd, view := startTarget(t, py)
-			p, err := Capture(cmd.Process.Pid)
-			if err != nil {
-				t.Fatalf("Capture: %v", err)
-			}
-			if p.PID != view.PID || p.Python != view.Version {
-				t.Errorf("process = pid %d Python %q, want pid %d Python %q", p.PID, p.Python, view.PID, view.Version)
-			}
-			if !strings.Contains(p.Exe, "python") || len(p.Cmdline) != 3 {
-				t.Errorf("exe %q cmdline %q", p.Exe, p.Cmdline)
-			}
-			got := map[uint64]Thread{}
-			for _, th := range p.Threads {
-				got[th.Ident] = th
-				if len(th.Frames) > 0 {
-					t.Logf("%s tid %d %q main=%v: %d frames, innermost %v", p.Python, th.TID, th.Name, th.Main, len(th.Frames), th.Frames[0])
-				}
-			}
-			if len(p.Threads) != len(view.Threads) {
-				t.Errorf("captured %d threads, the process sees %d", len(p.Threads), len(view.Threads))
-			}
-			if len(p.Threads) > 0 && !p.Threads[0].Main {
-				t.Errorf("first thread is not the main thread: %+v", p.Threads[0])
-			}
-			for _, want := range view.Threads {
-				th, ok := got[want.Ident]
-				if !ok {
-					t.Errorf("thread %q (ident %#x) not captured", want.Name, want.Ident)
-					continue
-				}
-				if th.TID != want.NativeID {
-					t.Errorf("thread %q: TID %d, want %d", want.Name, th.TID, want.NativeID)
-				}
-				if th.Main != want.Main {
-					t.Errorf("thread %q: Main %v, want %v", want.Name, th.Main, want.Main)
-				}
-				// threading names are read on 3.11+; 3.10 gives OS names.
-				if minor != "3.10" && th.Name != want.Name {
-					t.Errorf("thread ident %#x: name %q, want %q", want.Ident, th.Name, want.Name)
-				}
-				if th.Name == "" {
-					t.Errorf("thread %q: no name", want.Name)
-				}
-				if th.Partial {
-					t.Errorf("thread %q: partial capture of a blocked thread", want.Name)
-				}
-				if len(th.Frames) != len(want.Frames) {
-					t.Errorf("thread %q: %d frames, want %d\ngot:  %v\nwant: %v", want.Name, len(th.Frames), len(want.Frames), th.Frames, want.Frames)
-					continue
-				}
-				for i := range want.Frames {
-					if th.Frames[i] != want.Frames[i] {
-						t.Errorf("thread %q frame %d: got %v, want %v", want.Name, i, th.Frames[i], want.Frames[i])
-					}
-				}
-			}
-			// The qualified names prove the right code-object field is read.
-			wantQual := "Tower.climb"
-			if minor == "3.10" {
-				wantQual = "climb"
-			}
-			if !hasFunc(p, wantQual) {
-				t.Errorf("no frame named %q", wantQual)
-			}
+			checkSelfView(t, py, minor)
 		})
+	}
+}
+
+// TestCaptureSystemPython does the same for a distribution's own python3
+// (on Debian a statically linked, PIE executable of a different patch
+// release than pyenv's), when there is one.
+func TestCaptureSystemPython(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if _, serr := os.Stat(p); serr == nil {
+			py, err = p, nil
+			break
+		}
+	}
+	if err != nil {
+		t.Skip("no system python3")
+	}
+	out, err := exec.Command(py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
+	if err != nil {
+		t.Skipf("%s: %v", py, err)
+	}
+	minor := strings.TrimSpace(string(out))
+	if _, ok := generatedLayouts[minor]; !ok {
+		t.Skipf("system python3 is %s, which pyproc has no layout for", minor)
+	}
+	checkSelfView(t, py, minor)
+}
+
+// checkSelfView captures target.py under py and compares with its own view.
+func checkSelfView(t *testing.T, py, minor string) {
+	t.Helper()
+	cmd, view := startTarget(t, py)
+	p, err := Capture(cmd.Process.Pid)
+	if err != nil {
+		t.Fatalf("Capture: %v", err)
+	}
+	if p.PID != view.PID || p.Python != view.Version {
+		t.Errorf("process = pid %d Python %q, want pid %d Python %q", p.PID, p.Python, view.PID, view.Version)
+	}
+	if !strings.Contains(p.Exe, "python") || len(p.Cmdline) != 3 {
+		t.Errorf("exe %q cmdline %q", p.Exe, p.Cmdline)
+	}
+	got := map[uint64]Thread{}
+	for _, th := range p.Threads {
+		got[th.Ident] = th
+		if len(th.Frames) > 0 {
+			t.Logf("%s tid %d %q main=%v: %d frames, innermost %v", p.Python, th.TID, th.Name, th.Main, len(th.Frames), th.Frames[0])
+		}
+	}
+	if len(p.Threads) != len(view.Threads) {
+		t.Errorf("captured %d threads, the process sees %d", len(p.Threads), len(view.Threads))
+	}
+	if len(p.Threads) > 0 && !p.Threads[0].Main {
+		t.Errorf("first thread is not the main thread: %+v", p.Threads[0])
+	}
+	for _, want := range view.Threads {
+		th, ok := got[want.Ident]
+		if !ok {
+			t.Errorf("thread %q (ident %#x) not captured", want.Name, want.Ident)
+			continue
+		}
+		if th.TID != want.NativeID {
+			t.Errorf("thread %q: TID %d, want %d", want.Name, th.TID, want.NativeID)
+		}
+		if th.Main != want.Main {
+			t.Errorf("thread %q: Main %v, want %v", want.Name, th.Main, want.Main)
+		}
+		// threading names are read on 3.11+; 3.10 gives OS names.
+		if minor != "3.10" && th.Name != want.Name {
+			t.Errorf("thread ident %#x: name %q, want %q", want.Ident, th.Name, want.Name)
+		}
+		if th.Name == "" {
+			t.Errorf("thread %q: no name", want.Name)
+		}
+		if th.Partial {
+			t.Errorf("thread %q: partial capture of a blocked thread", want.Name)
+		}
+		if len(th.Frames) != len(want.Frames) {
+			t.Errorf("thread %q: %d frames, want %d\ngot:  %v\nwant: %v", want.Name, len(th.Frames), len(want.Frames), th.Frames, want.Frames)
+			continue
+		}
+		for i := range want.Frames {
+			if th.Frames[i] != want.Frames[i] {
+				t.Errorf("thread %q frame %d: got %v, want %v", want.Name, i, th.Frames[i], want.Frames[i])
+			}
+		}
+	}
+	// The qualified names prove the right code-object field is read.
+	wantQual := "Tower.climb"
+	if minor == "3.10" {
+		wantQual = "climb"
+	}
+	if !hasFunc(p, wantQual) {
+		t.Errorf("no frame named %q", wantQual)
 	}
 }
 
