@@ -102,29 +102,33 @@ func readLog(t *testing.T, run *store.Run) []byte {
 
 func TestFailedBoot(t *testing.T) {
 	py := needPython(t)
-	called := false
 	r := boot(t, t.Context(), Config{
-		Command: []string{py, script("fail.py")},
-		Timeout: 60 * time.Second,
-		Diagnose: func(ctx context.Context, run *store.Run) (*Diagnosis, error) {
-			called = true
-			// The diagnosis must see the complete log.
-			b, err := os.ReadFile(run.Logs[0])
-			if err != nil {
-				return nil, err
-			}
-			if !bytes.Contains(b, []byte("Engine core initialization failed")) {
-				t.Errorf("diagnose ran before the log was complete:\n%s", b)
-			}
-			return &Diagnosis{Verdict: "verdict line"}, nil
-		},
+		Command:  []string{py, script("fail.py")},
+		Timeout:  60 * time.Second,
+		Diagnose: PipelineDiagnose(nil, report.Style{}),
 	})
 	run := r.run
 	if run.Outcome != store.OutcomeFailed || run.ExitCode == nil || *run.ExitCode != 1 {
 		t.Errorf("outcome %q exit %v, want failed exit 1", run.Outcome, run.ExitCode)
 	}
-	if !called || run.Verdict != "verdict line" {
-		t.Errorf("diagnose called=%v verdict=%q", called, run.Verdict)
+	// The verdict comes from the diagnose pipeline over the saved log: the
+	// KeyError on TP1 behind the wrappers.
+	if !strings.Contains(run.Verdict, "TP1") {
+		t.Errorf("verdict %q does not name TP1", run.Verdict)
+	}
+	keyErr := false
+	for _, f := range run.Findings {
+		for _, e := range f.Evidence {
+			if strings.Contains(e.Text, "KeyError: 'in_proj_qkvbfg_a'") && e.Rank == "TP1" && e.Path == run.Logs[0] && e.Line > 0 {
+				keyErr = true
+			}
+		}
+	}
+	if !keyErr {
+		t.Errorf("no finding has the KeyError on TP1 as evidence with its output.log line: %+v", run.Findings)
+	}
+	if !strings.Contains(r.msgs.String(), run.Verdict) {
+		t.Error("the diagnosis was not printed")
 	}
 	log := readLog(t, run)
 	for _, want := range []string{"KeyError: 'in_proj_qkvbfg_a'", "(Worker_TP1 pid=", "EngineCore failed to start.", "Failed core proc(s)"} {
@@ -137,7 +141,7 @@ func TestFailedBoot(t *testing.T) {
 		t.Errorf("stderr line not teed to stderr only")
 	}
 	got, err := r.st.Get("last")
-	if err != nil || got.Outcome != store.OutcomeFailed || got.Verdict != "verdict line" || got.Lines != run.Lines {
+	if err != nil || got.Outcome != store.OutcomeFailed || got.Verdict != run.Verdict || got.Lines != run.Lines || len(got.Findings) != len(run.Findings) {
 		t.Errorf("stored run: %+v, %v", got, err)
 	}
 	var onDisk store.Run
