@@ -67,6 +67,9 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 	for _, in := range inputs {
 		total += in.Bytes
 	}
+	// The caps are shared between files so that many ranks together stay
+	// within them while they are read at once.
+	perFile := max(MaxPhases/max(len(inputs), 1), 1000)
 	var done atomic.Int64
 	files := make([]*fileAnalysis, len(inputs))
 	stats := make([]*torchtrace.Stats, len(inputs))
@@ -77,7 +80,7 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
-			files[i], stats[i] = analyzeFile(inputs[i], &countingReader{done: &done, total: total, fn: opts.Progress})
+			files[i], stats[i] = analyzeFile(inputs[i], perFile, &countingReader{done: &done, total: total, fn: opts.Progress})
 		}(i)
 	}
 	wg.Wait()
@@ -87,8 +90,8 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 	return merge(files, stats, ignored)
 }
 
-func analyzeFile(in Input, cr *countingReader) (*fileAnalysis, *torchtrace.Stats) {
-	fa := newFileAnalysis(in, MaxPhases)
+func analyzeFile(in Input, maxPhases int, cr *countingReader) (*fileAnalysis, *torchtrace.Stats) {
+	fa := newFileAnalysis(in, maxPhases)
 	f, err := os.Open(in.Path)
 	if err != nil {
 		st := torchtrace.NewScanner(strings.NewReader(""), in.Path).Stats()
@@ -144,6 +147,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 		artBase := len(res.Artifacts)
 		res.Artifacts = append(res.Artifacts, f.arts...)
 		res.ArtifactsDropped += f.artsDrop
+
 		cacheBase := len(res.Cache)
 		res.Cache = append(res.Cache, f.cache...)
 		for _, u := range f.order {
@@ -182,6 +186,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 			}
 		}
 	}
+	capArtifacts(res)
 	restartBreaks(res)
 	res.GraphBreaks = dedupeBreaks(res.GraphBreaks)
 	recompiles(res)
@@ -503,3 +508,28 @@ func rankSummaries(res *Result) {
 
 // base is a short name for a path in messages.
 func base(p string) string { return filepath.Base(p) }
+
+// capArtifacts keeps the merged artifact references within MaxArtifacts
+// (many files at their own caps can exceed it) and drops indexes past it.
+func capArtifacts(res *Result) {
+	if len(res.Artifacts) <= MaxArtifacts {
+		return
+	}
+	res.ArtifactsDropped += len(res.Artifacts) - MaxArtifacts
+	res.Artifacts = res.Artifacts[:MaxArtifacts]
+	for i := range res.Compiles {
+		c := &res.Compiles[i]
+		kept := c.Artifacts[:0]
+		for _, a := range c.Artifacts {
+			if a < MaxArtifacts {
+				kept = append(kept, a)
+			}
+		}
+		c.Artifacts = kept
+	}
+	for i := range res.GraphBreaks {
+		if res.GraphBreaks[i].Artifact >= MaxArtifacts {
+			res.GraphBreaks[i].Artifact = -1
+		}
+	}
+}

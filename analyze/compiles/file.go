@@ -69,6 +69,7 @@ type fileAnalysis struct {
 	lastTs    float64
 	names     map[string]string // interned phase names
 	maxPhases int
+	maxArts   int
 }
 
 type phaseKey struct {
@@ -78,7 +79,7 @@ type phaseKey struct {
 }
 
 func newFileAnalysis(in Input, maxPhases int) *fileAnalysis {
-	return &fileAnalysis{
+	return &fileAnalysis{maxArts: maxPhases * MaxArtifacts / MaxPhases,
 		in: in, other: map[int]bool{}, units: map[string]*unit{}, versions: map[string]string{},
 		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{},
 		names: map[string]string{}, maxPhases: maxPhases,
@@ -163,7 +164,7 @@ func (f *fileAnalysis) add(ev *torchtrace.Event, sc *torchtrace.Scanner) {
 				a.Encoding, _ = torchtrace.StringValue(v)
 			}
 		}
-		if len(f.arts) < MaxArtifacts {
+		if len(f.arts) < f.maxArts {
 			if u != nil {
 				u.c.Artifacts = append(u.c.Artifacts, len(f.arts))
 			}
