@@ -177,7 +177,7 @@ func locate(pid int, maps []mapping, exe string, mem Memory) (*target, string, e
 	}
 	for _, path := range candidates {
 		if strings.Contains(filepath.Base(path), "python") {
-			return nil, "", unsupported("%s has no _PyRuntime symbol (stripped, or older than 3.7)", filepath.Base(path))
+			return nil, "", unsupported("%s has no _PyRuntime symbol (a stripped build, or not CPython 3.7+); pyproc cannot find the interpreter", filepath.Base(path))
 		}
 	}
 	return nil, "", ErrNotPython
@@ -218,7 +218,7 @@ func build(bi *binaryInfo, b, rt uint64, mem Memory) (*target, string, error) {
 		minor = fmt.Sprintf("%d.%d", hex>>24&0xff, hex>>16&0xff)
 	}
 	if minor == "" {
-		return nil, "", unsupported("cannot tell the CPython version of %s", filepath.Base(bi.path))
+		return nil, "", unsupported("cannot tell which CPython version %s is", filepath.Base(bi.path))
 	}
 	if version == "" {
 		version = minor
@@ -238,7 +238,7 @@ func build(bi *binaryInfo, b, rt uint64, mem Memory) (*target, string, error) {
 	}
 	ct, ok := bi.syms["PyCode_Type"]
 	if !ok {
-		return nil, version, unsupported("%s exports no PyCode_Type symbol to validate code objects with", filepath.Base(bi.path))
+		return nil, version, unsupported("%s exports no PyCode_Type symbol, so pyproc cannot validate what it reads", filepath.Base(bi.path))
 	}
 	var st uint64
 	if s, ok := bi.syms["PyUnicode_Type"]; ok {

@@ -146,6 +146,26 @@ func TestCaptureErrors(t *testing.T) {
 	if !errors.Is(err, ErrNotPython) || errors.Is(err, ErrUnsupported) {
 		t.Errorf("sleep: %v, want ErrNotPython (and not ErrUnsupported)", err)
 	}
+	// A CPython older than any generated layout says so.
+	for _, old := range []string{"3.9", "3.8"} {
+		py := pythonFor(old)
+		if py == "" {
+			continue
+		}
+		cmd := exec.Command(py, "-c", "import time; print(1, flush=True); time.sleep(30)")
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		out.Read(make([]byte, 2)) // started and initialised
+		_, err := Capture(cmd.Process.Pid)
+		cmd.Process.Kill()
+		cmd.Wait()
+		if !errors.Is(err, ErrUnsupported) || !errors.Is(err, ErrNotPython) || !strings.Contains(err.Error(), "older than 3.10") {
+			t.Errorf("CPython %s: %v, want ErrUnsupported (also ErrNotPython) saying it is older than 3.10", old, err)
+		}
+		t.Logf("CPython %s: %v", old, err)
+	}
 	// This test binary itself is Go, not Python.
 	if _, err := Capture(os.Getpid()); !errors.Is(err, ErrNotPython) {
 		t.Errorf("self: %v, want ErrNotPython", err)

@@ -24,7 +24,7 @@ var (
 // ErrUnsupported and ErrNotPython (the contract's fallback trigger).
 type unsupportedError struct{ msg string }
 
-func (e *unsupportedError) Error() string { return "unsupported CPython: " + e.msg }
+func (e *unsupportedError) Error() string { return e.msg }
 func (e *unsupportedError) Is(target error) bool {
 	return target == ErrUnsupported || target == ErrNotPython
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 )
 
 // Layout is where the reader finds things in one CPython minor version: byte
@@ -94,7 +97,11 @@ func layoutFor(minor string) (*Layout, error) {
 		for m := range generatedLayouts {
 			have = append(have, m)
 		}
-		return nil, unsupported("CPython %s: no generated layout (have %v; run go generate in pyproc against that version's headers)", minor, have)
+		sort.Slice(have, func(i, j int) bool { return minorLess(have[i], have[j]) })
+		if len(have) > 0 && minorLess(minor, have[0]) {
+			return nil, unsupported("CPython %s is older than %s, the oldest pyproc reads", minor, have[0])
+		}
+		return nil, unsupported("CPython %s: no generated layout (have %s); run go generate in pyproc with that version's headers installed", minor, strings.Join(have, ", "))
 	}
 	l := *g
 	if l.BytesSize == 0 {
@@ -118,15 +125,15 @@ func (l *Layout) applyDebugOffsets(raw []byte, wantHex uint64) error {
 		return nil
 	}
 	if int64(len(raw)) < d.Size || !bytes.Equal(raw[:8], debugCookie) {
-		return unsupported("_PyRuntime does not start with the _Py_DebugOffsets cookie %q", debugCookie)
+		return unsupported("CPython 3.13+ layout check failed: _PyRuntime does not start with the _Py_DebugOffsets cookie %q", debugCookie)
 	}
 	get := func(off int64) int64 { return int64(binary.LittleEndian.Uint64(raw[off:])) }
 	ver := uint64(get(d.Version))
 	if wantHex != 0 && ver != wantHex {
-		return unsupported("_Py_DebugOffsets version %#x differs from Py_Version %#x", ver, wantHex)
+		return unsupported("CPython layout check failed: _Py_DebugOffsets version %#x differs from Py_Version %#x", ver, wantHex)
 	}
 	if ver>>16 != uint64(l.Hex)>>16 {
-		return unsupported("_Py_DebugOffsets is for %s, layout is for %s", hexVersion(ver), l.Source)
+		return unsupported("CPython layout check failed: _Py_DebugOffsets is for %s, the generated layout for %s", hexVersion(ver), l.Source)
 	}
 	if get(d.FreeThreaded) != 0 {
 		return unsupported("free-threaded CPython %s builds are not supported", hexVersion(ver))
@@ -171,7 +178,7 @@ func (l *Layout) applyDebugOffsets(raw []byte, wantHex uint64) error {
 		l.InterpModules, l.DictKeys, l.DictValues, l.TypeFlags,
 	} {
 		if v < 0 || v > maxOffset {
-			return unsupported("_Py_DebugOffsets holds an implausible offset %d", v)
+			return unsupported("CPython layout check failed: _Py_DebugOffsets holds an implausible offset %d", v)
 		}
 	}
 	return nil
@@ -191,4 +198,20 @@ func hexVersion(h uint64) string {
 		s += fmt.Sprintf("rc%d", serial)
 	}
 	return s
+}
+
+// minorLess orders "3.9" before "3.10".
+func minorLess(a, b string) bool {
+	pa, pb := strings.SplitN(a, ".", 2), strings.SplitN(b, ".", 2)
+	if len(pa) != 2 || len(pb) != 2 {
+		return a < b
+	}
+	x0, _ := strconv.Atoi(pa[0])
+	y0, _ := strconv.Atoi(pb[0])
+	if x0 != y0 {
+		return x0 < y0
+	}
+	x1, _ := strconv.Atoi(pa[1])
+	y1, _ := strconv.Atoi(pb[1])
+	return x1 < y1
 }

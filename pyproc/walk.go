@@ -1,6 +1,8 @@
 package pyproc
 
 import (
+	"fmt"
+
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -87,7 +89,7 @@ func (t *target) walk() ([]rawThread, error) {
 		return nil, err
 	}
 	if interp == 0 {
-		return nil, badRead("_PyRuntime has no interpreter (not initialised yet, or finalised)")
+		return nil, errNoInterpreter
 	}
 	var out []rawThread
 	seenInterp := map[uint64]bool{}
@@ -152,6 +154,10 @@ func (t *target) walk() ([]rawThread, error) {
 	}
 	return out, nil
 }
+
+// errNoInterpreter: the runtime exists but holds no interpreter, as while
+// CPython starts up or after it has finalised.
+var errNoInterpreter = fmt.Errorf("CPython has no interpreter yet (starting up) or any more (exiting): %w", ErrNotPython)
 
 func isBadRead(err error) bool {
 	_, ok := err.(*badReadError)
