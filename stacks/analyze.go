@@ -138,6 +138,7 @@ type threadInfo struct {
 	keys    []Key
 	primary bool
 	benign  bool
+	bucket  *Bucket
 }
 
 // Analyze buckets the threads of the latest snapshot of every process,
@@ -294,6 +295,7 @@ func bucketize(infos []*threadInfo, l Level, rankTotal int) []*Bucket {
 		} else {
 			mergeStack(b.Stack, ti.c, l)
 		}
+		ti.bucket = b
 		b.Count++
 		b.Primary = b.Primary || ti.primary
 		b.Truncated = b.Truncated || ti.t.Truncated
@@ -553,15 +555,11 @@ func segKey(s Segment) string {
 	return b.String()
 }
 
-func bucketOf(a *Analysis, ti *threadInfo) int {
-	for _, b := range a.Buckets {
-		for _, m := range b.Threads {
-			if m.PID == ti.proc.PID && m.TID == ti.t.TID && m.Line == ti.t.Line && m.Path == ti.proc.Path {
-				return b.ID
-			}
-		}
+func bucketOf(_ *Analysis, ti *threadInfo) int {
+	if ti.bucket == nil {
+		return 0
 	}
-	return 0
+	return ti.bucket.ID
 }
 
 // outliers: when most ranks' primary threads share one bucket, the ranks

@@ -21,9 +21,9 @@ func (k Key) String() string { return k.Func + " (" + k.File + ")" }
 
 var (
 	// everything up to and including these is install location, not code.
-	installRE = regexp.MustCompile(`^.*(?:/site-packages/|/dist-packages/|/lib/python\d+(?:\.\d+)?t?/|/proc/\d+/root/)`)
+	libPythonRE = regexp.MustCompile(`/lib/python\d+(?:\.\d+)?t?/`)
 	// generated code: Inductor output, FX-generated forwards, Triton caches.
-	generatedRE  = regexp.MustCompile(`^<eval_with_key>\.\d+$|(?:^|/)torchinductor_[^/]*/|(?:^|/)\.triton/cache/|(?:^|/)triton/cache/`)
+	procRootRE   = regexp.MustCompile(`^/proc/\d+/root/`)
 	compiledFnRE = regexp.MustCompile(`^__compiled_fn_\d+`)
 	resumeRE     = regexp.MustCompile(`^torch_dynamo_resume_in_(\w+?)_at_\d+$`)
 	libVersionRE = regexp.MustCompile(`^(.*?\.so)(?:\.\d+)+$`)
@@ -41,13 +41,41 @@ func NormFile(file string, native bool) string {
 		}
 		return file
 	}
-	if generatedRE.MatchString(file) {
+	if isGenerated(file) {
 		return "<inductor-generated>"
 	}
-	if loc := installRE.FindStringIndex(file); loc != nil {
-		return file[loc[1]:]
+	// Cut at the last install marker: everything before it is where the
+	// code was installed, not which code it is.
+	cut := -1
+	for _, m := range [...]string{"/site-packages/", "/dist-packages/"} {
+		if i := strings.LastIndex(file, m); i >= 0 && i+len(m) > cut {
+			cut = i + len(m)
+		}
+	}
+	if cut < 0 && strings.Contains(file, "/lib/python") {
+		if locs := libPythonRE.FindAllStringIndex(file, -1); len(locs) > 0 {
+			cut = locs[len(locs)-1][1]
+		}
+	}
+	if cut < 0 && strings.HasPrefix(file, "/proc/") {
+		if loc := procRootRE.FindStringIndex(file); loc != nil {
+			cut = loc[1]
+		}
+	}
+	if cut >= 0 {
+		return file[cut:]
 	}
 	return file
+}
+
+// isGenerated: Inductor output, FX-generated forwards, Triton caches.
+func isGenerated(file string) bool {
+	if strings.HasPrefix(file, "<eval_with_key>.") {
+		return true
+	}
+	return strings.Contains(file, "torchinductor_") && (strings.HasPrefix(file, "torchinductor_") || strings.Contains(file, "/torchinductor_")) ||
+		strings.Contains(file, "/.triton/cache/") || strings.HasPrefix(file, ".triton/cache/") ||
+		strings.Contains(file, "/triton/cache/") || strings.HasPrefix(file, "triton/cache/")
 }
 
 // NormFunc is a function name as compared: the class qualifier dropped,
@@ -118,16 +146,22 @@ func shortenCxx(s string) string {
 type normalizer struct {
 	byBase map[string][]string // basename → distinct relative paths seen
 	cache  map[string]string
+	keys   map[record.Frame]Key
 }
 
 func newNormalizer(procs []*Process) *normalizer {
-	n := &normalizer{byBase: map[string][]string{}, cache: map[string]string{}}
+	n := &normalizer{byBase: map[string][]string{}, cache: map[string]string{}, keys: map[record.Frame]Key{}}
+	files := map[string]bool{}
 	for _, p := range procs {
 		for _, t := range p.Threads {
 			for _, f := range t.Frames {
 				if f.Native {
 					continue
 				}
+				if files[f.File] {
+					continue
+				}
+				files[f.File] = true
 				nf := NormFile(f.File, false)
 				base := nf[strings.LastIndexByte(nf, '/')+1:]
 				if !contains(n.byBase[base], nf) {
@@ -172,9 +206,19 @@ func (n *normalizer) resolve(file string) string {
 
 // key is the comparison key of one frame.
 func (n *normalizer) key(f record.Frame) Key {
+	if n == nil {
+		file := NormFile(f.File, f.Native)
+		return Key{File: file, Func: NormFunc(f.Func, f.Native, file)}
+	}
+	f.Line = 0
+	if k, ok := n.keys[f]; ok {
+		return k
+	}
 	file := NormFile(f.File, f.Native)
-	if !f.Native && n != nil {
+	if !f.Native {
 		file = n.resolve(file)
 	}
-	return Key{File: file, Func: NormFunc(f.Func, f.Native, file)}
+	k := Key{File: file, Func: NormFunc(f.Func, f.Native, file)}
+	n.keys[f] = k
+	return k
 }

@@ -32,12 +32,7 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 	var out []Signal
 	byThread := map[*threadInfo]*Bucket{}
 	for _, ti := range infos {
-		for _, b := range a.Buckets {
-			if hasMember(b, ti) {
-				byThread[ti] = b
-				break
-			}
-		}
+		byThread[ti] = ti.bucket
 	}
 	for _, ti := range infos {
 		b := byThread[ti]
@@ -109,22 +104,14 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 			})
 		}
 	}
+	primByPID := map[int]*threadInfo{}
+	for _, ti := range infos {
+		if ti.primary && ti.proc.PID > 0 {
+			primByPID[ti.proc.PID] = ti
+		}
+	}
 	for _, p := range a.Progress {
-		var proc *Process
-		for _, c := range a.Current {
-			if c.PID == p.PID {
-				proc = c
-			}
-		}
-		if proc == nil {
-			continue
-		}
-		var rep *threadInfo
-		for _, ti := range infos {
-			if ti.proc == proc && ti.primary {
-				rep = ti
-			}
-		}
+		rep := primByPID[p.PID]
 		if rep == nil {
 			continue
 		}
@@ -137,15 +124,6 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 		})
 	}
 	return out
-}
-
-func hasMember(b *Bucket, ti *threadInfo) bool {
-	for _, m := range b.Threads {
-		if m.PID == ti.proc.PID && m.TID == ti.t.TID && m.Line == ti.t.Line && m.Path == ti.proc.Path {
-			return true
-		}
-	}
-	return false
 }
 
 func orPIDs(b *Bucket) string {

@@ -198,3 +198,16 @@ func TestSniff(t *testing.T) {
 		}
 	}
 }
+
+// A frame line wrapped by a terminal or a log shipper continues on the
+// next physical line.
+func TestWrappedFrameLineIsJoined(t *testing.T) {
+	res := parseString(t, "Thread 5 (active): \"MainThread\"\n    a_rather_long_function_name (vllm/model_executor/la\nyers/linear.py:12)\n    caller (x.py:3)\n")
+	if len(res.Processes) != 1 || len(res.Warnings) != 0 {
+		t.Fatalf("%+v %v", res.Processes, res.Warnings)
+	}
+	fr := res.Processes[0].Threads[0].Frames
+	if len(fr) != 2 || fr[0].File != "vllm/model_executor/layers/linear.py" || fr[0].Line != 12 || fr[1].Func != "caller" {
+		t.Errorf("frames %v", fr)
+	}
+}

@@ -54,15 +54,15 @@ func peel(line string) peeled {
 	}
 	p := peeled{rank: record.NoRank}
 	var stream strings.Builder
-	if m := kubectlRE.FindStringSubmatch(line); m != nil {
+	if m := matchIf(strings.HasPrefix(line, "[pod/"), kubectlRE, line); m != nil {
 		stream.WriteString(m[0])
 		line = line[len(m[0]):]
-	} else if m := composeRE.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, "Process ") && !strings.HasPrefix(line, "Thread ") {
+	} else if m := matchIf(mayCompose(line), composeRE, line); m != nil && !strings.HasPrefix(line, "Process ") && !strings.HasPrefix(line, "Thread ") {
 		stream.WriteString(m[1] + "|")
 		line = line[len(m[0]):]
 	}
 	for i := 0; i < 4; i++ {
-		if m := procPrefixRE.FindStringSubmatch(line); m != nil {
+		if m := matchIf(mayProcPrefix(line), procPrefixRE, line); m != nil {
 			stream.WriteString(m[0])
 			applyRankTokens(m[1]+" "+m[3], &p.rank)
 			if m[2] != "" {
@@ -74,7 +74,7 @@ func peel(line string) peeled {
 			line = line[len(m[0]):]
 			continue
 		}
-		if m := torchrunRE.FindStringSubmatch(line); m != nil {
+		if m := matchIf(strings.HasPrefix(line, "["), torchrunRE, line); m != nil {
 			stream.WriteString(m[0])
 			p.rank.Global, _ = strconv.Atoi(m[2])
 			p.tagged = true
@@ -83,16 +83,20 @@ func peel(line string) peeled {
 		}
 		break
 	}
-	if m := vllmHeaderRE.FindString(line); m != "" {
-		line = line[len(m):]
-	} else if m := sglangHeaderRE.FindStringSubmatch(line); m != nil {
+	c := byte(0)
+	if line != "" {
+		c = line[0]
+	}
+	if m := matchIf(c == 'D' || c == 'I' || c == 'W' || c == 'E' || c == 'C', vllmHeaderRE, line); m != nil {
+		line = line[len(m[0]):]
+	} else if m := matchIf(c == '[', sglangHeaderRE, line); m != nil {
 		if m[1] != "" {
 			applyRankTokens(m[1], &p.rank)
 			p.tagged = true
 		}
 		line = line[len(m[0]):]
-	} else if m := glogRE.FindString(line); m != "" {
-		line = line[len(m):]
+	} else if m := matchIf((c == 'I' || c == 'W' || c == 'E' || c == 'F') && len(line) > 1 && line[1] >= '0' && line[1] <= '9', glogRE, line); m != nil {
+		line = line[len(m[0]):]
 	}
 	p.body = line
 	p.stream = stream.String()
@@ -155,4 +159,23 @@ func RankFromTitle(title string) record.Rank {
 		r.Role = roleOf(head)
 	}
 	return r
+}
+
+// mayCompose: a docker compose prefix is a service name, spaces, "|"
+// within the first few dozen bytes.
+func mayCompose(line string) bool {
+	if line == "" || line[0] == ' ' || line[0] == '\t' {
+		return false
+	}
+	i := strings.IndexByte(line, '|')
+	return i > 0 && i < 72
+}
+
+// mayProcPrefix: "(Name pid=N) " near the start.
+func mayProcPrefix(line string) bool {
+	head := line
+	if len(head) > 120 {
+		head = head[:120]
+	}
+	return strings.Contains(head, " pid=")
 }

@@ -219,6 +219,15 @@ func (p *parser) line(raw string) {
 		return
 	}
 
+	// Fast path: a py-spy frame line inside a py-spy thread.
+	if s.mode == modePyspy && s.pending == "" && s.thread >= 0 && len(body) > 4 && body[4] != ' ' && body[4] != '\t' && strings.HasPrefix(body, "    ") {
+		if f, ok := parsePyspyFrame(body[4:]); ok {
+			th := &s.proc.Threads[s.thread]
+			th.Frames = append(th.Frames, f)
+			return
+		}
+	}
+
 	p.checkInterleave(body)
 
 	// A wrapped frame line continues on this line unless this line is
@@ -231,7 +240,7 @@ func (p *parser) line(raw string) {
 			}
 			return
 		}
-		if caretRE.MatchString(body) || tbFrameRE.MatchString(body) {
+		if isCaret(body) || strings.Contains(body, `File "`) && tbFrameRE.MatchString(body) {
 			s.pending = "" // it was a traceback's source line, not a frame
 		}
 		p.dropPending(s)
@@ -258,7 +267,7 @@ func (p *parser) line(raw string) {
 		s.mode = modeFaulthandler
 	}
 
-	if m := debugServerRE.FindStringSubmatch(trimmed); m != nil {
+	if m := matchIf(strings.HasPrefix(trimmed, "=== Rank "), debugServerRE, trimmed); m != nil {
 		p.endProcess(s)
 		r := record.NoRank
 		r.Global, _ = strconv.Atoi(m[1])
@@ -268,11 +277,12 @@ func (p *parser) line(raw string) {
 		s.proc.Name = m[2]
 		return
 	}
-	if m := sglangFailRE.FindStringSubmatch(body); m != nil {
+	hasPyspy := strings.Contains(body, "Pyspy ")
+	if m := matchIf(hasPyspy, sglangFailRE, body); m != nil {
 		p.warn(p.lineNo, "the engine's py-spy could not dump pid %s: %s", m[1], m[2])
 		return
 	}
-	if m := sglangDumpRE.FindStringSubmatch(body); m != nil && !strings.HasPrefix(body, " ") {
+	if m := matchIf(hasPyspy, sglangDumpRE, body); m != nil && !strings.HasPrefix(body, " ") {
 		p.endProcess(s)
 		s.nextPID, _ = strconv.Atoi(m[1])
 		s.nextRank = pl.rank
@@ -281,14 +291,14 @@ func (p *parser) line(raw string) {
 		}
 		return
 	}
-	if m := pyspyCmdRE.FindStringSubmatch(body); m != nil && !strings.HasPrefix(body, "    ") {
+	if m := matchIf(strings.Contains(body, "py-spy"), pyspyCmdRE, body); m != nil && !strings.HasPrefix(body, "    ") {
 		p.endProcess(s)
 		s.nextPID, _ = strconv.Atoi(m[1])
 		return
 	}
 
 	// py-spy headers.
-	if m := pyspyProcessRE.FindStringSubmatch(body); m != nil {
+	if m := matchIf(strings.HasPrefix(body, "Process "), pyspyProcessRE, body); m != nil {
 		p.endProcess(s)
 		pid, _ := strconv.Atoi(m[1])
 		p.newProcess(s, pid, m[2])
@@ -296,7 +306,7 @@ func (p *parser) line(raw string) {
 		s.mode = modePyspy
 		return
 	}
-	if m := pyspyPythonRE.FindStringSubmatch(body); m != nil {
+	if m := matchIf(strings.HasPrefix(body, "Python v"), pyspyPythonRE, body); m != nil {
 		if s.proc == nil || len(s.proc.Threads) > 0 || s.proc.Python != "" {
 			// An excerpt that starts at the Python line (its Process line
 			// was cut).
@@ -317,17 +327,17 @@ func (p *parser) line(raw string) {
 		p.rankFromTitle(s.proc)
 		return
 	}
-	if m := pyspyParentRE.FindStringSubmatch(body); m != nil && s.proc != nil {
+	if m := matchIf(strings.HasPrefix(body, "Parent Process "), pyspyParentRE, body); m != nil && s.proc != nil {
 		s.proc.PPID, _ = strconv.Atoi(m[1])
 		return
 	}
-	if pyspyRuleRE.MatchString(body) {
+	if strings.HasPrefix(body, "----------") && pyspyRuleRE.MatchString(body) {
 		p.endProcess(s)
 		return
 	}
 
 	// faulthandler.
-	if m := fhHeaderRE.FindStringSubmatch(body); m != nil {
+	if m := matchIf(strings.HasPrefix(body, "Thread 0x") || strings.HasPrefix(body, "Current thread 0x"), fhHeaderRE, body); m != nil {
 		if s.proc == nil || s.mode == modePyspy || s.mode == modePystack || p.hasThreadIdent(s.proc, m[2]) {
 			p.endProcess(s)
 			p.newProcess(s, 0, "")
@@ -341,7 +351,7 @@ func (p *parser) line(raw string) {
 		p.addThread(s, t)
 		return
 	}
-	if fhStackRE.MatchString(body) {
+	if strings.HasPrefix(body, "Stack (") && fhStackRE.MatchString(body) {
 		if s.proc == nil || s.mode != modeFaulthandler || len(s.proc.Threads) > 0 {
 			p.endProcess(s)
 			p.newProcess(s, 0, "")
@@ -350,12 +360,12 @@ func (p *parser) line(raw string) {
 		p.addThread(s, stacks.Thread{State: "current", Line: p.lineNo})
 		return
 	}
-	if m := fhFatalRE.FindStringSubmatch(body); m != nil {
+	if strings.HasPrefix(body, "Fatal Python error: ") {
 		p.endProcess(s)
 		s.mode = modeFaulthandler
 		return
 	}
-	if fhTimeout.MatchString(body) {
+	if strings.HasPrefix(body, "Timeout (") && fhTimeout.MatchString(body) {
 		p.endProcess(s)
 		s.mode = modeFaulthandler
 		return
@@ -371,7 +381,7 @@ func (p *parser) line(raw string) {
 	}
 
 	// pystack.
-	if m := pystackThreadRE.FindStringSubmatch(body); m != nil {
+	if m := matchIf(strings.HasPrefix(body, "Traceback for thread "), pystackThreadRE, body); m != nil {
 		if s.proc == nil || s.mode != modePystack {
 			p.endProcess(s)
 			p.newProcess(s, 0, "")
@@ -385,7 +395,7 @@ func (p *parser) line(raw string) {
 		p.addThread(s, t)
 		return
 	}
-	if m := pystackEmptyRE.FindStringSubmatch(body); m != nil {
+	if strings.HasPrefix(body, "The frame stack for thread ") {
 		s.thread = -1
 		return
 	}
@@ -410,7 +420,7 @@ func (p *parser) line(raw string) {
 
 	// Python tracebacks (outermost first), e.g. a compile failure logged by
 	// a worker: one thread of the rank's process.
-	if tbHeaderRE.MatchString(body) {
+	if strings.Contains(body, "Traceback (most recent call last):") && tbHeaderRE.MatchString(body) {
 		if s.proc == nil || s.mode != modeTraceback {
 			p.endProcess(s)
 			p.newProcess(s, 0, "")
@@ -419,7 +429,7 @@ func (p *parser) line(raw string) {
 		p.addThread(s, stacks.Thread{State: "traceback", Line: p.lineNo})
 		return
 	}
-	if m := tbFrameRE.FindStringSubmatch(body); m != nil && (s.mode == modeTraceback || s.mode == modeNone) {
+	if m := matchIf(strings.Contains(body, `File "`), tbFrameRE, body); m != nil && (s.mode == modeTraceback || s.mode == modeNone) {
 		if s.mode != modeTraceback {
 			p.endProcess(s)
 			p.newProcess(s, 0, "")
@@ -435,18 +445,18 @@ func (p *parser) line(raw string) {
 		return
 	}
 	if s.mode == modeTraceback {
-		if strings.HasPrefix(body, "    ") || caretRE.MatchString(body) {
+		if strings.HasPrefix(body, "    ") || isCaret(body) {
 			return // source line or carets
 		}
 		s.thread = -1 // the exception line ends the traceback
 		return
 	}
-	if s.mode == modeNone && s.thread < 0 && caretRE.MatchString(body) {
+	if s.mode == modeNone && s.thread < 0 && isCaret(body) {
 		return
 	}
 
 	// py-spy threads and frames.
-	if m := pyspyThreadRE.FindStringSubmatch(body); m != nil {
+	if m := matchIf(strings.HasPrefix(body, "Thread "), pyspyThreadRE, body); m != nil {
 		p.pyspyThread(s, m)
 		return
 	}
@@ -480,6 +490,10 @@ func (p *parser) line(raw string) {
 // isHeader reports whether a line starts something of its own, so it is
 // not the continuation of a wrapped frame line.
 func (p *parser) isHeader(t string) bool {
+	if !strings.HasPrefix(t, "Thread ") && !strings.HasPrefix(t, "Process ") && !strings.HasPrefix(t, "Python v") &&
+		!strings.HasPrefix(t, "Current thread") && !strings.HasPrefix(t, "=== Rank") && !strings.Contains(t, "Pyspy dump") && !strings.HasPrefix(t, "[") {
+		return false
+	}
 	return pyspyThreadRE.MatchString(t) || pyspyProcessRE.MatchString(t) || pyspyPythonRE.MatchString(t) ||
 		fhHeaderRE.MatchString(t) || debugServerRE.MatchString(t) || sglangDumpRE.MatchString(t) ||
 		strings.HasPrefix(t, "[") && sglangHeaderRE.MatchString(t)
@@ -754,4 +768,17 @@ func (p *parser) finish() {
 	if p.badFH > 0 && p.res.Interleaved == nil {
 		p.res.Interleaved = &stacks.Warning{Path: p.path, Line: 0, Msg: "faulthandler output looks interleaved"}
 	}
+}
+
+// matchIf runs re only when a cheap test says it may match: most lines of
+// a large log are neither headers nor frames.
+func matchIf(maybe bool, re *regexp.Regexp, s string) []string {
+	if !maybe {
+		return nil
+	}
+	return re.FindStringSubmatch(s)
+}
+
+func isCaret(s string) bool {
+	return strings.ContainsAny(s, "^~") && caretRE.MatchString(s)
 }

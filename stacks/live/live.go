@@ -233,3 +233,16 @@ func osState(pid, tid int) string {
 	}
 	return "idle"
 }
+
+// Snapshot is the one call bringup watch needs when a boot goes silent:
+// capture pids (count snapshots, interval apart) and analyse them. Render
+// the analysis with report/stacks (Text, JSON or Collapsed). Failures of
+// single pids are in the Result; the error is set only when nothing could
+// be captured.
+func Snapshot(pids []int, count int, interval time.Duration, opt stacks.Options) (*stacks.Analysis, *Result, error) {
+	res, err := CaptureLive(pids, count, interval)
+	if err != nil {
+		return nil, res, err
+	}
+	return stacks.Analyze(res.Processes, opt), res, nil
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/ingest/stackdump"
-	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
 )
 
@@ -48,7 +47,7 @@ func Analyze(path string, r io.Reader) (diagnose.Analysis, error) {
 		out.Versions[k] = v
 	}
 	for _, s := range a.Signals {
-		out.Subjects = append(out.Subjects, rules.Subject{Text: s.Text, Frames: s.Frames, Fact: s.Fact, Fields: s.Fields, Evidence: s.Evidence})
+		out.Subjects = append(out.Subjects, stacks.Subject(s))
 	}
 	out.Facts = Facts{Verdict: a.Verdict(), Level: a.Level.String(), Processes: len(a.Current), Buckets: a.Buckets,
 		Shared: a.Shared, Outliers: a.Outliers, Snapshots: a.Progress}
