@@ -75,21 +75,43 @@ func WriteText(w io.Writer, d *diagnose.Diagnosis, st report.Style) error {
 		}
 	}
 
-	var open []diagnose.Phase
+	// Phases that did not finish, one line per (input, phase, status) with
+	// the ranks that share it.
+	type openKey struct{ path, phase, status string }
+	var order []openKey
+	open := map[openKey]*openPhases{}
 	for _, ph := range d.Timeline {
-		if ph.Status != "done" {
-			open = append(open, ph)
+		if ph.Status == "done" {
+			continue
+		}
+		k := openKey{ph.Path, ph.Phase, ph.Status}
+		o := open[k]
+		if o == nil {
+			o = &openPhases{line: ph.Line}
+			open[k] = o
+			order = append(order, k)
+		}
+		if ph.Rank != "" {
+			o.ranks = append(o.ranks, ph.Rank)
+		}
+		if ph.Seconds > o.seconds {
+			o.seconds = ph.Seconds
 		}
 	}
-	if len(open) > 0 {
+	if len(order) > 0 {
 		p.line("")
 		p.line(st.Bold("Phases not finished"))
-		for i, ph := range open {
+		for i, k := range order {
 			if i == maxPhases {
-				p.line(st.Dim(fmt.Sprintf("  … %d more (see --json)", len(open)-i)))
+				p.line(st.Dim(fmt.Sprintf("  … %d more (see --json)", len(order)-i)))
 				break
 			}
-			p.line(fmt.Sprintf("  %-10s %-9s %-10s %s  %s", ph.Phase, ph.Status, orDash(ph.Rank), fmtSeconds(ph.Seconds), st.Cyan(fmt.Sprintf("%s:%d", ph.Path, ph.Line))))
+			o := open[k]
+			ranks := "-"
+			if len(o.ranks) > 0 {
+				ranks = rankRange(o.ranks)
+			}
+			p.line(fmt.Sprintf("  %-10s %-10s %8s  %s  %s", k.phase, k.status, fmtSeconds(o.seconds), st.Cyan(fmt.Sprintf("%s:%d", k.path, o.line)), st.Dim(ranks)))
 		}
 	}
 	if len(d.Gaps) > 0 && d.Gaps[0].Seconds >= 60 {
@@ -151,12 +173,30 @@ func writeFinding(p *printer, f record.Finding, st report.Style, full bool) {
 	if !full && len(ev) > 1 {
 		ev = ev[:1]
 	}
-	for _, e := range ev {
+	// The same line on several ranks is printed once, with where else it was seen.
+	for i := 0; i < len(ev); i++ {
+		e := ev[i]
 		rank := ""
 		if e.Rank != "" {
 			rank = " [" + e.Rank + "]"
 		}
 		p.line(fmt.Sprintf("  %s%s  %s", st.Cyan(fmt.Sprintf("%s:%d", e.Path, e.Line)), st.Dim(rank), e.Text))
+		var also []string
+		for i+1 < len(ev) && ev[i+1].Text == e.Text {
+			i++
+			a := ev[i]
+			where := fmt.Sprintf(":%d", a.Line)
+			if a.Path != e.Path {
+				where = fmt.Sprintf("%s:%d", a.Path, a.Line)
+			}
+			if a.Rank != "" {
+				where += " [" + a.Rank + "]"
+			}
+			also = append(also, where)
+		}
+		if len(also) > 0 {
+			p.line(st.Dim("    same at " + strings.Join(also, ", ")))
+		}
 	}
 	if !full {
 		if len(f.Remedy) > 0 {
@@ -175,6 +215,12 @@ func writeFinding(p *printer, f record.Finding, st report.Style, full bool) {
 	if len(f.References) > 0 {
 		p.line("  " + st.Dim("see: "+strings.Join(f.References, " ")))
 	}
+}
+
+type openPhases struct {
+	ranks   []string
+	line    int
+	seconds float64
 }
 
 type printer struct {
@@ -276,13 +322,6 @@ func rankRange(rs []string) string {
 		return strings.Join(rs, ", ")
 	}
 	return fmt.Sprintf("%s, %s … %s (%d ranks)", rs[0], rs[1], rs[len(rs)-1], len(rs))
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func fmtSeconds(s float64) string {
