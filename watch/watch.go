@@ -307,7 +307,7 @@ func (w *watcher) becameReady(how string) bool {
 		return false
 	}
 	w.isReady = true
-	w.conclude(store.OutcomeReady, "ready: "+how)
+	w.conclude(store.OutcomeReady, how)
 	w.say("%s after %s (%s)", w.cfg.Style.Green(w.cfg.Style.Bold("ready")), round(time.Since(w.run.Started)), how)
 	w.save()
 	if w.cfg.Then == "keep" {

@@ -472,7 +472,7 @@ func TestReadyBoot(t *testing.T) {
 	if run.Outcome != store.OutcomeReady {
 		t.Fatalf("outcome %q (%s), want ready", run.Outcome, run.Reason)
 	}
-	if !strings.Contains(run.Reason, "ready line at") {
+	if !strings.Contains(run.Reason, "printed its ready line at") {
 		t.Errorf("reason %q does not say where the ready line is", run.Reason)
 	}
 	done := map[string]bool{}

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bringup-tool/bringup/report"
+	reportruns "github.com/bringup-tool/bringup/report/runs"
+	"github.com/bringup-tool/bringup/store"
+)
+
+func init() { register(newRunsCmd) }
+
+func newRunsCmd() *cobra.Command {
+	var storePath string
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List, show, compare and tabulate the boots recorded by bringup watch",
+		Long: `runs reads the run store that 'bringup watch' records every boot in (embedded
+SQLite; --store or $` + store.EnvVar + `, else the user's state directory).
+A run is named by its id or "last".`,
+		Example: `  bringup runs list
+  bringup runs show last --json
+  bringup runs compare 12 13
+  bringup runs matrix --by VLLM_USE_AOT_COMPILE,VLLM_COMPILE_FULLGRAPH`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return Usagef("unknown runs subcommand %q (use list, show, compare or matrix)", args[0])
+			}
+			return cmd.Help()
+		},
+	}
+	cmd.PersistentFlags().StringVar(&storePath, "store", "", "run store file (default $"+store.EnvVar+", else the user's state dir)")
+	open := func() (*store.Store, error) {
+		path, err := store.Resolve(storePath)
+		if err != nil {
+			return nil, Usagef("%v", err)
+		}
+		st, err := store.Open(path)
+		if err != nil {
+			return nil, Usagef("%v", err)
+		}
+		return st, nil
+	}
+	get := func(st *store.Store, ref string) (*store.Run, error) {
+		r, err := st.Get(ref)
+		if err != nil {
+			return nil, Usagef("%v", err)
+		}
+		return r, nil
+	}
+	style := func() report.Style { return report.Style{Color: stdoutIsTerminal()} }
+
+	var listJSON bool
+	var limit int
+	list := &cobra.Command{
+		Use:   "list [--json] [-n N]",
+		Short: "List recorded runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rs, err := st.List(limit)
+			if err != nil {
+				return Usagef("%v", err)
+			}
+			if listJSON {
+				return reportruns.ListJSON(cmd.OutOrStdout(), rs)
+			}
+			return reportruns.List(cmd.OutOrStdout(), rs, style())
+		},
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, `print JSON ("schema": "bringup.runs/v1")`)
+	list.Flags().IntVarP(&limit, "limit", "n", 0, "show only the newest N runs")
+
+	var showJSON bool
+	show := &cobra.Command{
+		Use:   "show ID|last [--json]",
+		Short: "Show one run: outcome, env report, silences, timeline, findings",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := get(st, args[0])
+			if err != nil {
+				return err
+			}
+			if showJSON {
+				return reportruns.RunJSON(cmd.OutOrStdout(), r)
+			}
+			return reportruns.Show(cmd.OutOrStdout(), r, style())
+		},
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, `print JSON ("schema": "bringup.run/v1")`)
+
+	var cmpJSON bool
+	compare := &cobra.Command{
+		Use:   "compare ID|last ID... [--json]",
+		Short: "Runs side by side: settings that differ, outcome, phase times, findings",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var rs []*store.Run
+			for _, a := range args {
+				r, err := get(st, a)
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			c := store.Compare(rs)
+			if cmpJSON {
+				return reportruns.JSON(cmd.OutOrStdout(), c)
+			}
+			return reportruns.Compare(cmd.OutOrStdout(), c, style())
+		},
+	}
+	compare.Flags().BoolVar(&cmpJSON, "json", false, `print JSON ("schema": "bringup.runs-compare/v1")`)
+
+	var by string
+	var last int
+	var matJSON bool
+	matrix := &cobra.Command{
+		Use:   "matrix --by VAR[,VAR] [--last N] [--json]",
+		Short: `Settings × outcome with counts ("hung 5/5")`,
+		Long: `matrix groups runs by the values of requested environment variables (as
+given to watch with --env/--env-file; "command" groups by command line) and
+counts each outcome: the verification matrix of a bring-up, e.g.
+
+  VLLM_COMPILE_FULLGRAPH  VLLM_USE_AOT_COMPILE  RUNS  IDS        OUTCOME
+  0                       0                     5     1,2,3,4,5  hung 5/5
+  1                       1                     5     6,...      failed 5/5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var keys []string
+			for _, k := range strings.Split(by, ",") {
+				if k = strings.TrimSpace(k); k != "" {
+					keys = append(keys, k)
+				}
+			}
+			if len(keys) == 0 {
+				return Usagef("matrix needs --by VAR[,VAR]: the settings to group runs by")
+			}
+			st, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rs, err := st.List(last)
+			if err != nil {
+				return Usagef("%v", err)
+			}
+			m := store.BuildMatrix(rs, keys)
+			if matJSON {
+				return reportruns.JSON(cmd.OutOrStdout(), m)
+			}
+			return reportruns.Matrix(cmd.OutOrStdout(), m, style())
+		},
+	}
+	matrix.Flags().StringVar(&by, "by", "", "comma-separated variables (or \"command\") to group by")
+	matrix.Flags().IntVar(&last, "last", 0, "only the newest N runs")
+	matrix.Flags().BoolVar(&matJSON, "json", false, `print JSON ("schema": "bringup.runs-matrix/v1")`)
+
+	cmd.AddCommand(list, show, compare, matrix)
+	return cmd
+}

@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/store"
+	"github.com/bringup-tool/bringup/watch"
+)
+
+func init() { register(newWatchCmd) }
+
+func newWatchCmd() *cobra.Command {
+	var (
+		envs      []string
+		envFile   string
+		envStrict bool
+		silence   time.Duration
+		onSilence string
+		snapshots int
+		snapEvery time.Duration
+		timeout   time.Duration
+		grace     time.Duration
+		readyURL  string
+		then      string
+		storePath string
+		runDir    string
+		patches   string
+		patchRoot string
+		ruleFiles []string
+	)
+	cmd := &cobra.Command{
+		Use:   "watch [flags] -- CMD ARGS...",
+		Short: "Run an engine boot under supervision: tee, env check, phases, silence → stacks, outcome, run store",
+		Long: `watch runs CMD in its own process group and supervises the boot:
+
+  - its stdout/stderr go to the terminal and, line for line, to output.log in
+    the run directory (nothing is lost, also when the boot or bringup is killed);
+  - a one-line status on a terminal: elapsed, seconds since the last output,
+    the current startup phase of every rank (parsed live from the engine log);
+  - --env/--env-file set variables for the boot, and the environment every
+    descendant (engine core, each worker) really got is read from /proc and
+    any process missing a variable or holding another value is reported at
+    once (--env-strict stops the boot);
+  - no output for --silence (and an idle GPU where nvidia-smi/rocm-smi/amd-smi
+    exists): the stacks of every Python process are captured (several
+    snapshots), saved in the run directory, bucketed and matched against the
+    knowledge base; --on-silence stop ends the boot as hung;
+  - ready when the engine prints its ready line (vLLM, SGLang, ATOM) or
+    --ready-url answers 200; --then stop (default) ends the boot there;
+  - --timeout captures stacks and stops the boot; Ctrl-C stops it. Stopping
+    is SIGTERM to the group and to every descendant (also those that left the
+    group), SIGKILL after --grace; nothing is left running;
+  - a boot that did not come up is diagnosed like 'bringup diagnose' does;
+  - every run is recorded in the run store (see 'bringup runs').
+
+Outcomes: ready, failed, hung, timeout, exited, interrupted.
+Exit status: 0 ready (or exited cleanly), 1 failed/hung/timeout/interrupted or an
+error-level finding, 2 could not run.`,
+		Example: `  bringup watch --env VLLM_USE_AOT_COMPILE=0 --silence 3m -- vllm serve Qwen/Qwen3-0.6B -O3
+  bringup watch --env-file knobs.env --env-strict --timeout 40m -- ./launch.sh
+  bringup watch --on-silence stop --silence 10m --ready-url http://localhost:8000/health -- python -m sglang.launch_server ...`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("watch needs a command after --, e.g. bringup watch -- vllm serve MODEL")
+			}
+			if onSilence != "dump" && onSilence != "stop" {
+				return Usagef("--on-silence %q: use dump (keep watching) or stop", onSilence)
+			}
+			if then != "stop" && then != "keep" {
+				return Usagef("--then %q: use stop or keep", then)
+			}
+			if silence < 0 || timeout < 0 || grace < 0 {
+				return Usagef("durations must not be negative")
+			}
+			env := map[string]string{}
+			if envFile != "" {
+				if err := readEnvFile(envFile, env); err != nil {
+					return Usagef("--env-file: %v", err)
+				}
+			}
+			for _, kv := range envs {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || !validEnvName(k) {
+					return Usagef("--env %q: use NAME=VALUE", kv)
+				}
+				env[k] = v
+			}
+			set, err := rules.Builtin()
+			if err != nil {
+				return fmt.Errorf("built-in rules: %w", err)
+			}
+			for _, f := range ruleFiles {
+				if err := set.LoadFile(f); err != nil {
+					return Usagef("--rules: %v (fix the rule file or leave it out)", err)
+				}
+			}
+			var patchState *store.PatchState
+			if patches != "" {
+				if patchRoot == "" {
+					return Usagef("--patches needs --patch-root: the site-packages directory the patch targets are relative to")
+				}
+				ps, problems, err := watch.CheckPatches(patchRoot, patches)
+				if err != nil {
+					return Usagef("--patches %s: %v", patches, err)
+				}
+				if len(problems) > 0 {
+					for _, p := range problems {
+						fmt.Fprintf(cmd.ErrOrStderr(), "bringup watch: patch series: %s\n", p)
+					}
+					return Usagef("patch series %s is not in an expected state (%s): not booting; see 'bringup patch status --root %s %s'", patches, ps.State, patchRoot, patches)
+				}
+				patchState = ps
+			}
+
+			stderr := cmd.ErrOrStderr()
+			color := isTerminal(os.Stderr)
+			style := report.Style{Color: color}
+			path, err := store.Resolve(storePath)
+			if err != nil {
+				return Usagef("%v", err)
+			}
+			st, err := store.Open(path)
+			if err != nil {
+				fmt.Fprintf(stderr, "bringup watch: %s %v\nbringup watch: the boot runs anyway; its output and run.json are saved in the run directory\n", style.Red("store:"), err)
+				st = nil
+			} else {
+				defer st.Close()
+			}
+			runsDir := filepath.Join(filepath.Dir(path), "runs")
+
+			cfg := watch.Config{
+				Command: args, Env: env, EnvStrict: envStrict,
+				Silence: silence, OnSilence: onSilence, Snapshots: snapshots,
+				Timeout: timeout, Grace: grace, ReadyURL: readyURL, Then: then,
+				RunsDir: runsDir, Dir: runDir,
+				Stdout: cmd.OutOrStdout(), Stderr: stderr, Messages: stderr, Style: style,
+				Store:      st,
+				Patches:    patchState,
+				Versions:   map[string]string{"bringup": Version},
+				NewTracker: watch.NewEngineTracker,
+				Capture:    watch.StacksCapture(snapshots, snapEvery, style),
+				Diagnose:   watch.PipelineDiagnose(set, style),
+			}
+			if isTerminal(os.Stderr) {
+				cfg.Status = os.Stderr
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			run, err := watch.Run(ctx, cfg)
+			if err != nil {
+				if errors.Is(err, watch.ErrNotRunnable) {
+					return Usagef("%v (check the command and PATH)", err)
+				}
+				return Usagef("%v", err)
+			}
+			printOutcome(stderr, run, style)
+			switch run.Outcome {
+			case store.OutcomeReady:
+				return nil
+			case store.OutcomeExited:
+				if hasErrorFinding(run) {
+					return FoundErrors
+				}
+				return nil
+			}
+			return FoundErrors
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // everything after the command belongs to it
+	f.StringArrayVar(&envs, "env", nil, "set NAME=VALUE for the boot and check every process gets it (repeatable)")
+	f.StringVar(&envFile, "env-file", "", "read NAME=VALUE lines (# comments, optional 'export ') to set and check")
+	f.BoolVar(&envStrict, "env-strict", false, "stop the boot when a process lacks a requested variable or has another value")
+	f.DurationVar(&silence, "silence", 5*time.Minute, "no output this long → capture stacks (0: never)")
+	f.StringVar(&onSilence, "on-silence", "dump", "after a silence capture: dump (keep watching) or stop (outcome hung)")
+	f.IntVar(&snapshots, "snapshots", 3, "stack snapshots per capture (stuck vs slow needs 2 or more)")
+	f.DurationVar(&snapEvery, "snapshot-interval", time.Second, "time between stack snapshots")
+	f.DurationVar(&timeout, "timeout", 0, "stop the boot (after capturing stacks) when not ready after this long (0: never)")
+	f.DurationVar(&grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when stopping the boot")
+	f.StringVar(&readyURL, "ready-url", "", "also ready when a GET of this URL answers 200 (e.g. http://localhost:8000/health)")
+	f.StringVar(&then, "then", "stop", "once ready: stop the boot, or keep watching until it exits or Ctrl-C")
+	f.StringVar(&storePath, "store", "", "run store file (default $"+store.EnvVar+", else the user's state dir)")
+	f.StringVar(&runDir, "run-dir", "", "directory for output.log, stack captures and run.json (default next to the store)")
+	f.StringVar(&patches, "patches", "", "patch series DIR that must be in an expected state (bringup patch status) before booting; recorded with the run")
+	f.StringVar(&patchRoot, "patch-root", "", "site-packages directory the --patches targets are relative to")
+	f.StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML FILE for the diagnosis (repeatable)")
+	return cmd
+}
+
+// printOutcome is the closing verdict of a watched boot.
+func printOutcome(w io.Writer, run *store.Run, st report.Style) {
+	word := strings.ToUpper(run.Outcome)
+	switch run.Outcome {
+	case store.OutcomeReady:
+		word = st.Green(st.Bold(word))
+	case store.OutcomeExited:
+		word = st.Bold(word)
+	default:
+		word = st.Red(st.Bold(word))
+	}
+	id := "not recorded"
+	if run.ID > 0 {
+		id = fmt.Sprintf("run #%d", run.ID)
+	}
+	fmt.Fprintf(w, "\n%s after %s — %s (%s)\n", word, run.Duration().Round(100*time.Millisecond), run.Reason, id)
+	if len(run.EnvCheck) > 0 {
+		fmt.Fprintf(w, "  env: %d process(es) did not get the requested environment (see 'bringup runs show %s')\n", len(run.EnvCheck), refOf(run))
+	}
+	for _, s := range run.Silences {
+		if s.StacksPath != "" {
+			fmt.Fprintf(w, "  stacks after %.0fs of silence: %s\n", s.Seconds, s.StacksPath)
+		}
+	}
+	fmt.Fprintf(w, "  output: %s (%d lines)\n", filepath.Join(run.Dir, "output.log"), run.Lines)
+}
+
+func refOf(run *store.Run) string {
+	if run.ID > 0 {
+		return fmt.Sprint(run.ID)
+	}
+	return "last"
+}
+
+func hasErrorFinding(run *store.Run) bool {
+	for _, f := range run.Findings {
+		if f.Severity == "error" {
+			return true
+		}
+	}
+	return false
+}
+
+// readEnvFile reads NAME=VALUE lines into env; errors name file:line.
+func readEnvFile(path string, env map[string]string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !validEnvName(k) {
+			return fmt.Errorf("%s:%d: %q is not NAME=VALUE", path, n, line)
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		env[k] = v
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %v", path, n+1, err)
+	}
+	return nil
+}
+
+func validEnvName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i, c := range k {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,311 @@
+// Package runs renders recorded boots (store.Run) for people and programs:
+// the list, one run in full, runs side by side, and the settings × outcome
+// matrix. It never decides anything; store computes comparisons and
+// matrices.
+package runs
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/store"
+)
+
+// JSON writes v indented.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// RunJSON writes one run as bringup.run/v1 (empty lists as []).
+func RunJSON(w io.Writer, r *store.Run) error {
+	r.Schema = store.Schema
+	if r.Env == nil {
+		r.Env = map[string]string{}
+	}
+	if r.EnvCheck == nil {
+		r.EnvCheck = []store.EnvCheck{}
+	}
+	for i := range r.EnvCheck {
+		if r.EnvCheck[i].Missing == nil {
+			r.EnvCheck[i].Missing = []string{}
+		}
+		if r.EnvCheck[i].Different == nil {
+			r.EnvCheck[i].Different = map[string]store.EnvDiff{}
+		}
+	}
+	for _, l := range []*[]store.Silence{&r.Silences} {
+		if *l == nil {
+			*l = []store.Silence{}
+		}
+	}
+	if r.Timeline == nil {
+		r.Timeline = []store.Phase{}
+	}
+	if r.Logs == nil {
+		r.Logs = []string{}
+	}
+	return JSON(w, r)
+}
+
+// ListSchema is the JSON schema of `runs list --json`.
+const ListSchema = "bringup.runs/v1"
+
+// ListJSON writes runs as {"schema": "bringup.runs/v1", "runs": [...]}.
+func ListJSON(w io.Writer, rs []*store.Run) error {
+	if rs == nil {
+		rs = []*store.Run{}
+	}
+	return JSON(w, map[string]any{"schema": ListSchema, "runs": rs})
+}
+
+func envString(env map[string]string) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+env[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func cut(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// List writes one line per run, newest first.
+func List(w io.Writer, rs []*store.Run, st report.Style) error {
+	if len(rs) == 0 {
+		_, err := fmt.Fprintln(w, "no runs recorded yet (bringup watch -- CMD records one)")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tDURATION\tOUTCOME\tENV\tCOMMAND")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Started.Local().Format("2006-01-02 15:04:05"),
+			r.Duration().Round(time.Second), r.Outcome, cut(envString(r.Env), 50), cut(strings.Join(r.Command, " "), 60))
+	}
+	return tw.Flush()
+}
+
+// Show writes one run in full: verdict first, then settings, env report,
+// silences, timeline, findings, files.
+func Show(w io.Writer, r *store.Run, st report.Style) error {
+	ew := &errWriter{w: w}
+	ew.printf("%s run #%d: %s after %s", st.Bold(strings.ToUpper(r.Outcome)), r.ID, r.Reason, r.Duration().Round(100*time.Millisecond))
+	if r.ExitCode != nil {
+		ew.printf(" (exit %d)", *r.ExitCode)
+	} else if r.Signal != "" {
+		ew.printf(" (%s)", r.Signal)
+	}
+	ew.printf("\n")
+	if r.Verdict != "" {
+		ew.printf("verdict: %s\n", r.Verdict)
+	}
+	ew.printf("\ncommand: %s\n", strings.Join(r.Command, " "))
+	if r.Cwd != "" {
+		ew.printf("cwd:     %s\n", r.Cwd)
+	}
+	ew.printf("started: %s\n", r.Started.Local().Format(time.RFC3339))
+	if len(r.Env) > 0 {
+		ew.printf("env:     %s\n", envString(r.Env))
+	}
+	if len(r.Versions) > 0 {
+		ew.printf("versions: %s\n", envString(r.Versions))
+	}
+	if r.Patches != nil {
+		ew.printf("patches: %s — %s (%s)\n", r.Patches.Dir, r.Patches.State, r.Patches.Summary)
+	}
+	if len(r.EnvCheck) > 0 {
+		ew.printf("\n%s\n", st.Bold("environment not as requested"))
+		for _, ec := range r.EnvCheck {
+			who := fmt.Sprintf("pid %d", ec.PID)
+			if ec.Rank != "" {
+				who += " " + ec.Rank
+			}
+			var what []string
+			if len(ec.Missing) > 0 {
+				what = append(what, "missing "+strings.Join(ec.Missing, ", "))
+			}
+			keys := make([]string, 0, len(ec.Different))
+			for k := range ec.Different {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				what = append(what, fmt.Sprintf("%s=%q (requested %q)", k, ec.Different[k].Got, ec.Different[k].Want))
+			}
+			ew.printf("  %s (%s): %s\n", st.Red(who), ec.Process, strings.Join(what, "; "))
+		}
+	}
+	if len(r.Silences) > 0 {
+		ew.printf("\n%s\n", st.Bold("silences"))
+		for _, s := range r.Silences {
+			ew.printf("  %s  %.0fs without output", s.At.Local().Format("15:04:05"), s.Seconds)
+			if s.GPUBusy != "" {
+				ew.printf(", GPU %s", s.GPUBusy)
+			}
+			if s.StacksPath != "" {
+				ew.printf(" → %s", s.StacksPath)
+			}
+			if s.Summary != "" {
+				ew.printf("\n    %s", s.Summary)
+			}
+			ew.printf("\n")
+		}
+	}
+	if len(r.Timeline) > 0 {
+		ew.printf("\n%s\n", st.Bold("timeline"))
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		for _, p := range r.Timeline {
+			name := p.Name
+			if p.Detail != "" {
+				name += " (" + p.Detail + ")"
+			}
+			status := p.Status
+			if status == "" && p.Open {
+				status = "open"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%.1fs\t%s\n", orDash(p.Rank), name, p.Seconds, status)
+		}
+		tw.Flush()
+	}
+	if len(r.Findings) > 0 {
+		ew.printf("\n%s\n", st.Bold("findings"))
+		for _, f := range r.Findings {
+			ew.printf("  %s %s [%s]", st.Severity(string(f.Severity)), f.Title, f.Rule)
+			if len(f.Ranks) > 0 {
+				ew.printf(" · %s", strings.Join(f.Ranks, ","))
+			}
+			ew.printf("\n")
+			for i, e := range f.Evidence {
+				if i == 3 {
+					break
+				}
+				ew.printf("    %s:%d %s\n", e.Path, e.Line, cut(firstLine(e.Text), 120))
+			}
+			for i, rem := range f.Remedy {
+				if i == 0 {
+					ew.printf("    fix: %s\n", rem)
+				} else {
+					ew.printf("    or:  %s\n", rem)
+				}
+			}
+		}
+	}
+	ew.printf("\nrun directory: %s (%d lines of output)\n", r.Dir, r.Lines)
+	return ew.err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Compare writes runs side by side: settings that differ, outcome,
+// duration, phase times, findings.
+func Compare(w io.Writer, c *store.Comparison, st report.Style) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{""}
+	for _, id := range c.IDs {
+		head = append(head, fmt.Sprintf("#%d", id))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	row := func(r store.CompareRow) {
+		vals := make([]string, len(r.Values))
+		for i, v := range r.Values {
+			vals[i] = cut(v, 40)
+		}
+		// A mark, not colour: escape codes would break the column widths.
+		name := "  " + r.Name
+		if r.Differ {
+			name = "≠ " + r.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", name, strings.Join(vals, "\t"))
+	}
+	section := func(title string, rows []store.CompareRow) {
+		if len(rows) == 0 {
+			return
+		}
+		fmt.Fprintf(tw, "%s\n", title+":")
+		for _, r := range rows {
+			row(r)
+		}
+	}
+	row(c.Outcome)
+	row(c.Duration)
+	if len(c.Settings) == 0 {
+		fmt.Fprintln(tw, "  (same command and settings)")
+	}
+	section("settings that differ", c.Settings)
+	section("phase times (longest rank)", c.Phases)
+	section("findings", c.Findings)
+	return tw.Flush()
+}
+
+// Matrix writes settings × outcome with counts ("hung 5/5").
+func Matrix(w io.Writer, m *store.Matrix, st report.Style) error {
+	if len(m.Rows) == 0 {
+		_, err := fmt.Fprintln(w, "no runs to tabulate")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tRUNS\tIDS\tOUTCOME\n", strings.Join(m.By, "\t"))
+	for _, r := range m.Rows {
+		summary := r.Summary()
+		if r.Outcomes[store.OutcomeReady] == r.Runs {
+			summary = st.Green(summary)
+		} else if r.Outcomes[store.OutcomeReady] == 0 {
+			summary = st.Red(summary)
+		}
+		ids := make([]string, len(r.IDs))
+		for i, id := range r.IDs {
+			ids[i] = fmt.Sprint(id)
+		}
+		// OUTCOME last: its colour codes must not shift a column after it.
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", strings.Join(r.Values, "\t"), r.Runs, cut(strings.Join(ids, ","), 40), summary)
+	}
+	return tw.Flush()
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, a ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, a...)
+	}
+}
