@@ -135,7 +135,7 @@ func TestExampleInlinedKeyError(t *testing.T) {
 	if f == nil || d.Findings[0].Rule != "inlined-callee-def-line" {
 		t.Fatalf("findings %v", ruleIDs(d))
 	}
-	if len(f.Ranks) != 4 || f.Evidence[0].Text != "KeyError: 'in_proj_qkvbfg_a'" {
+	if len(f.Ranks) != 4 || f.Evidence[0].Text != "KeyError: 'in_proj_qkvbfg_a'  (innermost frame with source: /opt/vllm/vllm/model_executor/models/glm5next/model.py:456 `def forward(`)" || f.Evidence[0].Line != 90 {
 		t.Errorf("finding %+v", f)
 	}
 	if !strings.Contains(strings.Join(f.Remedy, "\n"), "TORCHDYNAMO_VERBOSE=1") {
@@ -354,4 +354,30 @@ func FuzzDiagnose(f *testing.F) {
 			}
 		}
 	})
+}
+
+// When the traceback prints no source lines, a model file that exists on
+// this machine is read to see whether the frame's line is a def line.
+func TestDefLineFromLocalSource(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "mymodel.py")
+	os.WriteFile(model, []byte("import torch\n\nclass Layer(torch.nn.Module):\n    def forward(self, x):\n        return self.table[x]\n"), 0o644)
+	log := "(Worker_TP0 pid=11) ERROR 11-29 10:00:00 [multiproc_executor.py:815] WorkerProc hit an exception.\n" +
+		"(Worker_TP0 pid=11) ERROR 11-29 10:00:00 [multiproc_executor.py:815] Traceback (most recent call last):\n" +
+		"(Worker_TP0 pid=11) ERROR 11-29 10:00:00 [multiproc_executor.py:815]   File \"/x/torch/_dynamo/eval_frame.py\", line 841, in compile_wrapper\n" +
+		"(Worker_TP0 pid=11) ERROR 11-29 10:00:00 [multiproc_executor.py:815]   File \"" + model + "\", line 4, in forward\n" +
+		"(Worker_TP0 pid=11) ERROR 11-29 10:00:00 [multiproc_executor.py:815] KeyError: 'w_qkv'\n"
+	d, err := Run([]string{"-"}, Options{Stdin: strings.NewReader(log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := finding(d, "inlined-callee-def-line"); f == nil || !strings.Contains(f.Evidence[0].Text, "mymodel.py:4 `def forward(self, x):`") {
+		t.Fatalf("findings %v %+v", ruleIDs(d), d.Findings)
+	}
+	// The same traceback when the file's line is not a def line.
+	os.WriteFile(model, []byte("import torch\n\nclass Layer(torch.nn.Module):\n    x = self.table[x]\n"), 0o644)
+	d, _ = Run([]string{"-"}, Options{Stdin: strings.NewReader(log)})
+	if finding(d, "inlined-callee-def-line") != nil {
+		t.Error("fired although the frame's line is not a def line")
+	}
 }

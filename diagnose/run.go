@@ -397,8 +397,12 @@ func exceptionSubject(tb pytrace.Traceback, root pytrace.Exception) rules.Subjec
 		line = tb.Line
 	}
 	first, _, _ := strings.Cut(text, "\n")
+	first = clip(first)
+	if fr := fields["def_line_frame"]; fr != "" {
+		first += fmt.Sprintf("  (innermost frame with source: %s `%s`)", fr, fields["def_line_source"])
+	}
 	return rules.Subject{Text: text, Frames: root.Frames, Fact: "exception", Fields: fields,
-		Evidence: record.Evidence{Path: tb.Source, Line: line, Rank: tb.Rank.String(), Text: clip(first)}}
+		Evidence: record.Evidence{Path: tb.Source, Line: line, Rank: tb.Rank.String(), Text: first}}
 }
 
 // localSourceLine reads line n of a model file when it exists on this
