@@ -74,7 +74,7 @@ var (
 )
 
 // stdlib returns the source of a real module from the local CPython.
-func stdlib(t *testing.T, rel string) []byte {
+func stdlib(t testing.TB, rel string) []byte {
 	t.Helper()
 	stdlibOnce.Do(func() {
 		py, err := exec.LookPath("python3")
