@@ -211,3 +211,28 @@ func TestWrappedFrameLineIsJoined(t *testing.T) {
 		t.Errorf("frames %v", fr)
 	}
 }
+
+func TestHandParsedPrefixesAgreeWithTheirGrammar(t *testing.T) {
+	for in, want := range map[string][2]any{
+		"[2025-10-29 11:25:58 TP6] Pyspy dump": {26, " TP6"},
+		"[2026-01-29 13:12:37 PP2 TP1] x":      {30, " PP2 TP1"},
+		"[2026-04-27 02:36:06] Load weight":    {22, ""},
+		"[2026-04-27 02:36:06,123 DP1 TP0]":    {33, " DP1 TP0"},
+		"[2026-04-27 02:36] x":                 {0, ""},
+		"[default3]:x":                         {0, ""},
+	} {
+		n, tags := sglangHeader(in)
+		if n != want[0].(int) || tags != want[1].(string) {
+			t.Errorf("sglangHeader(%q) = %d %q, want %v", in, n, tags, want)
+		}
+	}
+	if n, r := torchrunPrefix("[default3]:Thread 1 (idle)"); n != 11 || r != 3 {
+		t.Errorf("torchrun %d %d", n, r)
+	}
+	if n, r := torchrunPrefix("[rank12]:x"); n != 9 || r != 12 {
+		t.Errorf("rank prefix %d %d", n, r)
+	}
+	if n, _ := torchrunPrefix("[pod/x/y] z"); n != 0 {
+		t.Errorf("kubectl taken as torchrun")
+	}
+}

@@ -22,8 +22,6 @@ var (
 	// vLLM / Ray process prefixes, possibly nested; a damaged first line can
 	// lose the opening parenthesis.
 	procPrefixRE = regexp.MustCompile(`^\(?([A-Za-z_][\w]*?)(?: rank=(\d+))?(?: ([A-Z]+\d+))? pid=(\d+)(?:, ip=[\d.]+)?\) ?`)
-	// torchrun --tee ("[default3]:") and PyTorch's own "[rank3]:".
-	torchrunRE = regexp.MustCompile(`^\[([A-Za-z_]*?)(\d+)\]:`)
 	// vLLM logger header, repeated on every line of a record.
 	vllmHeaderRE = regexp.MustCompile(`^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\](?: |$)`)
 	// SGLang logger header: only on the first line of a record.
@@ -47,7 +45,7 @@ type peeled struct {
 }
 
 // peel strips \r, ANSI escapes and known prefixes from one line.
-func peel(line string) peeled {
+func peel(line string, tagCache map[string]record.Rank) peeled {
 	line = strings.TrimRight(line, "\r")
 	if strings.IndexByte(line, 0x1b) >= 0 {
 		line = ansiRE.ReplaceAllString(line, "")
@@ -74,11 +72,11 @@ func peel(line string) peeled {
 			line = line[len(m[0]):]
 			continue
 		}
-		if m := matchIf(strings.HasPrefix(line, "["), torchrunRE, line); m != nil {
-			stream.WriteString(m[0])
-			p.rank.Global, _ = strconv.Atoi(m[2])
+		if n, rank := torchrunPrefix(line); n > 0 {
+			stream.WriteString(line[:n])
+			p.rank.Global = rank
 			p.tagged = true
-			line = line[len(m[0]):]
+			line = line[n:]
 			continue
 		}
 		break
@@ -89,12 +87,23 @@ func peel(line string) peeled {
 	}
 	if m := matchIf(c == 'D' || c == 'I' || c == 'W' || c == 'E' || c == 'C', vllmHeaderRE, line); m != nil {
 		line = line[len(m[0]):]
-	} else if m := matchIf(c == '[', sglangHeaderRE, line); m != nil {
-		if m[1] != "" {
-			applyRankTokens(m[1], &p.rank)
+	} else if n, tags := sglangHeader(line); n > 0 {
+		if tags != "" {
+			// Every line of an SGLang log carries its tag: parse each
+			// distinct tag once.
+			r, ok := tagCache[tags]
+			if !ok {
+				r = record.NoRank
+				applyRankTokens(tags, &r)
+				if len(tagCache) < 4096 {
+					tagCache[tags] = r
+				}
+			}
+			r.PID, r.Role = p.rank.PID, p.rank.Role
+			mergeTags(&p.rank, r)
 			p.tagged = true
 		}
-		line = line[len(m[0]):]
+		line = line[n:]
 	} else if m := matchIf((c == 'I' || c == 'W' || c == 'E' || c == 'F') && len(line) > 1 && line[1] >= '0' && line[1] <= '9', glogRE, line); m != nil {
 		line = line[len(m[0]):]
 	}
@@ -167,8 +176,11 @@ func mayCompose(line string) bool {
 	if line == "" || line[0] == ' ' || line[0] == '\t' {
 		return false
 	}
-	i := strings.IndexByte(line, '|')
-	return i > 0 && i < 72
+	head := line
+	if len(head) > 72 {
+		head = head[:72]
+	}
+	return strings.IndexByte(head, '|') > 0
 }
 
 // mayProcPrefix: "(Name pid=N) " near the start.
@@ -178,4 +190,96 @@ func mayProcPrefix(line string) bool {
 		head = head[:120]
 	}
 	return strings.Contains(head, " pid=")
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// sglangHeader parses "[YYYY-MM-DD HH:MM:SS( TAGn)*] " by hand (it starts
+// every line of an SGLang log, so a regex here is the reader's hot spot);
+// it returns the length to cut and the rank tags, or 0.
+func sglangHeader(s string) (int, string) {
+	const shape = "[dddd-dd-dd dd:dd:dd"
+	if len(s) < len(shape)+1 || s[0] != '[' {
+		return 0, ""
+	}
+	for i := 1; i < len(shape); i++ {
+		if shape[i] == 'd' {
+			if !isDigit(s[i]) {
+				return 0, ""
+			}
+		} else if s[i] != shape[i] {
+			return 0, ""
+		}
+	}
+	i := len(shape)
+	if i < len(s) && (s[i] == '.' || s[i] == ',') {
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	tagStart := i
+	for i < len(s) && s[i] == ' ' {
+		j := i + 1
+		for j < len(s) && s[j] >= 'A' && s[j] <= 'Z' {
+			j++
+		}
+		k := j
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if j == i+1 || k == j {
+			break
+		}
+		i = k
+	}
+	if i >= len(s) || s[i] != ']' {
+		return 0, ""
+	}
+	tags := s[tagStart:i]
+	i++
+	if i < len(s) && s[i] == ' ' {
+		i++
+	}
+	return i, tags
+}
+
+// torchrunPrefix parses "[default3]:" / "[rank3]:"; 0 when absent.
+func torchrunPrefix(s string) (int, int) {
+	if len(s) < 4 || s[0] != '[' {
+		return 0, 0
+	}
+	i := 1
+	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
+		i++
+	}
+	j := i
+	n := 0
+	for j < len(s) && isDigit(s[j]) && j-i < 7 {
+		n = n*10 + int(s[j]-'0')
+		j++
+	}
+	if j == i || j+1 >= len(s) || s[j] != ']' || s[j+1] != ':' {
+		return 0, 0
+	}
+	return j + 2, n
+}
+
+// mergeTags copies the indices a header tag set onto r.
+func mergeTags(r *record.Rank, t record.Rank) {
+	if t.DP >= 0 {
+		r.DP = t.DP
+	}
+	if t.PP >= 0 {
+		r.PP = t.PP
+	}
+	if t.TP >= 0 {
+		r.TP = t.TP
+	}
+	if t.EP >= 0 {
+		r.EP = t.EP
+	}
+	if t.Global >= 0 {
+		r.Global = t.Global
+	}
 }

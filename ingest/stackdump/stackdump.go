@@ -159,6 +159,7 @@ type parser struct {
 	res     *Result
 	lineNo  int
 	streams map[string]*stream
+	tags    map[string]record.Rank // SGLang header tags already parsed
 	json    *jsonAccum
 	// interleave signs.
 	badFH int
@@ -169,6 +170,7 @@ func newParser(path string) *parser {
 		path:    path,
 		res:     &Result{Path: path},
 		streams: map[string]*stream{},
+		tags:    map[string]record.Rank{},
 	}
 }
 
@@ -201,7 +203,7 @@ func (p *parser) line(raw string) {
 		}
 		return
 	}
-	pl := peel(raw)
+	pl := peel(raw, p.tags)
 	s := p.stream(pl.stream)
 	if pl.tagged {
 		s.lastRank = mergeRank(s.lastRank, pl.rank)
