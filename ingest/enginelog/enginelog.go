@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -63,7 +64,7 @@ func init() {
 
 // blockPool keeps read blocks between Parse calls: diagnose may parse
 // thousands of small files.
-var blockPool = sync.Pool{New: func() any { return &block{buf: make([]byte, blockSize)} }}
+var blockPool = sync.Pool{New: func() any { return &block{buf: make([]byte, blockSize), ready: make(chan struct{}, 1)} }}
 
 // block is a run of whole lines read from the input, with the lines peeled.
 type block struct {
@@ -73,41 +74,61 @@ type block struct {
 	lines  []peeled
 	cutLen int64 // >0: data is one line that was cut; its full length
 	err    error // read error after data (not io.EOF)
+	first  int64 // number of the block's first line
+	ready  chan struct{}
 }
 
 // Parse streams r and calls emit for each Record in input order.
+//
+// Work is spread over the CPUs: one goroutine reads blocks of whole lines
+// (numbering them), several peel the lines of different blocks at once,
+// and the calling goroutine takes the blocks back in order, joins
+// continuation lines and calls emit. emit is only ever called from the
+// caller's goroutine.
 func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) {
-	free := make(chan *block, nBlocks)
-	for i := 0; i < nBlocks; i++ {
+	peelers := min(max(runtime.GOMAXPROCS(0), 1), 4)
+	nb := peelers + 3
+	free := make(chan *block, nb)
+	for i := 0; i < nb; i++ {
 		free <- blockPool.Get().(*block)
 	}
-	read := make(chan *block, nBlocks)
-	peeledc := make(chan *block, nBlocks)
+	read := make(chan *block, nb)  // to the peelers, any of which may take it
+	order := make(chan *block, nb) // to the joiner, in input order
 	done := make(chan struct{})
 	defer close(done)
 
 	var bytesRead int64
 	go func() {
 		defer close(read)
-		bytesRead = readBlocks(r, free, read, done)
-	}()
-	go func() {
-		defer close(peeledc)
-		var p peeler
-		var line int64
-		for b := range read {
-			line = p.peelBlock(b, line)
+		defer close(order)
+		bytesRead = readBlocks(r, free, func(b *block) bool {
 			select {
-			case peeledc <- b:
+			case order <- b:
 			case <-done:
-				return
+				return false
 			}
-		}
+			select {
+			case read <- b:
+				return true
+			case <-done:
+				return false
+			}
+		}, done)
 	}()
+	for i := 0; i < peelers; i++ {
+		go func() {
+			var p peeler
+			for b := range read {
+				p.peelBlock(b, b.first-1)
+				b.ready <- struct{}{}
+			}
+		}()
+	}
 
 	j := newJoiner(source, emit)
 	var err error
-	for b := range peeledc {
+	for b := range order {
+		<-b.ready
 		for k := range b.lines {
 			j.add(&b.lines[k])
 		}
@@ -117,8 +138,8 @@ func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) 
 		free <- b
 	}
 	j.flush()
-	// The reader has exited (read is closed, which closed peeledc), so every
-	// block is back in free: keep them for the next Parse.
+	// The reader has exited (order is closed), so every block is back in
+	// free: keep them for the next Parse.
 	for len(free) > 0 {
 		b := <-free
 		b.data, b.lines = nil, b.lines[:0]
@@ -131,17 +152,23 @@ func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) 
 // readBlocks fills blocks with whole lines. It returns the number of bytes
 // read. A line longer than a block is cut at MaxLine, the rest discarded
 // while counting its length.
-func readBlocks(r io.Reader, free <-chan *block, out chan<- *block, done <-chan struct{}) int64 {
+func readBlocks(r io.Reader, free <-chan *block, out func(*block) bool, done <-chan struct{}) int64 {
 	var total int64
 	var carry []byte // tail of the previous block: the start of a partial line
 	eof := false
+	line := int64(1)
 	send := func(b *block) bool {
-		select {
-		case out <- b:
-			return true
-		case <-done:
-			return false
+		// Number the lines here so blocks can be peeled in any order.
+		b.first = line
+		if b.cutLen > 0 {
+			line++
+		} else if n := len(b.data); n > 0 {
+			line += int64(bytes.Count(b.data, []byte{'\n'}))
+			if b.data[n-1] != '\n' {
+				line++
+			}
 		}
+		return out(b)
 	}
 	for !eof || len(carry) > 0 {
 		var b *block
@@ -235,9 +262,14 @@ func (p *peeler) peelBlock(b *block, line int64) int64 {
 			raw, data = data[:k], data[k+1:]
 		}
 		line++
-		b.lines = append(b.lines, peeled{})
+		// Grow without zeroing: peel sets every field it uses.
+		if len(b.lines) < cap(b.lines) {
+			b.lines = b.lines[:len(b.lines)+1]
+		} else {
+			b.lines = append(b.lines, peeled{})
+		}
 		l := &b.lines[len(b.lines)-1]
-		l.n = line
+		l.n, l.cutLen, l.skip, l.line = line, 0, "", nil
 		if b.cutLen > 0 {
 			l.cutLen = b.cutLen
 		} else if len(raw) > MaxLine {
@@ -315,16 +347,18 @@ type joiner struct {
 	key     []byte // prefix bytes continuation lines must repeat
 	proc    []byte // process/collector prefix bytes of the first line
 	text    []byte
+	valid   bool // every joined body was valid UTF-8
 	lines   int
 	lastEnd int64
 
-	labels   map[string][]string
-	emitters map[string]string
-	scratch  []byte
+	labels     map[string][]string
+	recent     [8]recentLabels
+	nextRecent int
+	scratch    []byte
 }
 
 func newJoiner(source string, emit func(record.Record)) *joiner {
-	return &joiner{source: source, emit: emit, labels: map[string][]string{}, emitters: map[string]string{}}
+	return &joiner{source: source, emit: emit, labels: map[string][]string{}}
 }
 
 func (j *joiner) skip(line int64, reason string) {
@@ -352,6 +386,7 @@ func (j *joiner) add(l *peeled) {
 	if j.open && j.continues(l) {
 		j.text = append(j.text, '\n')
 		j.text = append(j.text, body...)
+		j.valid = j.valid && l.validUTF8
 		j.lines++
 		j.rec.EndLine = int(l.n)
 		return
@@ -367,6 +402,7 @@ func (j *joiner) add(l *peeled) {
 	j.proc = append(j.proc[:0], l.line[:l.procEnd]...)
 	j.text = append(j.text[:0], body...)
 	j.lines = 1
+	j.valid = l.validUTF8
 	j.rec = record.Record{
 		Source:  j.source,
 		Line:    int(l.n),
@@ -375,9 +411,12 @@ func (j *joiner) add(l *peeled) {
 		Rank:    l.rank,
 		Time:    l.tm,
 		Level:   l.level,
-		Emitter: j.emitter(l.emitter.of(l.line)),
-		Labels:  j.labelsOf(l),
+		Emitter: l.emitStr,
+		Labels:  l.labelStrs,
 		Repeat:  l.repeat,
+	}
+	if j.rec.Labels == nil && l.nlabels > 0 {
+		j.rec.Labels = j.labelsOf(l)
 	}
 }
 
@@ -415,7 +454,7 @@ func (j *joiner) flush() {
 		}
 		break
 	}
-	if utf8.Valid(text) {
+	if j.valid || utf8.Valid(text) {
 		j.rec.Text = string(text)
 	} else {
 		j.st.InvalidUTF8++
@@ -426,20 +465,6 @@ func (j *joiner) flush() {
 }
 
 const maxInterned = 4096
-
-func (j *joiner) emitter(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if s, ok := j.emitters[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if len(j.emitters) < maxInterned {
-		j.emitters[s] = s
-	}
-	return s
-}
 
 // labelsOf returns the peeled prefixes as strings, shared between records
 // with the same prefixes (callers must not modify Labels).
@@ -452,7 +477,13 @@ func (j *joiner) labelsOf(l *peeled) []string {
 		j.scratch = append(j.scratch, l.labels[k].of(l.line)...)
 		j.scratch = append(j.scratch, 0)
 	}
+	for k := range j.recent {
+		if j.recent[k].key != "" && j.recent[k].key == string(j.scratch) {
+			return j.recent[k].labels
+		}
+	}
 	if s, ok := j.labels[string(j.scratch)]; ok {
+		j.remember(s)
 		return s
 	}
 	out := make([]string, l.nlabels)
@@ -467,5 +498,18 @@ func (j *joiner) labelsOf(l *peeled) []string {
 	if len(j.labels) < maxInterned {
 		j.labels[string(j.scratch)] = out
 	}
+	j.remember(out)
 	return out
+}
+
+// remember keeps labels in a short most-recent list: TP=8 workers take
+// turns, so eight entries catch almost every record without hashing.
+func (j *joiner) remember(labels []string) {
+	j.recent[j.nextRecent%len(j.recent)] = recentLabels{key: string(j.scratch), labels: labels}
+	j.nextRecent++
+}
+
+type recentLabels struct {
+	key    string
+	labels []string
 }

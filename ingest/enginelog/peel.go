@@ -2,7 +2,9 @@ package enginelog
 
 import (
 	"bytes"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/record"
 )
@@ -49,6 +51,12 @@ type peeled struct {
 	repeat  int
 	skip    string // non-empty: the line is not used, and why
 	cutLen  int64  // >0: the line was cut; its original length
+	// Computed by the peeler so the (serial) joiner does less: the labels
+	// as shared strings when they are exactly a cached prefix run, the
+	// emitter as a shared string, and whether the body is valid UTF-8.
+	labelStrs []string
+	emitStr   string
+	validUTF8 bool
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -119,7 +127,88 @@ func (c *timeCache) put(raw []byte, t time.Time) {
 
 // peeler holds per-goroutine scratch state for peeling lines.
 type peeler struct {
-	tc timeCache
+	tc          timeCache
+	roles       [8]string
+	nextRole    int
+	emitters    [16]string
+	nextEmitter int
+	prefixes    map[string]*prefixEntry
+	recent      [8]*prefixEntry
+	nextRec     int
+}
+
+// prefixEntry is a parsed run of process prefixes.
+type prefixEntry struct {
+	key    string
+	rank   record.Rank
+	labels [maxLabels]span // relative to the run's start
+	n      int
+	strs   []string // the labels as strings (shared, read-only)
+}
+
+// prefixRegion finds, without judging them, where a run of "(…) " and
+// "[…]:" groups at b[i:] ends; procPrefix decides what they mean.
+func prefixRegion(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case '(':
+			k := bytes.IndexByte(b[i:min(len(b), i+200)], ')')
+			if k < 0 {
+				return i
+			}
+			i += k + 1
+			if i < len(b) {
+				if b[i] != ' ' {
+					return i
+				}
+				i++
+			}
+		case '[':
+			k := bytes.IndexByte(b[i:min(len(b), i+42)], ']')
+			if k < 0 || i+k+1 >= len(b) || b[i+k+1] != ':' {
+				return i
+			}
+			i += k + 2
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func (p *peeler) cachedPrefix(key []byte) *prefixEntry {
+	if len(key) == 0 {
+		return nil
+	}
+	for _, e := range p.recent {
+		if e != nil && e.key == string(key) {
+			return e
+		}
+	}
+	if e := p.prefixes[string(key)]; e != nil {
+		p.recent[p.nextRec%len(p.recent)] = e
+		p.nextRec++
+		return e
+	}
+	return nil
+}
+
+func (p *peeler) storePrefix(key []byte, l *peeled, start, n0 int) {
+	if p.prefixes == nil {
+		p.prefixes = map[string]*prefixEntry{}
+	}
+	if len(p.prefixes) >= 4096 {
+		return
+	}
+	e := &prefixEntry{key: string(key), rank: l.rank}
+	for k := n0; k < l.nlabels; k++ {
+		e.labels[e.n] = span{l.labels[k].a - int32(start), l.labels[k].b - int32(start)}
+		e.strs = append(e.strs, strings.ToValidUTF8(string(l.labels[k].of(l.line)), "\uFFFD"))
+		e.n++
+	}
+	p.prefixes[e.key] = e
+	p.recent[p.nextRec%len(p.recent)] = e
+	p.nextRec++
 }
 
 // peel takes one cleaned line apart: collector prefixes, process prefixes
@@ -145,23 +234,47 @@ func (p *peeler) peel(l *peeled) {
 		i = j
 	}
 	// Process prefixes, nested: "(EngineCore_DP0 pid=1) (Worker_TP7 pid=2) ",
-	// "[rank0]:", "[default3]:". The first may have lost its "(".
-	for k := 0; k < 6; k++ {
-		j := procPrefix(l, b, i, k == 0 && i == 0)
-		if j == i {
-			break
+	// "[rank0]:", "[default3]:". The first may have lost its "(". The same
+	// few prefixes start almost every line, so parsed ones are cached.
+	end := prefixRegion(b, i)
+	l.labelStrs = nil
+	if c := p.cachedPrefix(b[i:end]); c != nil && l.rank == record.NoRank {
+		l.rank = c.rank
+		if l.nlabels == 0 {
+			l.labelStrs = c.strs
 		}
-		i = j
+		for k := 0; k < c.n; k++ {
+			l.addLabel(i+int(c.labels[k].a), i+int(c.labels[k].b))
+		}
+		i = end
+	} else {
+		start, n0, rank0 := i, l.nlabels, l.rank
+		for k := 0; k < 6; k++ {
+			j := p.procPrefix(l, b, i, k == 0 && i == 0)
+			if j == i {
+				break
+			}
+			i = j
+		}
+		if i == end && end > start && rank0 == record.NoRank {
+			p.storePrefix(b[start:end], l, start, n0)
+		}
 	}
 	l.procEnd = int32(i)
 	l.keyEnd = int32(i)
+	n0 := l.nlabels
 	i = p.header(l, b, i)
+	if l.nlabels != n0 {
+		l.labelStrs = nil // glog compile-id tags are labels too
+	}
+	l.emitStr = p.emitter(l.emitter.of(b))
 	l.body = span{int32(i), int32(len(b))}
 	// tqdm redraws a line with '\r': keep what a terminal would show last.
-	if k := bytes.LastIndexByte(b[i:], '\r'); k >= 0 {
-		l.body.a = int32(i + k + 1)
+	if bytes.IndexByte(b[i:], '\r') >= 0 {
+		l.body.a = int32(i + bytes.LastIndexByte(b[i:], '\r') + 1)
 	}
 	body := l.body.of(b)
+	l.validUTF8 = utf8.Valid(body)
 	// Meta-internal torch builds append these to every glog line.
 	if len(body) > 0 && body[len(body)-1] == '"' {
 		if k := bytes.LastIndex(body, []byte(` #threadId="`)); k >= 0 {
@@ -322,7 +435,7 @@ func skipSpace(b []byte, i int) int {
 // procPrefix peels one process prefix at b[i:]: "(Name[ extra] pid=N[, ip=A]) "
 // (vLLM, Ray), or "[name3]:" (torchrun, PyTorch's "[rank0]:"). damaged
 // allows the opening "(" to be missing, as in pasted first lines.
-func procPrefix(l *peeled, b []byte, i int, damaged bool) int {
+func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 	r := b[i:]
 	if len(r) < 3 {
 		return i
@@ -390,8 +503,10 @@ func procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 	}
 	var rk record.Rank = l.rank
 	rk.PID = pid
-	role := roleAndIndices(name[:nameEnd], &rk)
-	for _, tok := range bytes.Fields(name[nameEnd:]) {
+	role := p.roleAndIndices(name[:nameEnd], &rk)
+	for rest := name[nameEnd:]; len(rest) > 0; {
+		var tok []byte
+		tok, rest = nextField(rest)
 		if len(tok) > 5 && string(tok[:5]) == "rank=" {
 			if n, e := atoi(tok, 5); e == len(tok) {
 				rk.Global = n
@@ -418,7 +533,7 @@ func procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 // roleAndIndices splits "EngineCore_DP0", "Worker_PP1_TP3", "EngineCore_0"
 // into the role and its parallel indices (set on rk). A trailing bare
 // number is the DP index (vLLM 0.10's "EngineCore_0").
-func roleAndIndices(name []byte, rk *record.Rank) string {
+func (p *peeler) roleAndIndices(name []byte, rk *record.Rank) string {
 	end := len(name)
 	for end > 0 {
 		u := bytes.LastIndexByte(name[:end], '_')
@@ -435,7 +550,52 @@ func roleAndIndices(name []byte, rk *record.Rank) string {
 		}
 		end = u
 	}
-	return internRole(name[:end])
+	return p.role(name[:end])
+}
+
+// nextField splits off the next space-separated token (bytes.Fields
+// without its allocation).
+func nextField(b []byte) (tok, rest []byte) {
+	i := 0
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(b) && b[j] != ' ' {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+// emitter returns a shared string for an emitter ("worker.py:267"): a
+// log has few, and each repeats on many lines.
+func (p *peeler) emitter(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	for k := range p.emitters {
+		if p.emitters[k] == string(b) {
+			return p.emitters[k]
+		}
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	p.emitters[p.nextEmitter%len(p.emitters)] = s
+	p.nextEmitter++
+	return s
+}
+
+// role returns a shared string for a process role; the few roles of a log
+// repeat on every line, so a short list beats a map.
+func (p *peeler) role(b []byte) string {
+	for k := range p.roles {
+		if p.roles[k] != "" && p.roles[k] == string(b) {
+			return p.roles[k]
+		}
+	}
+	s := internRole(b)
+	p.roles[p.nextRole%len(p.roles)] = s
+	p.nextRole++
+	return s
 }
 
 // component sets a "TP3" / "DP0" / "PP1" / "EP2" index on rk.
@@ -724,7 +884,9 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		}
 		tsEnd := k
 		rk := l.rank
-		for _, tok := range bytes.Fields(in[k:]) {
+		for rest := in[k:]; len(bytes.TrimLeft(rest, " ")) > 0; {
+			var tok []byte
+			tok, rest = nextField(rest)
 			if !component(tok, &rk) {
 				return i
 			}
