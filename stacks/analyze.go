@@ -421,7 +421,11 @@ func outFrames(c Collapsed) []Frame {
 	var out []Frame
 	for _, s := range c {
 		for j, f := range s.Frames {
-			fr := Frame{Func: FuncLabel(s.Funcs[j]), File: f.File, Line: f.Line, Native: f.Native, Repeat: s.RepeatMin, LineVaries: s.LineVaries}
+			name := FuncLabel(s.Funcs[j])
+			if f.Native && len(s.Funcs[j]) > 1 {
+				name = s.Keys[j].Func // addresses differ per process: "<unknown in libc.so>"
+			}
+			fr := Frame{Func: name, File: f.File, Line: f.Line, Native: f.Native, Repeat: s.RepeatMin, LineVaries: s.LineVaries}
 			if s.Repeat > 1 {
 				fr.Period = len(s.Frames)
 				if s.RepeatMax != s.RepeatMin {

@@ -154,8 +154,19 @@ func writeFinding(ew *errWriter, st report.Style, f record.Finding, total int) {
 
 func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int) {
 	who := b.RankSet
-	if who == "" && len(b.PIDs) > 0 {
-		who = "pid " + intsJoin(b.PIDs)
+	var unranked []int
+	seen := map[int]bool{}
+	for _, m := range b.Threads {
+		if m.Rank == "" && m.PID > 0 && !seen[m.PID] {
+			seen[m.PID] = true
+			unranked = append(unranked, m.PID)
+		}
+	}
+	if len(unranked) > 0 {
+		if who != "" {
+			who += " + "
+		}
+		who += "pid " + intsJoin(unranked)
 	}
 	names := map[string]bool{}
 	var nl []string
