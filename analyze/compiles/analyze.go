@@ -351,15 +351,39 @@ func cacheStats(res *Result) {
 
 // explainMisses compares each miss with the closest hit of the same graph
 // (same cache kind and compile id, or the same graph hash) elsewhere: in
-// another rank or input, or an earlier occurrence in the same file.
+// another rank or input, or an earlier occurrence in the same file. Hits
+// are indexed by graph, and only the most recent few per graph are
+// compared, so this stays linear on huge traces.
 func explainMisses(res *Result) {
-	var hits []int
+	const perKey = 8
+	type hit struct {
+		i    int
+		comp map[string]string
+	}
+	byKey := map[string][]hit{}
+	add := func(k string, h hit) {
+		l := byKey[k]
+		for _, x := range l {
+			if x.i == h.i {
+				return
+			}
+		}
+		if len(l) == perKey {
+			l = l[1:]
+		}
+		byKey[k] = append(l, h)
+	}
 	for i, ce := range res.Cache {
-		if ce.Outcome == OutcomeHit && len(ce.Components) > 0 {
-			hits = append(hits, i)
+		if ce.Outcome != OutcomeHit || len(ce.Components) == 0 {
+			continue
+		}
+		h := hit{i, compMap(ce.Components)}
+		add(ce.Kind+"|id|"+ce.CompileID, h)
+		if g := graphHash(h.comp); g != "" {
+			add(ce.Kind+"|gm|"+g, h)
 		}
 	}
-	if len(hits) == 0 {
+	if len(byKey) == 0 {
 		return
 	}
 	for i := range res.Cache {
@@ -368,22 +392,19 @@ func explainMisses(res *Result) {
 			continue
 		}
 		mc := compMap(m.Components)
+		cands := byKey[m.Kind+"|id|"+m.CompileID]
+		if g := graphHash(mc); g != "" {
+			cands = append(append([]hit(nil), cands...), byKey[m.Kind+"|gm|"+g]...)
+		}
 		best, bestDiff := -1, []string(nil)
-		for _, h := range hits {
-			hc := &res.Cache[h]
-			if hc.Kind != m.Kind {
-				continue
-			}
+		for _, h := range cands {
+			hc := &res.Cache[h.i]
 			if hc.Path == m.Path && hc.Rank == m.Rank && hc.Line == m.Line {
 				continue
 			}
-			sameGraph := hc.CompileID == m.CompileID || graphHash(mc) != "" && graphHash(mc) == graphHash(compMap(hc.Components))
-			if !sameGraph {
-				continue
-			}
-			d := diffComponents(mc, compMap(hc.Components))
+			d := diffComponents(mc, h.comp)
 			if best < 0 || len(d) < len(bestDiff) {
-				best, bestDiff = h, d
+				best, bestDiff = h.i, d
 			}
 		}
 		if best < 0 {

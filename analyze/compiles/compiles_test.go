@@ -533,3 +533,21 @@ func FuzzAnalyzeFile(f *testing.F) {
 }
 
 func corpusPath(t testing.TB, name string) string { return testcorpus.File(t, "tlparse-inputs", name) }
+
+// WriteJSON streams the same document json.Marshal produces.
+func TestWriteJSONEqualsMarshal(t *testing.T) {
+	res := analyze(t, testcorpus.Dir(t, "tlparse-inputs/multi_rank_logs"))
+	var sb strings.Builder
+	if err := WriteJSON(&sb, res); err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal([]byte(sb.String()), &a); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := json.Marshal(res)
+	_ = json.Unmarshal(m, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("WriteJSON differs from json.Marshal")
+	}
+}

@@ -65,8 +65,8 @@ type Result struct {
 
 // Caps that keep a Result bounded on any input size.
 const (
-	MaxPhases    = 200_000
-	MaxArtifacts = 200_000
+	MaxPhases    = 100_000
+	MaxArtifacts = 100_000
 )
 
 // Input is one trace file that was read.

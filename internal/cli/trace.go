@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +17,9 @@ import (
 )
 
 func init() { register(newTraceCmd) }
+
+// memoryLimit is the soft heap limit of bringup trace (see GOMEMLIMIT).
+const memoryLimit = 200 << 20
 
 // progressMin is the input size from which a progress bar is worth drawing.
 const progressMin = 64 << 20
@@ -47,6 +50,11 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return Usagef("trace needs a TORCH_TRACE file or directory (e.g. bringup trace /tmp/torch_trace)")
+			}
+			// Keep the heap near the 300 MiB budget on huge traces: the GC
+			// works harder instead of letting garbage double the live set.
+			if os.Getenv("GOMEMLIMIT") == "" {
+				debug.SetMemoryLimit(memoryLimit)
 			}
 			set, err := rules.Builtin()
 			if err != nil {
@@ -89,9 +97,7 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 				out = f
 			}
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
+				if err := compiles.WriteJSON(out, res); err != nil {
 					return Usagef("cannot write JSON: %v", err)
 				}
 			} else {
