@@ -283,7 +283,10 @@ func pathLine(fr []stacks.Frame, rootFirst bool) string {
 	var parts []string
 	for _, f := range fr {
 		s := f.Func
-		if f.Period > 0 {
+		switch {
+		case f.Cycle != nil:
+			s = "[" + s + "] ×k"
+		case f.Period > 0:
 			s += " ×k"
 		}
 		parts = append(parts, s)
