@@ -178,7 +178,7 @@ func Parse(name string, data []byte) (*Patch, error) {
 	}
 	p.HeaderLines = n
 	var firstText string
-	var last *Field
+	last := -1 // index in p.Fields of the field a continuation line extends
 	for i := 0; i < n; i++ {
 		ln := i + 1
 		line := strings.TrimRight(lines[i], "\r\n")
@@ -187,32 +187,36 @@ func Parse(name string, data []byte) (*Patch, error) {
 			body = line // a quilt/git header may be plain text
 		}
 		if strings.TrimSpace(body) == "" {
-			last = nil
+			last = -1
 			continue
 		}
-		if m := keyRe.FindStringSubmatch(body); m != nil {
+		if !strings.Contains(body, ":") {
+			// neither a field nor a hash line of either style
+		} else if m := keyRe.FindStringSubmatch(body); m != nil {
 			if canon, ok := knownKeys[strings.ToLower(m[1])]; ok || strings.HasPrefix(strings.ToLower(m[1]), "bug-") {
 				if !ok {
 					canon = m[1]
 				}
 				p.Fields = append(p.Fields, Field{Key: canon, Value: strings.TrimSpace(m[2]), Line: ln})
-				last = &p.Fields[len(p.Fields)-1]
-				p.field(last)
+				last = len(p.Fields) - 1
+				p.field(&p.Fields[last])
 				continue
 			}
 		}
-		if m := freeHashRe.FindStringSubmatch(body); m != nil {
+		if !strings.Contains(strings.ToLower(body), "sha") {
+			// not a hash line
+		} else if m := freeHashRe.FindStringSubmatch(body); m != nil {
 			p.hash(strings.ToLower(m[1]), strings.ToLower(m[2]), ln)
-			last = nil
+			last = -1
 			continue
 		}
 		// DEP-3 continuation: an indented line right after a field.
-		if last != nil && (strings.HasPrefix(body, "  ") || strings.HasPrefix(body, "\t")) && last.Key == "Description" {
-			last.Value += "\n" + strings.TrimSpace(body)
-			p.Description = last.Value
+		if last >= 0 && (strings.HasPrefix(body, "  ") || strings.HasPrefix(body, "\t")) && p.Fields[last].Key == "Description" {
+			p.Fields[last].Value += "\n" + strings.TrimSpace(body)
+			p.Description = p.Fields[last].Value
 			continue
 		}
-		last = nil
+		last = -1
 		if firstText == "" {
 			firstText = strings.TrimSpace(body)
 		}
@@ -225,6 +229,9 @@ func Parse(name string, data []byte) (*Patch, error) {
 	}
 	// Env knobs mentioned as NAME=VALUE in the header text.
 	for i := 0; i < n; i++ {
+		if !strings.Contains(lines[i], "=") {
+			continue
+		}
 		for _, m := range envMentionRe.FindAllStringSubmatch(lines[i], -1) {
 			if !p.envSeen["header:"+m[1]] {
 				p.addEnv(EnvKnob{Name: m[1], Value: m[2], Source: "header", Line: i + 1})
