@@ -257,6 +257,9 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 				continue
 			}
 			sub := exceptionSubject(tb, root)
+			if v["vllm"] != "" {
+				sub.Fields["vllm"] = v["vllm"]
+			}
 			matched := set.Match(sub, v)
 			wrapper := isWrapper(root)
 			if !explained(matched) && !wrapper {

@@ -58,8 +58,10 @@ var fires = map[string][]struct {
 	"sglang-customop-no-native":  {{sub: Subject{Fact: "exception", Text: "NotImplementedError", Frames: record.Stack{{Func: "forward_native", File: "sglang/srt/custom_op.py"}}}}},
 	"xpu-cudagraph-mem-estimate": {{sub: Subject{Fact: "exception", Text: "RuntimeError: UR error", Frames: record.Stack{{Func: "profile_cudagraph_memory", File: "vllm/v1/worker/gpu_model_runner.py"}, {Func: "determine_available_memory", File: "vllm/v1/worker/xpu_worker.py"}}}}},
 	"kv-cache-negative":          {{sub: Subject{Text: "Available KV cache memory: -1.81 GiB"}}},
-	"startup-stuck":              {{sub: Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "load"}}}},
-	"unrecognised-exception":     {{sub: Subject{Fact: "exception", Text: "ValueError: bad", Fields: map[string]string{"unexplained": "true"}}}},
+	"nightly-regression": {{sub: Subject{Fact: "exception", Text: "KeyError: 'in_proj_qkvbfg_a'", Fields: map[string]string{"vllm": "0.20.2rc1.dev148+g1d5e2f0"},
+		Frames: record.Stack{{Func: "forward", File: "vllm/model_executor/models/qwen3_next.py", Line: 503}, {Func: "__call__", File: "/usr/lib/python3.12/site-packages/torch/_dynamo/aot_compile.py", Line: 124}}}}},
+	"startup-stuck":          {{sub: Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "load"}}}},
+	"unrecognised-exception": {{sub: Subject{Fact: "exception", Text: "ValueError: bad", Fields: map[string]string{"unexplained": "true"}}}},
 }
 
 // quiet are realistic healthy lines and near misses that no rule may match.
@@ -166,6 +168,11 @@ func TestVersionGates(t *testing.T) {
 	}
 	if !hasRule(s.Match(hang, nil), "implicit-fallback-format-hang") {
 		t.Error("an unknown torch version must not block")
+	}
+	nightly := fires["nightly-regression"][0].sub
+	nightly.Fields = map[string]string{"vllm": "0.20.1"}
+	if hasRule(s.Match(nightly, nil), "nightly-regression") {
+		t.Error("nightly-regression fired on a release")
 	}
 	aot := Subject{Text: "RuntimeError: Graph breaks are not supported with aot compile. Please use torch.compile(fullgraph=True)."}
 	if hasRule(s.Match(aot, Versions{"sglang": "0.4.0"}), "aot-compile-graph-break") {
