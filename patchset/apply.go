@@ -55,7 +55,12 @@ func Revert(root string, s *Series, opt Options) (*Outcome, error) {
 }
 
 func run(root string, s *Series, opt Options, reverse bool) (*Outcome, error) {
-	recovered, err := Recover(root)
+	unlock, err := lockRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	recovered, err := recoverLocked(root)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +109,9 @@ func plan(root string, s *Series, opt Options, reverse bool) (*Outcome, []change
 		return nil, nil, err
 	}
 	out := &Outcome{Report: ev.report, Changed: []string{}, final: map[string][]byte{}}
+	if ev.report.pending {
+		out.Refused = append(out.Refused, ev.report.Journal)
+	}
 	for _, pr := range ev.report.Patches {
 		if pr.State == "invalid" {
 			out.Refused = append(out.Refused, pr.Error)

@@ -765,3 +765,31 @@ func b64(hexsum string) string {
 	fmt.Sscanf(hexsum, "%x", &raw)
 	return strings.TrimRight(strings.NewReplacer("+", "-", "/", "_").Replace(base64Std(raw)), "=")
 }
+
+func TestConcurrentCommandRefused(t *testing.T) {
+	tr := newTree(t)
+	tr.standardSeries(t)
+	unlock, err := lockRoot(tr.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Apply(tr.root, mustSeries(t, tr.patches), Options{})
+	unlock()
+	if err == nil || !strings.Contains(err.Error(), "another bringup patch command") {
+		t.Fatalf("got %v", err)
+	}
+	if out, err := Apply(tr.root, mustSeries(t, tr.patches), Options{}); err != nil || len(out.Changed) != 3 {
+		t.Fatalf("after unlock: %v", err)
+	}
+}
+
+func TestDescriptionContinuation(t *testing.T) {
+	text := "# Description: short summary\n#  second line\n#  third line\n# Status: disabled\n#\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+	p, err := Parse("d.patch", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Description != "short summary\nsecond line\nthird line" || p.Active() || p.Fields[0].Value != p.Description {
+		t.Fatalf("%q active=%v %+v", p.Description, p.Active(), p.Fields)
+	}
+}

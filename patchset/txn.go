@@ -224,6 +224,19 @@ func Recover(root string) (string, error) {
 	if err != nil || j == nil {
 		return "", err
 	}
+	unlock, err := lockRoot(root)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	return recoverLocked(root)
+}
+
+func recoverLocked(root string) (string, error) {
+	j, err := readJournal(root)
+	if err != nil || j == nil {
+		return "", err
+	}
 	var paths []string
 	for _, e := range j.Entries {
 		paths = append(paths, e.Path)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -256,7 +257,7 @@ are read under --root and the diff applied exactly. The patch is verified
 				if target == "" || len(args) < 1 || len(args) > 2 {
 					return Usagef("give --target REL and EDITED (or ORIGINAL EDITED), or --git-diff FILE")
 				}
-				onDisk, diskErr := os.ReadFile(root + string(os.PathSeparator) + target)
+				onDisk, diskErr := os.ReadFile(filepath.Join(root, filepath.FromSlash(target)))
 				var orig []byte
 				if len(args) == 2 {
 					var err error
