@@ -793,3 +793,30 @@ func TestDescriptionContinuation(t *testing.T) {
 		t.Fatalf("%q active=%v %+v", p.Description, p.Active(), p.Fields)
 	}
 }
+
+// TestBrokenHunkNamed: the base hash matches but a hunk's context does not
+// (a hand-edited diff): status flags it, apply refuses naming the hunk,
+// the patch line, the file line and both texts.
+func TestBrokenHunkNamed(t *testing.T) {
+	root := copyTree(t)
+	text, _ := os.ReadFile(filepath.Join("testdata", "no-newline.patch"))
+	bad := strings.Replace(string(text), " x = 1\n", " x = 100\n", 1)
+	pf := filepath.Join(t.TempDir(), "bad.patch")
+	os.WriteFile(pf, []byte(bad), 0o644)
+	s, err := Load([]string{pf})
+	if err != nil || len(s.Invalid) > 0 {
+		t.Fatal(err, s.Invalid)
+	}
+	r, _ := Status(root, s)
+	if r.Consistent() || !strings.Contains(r.Patches[0].Targets[0].Detail, "broken patch") {
+		t.Fatalf("status: %+v", r.Patches[0].Targets[0])
+	}
+	out, err := Apply(root, s, Options{})
+	if err != nil || len(out.Refused) != 1 {
+		t.Fatalf("%v %v", err, out.Refused)
+	}
+	want := `bad.patch: pkg/b.py: hunk 1 (patch line 13) does not apply at line 1: expected "x = 100", found "x = 1"`
+	if out.Refused[0] != want {
+		t.Fatalf("got  %s\nwant %s", out.Refused[0], want)
+	}
+}

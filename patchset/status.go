@@ -44,6 +44,7 @@ type TargetReport struct {
 	Detail        string    `json:"detail,omitempty"`
 	Upstream      *Upstream `json:"upstream,omitempty"`
 	Action        string    `json:"action,omitempty"` // what apply/revert did to it
+	broken        bool      // the diff does not fit its own pinned side
 }
 
 // PatchReport is one patch of the series.
@@ -106,6 +107,9 @@ func (r *Report) Problems() []string {
 			out = append(out, fmt.Sprintf("%s: half applied (some targets patched, some not)", p.Name))
 		}
 		for _, t := range p.Targets {
+			if t.broken {
+				out = append(out, fmt.Sprintf("%s: %s: %s", p.Name, t.Path, t.Detail))
+			}
 			if t.State == StateDrifted || t.State == StateMissing {
 				msg := fmt.Sprintf("%s: %s is %s", p.Name, t.Path, t.State)
 				if t.Detail != "" {
@@ -312,8 +316,19 @@ func (ev *evaluation) targetState(pi int, p *Patch, t *Target) TargetReport {
 		switch {
 		case f.sha == t.PatchedSHA256:
 			tr.State = StatePatched
+			if _, err := udiff.Apply(f.data, udiff.Reverse(t.Diff), udiff.Options{}); err != nil {
+				tr.broken = true
+				tr.Detail = "broken patch: the diff does not reverse out of its own Patched-SHA256 file: " + err.Error()
+			}
 		case f.sha == t.BaseSHA256:
 			tr.State = StateBase
+			if res, err := udiff.Apply(f.data, t.Diff, udiff.Options{}); err != nil {
+				tr.broken = true
+				tr.Detail = "broken patch: the diff does not apply to its own Base-SHA256 file: " + err.Error()
+			} else if t.PatchedSHA256 != "" && sha(res.Content) != t.PatchedSHA256 {
+				tr.broken = true
+				tr.Detail = fmt.Sprintf("broken patch: the diff gives sha256 %s, not the pinned Patched-SHA256 (run 'bringup patch refresh')", short(sha(res.Content)))
+			}
 		default:
 			tr.State = StateDrifted
 			if p.Active() {
