@@ -101,6 +101,7 @@ type Set struct {
 	rules  []*Rule
 	byID   map[string]*Rule
 	ac     *automaton
+	win    *windowFilter    // first pass before ac; nil: always run ac
 	litOf  [][]int          // literal index -> rules needing it
 	always []int            // rules with a text regex but no derivable literal: always run
 	byFact map[string][]int // rules triggered by a fact ("" = any subject with frames or a fact)
@@ -504,6 +505,10 @@ func (s *Set) build() {
 		}
 	}
 	s.ac = newAutomaton(lits)
+	s.win = nil
+	if s.ac != nil {
+		s.win = newWindowFilter(lits)
+	}
 	if s.ac == nil && len(lits) > 0 {
 		// No automaton (too many literals): run those rules on every subject.
 		seen := map[int]bool{}
@@ -533,7 +538,7 @@ func prefilterKey(l string) string {
 // definition order. It allocates nothing when no rule can match.
 func (s *Set) Match(sub Subject, v Versions) []*Rule {
 	var cand []int
-	if sub.Text != "" && s.ac != nil {
+	if sub.Text != "" && s.ac != nil && (s.win == nil || s.win.mayContain(sub.Text)) {
 		cand = s.ac.scan(sub.Text, s.litOf, cand)
 	}
 	cand = append(cand, s.always...)

@@ -367,3 +367,31 @@ func TestLocate(t *testing.T) {
 		t.Error("a fact rule has no text location")
 	}
 }
+
+// The window prefilter may only say "maybe" too often, never "no" when a
+// literal is there.
+func TestWindowFilterNeverMissesALiteral(t *testing.T) {
+	s := builtin(t)
+	lits := []string{}
+	for _, r := range s.Rules() {
+		lits = append(lits, r.literals...)
+	}
+	f := newWindowFilter(lits)
+	if f == nil {
+		t.Fatal("no window filter for the built-in literals")
+	}
+	misses := 0
+	for i, l := range lits {
+		for _, text := range []string{l, "x" + l, "INFO 11-29 10:00:00 [x.py:1] " + l + " tail", l[:len(l)/2]} {
+			if strings.Contains(text, l) && !f.mayContain(text) {
+				t.Errorf("literal %d %q in %q: filter said no", i, l, text)
+			}
+		}
+	}
+	for _, q := range quiet {
+		if f.mayContain(q.Text) {
+			misses++
+		}
+	}
+	t.Logf("%d of %d healthy lines pass the window filter", misses, len(quiet))
+}
