@@ -67,7 +67,8 @@ type fileAnalysis struct {
 	dropped   int
 	depth     map[int]int
 	lastTs    float64
-	names     map[string]string // interned phase names
+	names     map[string]string // interned strings
+	stacks    map[string]record.Stack
 	maxPhases int
 	maxArts   int
 }
@@ -82,7 +83,7 @@ func newFileAnalysis(in Input, maxPhases int) *fileAnalysis {
 	return &fileAnalysis{maxArts: maxPhases * MaxArtifacts / MaxPhases,
 		in: in, other: map[int]bool{}, units: map[string]*unit{}, versions: map[string]string{},
 		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{},
-		names: map[string]string{}, maxPhases: maxPhases,
+		names: map[string]string{}, stacks: map[string]record.Stack{}, maxPhases: maxPhases,
 	}
 }
 
@@ -145,7 +146,7 @@ func (u *unit) hasStart(att int) bool { return u.attempts[-1-att] }
 func (f *fileAnalysis) add(ev *torchtrace.Event, sc *torchtrace.Scanner) {
 	rank := f.rankOf(ev)
 	var u *unit
-	cid := ev.ID.String()
+	cid := f.intern(ev.ID.String())
 	if !ev.ID.Empty() {
 		u = f.unitFor(rank, ev, sc)
 	}
@@ -155,10 +156,13 @@ func (f *fileAnalysis) add(ev *torchtrace.Event, sc *torchtrace.Scanner) {
 		if ev.HasPayload == "" {
 			a.PayloadRef = ev.Envelope
 			a.Envelope = true
+			a.MD5OK = true // nothing to check
 		}
 		if a.Name == "" {
 			a.Name = ev.Kind
 		}
+		a.Name = f.intern(a.Name)
+		a.Kind = f.intern(a.Kind)
 		if ev.Kind == "artifact" {
 			if v, ok := torchtrace.Field(ev.Meta, "encoding"); ok {
 				a.Encoding, _ = torchtrace.StringValue(v)
@@ -178,7 +182,7 @@ func (f *fileAnalysis) add(ev *torchtrace.Event, sc *torchtrace.Scanner) {
 		if u != nil {
 			u.attempts[-1-ev.ID.AttemptN()] = true
 			if len(u.c.Stack) == 0 {
-				u.c.Stack = f.stack(ev.Meta, sc)
+				u.c.Stack = f.sharedStack(f.stack(ev.Meta, sc))
 				if len(u.c.Stack) > 0 && u.c.Frame.File == "" {
 					u.c.Frame = u.c.Stack[0]
 				}
@@ -585,6 +589,10 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 		if ce.TimeSavedMs == 0 && p.TimeSavedNs != nil {
 			ce.TimeSavedMs = *p.TimeSavedNs / 1e6
 		}
+		// Repeated compiles hash the same inputs: share the strings.
+		for i, c := range p.Components {
+			p.Components[i] = f.intern(c)
+		}
 		ce.Components = p.Components
 		if u != nil {
 			u.c.Cache = append(u.c.Cache, len(f.cache))
@@ -678,14 +686,37 @@ type chromiumEvent struct {
 	} `json:"args"`
 }
 
+// intern shares repeated strings (phase names, compile ids, cache
+// components) so that a huge trace of repeated compiles costs memory in
+// proportion to what is distinct, not to its length.
 func (f *fileAnalysis) intern(s string) string {
 	if x, ok := f.names[s]; ok {
 		return x
 	}
-	if len(f.names) < 10000 {
+	if len(f.names) < 200_000 {
 		f.names[s] = s
 	}
 	return s
+}
+
+// sharedStack returns an identical earlier stack instead of a new copy.
+func (f *fileAnalysis) sharedStack(st record.Stack) record.Stack {
+	if len(st) == 0 {
+		return st
+	}
+	var b strings.Builder
+	for _, fr := range st {
+		b.WriteString(fr.String())
+		b.WriteByte('\n')
+	}
+	key := b.String()
+	if x, ok := f.stacks[key]; ok {
+		return x
+	}
+	if len(f.stacks) < 10_000 {
+		f.stacks[key] = st
+	}
+	return st
 }
 
 func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
@@ -859,6 +890,8 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 	for i := range f.closed {
 		fix(&f.closed[i].Rank)
 	}
+	// Closed phases were kept in end order; present them in start order.
+	sort.SliceStable(f.closed, func(i, j int) bool { return f.closed[i].StartUs < f.closed[j].StartUs })
 	// Open phases: what was running when the log stopped.
 	innermost := map[int]int{}
 	var open []Phase
