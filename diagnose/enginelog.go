@@ -52,8 +52,9 @@ type batch struct {
 // size of the log.
 //
 // The parser's goroutine batches records; two consumers read every batch
-// in order, one matching rules, one feeding the traceback, timeline and
-// version analyzers, so a multi-core machine runs them side by side.
+// in order, one matching rules and detecting versions, one feeding the
+// traceback and timeline analyzers (about equal shares of the work), so a
+// multi-core machine runs them side by side.
 func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	res := logResult{input: Input{Path: path, Kind: KindEngineLog}, hits: rules.NewCollector()}
 	free := make(chan *batch, nBatches)
@@ -71,26 +72,26 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { // rules
+	x := pytrace.NewExtractor()
+	tl := timeline.New()
+	var vd versions.Detector
+	go func() { // rules and versions
 		defer wg.Done()
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		for b := range toMatch {
 			for i := range b.recs {
 				m.match(&b.recs[i])
+				vd.Add(b.recs[i])
 			}
 			release(b)
 		}
 	}()
-	x := pytrace.NewExtractor()
-	tl := timeline.New()
-	var vd versions.Detector
-	go func() { // facts
+	go func() { // tracebacks and timeline
 		defer wg.Done()
 		for b := range toFacts {
 			for i := range b.recs {
 				x.Add(b.recs[i])
 				tl.Add(b.recs[i])
-				vd.Add(b.recs[i])
 			}
 			release(b)
 		}
