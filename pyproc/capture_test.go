@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bringup-tool/bringup/record"
 )
 
 // TestCaptureMatchesSelfView captures real CPython processes of every
@@ -235,4 +238,84 @@ func TestCaptureExitingProcess(t *testing.T) {
 		}
 		cmd.Wait()
 	}
+}
+
+// TestCaptureRunningThread captures targets whose "spinner" thread never
+// stops running Python (its stack grows and shrinks all the time) many
+// times: every capture must succeed, and every spinner stack read must have
+// a shape it can really have — thread bootstrap, spinner_loop, then only
+// _climb_spin frames, or Tower.__init__ right under spinner_loop — unless
+// marked Partial.
+func TestCaptureRunningThread(t *testing.T) {
+	for _, minor := range testedMinors {
+		t.Run(minor, func(t *testing.T) {
+			py := pythonFor(minor)
+			if py == "" {
+				t.Skipf("CPython %s is not installed under pyenv", minor)
+			}
+			script, _ := filepath.Abs(filepath.Join("testdata", "target.py"))
+			cmd, view := startTargetAt(t, py, script, "--spin")
+			depths := map[int]bool{}
+			partial := 0
+			for i := 0; i < 60; i++ {
+				p, err := Capture(cmd.Process.Pid)
+				if err != nil {
+					t.Fatalf("capture %d: %v", i, err)
+				}
+				if len(p.Threads) != len(view.Threads)+1 {
+					t.Fatalf("capture %d: %d threads, want %d", i, len(p.Threads), len(view.Threads)+1)
+				}
+				for _, th := range p.Threads {
+					if len(th.Frames) == 0 || !strings.HasSuffix(th.Frames[len(th.Frames)-1].Func, "_bootstrap") {
+						continue
+					}
+					if !hasSpin(th) {
+						continue
+					}
+					if th.Partial {
+						partial++
+						continue
+					}
+					n := len(th.Frames)
+					outer := []string{"_bootstrap", "_bootstrap_inner", "run", "spinner_loop"}
+					for j, want := range outer {
+						if f := th.Frames[n-1-j]; !strings.HasSuffix(f.Func, want) {
+							t.Fatalf("capture %d: spinner frame %d from the root is %v, want %s\n%v", i, j, f, want, th.Frames)
+						}
+					}
+					inner := th.Frames[:n-len(outer)]
+					if len(inner) == 1 && strings.HasSuffix(inner[0].Func, "__init__") {
+						inner = nil // constructing the Tower
+					}
+					for _, f := range inner {
+						if f.Func != "_climb_spin" || !strings.HasSuffix(f.File, "target.py") || f.Line <= 0 {
+							t.Fatalf("capture %d: spinner has a frame %v among its recursion\n%s", i, f, fmtStack(th.Frames))
+						}
+					}
+					depths[n-len(outer)] = true
+				}
+			}
+			if len(depths) < 2 {
+				t.Errorf("spinner seen at %d distinct depths only: was it running?", len(depths))
+			}
+			t.Logf("%d distinct spinner depths over 60 captures, %d partial reads", len(depths), partial)
+		})
+	}
+}
+
+func hasSpin(th Thread) bool {
+	for _, f := range th.Frames {
+		if f.Func == "spinner_loop" {
+			return true
+		}
+	}
+	return false
+}
+
+func fmtStack(s record.Stack) string {
+	var b strings.Builder
+	for _, f := range s {
+		b.WriteString("  " + f.String() + "\n")
+	}
+	return b.String()
 }

@@ -2,6 +2,7 @@ package pyproc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -358,4 +359,70 @@ func FuzzWalkCorrupted(f *testing.F) {
 			t.Fatalf("unexpected error kind: %v", err)
 		}
 	})
+}
+
+// flipMemory serves recorded memory, except that the word at addr reads
+// alternately as a and b: a thread whose innermost frame keeps returning
+// and being called again.
+type flipMemory struct {
+	Memory
+	addr, a, b uint64
+	n          int
+}
+
+func (m *flipMemory) Read(addr uint64, p []byte) error {
+	if err := m.Memory.Read(addr, p); err != nil {
+		return err
+	}
+	if addr <= m.addr && m.addr+8 <= addr+uint64(len(p)) {
+		v := m.a
+		if m.n%2 == 1 {
+			v = m.b
+		}
+		m.n++
+		binary.LittleEndian.PutUint64(p[m.addr-addr:], v)
+	}
+	return nil
+}
+
+// TestPartialThread: a chain that differs on every read is reported as
+// Partial with only the outer frames both reads agree on.
+func TestPartialThread(t *testing.T) {
+	s, mem := loadSnapshot(t, filepath.Join("testdata", "snapshots", "3.12.json"))
+	lay, _ := layoutFor("3.12")
+	r := reader{mem}
+	interp, _ := r.u64(s.Runtime + uint64(lay.RuntimeInterpretersHead))
+	ts, _ := r.u64(interp + uint64(lay.InterpThreadsHead))
+	cframe, _ := r.u64(ts + uint64(lay.TstateCFrame))
+	slot := cframe + uint64(lay.CFrameCurrentFrame)
+	inner, err := r.u64(slot)
+	if err != nil || inner == 0 {
+		t.Fatalf("no current frame in the snapshot: %v", err)
+	}
+	outer, _ := r.u64(inner + uint64(lay.FramePrevious))
+	fm := &flipMemory{Memory: mem, addr: slot, a: inner, b: outer}
+	threads, err := newTarget(fm, lay, s.Runtime, s.CodeType, s.StrType).walk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := threads[0]
+	want := s.Want[0].Frames
+	if !th.partial {
+		t.Fatal("a chain that changes on every read is not marked partial")
+	}
+	if len(th.frames) != len(want)-1 {
+		t.Fatalf("partial thread kept %d frames, want the %d stable outer ones", len(th.frames), len(want)-1)
+	}
+	for i, f := range th.frames {
+		w := want[i+1]
+		if f.Func != w.Func || f.Line != w.Line {
+			t.Errorf("frame %d: %v, want %+v", i, f, w)
+		}
+	}
+	// The other threads were read whole.
+	for _, o := range threads[1:] {
+		if o.partial {
+			t.Errorf("thread %#x marked partial", o.ident)
+		}
+	}
 }

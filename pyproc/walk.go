@@ -116,9 +116,6 @@ func (t *target) walk() ([]rawThread, error) {
 				return nil, badRead("thread state %#x points at interpreter %#x, not %#x it is listed in", ts, back, interp)
 			}
 			th, err := t.thread(ts)
-			for attempt := 1; err != nil && attempt < threadAttempts && isBadRead(err); attempt++ {
-				th, err = t.thread(ts)
-			}
 			if err != nil {
 				if !isBadRead(err) {
 					return nil, err
@@ -145,7 +142,7 @@ func (t *target) walk() ([]rawThread, error) {
 	}
 	failed := 0
 	for _, th := range out {
-		if th.partial {
+		if th.err != nil {
 			failed++
 		}
 	}
@@ -164,8 +161,8 @@ func isBadRead(err error) bool {
 	return ok
 }
 
-// threadAttempts: how often one thread's frame chain is re-read when it
-// changes under us (the thread is running).
+// threadAttempts: how often one thread's frame chain is read again when it
+// changes under us (the thread is running) before settling for Partial.
 const threadAttempts = 5
 
 func (t *target) thread(ts uint64) (rawThread, error) {
@@ -182,7 +179,73 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 		}
 		th.native = int(n)
 	}
+	// The target keeps running: read the chain, then read its links again;
+	// only a chain that read the same twice is taken whole. A running
+	// thread reuses frame memory as it calls and returns, so one pass can
+	// stitch frames from different moments into a stack that never was.
+	var last, again []link
+	var lastFrames record.Stack
+	var lastErr error
+	for attempt := 0; attempt < threadAttempts; attempt++ {
+		links, frames, err := t.chain(ts, true)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		check, _, err := t.chain(ts, false)
+		if err == nil && sameLinks(links, check) {
+			th.frames = frames
+			return th, nil
+		}
+		last, again, lastFrames = links, check, frames
+	}
+	if last == nil {
+		return th, lastErr
+	}
+	// Never settled: keep the outer frames both reads agreed on (the root
+	// path, what matters for "where is it"), and say the rest moved.
+	k := 0
+	for k < len(last) && k < len(again) && last[len(last)-1-k].same(again[len(again)-1-k]) {
+		k++
+	}
+	first := len(lastFrames)
+	for i := len(last) - k; i < len(last); i++ {
+		if last[i].frame >= 0 {
+			first = min(first, last[i].frame)
+		}
+	}
+	th.frames = lastFrames[first:]
+	th.partial = true
+	return th, nil
+}
+
+// link is one frame of a chain as read: what must not change between two
+// reads for the chain to count as consistent.
+type link struct {
+	addr, code, prev uint64
+	frame            int // index of its decoded frame, -1 when hidden
+}
+
+func (a link) same(b link) bool { return a.addr == b.addr && a.code == b.code && a.prev == b.prev }
+
+func sameLinks(a, b []link) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].same(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// chain reads a thread's frame chain, innermost first; with decode it also
+// decodes the frames (without, it only collects links, for the re-check).
+func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
+	l := t.lay
 	var frame uint64
+	var err error
 	switch l.FrameModel {
 	case 0, 2:
 		frame, err = t.mem.u64(ts + uint64(l.TstateFrame))
@@ -193,64 +256,72 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 		}
 	}
 	if err != nil {
-		return th, err
+		return nil, nil, err
 	}
+	var links []link
+	var frames record.Stack
 	seen := map[uint64]bool{}
 	for frame != 0 {
 		if seen[frame] || len(seen) >= maxFrames {
-			return th, badRead("frame chain loops at %#x", frame)
+			return nil, nil, badRead("frame chain loops at %#x", frame)
 		}
 		seen[frame] = true
-		f, ok, prev, err := t.frame(frame)
-		if err != nil {
-			return th, err
+		buf := t.scratch(t.frameSpan)
+		if err := t.mem.Read(frame, buf); err != nil {
+			return nil, nil, err
 		}
-		if ok {
-			th.frames = append(th.frames, f)
+		code, _ := at(buf, l.FrameCode, 8)
+		prev, _ := at(buf, l.FramePrevious, 8)
+		lk := link{addr: frame, code: code, prev: prev, frame: -1}
+		if decode {
+			f, ok, err := t.frame(frame, buf)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				lk.frame = len(frames)
+				frames = append(frames, f)
+			}
 		}
+		links = append(links, lk)
 		frame = prev
 	}
-	return th, nil
+	return links, frames, nil
 }
 
-// frame decodes one frame from a single read of its fixed part; ok is false
-// for frames Python itself hides (C-stack shims, frames not yet past their
-// first traceable instruction). prev is the next frame out.
-func (t *target) frame(addr uint64) (f record.Frame, ok bool, prev uint64, err error) {
+// frame decodes one frame from its fixed part (buf, read at addr); ok is
+// false for frames Python itself hides (C-stack shims, frames not yet past
+// their first traceable instruction).
+func (t *target) frame(addr uint64, buf []byte) (f record.Frame, ok bool, err error) {
 	l := t.lay
-	buf := t.scratch(t.frameSpan)
-	if err := t.mem.Read(addr, buf); err != nil {
-		return f, false, 0, err
-	}
-	prev, _ = at(buf, l.FramePrevious, 8)
 	code, _ := at(buf, l.FrameCode, 8)
 	if l.FrameModel == 0 {
 		ci, err := t.code(code, true)
 		if err != nil {
-			return f, false, prev, err
+			return f, false, err
 		}
 		v, _ := at(buf, l.FrameLasti, 4)
-		return record.Frame{Func: ci.name, File: ci.file, Line: line310(ci.table, int(int32(v))*2, ci.first)}, true, prev, nil
+		return record.Frame{Func: ci.name, File: ci.file, Line: line310(ci.table, int(int32(v))*2, ci.first)}, true, nil
 	}
 	owner, _ := at(buf, l.FrameOwner, 1)
 	if l.OwnerCStack >= 0 && int64(owner) == l.OwnerCStack {
-		return f, false, prev, nil
+		return f, false, nil
 	}
 	// 3.13: f_executable may be None (or another non-code object) for
 	// frames that run no Python code; earlier versions always hold code.
 	ci, err := t.code(code, l.FrameModel != 2)
 	if err != nil || ci == nil {
-		return f, false, prev, err
+		return f, false, err
 	}
 	instr, _ := at(buf, l.FrameInstr, 8)
 	lasti := (int64(instr) - int64(code+uint64(l.CodeCodeAdaptive))) / 2
 	if lasti < -1 || lasti > maxLinetableLen {
-		return f, false, prev, badRead("frame %#x instruction pointer %#x is outside its code %#x", addr, instr, code)
+		return f, false, badRead("frame %#x instruction pointer %#x is outside its code %#x", addr, instr, code)
 	}
 	if int64(owner) != l.OwnerGenerator && lasti < int64(ci.firstTraceable) {
-		return f, false, prev, nil // incomplete: Python skips it too
+		return f, false, nil // incomplete: Python skips it too
 	}
-	return record.Frame{Func: ci.name, File: ci.file, Line: line311(ci.table, int(lasti)*2, ci.first)}, true, prev, nil
+	return record.Frame{Func: ci.name, File: ci.file, Line: line311(ci.table, int(lasti)*2, ci.first)}, true, nil
 }
 
 // code reads a code object (one read for its fixed part). With mustBe it

@@ -125,7 +125,7 @@ def report(path, workers):
     os.rename(tmp, path)
 
 
-def spin():
+def spinner_loop():
     # A thread that never blocks: pure-Python recursion that keeps changing
     # its stack, like a compile burning CPU. Used by the benchmark to show
     # capture neither stops the target nor needs it idle.
@@ -146,7 +146,7 @@ Tower.climb_spin = _climb_spin
 def main():
     path = sys.argv[1]
     if "--spin" in sys.argv[2:]:
-        threading.Thread(target=spin, name="spinner", daemon=True).start()
+        threading.Thread(target=spinner_loop, name="spinner", daemon=True).start()
     threads = [
         threading.Thread(target=Worker().run, args=(3,), name="worker-1", daemon=True),
         threading.Thread(target=Worker().run, args=(5,), name="worker-2", daemon=True),
