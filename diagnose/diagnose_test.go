@@ -381,3 +381,18 @@ func TestDefLineFromLocalSource(t *testing.T) {
 		t.Error("fired although the frame's line is not a def line")
 	}
 }
+
+func TestSymlinkedDirectoryAndFile(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	os.MkdirAll(real, 0o755)
+	data, _ := os.ReadFile("../examples/aot-graph-break/vllm-serve.log")
+	os.WriteFile(filepath.Join(real, "a.log"), data, 0o644)
+	os.Symlink(filepath.Join(real, "a.log"), filepath.Join(real, "b.log"))
+	link := filepath.Join(dir, "logs")
+	os.Symlink(real, link)
+	d := run(t, link)
+	if len(d.Inputs) != 2 || !strings.HasPrefix(d.Inputs[0].Path, link) || d.Findings[0].Rule != "aot-compile-graph-break" {
+		t.Errorf("inputs %+v findings %v", d.Inputs, ruleIDs(d))
+	}
+}

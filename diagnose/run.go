@@ -99,9 +99,20 @@ func expand(paths []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, de fs.DirEntry, err error) error {
+		root := p
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+			// WalkDir does not enter a root that is a symlink; walk its
+			// target but report paths under the name given.
+			root = real
+		}
+		err = filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
+			if root != p {
+				if rel, rerr := filepath.Rel(root, path); rerr == nil {
+					path = filepath.Join(p, rel)
+				}
+			}
 			if err != nil {
-				if path != p {
+				if path != p && path != root {
 					out = append(out, path) // reported as unreadable
 					if de != nil && de.IsDir() {
 						return fs.SkipDir
@@ -116,7 +127,12 @@ func expand(paths []string) ([]string, error) {
 				}
 				return nil
 			}
-			if de.Type().IsRegular() && !notALog[strings.ToLower(filepath.Ext(path))] {
+			regular := de.Type().IsRegular()
+			if de.Type()&fs.ModeSymlink != 0 {
+				fi, err := os.Stat(path) // a link to a log file is a log file; links to directories are not followed
+				regular = err == nil && fi.Mode().IsRegular()
+			}
+			if regular && !notALog[strings.ToLower(filepath.Ext(path))] {
 				out = append(out, path)
 			}
 			return nil
