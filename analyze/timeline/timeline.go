@@ -87,6 +87,21 @@ type Builder struct {
 	ranks   map[rankKey]*rankState
 	sources map[string]*sourceState
 	phases  []Phase
+	names   map[record.Rank]string // Rank.String, computed once per rank
+}
+
+func (b *Builder) rankName(r record.Rank) string {
+	if s, ok := b.names[r]; ok {
+		return s
+	}
+	if b.names == nil {
+		b.names = map[record.Rank]string{}
+	}
+	s := r.String()
+	if len(b.names) < 1<<16 {
+		b.names[r] = s
+	}
+	return s
 }
 
 // New returns an empty Builder.
@@ -143,9 +158,10 @@ func (b *Builder) Add(rec record.Record) {
 
 	isErr := rec.Level == record.LevelError || rec.Level == record.LevelCritical
 	var rs *rankState
-	key := rankKey{rec.Source, rec.Rank.String()}
+	var key rankKey
 	state := func() *rankState {
 		if rs == nil {
+			key = rankKey{rec.Source, b.rankName(rec.Rank)}
 			if rs = b.ranks[key]; rs == nil {
 				rs = &rankState{open: map[string]*Phase{}, closed: map[string]int{}}
 				b.ranks[key] = rs
@@ -162,7 +178,8 @@ func (b *Builder) Add(rec record.Record) {
 	for n := rec.Line; ; n++ {
 		line, rest, more := strings.Cut(text, "\n")
 		if m, ok := match(line); ok {
-			b.apply(state(), key, m, t, n, rec)
+			st := state()
+			b.apply(st, key, m, t, n, rec)
 		} else if strings.HasPrefix(line, "Traceback (most recent call last)") {
 			state().errLine = n
 		}

@@ -45,14 +45,6 @@ type Detector struct {
 // Add feeds one record.
 func (d *Detector) Add(rec record.Record) {
 	t := rec.Text
-	if !(strings.Contains(t, "ersion") || strings.Contains(t, "==") || strings.Contains(t, "python3.") ||
-		strings.Contains(t, "+cu") || strings.Contains(t, "+rocm") || strings.Contains(t, "(v") ||
-		strings.Contains(t, "torch: ")) {
-		return
-	}
-	if d.found == nil {
-		d.found = map[string]found{}
-	}
 	n := rec.Line
 	for {
 		line, rest, more := strings.Cut(t, "\n")
@@ -81,6 +73,9 @@ func (d *Detector) Where(key string) (source string, line int, ok bool) {
 }
 
 func (d *Detector) set(key, v string, prio int, src string, line int) {
+	if d.found == nil {
+		d.found = map[string]found{}
+	}
 	v = strings.TrimRight(v, ".,;)")
 	if v == "" || !(v[0] >= '0' && v[0] <= '9') {
 		return
@@ -158,49 +153,26 @@ var pins = [...]struct{ pkg, key string }{
 	{"rocm-atom==", ATOM}, {"amd-atom==", ATOM},
 }
 
+// scan looks for versions in one line. It runs on every line of a log, so
+// a few anchor searches decide which of the detailed checks can apply.
 func (d *Detector) scan(s, src string, line int) {
-	// Engine banners.
+	if len(s) < 6 {
+		return
+	}
+	// Anchors start with bytes that are rare in log text ('v'/'V', 'L',
+	// 'P', '=', 'y'), so each search is a fast byte scan.
+	if hasVersionWord(s) {
+		d.banners(s, src, line)
+	}
 	if k := strings.Index(s, "LLM engine (v"); k >= 0 {
 		d.set(VLLM, versionAt(s, k+len("LLM engine (")), fromBanner, src, line)
 	}
-	for _, m := range []string{"vLLM API server version", "vLLM version", "vLLM Version:"} {
-		if v := after(s, m); v != "" {
-			d.set(VLLM, v, fromBanner, src, line)
-		}
-	}
-	for _, m := range []string{"SGLang version", "sglang version", "SGLang Version:"} {
-		if v := after(s, m); v != "" {
-			d.set(SGLang, v, fromBanner, src, line)
-		}
-	}
-	for _, m := range []string{"ATOM version", "atom version"} {
-		if v := after(s, m); v != "" {
-			d.set(ATOM, v, fromBanner, src, line)
-		}
-	}
-	// collect_env and friends.
-	for _, m := range []string{"PyTorch version:", "Torch version:", "torch version:", "torch.__version__", "current using torch:"} {
-		if v := after(s, m); v != "" {
-			d.set(Torch, v, fromBanner, src, line)
-			d.buildTag(v, src, line)
-		}
-	}
-	if v := after(s, "Python version:"); v != "" {
-		d.set(Python, v, fromBanner, src, line)
-	}
-	for _, m := range []string{"CUDA used to build PyTorch:", "CUDA runtime version:", "CUDA Version:", "CUDA version:"} {
-		if v := after(s, m); v != "" {
+	if strings.Contains(s, "PyTorch:") {
+		if v := after(s, "CUDA used to build PyTorch:"); v != "" {
 			d.set(CUDA, v, fromBanner, src, line)
 		}
-	}
-	for _, m := range []string{"ROCM used to build PyTorch:", "ROCm version:", "ROCm Version:", "HIP runtime version:"} {
-		if v := after(s, m); v != "" {
+		if v := after(s, "ROCM used to build PyTorch:"); v != "" {
 			d.set(ROCm, v, fromBanner, src, line)
-		}
-	}
-	for _, m := range []string{"Triton version:", "triton version:", "Triton version"} {
-		if v := after(s, m); v != "" {
-			d.set(Triton, v, fromBanner, src, line)
 		}
 	}
 	// pip pins.
@@ -216,14 +188,75 @@ func (d *Detector) scan(s, src string, line int) {
 		}
 	}
 	// Paths: ".../lib/python3.12/site-packages/..." (also dist-packages).
-	if k := strings.Index(s, "python3."); k >= 0 && k > 0 && (s[k-1] == '/' || s[k-1] == ' ') {
-		j := k + len("python3.")
+	if k := strings.Index(s, "ython3."); k > 1 && s[k-1] == 'p' && (s[k-2] == '/' || s[k-2] == ' ') {
+		j := k + len("ython3.")
 		e := j
 		for e < len(s) && s[e] >= '0' && s[e] <= '9' {
 			e++
 		}
 		if e > j && e < len(s) && s[e] == '/' {
 			d.set(Python, "3."+s[j:e], fromPath, src, line)
+		}
+	}
+}
+
+// hasVersionWord reports whether s says "version" (any case of the first
+// letter, or "VERSION").
+func hasVersionWord(s string) bool {
+	for _, c := range []byte{'v', 'V'} {
+		for t := s; ; {
+			k := strings.IndexByte(t, c)
+			if k < 0 {
+				break
+			}
+			t = t[k+1:]
+			if strings.HasPrefix(t, "ersion") || strings.HasPrefix(t, "ERSION") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// banners reads "… version …" statements (engine banners, collect_env).
+func (d *Detector) banners(s, src string, line int) {
+	for _, m := range []string{"vLLM API server version", "vLLM version", "vLLM Version:"} {
+		if v := after(s, m); v != "" {
+			d.set(VLLM, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"SGLang version", "sglang version", "SGLang Version:"} {
+		if v := after(s, m); v != "" {
+			d.set(SGLang, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"ATOM version", "atom version"} {
+		if v := after(s, m); v != "" {
+			d.set(ATOM, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"PyTorch version:", "Torch version:", "torch version:", "torch.__version__", "current using torch:"} {
+		if v := after(s, m); v != "" {
+			d.set(Torch, v, fromBanner, src, line)
+			d.buildTag(v, src, line)
+		}
+	}
+	if v := after(s, "Python version:"); v != "" {
+		d.set(Python, v, fromBanner, src, line)
+	}
+	for _, m := range []string{"CUDA runtime version:", "CUDA Version:", "CUDA version:"} {
+		if v := after(s, m); v != "" {
+			d.set(CUDA, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"ROCm version:", "ROCm Version:", "HIP runtime version:"} {
+		if v := after(s, m); v != "" {
+			d.set(ROCm, v, fromBanner, src, line)
+		}
+	}
+	for _, m := range []string{"Triton version:", "triton version:", "Triton version"} {
+		if v := after(s, m); v != "" {
+			d.set(Triton, v, fromBanner, src, line)
 		}
 	}
 }

@@ -66,11 +66,11 @@ func TestCorpus(t *testing.T) {
 
 func TestBanners(t *testing.T) {
 	for text, want := range map[string]map[string]string{
-		"Initializing a V1 LLM engine (v0.11.2) with config: model='x'":   {"vllm": "0.11.2"},
+		"Initializing a V1 LLM engine (v0.11.2) with config: model='x'":    {"vllm": "0.11.2"},
 		"Initializing an LLM engine (v0.6.3.post1) with config: model='x'": {"vllm": "0.6.3.post1"},
-		"vLLM API server version 0.10.1rc2.dev5+g1234abc":                 {"vllm": "0.10.1rc2.dev5+g1234abc"},
-		"installed notvllm==1.0 and torch==2.8.0":                         {"torch": "2.8.0"},
-		"Python version: unknown":                                         {},
+		"vLLM API server version 0.10.1rc2.dev5+g1234abc":                  {"vllm": "0.10.1rc2.dev5+g1234abc"},
+		"installed notvllm==1.0 and torch==2.8.0":                          {"torch": "2.8.0"},
+		"Python version: unknown":                                          {},
 	} {
 		d := &Detector{}
 		d.Add(record.Record{Source: "s", Line: 1, Text: text})
