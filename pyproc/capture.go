@@ -23,7 +23,8 @@ type Thread struct {
 	Name string
 	Main bool // the process's initial thread (TID == PID)
 	// Partial: the thread kept running while being read and its frame
-	// chain did not hold still; Frames is what was read (innermost first).
+	// chain never read the same twice; Frames holds only the outer frames
+	// both reads agreed on (innermost first, the moving part left out).
 	Partial bool
 	Frames  record.Stack
 }

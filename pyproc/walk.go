@@ -68,7 +68,7 @@ type rawThread struct {
 	name   string // threading name; "" when not found
 	frames record.Stack
 	// partial: the chain changed while being read and did not settle;
-	// frames holds the innermost ones read before it broke.
+	// frames holds the outer ones two reads agreed on.
 	partial bool
 	err     error
 }
