@@ -26,7 +26,8 @@ func init() {
 	add("trace-cache-bypass", Subject{Fact: "trace.cache_bypass", Text: "Unsupported call_function target flex_attention", Fields: map[string]string{"kind": "aotautograd"}})
 	add("trace-collectives-diverge", Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "collective_schedule"}})
 	add("trace-compile-ids-diverge", Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "compile_ids"}},
-		Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "compile_status"}})
+		Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "compile_status"}},
+		Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "tensor_meta"}})
 	add("trace-cache-pattern-diverge", Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "cache_pattern"}})
 	add("trace-execution-order-diverge", Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "execution_order"}})
 	add("trace-rank-missing", Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "missing_rank"}},

@@ -119,7 +119,8 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 		Schema: Schema, Ignored: ignored, Ranks: []RankSummary{}, Compiles: []Compile{},
 		GraphBreaks: []GraphBreak{}, Recompiles: []Recompile{}, Frames: []FrameSummary{},
 		Cache: []CacheEvent{}, CacheStats: map[string]CacheStat{}, OpenPhases: []Phase{}, Phases: []Phase{},
-		Collectives: []CollectiveSchedule{}, ExecutionOrders: []ExecutionOrder{}, Divergence: []Divergence{},
+		Collectives: []CollectiveSchedule{}, ExecutionOrders: []ExecutionOrder{},
+		Runtimes: []GraphRuntime{}, RuntimeDeltas: []RuntimeDelta{}, Divergence: []Divergence{},
 		Artifacts: []Artifact{}, Links: []Link{}, Versions: map[string]string{}, Findings: []record.Finding{},
 		Counts: map[string]*torchtrace.Stats{},
 	}
@@ -167,6 +168,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 			res.GraphBreaks = append(res.GraphBreaks, gb)
 		}
 		res.Collectives = append(res.Collectives, f.colls...)
+		res.Runtimes = append(res.Runtimes, f.runtimes...)
 		if f.exec != nil {
 			res.ExecutionOrders = append(res.ExecutionOrders, *f.exec)
 		}

@@ -551,3 +551,28 @@ func TestWriteJSONEqualsMarshal(t *testing.T) {
 		t.Error("WriteJSON differs from json.Marshal")
 	}
 }
+
+// test_tensor_meta_divergence_groups, test_runtime_analysis_working and
+// test_runtime_analysis_mismatched_graphs.
+func TestRuntimeAndTensorMeta(t *testing.T) {
+	dir := testcorpus.Dir(t, "tlparse-inputs/multi_rank_runtime")
+	res := analyze(t, dir)
+	d := findDiv(res, DivTensorMeta)
+	if d == nil || !reflect.DeepEqual(d.Groups[len(d.Groups)-1].Ranks, []int{5, 6}) {
+		t.Errorf("tensor meta divergence %+v", d)
+	}
+	if !strings.Contains(res.RuntimeNote, "different numbers of compiled graphs") || len(res.RuntimeDeltas) != 0 {
+		t.Errorf("all ranks: note %q deltas %d", res.RuntimeNote, len(res.RuntimeDeltas))
+	}
+	var four []string
+	for r := 0; r < 4; r++ {
+		four = append(four, filepath.Join(dir, "dedicated_log_torch_trace_rank_"+string(rune('0'+r))+".log"))
+	}
+	res = analyze(t, four...)
+	if res.RuntimeNote != "" || len(res.RuntimeDeltas) != 4 || res.RuntimeDeltas[0].DeltaMs <= 0 {
+		t.Errorf("ranks 0-3: note %q deltas %+v", res.RuntimeNote, res.RuntimeDeltas)
+	}
+	if findDiv(res, DivTensorMeta) != nil {
+		t.Errorf("ranks 0-3 share tensor meta: %+v", res.Divergence)
+	}
+}

@@ -122,7 +122,61 @@ func divergence(res *Result) {
 				return strings.Join(o, ", "), ok
 			})
 	}
+	runtimeDivergence(res, live, value)
 	statusDivergence(res, live)
+}
+
+// runtimeDivergence groups inputs by their tensor-meta fingerprints and,
+// when every input with estimates compiled the same number of graphs,
+// compares the estimated runtime of each graph (tlparse's runtime and
+// tensor-meta analyses).
+func runtimeDivergence(res *Result, live []Input, value func(kind, summary string, f func(Input) (string, bool))) {
+	per := map[string][]GraphRuntime{}
+	for _, r := range res.Runtimes {
+		per[r.Path] = append(per[r.Path], r)
+	}
+	var with []Input
+	for _, in := range live {
+		if len(per[in.Path]) > 0 {
+			with = append(with, in)
+		}
+	}
+	if len(with) < 2 {
+		return
+	}
+	value(DivTensorMeta, "Ranks exhibit divergent inductor tensor metadata (op outputs' shapes, strides or dtypes differ)",
+		func(in Input) (string, bool) {
+			rs, ok := per[in.Path]
+			if !ok {
+				return "", false
+			}
+			var fp []string
+			for _, r := range rs {
+				fp = append(fp, "["+r.CompileID+"] "+r.TensorMeta)
+			}
+			return strings.Join(fp, " "), true
+		})
+	n := len(per[with[0].Path])
+	for _, in := range with[1:] {
+		if len(per[in.Path]) != n {
+			res.RuntimeNote = "Runtime analysis not available: ranks have different numbers of compiled graphs"
+			return
+		}
+	}
+	for g := 0; g < n; g++ {
+		d := RuntimeDelta{Graph: g, CompileID: per[with[0].Path][g].CompileID}
+		for i, in := range with {
+			ms := per[in.Path][g].EstimatedMs
+			if i == 0 || ms < d.FastestMs {
+				d.Fastest, d.FastestMs = in.Label, ms
+			}
+			if i == 0 || ms > d.SlowestMs {
+				d.Slowest, d.SlowestMs = in.Label, ms
+			}
+		}
+		d.DeltaMs = d.SlowestMs - d.FastestMs
+		res.RuntimeDeltas = append(res.RuntimeDeltas, d)
+	}
 }
 
 // statusDivergence lists compile ids that failed (or never finished) on

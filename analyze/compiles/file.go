@@ -2,6 +2,8 @@ package compiles
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -24,7 +26,7 @@ var wantedArtifacts = map[string]bool{
 	"aotautograd_cache_hit": true, "aotautograd_cache_miss": true, "aotautograd_cache_bypass": true,
 	"aotautograd_cache_hash": true, "fx_graph_cache_hash": true,
 	"inductor_collective_schedule": true, "graph_execution": true, "inductor_graph_execution": true,
-	"torch_version": true,
+	"torch_version": true, "inductor_runtime_and_tensor_meta": true,
 }
 
 // skipArtifactRef are event kinds not worth a payload reference: too many
@@ -56,6 +58,7 @@ type fileAnalysis struct {
 	cache    []CacheEvent
 	colls    []CollectiveSchedule
 	exec     *ExecutionOrder
+	runtimes []GraphRuntime
 	links    []Link
 	versions map[string]string
 	limit    int
@@ -616,6 +619,30 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 			}
 			f.exec = eo
 		}
+	case name == "inductor_runtime_and_tensor_meta":
+		var p struct {
+			Ops []struct {
+				Name    string          `json:"name"`
+				Type    string          `json:"type"`
+				Runtime float64         `json:"estimated_runtime_ns"`
+				Outputs json.RawMessage `json:"outputs"`
+			} `json:"ops"`
+		}
+		if json.Unmarshal(body, &p) != nil {
+			return
+		}
+		// The tensor-meta fingerprint leaves the runtimes out: ranks may
+		// estimate differently and still agree on shapes (tlparse's check).
+		h := md5.New()
+		var ns float64
+		for _, op := range p.Ops {
+			ns += op.Runtime
+			var out bytes.Buffer
+			_ = json.Compact(&out, op.Outputs)
+			fmt.Fprintf(h, "%s|%s|%s\n", op.Name, op.Type, out.Bytes())
+		}
+		f.runtimes = append(f.runtimes, GraphRuntime{Rank: rank, Path: f.in.Path, CompileID: cid, Ops: len(p.Ops),
+			EstimatedMs: ns / 1e6, TensorMeta: hex.EncodeToString(h.Sum(nil))[:12]})
 	case name == "torch_version":
 		var p struct {
 			Version string `json:"pytorch_version"`
@@ -886,6 +913,9 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 	}
 	for i := range f.links {
 		fix(&f.links[i].Rank)
+	}
+	for i := range f.runtimes {
+		fix(&f.runtimes[i].Rank)
 	}
 	for i := range f.closed {
 		fix(&f.closed[i].Rank)

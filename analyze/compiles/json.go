@@ -21,8 +21,11 @@ func WriteJSON(w io.Writer, res *Result) error {
 	first := true
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if !f.IsExported() || name == "-" || name == "" {
+			continue
+		}
+		if strings.Contains(opts, "omitempty") && isEmpty(v.Field(i)) {
 			continue
 		}
 		if !first {
@@ -61,4 +64,15 @@ func WriteJSON(w io.Writer, res *Result) error {
 	}
 	bw.WriteString("\n}\n")
 	return bw.Flush()
+}
+
+// isEmpty is encoding/json's omitempty test.
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	}
+	return v.IsZero()
 }

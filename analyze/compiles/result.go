@@ -43,6 +43,14 @@ type Result struct {
 	PhasesDropped int     `json:"phases_dropped"`
 	// Collectives are the inductor_collective_schedule lists per graph.
 	Collectives []CollectiveSchedule `json:"collectives"`
+	// Runtimes are Inductor's per-graph runtime estimates and tensor-meta
+	// fingerprints (inductor_runtime_and_tensor_meta), per input.
+	Runtimes []GraphRuntime `json:"runtimes"`
+	// RuntimeDeltas compare the estimates of each graph across inputs, when
+	// every input compiled the same number of graphs; RuntimeNote says why
+	// not otherwise.
+	RuntimeDeltas []RuntimeDelta `json:"runtime_deltas"`
+	RuntimeNote   string         `json:"runtime_note,omitempty"`
 	// ExecutionOrders are the last graph_execution order logged per input.
 	ExecutionOrders []ExecutionOrder `json:"execution_orders"`
 	Divergence      []Divergence     `json:"divergence"`
@@ -312,6 +320,29 @@ type CollectiveSchedule struct {
 	Ops       []string `json:"ops"`
 }
 
+// GraphRuntime is Inductor's estimate for one compiled graph.
+type GraphRuntime struct {
+	Rank        int     `json:"rank"`
+	Path        string  `json:"path"`
+	CompileID   string  `json:"compile_id"`
+	Ops         int     `json:"ops"`
+	EstimatedMs float64 `json:"estimated_ms"`
+	// TensorMeta fingerprints the ops and their output shapes, strides and
+	// dtypes (runtimes left out).
+	TensorMeta string `json:"tensor_meta"`
+}
+
+// RuntimeDelta is the spread of one graph's estimated runtime over inputs.
+type RuntimeDelta struct {
+	Graph     int     `json:"graph"` // position in each input's compile order
+	CompileID string  `json:"compile_id"`
+	DeltaMs   float64 `json:"delta_ms"`
+	Fastest   string  `json:"fastest"` // input label
+	FastestMs float64 `json:"fastest_ms"`
+	Slowest   string  `json:"slowest"`
+	SlowestMs float64 `json:"slowest_ms"`
+}
+
 // ExecutionOrder is the graph execution order an input last logged.
 type ExecutionOrder struct {
 	Rank  int      `json:"rank"`
@@ -329,6 +360,7 @@ const (
 	DivMissingRank   = "missing_rank"
 	DivEmptyRank     = "empty_rank"
 	DivCompileStatus = "compile_status"
+	DivTensorMeta    = "tensor_meta"
 )
 
 // Divergence is one way the ranks disagree, with the groups of ranks that

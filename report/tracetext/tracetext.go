@@ -132,6 +132,7 @@ func Write(w io.Writer, res *compiles.Result, opts Options) error {
 	p.cache(res)
 	p.slow(res)
 	p.divergence(res)
+	p.runtimes(res)
 	p.inputs(res)
 	return p.err
 }
@@ -438,5 +439,23 @@ func (p *printer) inputs(res *compiles.Result) {
 	p.section("Input notes", len(lines))
 	for _, l := range lines {
 		p.f("%s\n", l)
+	}
+}
+
+func (p *printer) runtimes(res *compiles.Result) {
+	if res.RuntimeNote == "" && len(res.RuntimeDeltas) == 0 {
+		return
+	}
+	p.section("Graph runtime estimates across ranks", len(res.RuntimeDeltas))
+	if res.RuntimeNote != "" {
+		p.f("  %s\n", res.RuntimeNote)
+	}
+	for i, d := range res.RuntimeDeltas {
+		if i == p.top {
+			p.f("  … %d more\n", len(res.RuntimeDeltas)-i)
+			break
+		}
+		p.f("  graph %d [%s]: %.3f ms delta (fastest %s %.3f ms, slowest %s %.3f ms)\n", d.Graph, d.CompileID, d.DeltaMs,
+			d.Fastest, d.FastestMs, d.Slowest, d.SlowestMs)
 	}
 }
