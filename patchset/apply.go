@@ -124,7 +124,13 @@ func plan(root string, s *Series, opt Options, reverse bool) (*Outcome, []change
 		// The patches on this file, in the order they are to be undone or done.
 		var ls []link
 		for i, p := range s.Patches {
-			if t := p.Target(rel); t != nil && (p.Active() || reverse) {
+			t := p.Target(rel)
+			if t == nil {
+				continue
+			}
+			// Inactive patches are never applied; revert still undoes one
+			// that is in the tree.
+			if p.Active() || (reverse && findTarget(&ev.report.Patches[i], rel).State == StatePatched) {
 				ls = append(ls, link{i, t})
 			}
 		}

@@ -820,3 +820,23 @@ func TestBrokenHunkNamed(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", out.Refused[0], want)
 	}
 }
+
+func TestInactivePatchSkipped(t *testing.T) {
+	tr := newTree(t)
+	tr.standardSeries(t)
+	pf := filepath.Join(tr.patches, "03-textwrap.patch")
+	b, _ := os.ReadFile(pf)
+	os.WriteFile(pf, bytes.Replace(b, []byte("# Status: active"), []byte("# Status: disabled"), 1), 0o644)
+	// And its target vanishes: an inactive patch's missing file is no problem.
+	os.Remove(filepath.Join(tr.root, "fakepkg/textwrap.py"))
+	out, err := Apply(tr.root, mustSeries(t, tr.patches), Options{})
+	if err != nil || len(out.Refused) > 0 || len(out.Changed) != 2 {
+		t.Fatalf("%v %v %v", err, out.Refused, out.Changed)
+	}
+	if p := out.Patches[2]; p.Active || p.Action != "skipped: status disabled" || !out.AllApplied() || !out.Consistent() {
+		t.Fatalf("%+v problems %v", p, out.Problems())
+	}
+	if rv, err := Revert(tr.root, mustSeries(t, tr.patches), Options{}); err != nil || len(rv.Refused) > 0 || len(rv.Changed) != 2 {
+		t.Fatalf("revert: %v %v", err, rv.Refused)
+	}
+}
