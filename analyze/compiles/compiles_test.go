@@ -576,3 +576,44 @@ func TestRuntimeAndTensorMeta(t *testing.T) {
 		t.Errorf("ranks 0-3 share tensor meta: %+v", res.Divergence)
 	}
 }
+
+// The diagnose analyzer: per-file subjects, plus the directory's
+// divergence once, on its lowest-ranked file.
+func TestDiagnoseAnalyzer(t *testing.T) {
+	p := corpus(t, "comp_failure.log")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := DiagnoseAnalyzer(p, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Records != 21 || len(a.Subjects) != 1 || a.Subjects[0].Fact != FactCompileFailed || a.Subjects[0].Evidence.Line != 145 {
+		t.Errorf("records %d subjects %+v", a.Records, a.Subjects)
+	}
+	dir := testcorpus.Dir(t, "tlparse-inputs/multi_rank_schedule")
+	divs := func(name string) int {
+		p := filepath.Join(dir, name)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		a, err := DiagnoseAnalyzer(p, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, s := range a.Subjects {
+			if s.Fact == FactDivergence && s.Fields["kind"] == DivCollectives {
+				n++
+			}
+		}
+		return n
+	}
+	if divs("dedicated_log_torch_trace_rank_0_6u3fubwl.log") != 1 || divs("dedicated_log_torch_trace_rank_1_n8zycf07.log") != 0 {
+		t.Error("the collective divergence must be reported once, with rank 0")
+	}
+}
