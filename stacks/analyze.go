@@ -46,6 +46,9 @@ type Frame struct {
 	// share one key; Repeat then counts cycles and Frames frames.
 	Cycle  []string `json:"cycle,omitempty"`
 	Frames int      `json:"frames,omitempty"`
+	// Region: an irregular recursion in one file folded at funcs level;
+	// Func lists its functions, Repeat (to RepeatMax) counts its frames.
+	Region bool `json:"region,omitempty"`
 }
 
 // Bucket is the threads whose stacks are alike at the analysis level.
@@ -287,8 +290,7 @@ func bucketize(infos []*threadInfo, l Level, rankTotal int) []*Bucket {
 		if b == nil {
 			b = &Bucket{sig: sig, firstSeen: i, Stack: cloneCollapsed(ti.c), Benign: ti.benign}
 			if l.Kind >= LevelFuncs {
-				b.Stack, _ = leafTrim(b.Stack)
-				b.Stack = cloneCollapsed(b.Stack)
+				b.Stack = cloneCollapsed(coarse(b.Stack))
 			}
 			byKey[sig] = b
 			order = append(order, b)
@@ -378,7 +380,7 @@ func cloneCollapsed(c Collapsed) Collapsed {
 // range of recursion depths, lines that differ, function names seen.
 func mergeStack(rep, c Collapsed, l Level) {
 	if l.Kind >= LevelFuncs {
-		c, _ = leafTrim(c)
+		c = coarse(c)
 	}
 	for i := range rep {
 		if i >= len(c) {
@@ -386,7 +388,17 @@ func mergeStack(rep, c Collapsed, l Level) {
 		}
 		s := &rep[i]
 		o := c[i]
-		if len(o.Keys) != len(s.Keys) {
+		if s.Region && o.Region {
+			s.RepeatMin, s.RepeatMax = min(s.RepeatMin, o.Repeat), max(s.RepeatMax, o.Repeat)
+			for _, fn := range o.Funcs[0] {
+				if !containsStr(s.Funcs[0], fn) {
+					s.Funcs[0] = append(s.Funcs[0], fn)
+					sort.Strings(s.Funcs[0])
+				}
+			}
+			continue
+		}
+		if len(o.Keys) != len(s.Keys) || s.Region != o.Region {
 			return
 		}
 		if o.Repeat < s.RepeatMin {
@@ -420,6 +432,14 @@ func mergeStack(rep, c Collapsed, l Level) {
 func outFrames(c Collapsed) []Frame {
 	var out []Frame
 	for _, s := range c {
+		if s.Region {
+			fr := Frame{Func: strings.Join(s.Funcs[0], ", "), File: s.Keys[0].File, Repeat: s.RepeatMin, Region: true, LineVaries: true, Period: len(s.Keys)}
+			if s.RepeatMax != s.RepeatMin {
+				fr.RepeatMax = s.RepeatMax
+			}
+			out = append(out, fr)
+			continue
+		}
 		for j, f := range s.Frames {
 			name := FuncLabel(s.Funcs[j])
 			if f.Native && len(s.Funcs[j]) > 1 {
@@ -463,7 +483,7 @@ func shared(infos []*threadInfo, a *Analysis) Shared {
 	}
 	seqs := make([]Collapsed, len(prims))
 	for i, ti := range prims {
-		seqs[i], _ = leafTrim(ti.c)
+		seqs[i] = coarse(ti.c)
 	}
 	same := func(x, y Segment) bool { return segKey(x) == segKey(y) }
 	// Leaf side.
@@ -548,6 +568,9 @@ func shared(infos []*threadInfo, a *Analysis) Shared {
 }
 
 func segKey(s Segment) string {
+	if s.Region {
+		return "{region@" + s.Keys[0].File + "}"
+	}
 	var b strings.Builder
 	if s.Repeat > 1 {
 		b.WriteByte('{')

@@ -42,6 +42,11 @@ type Segment struct {
 	Cycle                []string
 	Cycles               int
 	CyclesMin, CyclesMax int
+	// Region: an irregular recursion inside one file (repeated blocks
+	// with other frames of the same file between them) folded at funcs
+	// level and coarser; Repeat counts its frames and Funcs[0] lists the
+	// functions seen in it.
+	Region bool
 }
 
 // Collapsed is a stack with its recursion folded, innermost first.
@@ -239,4 +244,81 @@ func leafTrim(c Collapsed) (Collapsed, int) {
 		}
 	}
 	return c[first:], first
+}
+
+// coarse is the form compared at funcs level and coarser: the sampled
+// leaf inside a recursion trimmed, irregular recursions folded.
+func coarse(c Collapsed) Collapsed {
+	c, _ = leafTrim(c)
+	return regionize(c)
+}
+
+// regionize folds a run of segments that all lie in one Python file and
+// hold at least two repeated blocks into one Region segment (the second
+// collapse pass of stack-dumps.md §6.4, "then on file only"): real
+// Inductor IR printing recurses through __str__, str_helper, inner_fn_str
+// and comprehensions irregularly, so the exact blocks differ per rank
+// while the region does not.
+func regionize(c Collapsed) Collapsed {
+	var out Collapsed
+	for i := 0; i < len(c); {
+		file, ok := segFile(c[i])
+		j, repeats := i, 0
+		if ok {
+			for j < len(c) {
+				f, ok2 := segFile(c[j])
+				if !ok2 || f != file {
+					break
+				}
+				if c[j].Repeat > 1 {
+					repeats++
+				}
+				j++
+			}
+		}
+		if repeats < 2 {
+			out = append(out, c[i])
+			i++
+			continue
+		}
+		reg := Segment{Region: true, Funcs: [][]string{nil}}
+		seen := map[Key]bool{}
+		for _, s := range c[i:j] {
+			reg.Repeat += len(s.Frames) * s.Repeat
+			for k, key := range s.Keys {
+				if !seen[key] {
+					seen[key] = true
+					reg.Keys = append(reg.Keys, key)
+					reg.Frames = append(reg.Frames, s.Frames[k])
+				}
+				for _, fn := range s.Funcs[k] {
+					if !containsStr(reg.Funcs[0], fn) {
+						reg.Funcs[0] = append(reg.Funcs[0], fn)
+					}
+				}
+			}
+		}
+		sort.Strings(reg.Funcs[0])
+		reg.RepeatMin, reg.RepeatMax = reg.Repeat, reg.Repeat
+		reg.LineVaries = true
+		out = append(out, reg)
+		i = j
+	}
+	return out
+}
+
+// segFile is the one Python file all frames of a segment are in.
+func segFile(s Segment) (string, bool) {
+	file := ""
+	for i, k := range s.Keys {
+		if s.Frames[i].Native {
+			return "", false
+		}
+		if file == "" {
+			file = k.File
+		} else if k.File != file {
+			return "", false
+		}
+	}
+	return file, file != ""
 }

@@ -77,12 +77,17 @@ func signature(c Collapsed, state string, l Level) string {
 		b.WriteString(state)
 		b.WriteByte('|')
 	case LevelFuncs, LevelLeaf:
-		c, _ = leafTrim(c)
+		c = coarse(c)
 	}
 	n := 0
 	for _, s := range c {
 		if l.Kind == LevelLeaf && n >= l.K {
 			break
+		}
+		if s.Region {
+			b.WriteString("{region@" + s.Keys[0].File + "};")
+			n++
+			continue
 		}
 		if s.Repeat > 1 {
 			b.WriteString("{")

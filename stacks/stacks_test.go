@@ -1,6 +1,7 @@
 package stacks_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -261,5 +262,54 @@ func TestEveryCorpusDumpAnalyzes(t *testing.T) {
 	}
 	if threads != want || want == 0 {
 		t.Errorf("buckets hold %d threads, processes %d", threads, want)
+	}
+}
+
+// Real IR printing recurses irregularly (__str__, str_helper,
+// inner_fn_str, comprehensions); two ranks whose recursions differ in
+// shape still share a bucket at funcs level, as one region of ir.py.
+func TestIrregularRecursionIsOneRegion(t *testing.T) {
+	dump := func(pid int, rank int, pattern []string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Process %d: VLLM::Worker_TP%d\nPython v3.12.3 (/usr/bin/python3.12)\n\nThread %d (active+gil): \"MainThread\"\n", pid, rank, pid)
+		for _, p := range pattern {
+			fn, n := p, 1
+			if i := strings.IndexByte(p, '*'); i > 0 {
+				fn = p[:i]
+				fmt.Sscan(p[i+1:], &n)
+			}
+			for j := 0; j < n; j++ {
+				fmt.Fprintf(&b, "    %s (torch/_inductor/ir.py:%d)\n", fn, 100+j)
+			}
+		}
+		b.WriteString("    operator_str (torch/_inductor/exc.py:33)\n    call_function (torch/_inductor/graph.py:1187)\n    run (torch/_inductor/graph.py:950)\n")
+		return b.String()
+	}
+	var procs []*stacks.Process
+	for i, pat := range [][]string{
+		{"str_helper", "__str__*6", "inner_fn_str", "__str__*4", "<listcomp>", "__str__*5"},
+		{"__str__*9", "str_helper", "__str__*3", "inner_fn_str", "__str__*7"},
+	} {
+		res, err := stackdump.Parse(strings.NewReader(dump(100+i, i, pat)), fmt.Sprintf("tp%d.txt", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, res.Processes...)
+	}
+	a := analyze(t, procs, stacks.DefaultLevel, nil)
+	b := a.Buckets[0]
+	if b.RankSet != "ranks 0-1 (2/2)" {
+		t.Fatalf("bucket #1 %q of %d buckets", b.RankSet, len(a.Buckets))
+	}
+	r := b.Frames[0]
+	if !r.Region || r.File != "torch/_inductor/ir.py" || r.Repeat != 17 || r.RepeatMax != 21 || r.Func != "<listcomp>, __str__, inner_fn_str, str_helper" {
+		t.Errorf("region %+v", r)
+	}
+	if f := finding(a, "inductor-implicit-fallback-operator-str"); f == nil || len(f.Ranks) != 2 {
+		t.Errorf("finding %+v", f)
+	}
+	// At lines level the two shapes stay apart.
+	if a := analyze(t, procs, stacks.Level{Kind: stacks.LevelLines}, nil); a.Buckets[0].Count != 1 {
+		t.Errorf("lines level merged irregular shapes")
 	}
 }

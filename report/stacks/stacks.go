@@ -221,6 +221,15 @@ func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int
 		}
 		f := b.Frames[i]
 		mark := "         "
+		if f.Region {
+			k := fmt.Sprintf("%d", f.Repeat)
+			if f.RepeatMax > 0 {
+				k = fmt.Sprintf("%d–%d", f.Repeat, f.RepeatMax)
+			}
+			line := fmt.Sprintf("  %s %s", st.Yellow(fmt.Sprintf("↻ %s frames of recursion in %s:", k, f.File)), f.Func)
+			ew.printf("%s\n", line)
+			continue
+		}
 		if f.Period > 0 {
 			// first frame of a block carries the count; the rest a bar.
 			first := i == 0 || b.Frames[i-1].Period == 0 || blockStart(b.Frames, i)
@@ -284,6 +293,8 @@ func pathLine(fr []stacks.Frame, rootFirst bool) string {
 	for _, f := range fr {
 		s := f.Func
 		switch {
+		case f.Region:
+			s = "[recursion in " + f.File + "]"
 		case f.Cycle != nil:
 			s = "[" + s + "] ×k"
 		case f.Period > 0:
