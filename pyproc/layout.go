@@ -59,6 +59,7 @@ type Layout struct {
 	UEntrySize, UEntryKey, UEntryValue              int64
 	ValuesArray, ValuesValid                        int64
 	HeapCachedKeys, TypeFlags                       int64
+	FrameGlobals                                    int64 // _PyInterpreterFrame.f_globals (3.11+)
 	FlagManagedDict, FlagInlineValues               int64
 	// ValuesMode says where a managed-dict object keeps its attribute
 	// values when it has no dict: 1 = pointer at ManagedValues (3.11),

@@ -60,9 +60,16 @@ func (t *target) namesFor(interp uint64) map[uint64]string {
 	return names
 }
 
-// findActive locates threading._active through sys.modules.
+// findActive locates threading._active: through the globals of a frame
+// running threading.py code when the walk saw one (a few reads), else
+// through sys.modules (one read per imported module).
 func (t *target) findActive(interp uint64) uint64 {
 	l := t.lay
+	if g := t.threadingGlobals; t.isDict(g) {
+		if active := t.dictGetStr(g, "_active"); t.isDict(active) {
+			return active
+		}
+	}
 	modules, err := t.mem.u64(interp + uint64(l.InterpModules))
 	if err != nil || modules == 0 {
 		return 0

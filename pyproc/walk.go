@@ -2,6 +2,7 @@ package pyproc
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bringup-tool/bringup/record"
 )
@@ -27,6 +28,11 @@ type target struct {
 	pid   int
 	start uint64
 	codes map[uint64]*codeInfo
+
+	// threadingGlobals is the f_globals of a frame running threading.py
+	// code in the interpreter being walked: the threading module's dict,
+	// a shortcut to threading._active that avoids scanning sys.modules.
+	threadingGlobals uint64
 
 	// Sizes of the fixed parts read in one go.
 	frameSpan, codeSpan int64
@@ -75,7 +81,7 @@ type rawThread struct {
 
 func newTarget(mem Memory, lay *Layout, runtime, codeType, strType uint64) *target {
 	return &target{mem: reader{mem}, lay: lay, runtime: runtime, codeType: codeType, strType: strType, codes: map[uint64]*codeInfo{},
-		frameSpan: span(lay.FramePrevious, lay.FrameCode, lay.FrameLasti, lay.FrameInstr, lay.FrameOwner),
+		frameSpan: span(lay.FramePrevious, lay.FrameCode, lay.FrameLasti, lay.FrameInstr, lay.FrameOwner, lay.FrameGlobals),
 		codeSpan:  span(lay.ObType, lay.CodeFilename, lay.CodeName, lay.CodeQualname, lay.CodeLinetable, lay.CodeFirstlineno, lay.CodeFirstTraceable),
 	}
 }
@@ -98,6 +104,7 @@ func (t *target) walk() ([]rawThread, error) {
 			return nil, badRead("interpreter list loops at %#x", interp)
 		}
 		seenInterp[interp] = true
+		t.threadingGlobals = 0
 		ts, err := t.mem.u64(interp + uint64(l.InterpThreadsHead))
 		if err != nil {
 			return nil, err
@@ -281,6 +288,9 @@ func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
 			if ok {
 				lk.frame = len(frames)
 				frames = append(frames, f)
+				if t.threadingGlobals == 0 && l.FrameGlobals > 0 && strings.HasSuffix(f.File, "/threading.py") {
+					t.threadingGlobals, _ = at(buf, l.FrameGlobals, 8)
+				}
 			}
 		}
 		links = append(links, lk)

@@ -108,6 +108,7 @@ static void names(void) {
     F("ManagedValues", (char *)_PyObject_ValuesPointer(obj) - (char *)obj);
 #endif
     OFF("TypeFlags", PyTypeObject, tp_flags);
+    OFF("FrameGlobals", _PyInterpreterFrame, f_globals);
 #if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
     OFF("InterpModules", PyInterpreterState, imports.modules);
 #elif PY_VERSION_HEX < 0x030C0000
