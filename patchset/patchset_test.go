@@ -356,6 +356,9 @@ func TestRecordNamesUpstreamVersion(t *testing.T) {
 	tr := newTree(t)
 	tr.standardSeries(t)
 	// The image ships a newer textwrap.py: RECORD lists its hash.
+	pf := filepath.Join(tr.patches, "03-textwrap.patch")
+	pb, _ := os.ReadFile(pf)
+	os.WriteFile(pf, bytes.Replace(pb, []byte("# Status: active\n"), []byte("# Status: active\n# Package: fakepkg==1.0\n"), 1), 0o644)
 	newer := append([]byte("# 2.0\n"), tr.orig["fakepkg/textwrap.py"]...)
 	os.WriteFile(filepath.Join(tr.root, "fakepkg/textwrap.py"), newer, 0o644)
 	di := filepath.Join(tr.root, "fakepkg-2.0.1.dist-info")
@@ -367,7 +370,8 @@ func TestRecordNamesUpstreamVersion(t *testing.T) {
 	if tg.State != StateDrifted || tg.Upstream == nil || tg.Upstream.Dist != "fakepkg" || tg.Upstream.Version != "2.0.1" || !tg.Upstream.MatchesActual {
 		t.Fatalf("target: %+v", tg)
 	}
-	if !strings.Contains(tg.Detail, "as fakepkg 2.0.1 ships it") || !strings.Contains(tg.Detail, "rebasable") {
+	if !strings.Contains(tg.Detail, "as fakepkg 2.0.1 ships it") || !strings.Contains(tg.Detail, "rebasable") ||
+		!strings.HasPrefix(tg.Detail, "the patch was written for fakepkg==1.0, the root has fakepkg 2.0.1") {
 		t.Fatalf("detail: %s", tg.Detail)
 	}
 }

@@ -367,8 +367,18 @@ func (ev *evaluation) targetState(pi int, p *Patch, t *Target) TargetReport {
 	}
 	if tr.State == StateDrifted {
 		tr.Detail = ev.explainDrift(t, f, &tr)
+		if u := tr.Upstream; u != nil && p.Package != "" {
+			if name, ver, ok := strings.Cut(p.Package, "=="); ok && normDist(name) == normDist(u.Dist) && ver != u.Version {
+				tr.Detail = fmt.Sprintf("the patch was written for %s, the root has %s %s; ", p.Package, u.Dist, u.Version) + tr.Detail
+			}
+		}
 	}
 	return tr
+}
+
+// normDist compares distribution names the way pip does (PEP 503).
+func normDist(s string) string {
+	return strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToLower(strings.TrimSpace(s)))
 }
 
 func errOf(_ *udiff.Result, err error) error { return err }

@@ -3,6 +3,7 @@ package udiff
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Context is the number of unchanged lines around each change, as diff -u.
@@ -76,6 +77,7 @@ func Diff(path string, old, new []byte) *FileDiff {
 			}
 		}
 		h.OldStart, h.NewStart = es[start].i, es[start].j
+		h.Section = section(a, es[start].i)
 		if h.OldLines > 0 {
 			h.OldStart++
 		}
@@ -89,6 +91,26 @@ func Diff(path string, old, new []byte) *FileDiff {
 		return nil
 	}
 	return d
+}
+
+// section names the enclosing Python def or class of a hunk starting at
+// old line index i, as git's python diff driver does, for the reader of
+// the "@@ … @@ section" line.
+func section(a []string, i int) string {
+	for k := i - 1; k >= 0; k-- {
+		t := strings.TrimLeft(a[k], " \t")
+		if strings.HasPrefix(t, "def ") || strings.HasPrefix(t, "class ") || strings.HasPrefix(t, "async def ") {
+			s := strings.TrimRight(a[k], "\r\n")
+			if len(s) > 80 {
+				s = s[:80]
+			}
+			if !utf8.ValidString(s) || strings.ContainsAny(s, "\x00") {
+				return ""
+			}
+			return s
+		}
+	}
+	return ""
 }
 
 // editScript returns a shortest edit script (' ', '-', '+' per step) from a
