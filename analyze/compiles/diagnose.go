@@ -37,6 +37,7 @@ func DiagnoseAnalyzer(path string, r io.Reader) (diagnose.Analysis, error) {
 	}
 	fa.finish(st)
 	res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{st}, nil)
+	res.Divergence = []Divergence{} // one file has nothing to diverge from
 	subs := Subjects(res)
 	if siblings := rankSiblings(path); len(siblings) > 1 && siblings[0] == path {
 		inputs, _, err := Discover(siblings)

@@ -35,7 +35,7 @@ func divergence(res *Result) {
 		}
 		live = append(live, in)
 	}
-	if len(fileRanks) > 0 {
+	if len(fileRanks) > 0 && len(res.Inputs) > 1 {
 		var missing []int
 		for r := 0; r < maxRank; r++ {
 			if !fileRanks[r] {
