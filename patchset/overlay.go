@@ -2,6 +2,7 @@ package patchset
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -87,8 +88,10 @@ func Overlay(root string, s *Series, out, containerRoot string) (*OverlayResult,
 		res.Apptainer = append(res.Apptainer, fmt.Sprintf("--bind %s:%s:ro", host, ctr))
 		top, _, _ := strings.Cut(rel, "/")
 		tops[top] = true
-		if pyc := stalePyc(filepath.Join(root, filepath.FromSlash(rel))); len(pyc) > 0 {
-			res.Notes = append(res.Notes, fmt.Sprintf("%s has precompiled bytecode (%s): with a bind mount, an unchecked-hash .pyc keeps serving the old code; mount an empty directory over that __pycache__ or delete the .pyc in the image", rel, strings.Join(pyc, ", ")))
+		for _, pyc := range stalePyc(filepath.Join(root, filepath.FromSlash(rel))) {
+			if pycUnchecked(pyc) {
+				res.Notes = append(res.Notes, fmt.Sprintf("%s has unchecked-hash bytecode %s, which Python never revalidates: over a bind mount it keeps serving the OLD code; delete it in the image or mount an empty directory over its __pycache__", rel, filepath.Base(pyc)))
+			}
 		}
 	}
 	for top := range tops {
@@ -137,8 +140,22 @@ func stalePyc(py string) []string {
 	}
 	stem := strings.TrimSuffix(filepath.Base(py), ".py")
 	ms, _ := filepath.Glob(filepath.Join(filepath.Dir(py), "__pycache__", globEscape(stem)+".*.pyc"))
-	for i := range ms {
-		ms[i] = filepath.Base(ms[i])
-	}
 	return ms
+}
+
+// pycUnchecked reports whether a .pyc is PEP 552 hash-based without source
+// checking (flags word == 0b01): such a file is used whatever the source.
+// Timestamp pycs are revalidated against the source's mtime and size.
+func pycUnchecked(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var hdr [8]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return false
+	}
+	flags := uint32(hdr[4]) | uint32(hdr[5])<<8 | uint32(hdr[6])<<16 | uint32(hdr[7])<<24
+	return flags == 1
 }

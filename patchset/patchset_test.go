@@ -685,6 +685,10 @@ func mustSeriesAllowInvalid(t *testing.T, dir string) *Series {
 func TestOverlay(t *testing.T) {
 	tr := newTree(t)
 	tr.standardSeries(t)
+	py, _ := exec.LookPath("python3")
+	if b, err := exec.Command(py, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", filepath.Join(tr.root, "fakepkg", "textwrap.py")).CombinedOutput(); err != nil {
+		t.Fatalf("compileall: %v %s", err, b)
+	}
 	out := filepath.Join(t.TempDir(), "overlay")
 	res, err := Overlay(tr.root, mustSeries(t, tr.patches), out, "/usr/lib/python3/site-packages")
 	if err != nil || len(res.Refused) > 0 {
@@ -698,6 +702,9 @@ func TestOverlay(t *testing.T) {
 	if len(res.Files) != 3 || len(res.Docker) != 3 || !strings.HasSuffix(res.Docker[0], ":/usr/lib/python3/site-packages/fakepkg/decoder.py:ro") {
 		t.Fatalf("%+v", res)
 	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "fakepkg/textwrap.py has unchecked-hash bytecode") {
+		t.Fatalf("notes: %v", res.Notes)
+	}
 	for _, f := range res.Files {
 		b, _ := os.ReadFile(f.Host)
 		if !bytes.Equal(b, tr.edited[f.Path]) {
@@ -705,7 +712,6 @@ func TestOverlay(t *testing.T) {
 		}
 	}
 	// The PYTHONPATH mirror really shadows the package.
-	py, _ := exec.LookPath("python3")
 	c := exec.Command(py, "-c", "import fakepkg.textwrap as w, fakepkg.decoder; print(w.TextWrapper().width, fakepkg.decoder._BRINGUP_KNOB)")
 	c.Env = append(os.Environ(), "PYTHONPATH="+res.PythonPath+":"+tr.root, "PYTHONDONTWRITEBYTECODE=1")
 	got, err := c.CombinedOutput()
