@@ -7,6 +7,7 @@
 package diagnose
 
 import (
+	"strings"
 	"time"
 
 	"github.com/bringup-tool/bringup/record"
@@ -97,4 +98,14 @@ func (d *Diagnosis) HasErrors() bool {
 		}
 	}
 	return false
+}
+
+// Note is the input's problem as one line that starts with its location:
+// "path: reason", or the reason alone when it already names the path
+// ("path:12: …").
+func (in Input) Note() string {
+	if strings.HasPrefix(in.Error, in.Path+":") {
+		return in.Error
+	}
+	return in.Path + ": " + in.Error
 }

@@ -194,8 +194,7 @@ func analyzeFile(path string, set *rules.Set, stdin io.Reader) fileResult {
 	a, err := fn(path, br)
 	in := Input{Path: path, Kind: kind, Records: a.Records, Skipped: a.Skipped}
 	if err != nil {
-		// inputs[] already names the path; keep a line number after it.
-		in.Error = strings.TrimPrefix(strings.TrimPrefix(err.Error(), path+":"), " ")
+		in.Error = err.Error()
 	}
 	return fileResult{input: in, analysis: &a}
 }

@@ -54,7 +54,7 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			switch {
 			case errors.Is(err, diagnose.ErrNoInput):
 				for _, in := range d.Inputs {
-					fmt.Fprintf(cmd.ErrOrStderr(), "bringup: %s: %s\n", in.Path, in.Error)
+					fmt.Fprintf(cmd.ErrOrStderr(), "bringup: %s\n", in.Note())
 				}
 				return Usagef("nothing readable to diagnose in %v (give engine log files or directories that contain them)", args)
 			case err != nil:
@@ -102,7 +102,7 @@ func noteUnused(w io.Writer, d *diagnose.Diagnosis) {
 			continue
 		}
 		if n < max {
-			fmt.Fprintf(w, "bringup: note: %s: %s\n", in.Path, in.Error)
+			fmt.Fprintf(w, "bringup: note: %s\n", in.Note())
 		}
 		n++
 	}

@@ -128,7 +128,7 @@ func WriteText(w io.Writer, d *diagnose.Diagnosis, st report.Style) error {
 	var notes []string
 	for _, in := range d.Inputs {
 		if in.Error != "" {
-			notes = append(notes, fmt.Sprintf("%s: %s", in.Path, in.Error))
+			notes = append(notes, in.Note())
 		} else if in.Skipped > 0 {
 			where := ""
 			if len(in.SkipSamples) > 0 {
