@@ -94,14 +94,14 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			stderr := cmd.ErrOrStderr()
 			if live {
 				res, err := captureLive(pids, treePID, count, interval)
+				if err != nil && (res == nil || len(res.Processes) == 0) && len(args) == 0 {
+					return Usagef("%v (give the pid of a Python process such as an engine worker; --tree PID finds them below a launcher)", err)
+				}
 				if res != nil {
 					for _, f := range res.Failures {
 						fmt.Fprintf(stderr, "bringup: %v\n", f)
 					}
 					procs = append(procs, res.Processes...)
-				}
-				if err != nil && len(procs) == 0 {
-					return Usagef("%v", err)
 				}
 			}
 			read := 0

@@ -36,7 +36,13 @@ type Failure struct {
 	Err error
 }
 
-func (f Failure) Error() string { return fmt.Sprintf("pid %d: %v", f.PID, f.Err) }
+func (f Failure) Error() string {
+	msg := f.Err.Error()
+	if strings.Contains(msg, fmt.Sprintf("pid %d", f.PID)) {
+		return msg
+	}
+	return fmt.Sprintf("pid %d: %s", f.PID, msg)
+}
 
 // PySpyTimeout bounds one py-spy dump.
 var PySpyTimeout = 30 * time.Second
