@@ -72,6 +72,7 @@ type fileAnalysis struct {
 	lastTs    float64
 	names     map[string]string // interned strings
 	stacks    map[string]record.Stack
+	comps     map[string][]string
 	maxPhases int
 	maxArts   int
 }
@@ -86,7 +87,7 @@ func newFileAnalysis(in Input, maxPhases int) *fileAnalysis {
 	return &fileAnalysis{maxArts: maxPhases * MaxArtifacts / MaxPhases,
 		in: in, other: map[int]bool{}, units: map[string]*unit{}, versions: map[string]string{},
 		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{},
-		names: map[string]string{}, stacks: map[string]record.Stack{}, maxPhases: maxPhases,
+		names: map[string]string{}, stacks: map[string]record.Stack{}, comps: map[string][]string{}, maxPhases: maxPhases,
 	}
 }
 
@@ -592,11 +593,19 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 		if ce.TimeSavedMs == 0 && p.TimeSavedNs != nil {
 			ce.TimeSavedMs = *p.TimeSavedNs / 1e6
 		}
-		// Repeated compiles hash the same inputs: share the strings.
-		for i, c := range p.Components {
-			p.Components[i] = f.intern(c)
+		// Repeated compiles hash the same inputs: share one list.
+		key := strings.Join(p.Components, "\n")
+		if shared, ok := f.comps[key]; ok {
+			ce.Components = shared
+		} else {
+			for i, c := range p.Components {
+				p.Components[i] = f.intern(c)
+			}
+			ce.Components = p.Components
+			if len(f.comps) < 10_000 {
+				f.comps[key] = p.Components
+			}
 		}
-		ce.Components = p.Components
 		if u != nil {
 			u.c.Cache = append(u.c.Cache, len(f.cache))
 		}
