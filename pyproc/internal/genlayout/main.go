@@ -45,6 +45,13 @@ func main() {
 		if n < 10 {
 			continue
 		}
+		if n > 13 {
+			// 3.14 tags f_executable (_PyStackRef) and extends
+			// _Py_DebugOffsets; the reader and layout.c handle neither yet,
+			// and a layout for it would read every frame wrong.
+			log.Printf("skip %s: the reader supports 3.10-3.13 (3.14 needs tagged frame pointers)", filepath.Base(d))
+			continue
+		}
 		minor := "3." + m[1]
 		inc := filepath.Join(d, "include", "python"+minor)
 		if _, err := os.Stat(filepath.Join(inc, "internal")); err != nil {

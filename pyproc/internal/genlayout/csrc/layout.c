@@ -25,6 +25,10 @@
 #include "internal/pycore_object.h"
 #endif
 
+#if PY_VERSION_HEX >= 0x030E0000
+#error "3.14+ frames hold tagged _PyStackRef executables: the reader does not support them yet"
+#endif
+
 #define F(name, value) printf("\t\t%s: %ld,\n", name, (long)(value))
 #define OFF(name, type, member) F(name, offsetof(type, member))
 
