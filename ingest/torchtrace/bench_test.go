@@ -1,0 +1,52 @@
+package torchtrace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bringup-tool/bringup/internal/testcorpus"
+)
+
+func corpusBlock(b *testing.B) []byte {
+	root := testcorpus.Dir(b, "tlparse-inputs")
+	var data []byte
+	for _, pat := range []string{"*.log", "*.txt"} {
+		ms, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, m := range ms {
+			d, err := os.ReadFile(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data = append(data, d...)
+		}
+	}
+	return data
+}
+
+// BenchmarkScan: envelopes parsed, every payload hashed, none kept.
+func BenchmarkScan(b *testing.B) {
+	data := corpusBlock(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		sc := NewScanner(bytes.NewReader(data), "bench.log")
+		for sc.Next() {
+		}
+	}
+}
+
+// BenchmarkScanWantChromium: also keeps every chromium_event payload, as
+// the compile analysis does.
+func BenchmarkScanWantChromium(b *testing.B) {
+	data := corpusBlock(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		sc := NewScanner(bytes.NewReader(data), "bench.log")
+		sc.Want = func(ev *Event) bool { return ev.Kind == "chromium_event" }
+		for sc.Next() {
+		}
+	}
+}
