@@ -313,3 +313,25 @@ func TestIrregularRecursionIsOneRegion(t *testing.T) {
 		t.Errorf("lines level merged irregular shapes")
 	}
 }
+
+// faulthandler keeps the innermost 100 frames: call_function is cut off,
+// the deep ir.py recursion alone still names the hang.
+func TestCappedFaulthandlerStillNamed(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Timeout (0:10:00)!\nThread 0x00007f58c3a1f740 (most recent call first):\n")
+	for i := 0; i < 100; i++ {
+		b.WriteString("  File \"/usr/lib/python3.12/site-packages/torch/_inductor/ir.py\", line 6270 in __str__\n")
+	}
+	b.WriteString("  ...\n")
+	res, err := stackdump.Parse(strings.NewReader(b.String()), "fh.rank0.log")
+	if err != nil || len(res.Processes) != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	a := analyze(t, res.Processes, stacks.DefaultLevel, nil)
+	if f := finding(a, "inductor-implicit-fallback-operator-str"); f == nil || f.Ranks[0] != "rank0" {
+		t.Errorf("capped dump not named: %+v", a.Findings)
+	}
+	if !a.Buckets[0].Truncated || a.Buckets[0].Frames[0].Repeat != 100 {
+		t.Errorf("bucket %+v", a.Buckets[0])
+	}
+}

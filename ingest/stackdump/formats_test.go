@@ -236,3 +236,15 @@ func TestHandParsedPrefixesAgreeWithTheirGrammar(t *testing.T) {
 		t.Errorf("kubectl taken as torchrun")
 	}
 }
+
+func TestTorchrunKubectlPrefixesAndFileNameRank(t *testing.T) {
+	in := "[pod/vllm-0/engine] [default3]:Thread 77 (active): \"MainThread\"\n[pod/vllm-0/engine] [default3]:    forward (vllm/model.py:10)\n"
+	res := parseString(t, in)
+	if len(res.Processes) != 1 || res.Processes[0].Rank != "rank3" || len(res.Processes[0].Threads[0].Frames) != 1 {
+		t.Fatalf("%+v %v", res.Processes, res.Warnings)
+	}
+	res, err := Parse(strings.NewReader("Thread 5 (idle): \"MainThread\"\n    f (a.py:1)\n"), "/dumps/pyspy_rank6.txt")
+	if err != nil || len(res.Processes) != 1 || res.Processes[0].Rank != "rank6" {
+		t.Errorf("rank from file name: %+v", res.Processes)
+	}
+}

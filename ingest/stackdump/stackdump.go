@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -763,6 +764,15 @@ func (p *parser) finish() {
 	for _, proc := range p.res.Processes {
 		if len(proc.Threads) == 0 && proc.PID == 0 && proc.Python == "" {
 			continue
+		}
+		// Last resort for the rank: the file name ("dump_rank3.txt",
+		// "worker_TP6.log"), when the file holds one process.
+		if !rankKnown(proc.RankInfo) && len(p.res.Processes) == 1 {
+			r := proc.RankInfo
+			if applyRankTokens(filepath.Base(p.path), &r) {
+				proc.RankInfo = r
+				proc.Rank = rankLabel(r)
+			}
 		}
 		keep = append(keep, proc)
 	}
