@@ -2,10 +2,13 @@ package pyproc
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bringup-tool/bringup/record"
@@ -318,4 +321,52 @@ func fmtStack(s record.Stack) string {
 		b.WriteString("  " + f.String() + "\n")
 	}
 	return b.String()
+}
+
+// TestCaptureConcurrent captures several targets from many goroutines at
+// once (as bringup stacks --tree does): the shared caches must hold, and
+// every result must equal a sequential capture of the same (blocked) target.
+func TestCaptureConcurrent(t *testing.T) {
+	var pids []int
+	for _, m := range testedMinors {
+		if py := pythonFor(m); py != "" {
+			cmd, _ := startTarget(t, py)
+			pids = append(pids, cmd.Process.Pid)
+		}
+	}
+	if len(pids) == 0 {
+		t.Skip("no CPython under pyenv")
+	}
+	want := map[int]*Process{}
+	for _, pid := range pids {
+		p, err := Capture(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[pid] = p
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, pid := range pids {
+				p, err := Capture(pid)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !reflect.DeepEqual(p, want[pid]) {
+					errs <- fmt.Errorf("pid %d: concurrent capture differs from the sequential one", pid)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
