@@ -335,3 +335,20 @@ func TestCappedFaulthandlerStillNamed(t *testing.T) {
 		t.Errorf("bucket %+v", a.Buckets[0])
 	}
 }
+
+// Dumps of processes that are not in any of the catalogued hangs name
+// none of the stack signatures.
+func TestQuietOnOtherDumps(t *testing.T) {
+	var paths []string
+	for _, n := range []string{"transformers-pr-17308-torchdynamo-pyspy.txt", "accelerate-issue-3104-deepspeed-pyspy.txt",
+		"returnn-issue-1484-pyspy-header-wrapped.txt", "pyspy-issue-505-dump-json.txt", "pytorch-pr-174808-debugserver-stacks.txt",
+		"sglang-issue-12076-pyspy-compose-prefixed.txt"} {
+		paths = append(paths, testcorpus.File(t, "stackdumps", n))
+	}
+	a := analyze(t, read(t, paths...), stacks.DefaultLevel, rules.Versions{"torch": "2.3.0"})
+	if len(a.Findings) != 0 {
+		for _, f := range a.Findings {
+			t.Errorf("fired %s on %v", f.Rule, f.Evidence)
+		}
+	}
+}
