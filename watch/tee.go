@@ -40,9 +40,17 @@ func newTee(file *os.File, stdout, stderr io.Writer, status *statusLine, onLines
 	return t
 }
 
-// pump reads one stream until EOF or error and returns what it read.
+// coalesce is how long pump lets a fast writer's output collect in the
+// pipe after a small read. A boot that logs line by line (Python's logging
+// flushes every record) would otherwise cost one read, one file write and
+// one parse call per line; a millisecond of latency on the terminal is
+// invisible and makes the watcher's cost per line small. The pipe (1 MiB)
+// holds a millisecond of even 100 MB/s.
+const coalesce = 10 * time.Millisecond
+
+// pump reads one stream until EOF or error.
 func (t *tee) pump(stream int, r io.Reader) {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, pipeSize)
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
@@ -51,6 +59,9 @@ func (t *tee) pump(stream int, r io.Reader) {
 		if err != nil {
 			t.finish(stream)
 			return
+		}
+		if n < len(buf)/4 {
+			time.Sleep(coalesce)
 		}
 	}
 }

@@ -22,6 +22,7 @@ type engineTracker struct {
 	ranks    map[int]string // pid → rank as logged
 	year     int            // vLLM prints no year: phases get the run's
 	finished []timeline.Phase
+	records  int
 }
 
 // maxRanks bounds the pid → rank map against output that invents pids.
@@ -36,20 +37,27 @@ func NewEngineTracker(source string) Tracker {
 }
 
 func (t *engineTracker) record(rec record.Record) {
-	if rec.Rank.PID > 0 && len(t.ranks) < maxRanks {
-		if s := rec.Rank.String(); s != "" {
-			t.ranks[rec.Rank.PID] = s
+	// Rank.String formats: name each pid once (a flood repeats a handful).
+	if pid := rec.Rank.PID; pid > 0 && len(t.ranks) < maxRanks {
+		if _, ok := t.ranks[pid]; !ok {
+			t.ranks[pid] = rec.Rank.String()
 		}
 	}
 	t.timeline.Add(rec)
-	t.versions.Add(rec)
+	// Engines print their versions in the startup banner; scanning every
+	// record of a flood for them costs a fifth of the live parse.
+	if t.records < versionRecords {
+		t.records++
+		t.versions.Add(rec)
+	}
 }
 
-func (t *engineTracker) Write(lines []byte) { t.live.Write(lines) }
-func (t *engineTracker) Flush()             { t.live.Flush() }
-func (t *engineTracker) Rank(pid int) string {
-	return t.ranks[pid]
-}
+// versionRecords is how many records are searched for versions.
+const versionRecords = 100000
+
+func (t *engineTracker) Write(lines []byte)          { t.live.Write(lines) }
+func (t *engineTracker) Flush()                      { t.live.Flush() }
+func (t *engineTracker) Rank(pid int) string         { return t.ranks[pid] }
 func (t *engineTracker) Versions() map[string]string { return t.versions.Versions() }
 
 func (t *engineTracker) current() []timeline.Phase {
