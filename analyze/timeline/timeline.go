@@ -88,6 +88,23 @@ type Builder struct {
 	sources map[string]*sourceState
 	phases  []Phase
 	names   map[record.Rank]string // Rank.String, computed once per rank
+	lastSrc string                 // records come in runs from one source
+	lastSS  *sourceState
+	// Dropped counts phases not kept because MaxPhases was reached (a log
+	// that repeats its startup markers endlessly).
+	Dropped int
+}
+
+// MaxPhases bounds the phases kept, so memory does not grow with the log.
+const MaxPhases = 50000
+
+func (b *Builder) keep(p Phase) bool {
+	if len(b.phases) >= MaxPhases {
+		b.Dropped++
+		return false
+	}
+	b.phases = append(b.phases, p)
+	return true
 }
 
 func (b *Builder) rankName(r record.Rank) string {
@@ -116,7 +133,9 @@ func (s *sourceState) normalize(t time.Time) time.Time {
 	if t.IsZero() {
 		return t
 	}
-	if !s.rawLast.IsZero() && t.Year() == 0 {
+	// Only a clock that went backwards can have rolled over; checking that
+	// first keeps the calendar arithmetic off the common path.
+	if !s.rawLast.IsZero() && t.Before(s.rawLast) && t.Year() == 0 {
 		back := s.rawLast.Sub(t)
 		switch {
 		case t.Month() == time.January && t.Day() == 1 && s.rawLast.Month() == time.January && s.rawLast.Day() == 1 && back > 12*time.Hour:
@@ -128,15 +147,21 @@ func (s *sourceState) normalize(t time.Time) time.Time {
 		}
 	}
 	s.rawLast = t
+	if s.shift == 0 {
+		return t
+	}
 	return t.Add(s.shift)
 }
 
 // Add feeds one record.
 func (b *Builder) Add(rec record.Record) {
-	ss := b.sources[rec.Source]
-	if ss == nil {
-		ss = &sourceState{first: len(b.sources)}
-		b.sources[rec.Source] = ss
+	ss := b.lastSS
+	if ss == nil || rec.Source != b.lastSrc {
+		if ss = b.sources[rec.Source]; ss == nil {
+			ss = &sourceState{first: len(b.sources)}
+			b.sources[rec.Source] = ss
+		}
+		b.lastSrc, b.lastSS = rec.Source, ss
 	}
 	t := ss.normalize(rec.Time)
 	if !t.IsZero() {
@@ -276,8 +301,9 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 		} else {
 			p.Start = t
 		}
-		b.phases = append(b.phases, p)
-		rs.closed[e.name] = len(b.phases) - 1
+		if b.keep(p) {
+			rs.closed[e.name] = len(b.phases) - 1
+		}
 	}
 	// Dynamo done: Inductor starts compiling right away.
 	if e.name == PhaseDynamo && e.close && rs.open[PhaseInductor] == nil {
@@ -296,8 +322,9 @@ func (b *Builder) close(rs *rankState, name string, t time.Time, line int, secs 
 	} else if !t.IsZero() && !p.Start.IsZero() {
 		p.Seconds = t.Sub(p.Start).Seconds()
 	}
-	b.phases = append(b.phases, *p)
-	rs.closed[name] = len(b.phases) - 1
+	if b.keep(*p) {
+		rs.closed[name] = len(b.phases) - 1
+	}
 }
 
 // Finish returns the phases (in source order, then by line) and the

@@ -205,3 +205,16 @@ func TestGapsKeepLongestPerSource(t *testing.T) {
 		t.Errorf("gaps %v, want %s", got, want)
 	}
 }
+
+func TestPhasesAreBounded(t *testing.T) {
+	b := New()
+	base := time.Date(0, 5, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < MaxPhases+10; i++ {
+		b.Add(record.Record{Source: "a", Line: i + 1, EndLine: i + 1, Time: base.Add(time.Duration(10*i) * time.Second),
+			Text: "Memory profiling takes 1.00 seconds"})
+	}
+	phases, _ := b.Finish()
+	if len(phases) != MaxPhases || b.Dropped != 10 {
+		t.Errorf("%d phases kept, %d dropped", len(phases), b.Dropped)
+	}
+}

@@ -12,10 +12,10 @@ import (
 	"github.com/bringup-tool/bringup/record"
 )
 
-// genLog writes about size bytes of a TP=8 vLLM V1 boot log the way a
-// real one reads: nested process prefixes, interleaved workers, multi-line
-// messages with the header repeated, tqdm bars, and a traceback per worker
-// every so often.
+// genLog writes about size bytes of a long TP=8 vLLM V1 log the way a
+// real one reads: nested process prefixes, interleaved workers, the API
+// server's periodic stats, multi-line messages with the header repeated,
+// tqdm bars, a compile marker every 53 lines and a traceback every 997.
 func genLog(w io.Writer, size int64) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var n int64
@@ -51,8 +51,13 @@ func genLog(w io.Writer, size int64) error {
 			put(pre + "INFO " + ts() + " [worker.py:267] the current vLLM instance can use total_gpu_memory (44.53GiB) x gpu_memory_utilization (0.98) = 43.64GiB\n")
 		case i%7 == 0:
 			put(pre + "WARNING " + ts() + " [custom_all_reduce.py:136] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs.\n")
+		case i%53 == 0:
+			put(pre + "INFO " + ts() + " [backends.py:559] Dynamo bytecode transform time: " + strconv.Itoa(i%97) + ".31 s\n")
+		case i%3 == 0:
+			put("(APIServer pid=26000) INFO " + ts() + " [loggers.py:123] Engine 000: Avg prompt throughput: " + strconv.Itoa(i%997) +
+				".4 tokens/s, Avg generation throughput: 1234.5 tokens/s, Running: 8 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.3%, Prefix cache hit rate: 45.6%\n")
 		default:
-			put(pre + "INFO " + ts() + " [backends.py:559] Dynamo bytecode transform time: " + strconv.Itoa(i%97) + ".31 s; cache directory /root/.cache/vllm/torch_compile_cache/3f2a9b1c0d/rank_" + strconv.Itoa(tp) + "_0/backbone\n")
+			put(pre + "DEBUG " + ts() + " [shm_broadcast.py:456] No available shared memory broadcast block found in 60 second; rank " + strconv.Itoa(tp) + " waits for reader " + strconv.Itoa(i%8) + "\n")
 		}
 	}
 	return bw.Flush()
@@ -148,7 +153,7 @@ func TestGeneratedLogShape(t *testing.T) {
 		if r.EndLine > r.Line {
 			joined++
 		}
-		if r.Rank.PID != 26370+r.Rank.TP {
+		if r.Rank.Role == "Worker" && r.Rank.PID != 26370+r.Rank.TP {
 			t.Fatalf("line %d: rank %+v", r.Line, r.Rank)
 		}
 	}
