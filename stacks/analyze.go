@@ -194,7 +194,7 @@ func bucketHasEvidence(b *Bucket, f record.Finding) bool {
 // numberSnapshots numbers repeated dumps of one pid in input order, unless
 // the producer already did.
 func numberSnapshots(procs []*Process) {
-	seen := map[int]int{}
+	seen := map[procKey]int{}
 	numbered := false
 	for _, p := range procs {
 		if p.Snapshot > 0 {
@@ -208,23 +208,32 @@ func numberSnapshots(procs []*Process) {
 		if p.PID <= 0 {
 			continue
 		}
-		p.Snapshot = seen[p.PID]
-		seen[p.PID]++
+		p.Snapshot = seen[keyOf(p)]
+		seen[keyOf(p)]++
 	}
 }
 
+// procKey identifies one process across snapshots: its pid, and its rank
+// when known (pids repeat across the nodes of a multi-node job).
+type procKey struct {
+	pid  int
+	rank string
+}
+
+func keyOf(p *Process) procKey { return procKey{p.PID, p.Rank} }
+
 func latest(procs []*Process) []*Process {
-	last := map[int]*Process{}
+	last := map[procKey]*Process{}
 	for _, p := range procs {
 		if p.PID > 0 {
-			if old := last[p.PID]; old == nil || p.Snapshot >= old.Snapshot {
-				last[p.PID] = p
+			if old := last[keyOf(p)]; old == nil || p.Snapshot >= old.Snapshot {
+				last[keyOf(p)] = p
 			}
 		}
 	}
 	var out []*Process
 	for _, p := range procs {
-		if p.PID <= 0 || last[p.PID] == p {
+		if p.PID <= 0 || last[keyOf(p)] == p {
 			out = append(out, p)
 		}
 	}
@@ -642,20 +651,22 @@ func outliers(infos []*threadInfo, a *Analysis) []Outlier {
 // functions with changing recursion depth or lines → slow, busy in one
 // region; anything else → progressing.
 func progress(procs []*Process, norm *normalizer) []Progress {
-	byPID := map[int][]*Process{}
-	var pids []int
+	byKey := map[procKey][]*Process{}
+	var keys []procKey
 	for _, p := range procs {
 		if p.PID <= 0 {
 			continue
 		}
-		if byPID[p.PID] == nil {
-			pids = append(pids, p.PID)
+		k := keyOf(p)
+		if byKey[k] == nil {
+			keys = append(keys, k)
 		}
-		byPID[p.PID] = append(byPID[p.PID], p)
+		byKey[k] = append(byKey[k], p)
 	}
 	var out []Progress
-	for _, pid := range pids {
-		snaps := byPID[pid]
+	for _, k := range keys {
+		pid := k.pid
+		snaps := byKey[k]
 		if len(snaps) < 2 {
 			continue
 		}

@@ -104,14 +104,14 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 			})
 		}
 	}
-	primByPID := map[int]*threadInfo{}
+	primByProc := map[procKey]*threadInfo{}
 	for _, ti := range infos {
 		if ti.primary && ti.proc.PID > 0 {
-			primByPID[ti.proc.PID] = ti
+			primByProc[keyOf(ti.proc)] = ti
 		}
 	}
 	for _, p := range a.Progress {
-		rep := primByPID[p.PID]
+		rep := primByProc[procKey{p.PID, p.Rank}]
 		if rep == nil {
 			continue
 		}
