@@ -30,6 +30,7 @@ func init() {
 		Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "tensor_meta"}})
 	add("trace-cache-pattern-diverge", Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "cache_pattern"}})
 	add("trace-execution-order-diverge", Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "execution_order"}})
+	add("trace-collectives-parity", Subject{Fact: "trace.collectives_parity", Fields: map[string]string{"offset": "0", "missing_waits": "3"}})
 	add("trace-rank-missing", Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "missing_rank"}},
 		Subject{Fact: "trace.divergence", Fields: map[string]string{"kind": "empty_rank"}})
 }

@@ -120,7 +120,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 		GraphBreaks: []GraphBreak{}, Recompiles: []Recompile{}, Frames: []FrameSummary{},
 		Cache: []CacheEvent{}, CacheStats: map[string]CacheStat{}, OpenPhases: []Phase{}, Phases: []Phase{},
 		Collectives: []CollectiveSchedule{}, ExecutionOrders: []ExecutionOrder{},
-		Runtimes: []GraphRuntime{}, RuntimeDeltas: []RuntimeDelta{}, Divergence: []Divergence{},
+		Runtimes: []GraphRuntime{}, RuntimeDeltas: []RuntimeDelta{}, CollectiveParity: []ParityIssue{}, Divergence: []Divergence{},
 		Artifacts: []Artifact{}, Links: []Link{}, Versions: map[string]string{}, Findings: []record.Finding{},
 		Counts: map[string]*torchtrace.Stats{},
 	}
@@ -195,6 +195,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 	frames(res, files)
 	cacheStats(res)
 	explainMisses(res)
+	collectiveParity(res)
 	rankSummaries(res)
 	divergence(res)
 	return res

@@ -617,3 +617,23 @@ func TestDiagnoseAnalyzer(t *testing.T) {
 		t.Error("the collective divergence must be reported once, with rank 0")
 	}
 }
+
+// test_collectives_parity_detects_mismatch: [0/1] offset 0, missing waits
+// 3; [0/0] offset 0, missing waits 1; the other graphs agree.
+func TestCollectivesParity(t *testing.T) {
+	res := analyze(t, testcorpus.File(t, "tlparse-inputs/collectives_parity", "dedicated_log_torch_trace_rank_0.log"))
+	got := map[string][2]int{}
+	for _, p := range res.CollectiveParity {
+		got[p.CompileID] = [2]int{p.Offset, p.MissingWaits}
+	}
+	if want := map[string][2]int{"0/0": {0, 1}, "0/1": {0, 3}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("parity %v, want %v", got, want)
+	}
+	// rank 1 of the schedule fixture had its schedule edited (4 ops) but
+	// not its code, which still calls reduce_scatter_tensor.
+	res = analyze(t, testcorpus.Dir(t, "tlparse-inputs/multi_rank_schedule"))
+	if len(res.CollectiveParity) != 1 || res.CollectiveParity[0].Rank != 1 || res.CollectiveParity[0].Offset != 1 ||
+		res.CollectiveParity[0].CodeOps["reduce_scatter_tensor"] != 1 {
+		t.Errorf("schedule fixture parity %+v", res.CollectiveParity)
+	}
+}

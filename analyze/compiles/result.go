@@ -51,6 +51,10 @@ type Result struct {
 	// not otherwise.
 	RuntimeDeltas []RuntimeDelta `json:"runtime_deltas"`
 	RuntimeNote   string         `json:"runtime_note,omitempty"`
+	// CollectiveParity lists graphs whose generated code disagrees with
+	// Inductor's collective schedule (tlparse's collectives_parity.json):
+	// collectives called a different number of times, or waits missing.
+	CollectiveParity []ParityIssue `json:"collective_parity"`
 	// ExecutionOrders are the last graph_execution order logged per input.
 	ExecutionOrders []ExecutionOrder `json:"execution_orders"`
 	Divergence      []Divergence     `json:"divergence"`
@@ -318,6 +322,22 @@ type CollectiveSchedule struct {
 	Path      string   `json:"path"`
 	CompileID string   `json:"compile_id"`
 	Ops       []string `json:"ops"`
+}
+
+// ParityIssue is one graph whose output code and collective schedule
+// disagree.
+type ParityIssue struct {
+	Rank      int    `json:"rank"`
+	Path      string `json:"path"`
+	CompileID string `json:"compile_id"`
+	// Offset sums, over collective ops (waits excluded), the difference
+	// between calls in the code and entries in the schedule.
+	Offset int `json:"offset"`
+	// MissingWaits is collectives called minus wait_tensor calls.
+	MissingWaits int            `json:"missing_waits"`
+	CodeOps      map[string]int `json:"code_ops"`
+	ScheduleOps  map[string]int `json:"schedule_ops"`
+	Line         int            `json:"line"` // of the output code envelope
 }
 
 // GraphRuntime is Inductor's estimate for one compiled graph.

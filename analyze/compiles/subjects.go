@@ -18,6 +18,7 @@ const (
 	FactCacheMiss      = "trace.cache_miss"
 	FactCacheBypass    = "trace.cache_bypass"
 	FactDivergence     = "trace.divergence"
+	FactParity         = "trace.collectives_parity"
 )
 
 // Subjects turns a Result into what the rules engine matches: one subject
@@ -107,6 +108,14 @@ func Subjects(res *Result) []rules.Subject {
 					"other_input": strconv.FormatBool(d.Path != ce.Path || d.Rank != ce.Rank)},
 				Evidence: ev})
 		}
+	}
+	for _, p := range res.CollectiveParity {
+		out = append(out, rules.Subject{Fact: FactParity,
+			Fields: map[string]string{"compile_id": p.CompileID, "offset": strconv.Itoa(p.Offset),
+				"missing_waits": strconv.Itoa(p.MissingWaits)},
+			Evidence: record.Evidence{Path: p.Path, Line: p.Line, Rank: rankText(p.Rank),
+				Text: "[" + p.CompileID + "] output code vs collective schedule: offset " + strconv.Itoa(p.Offset) +
+					", " + strconv.Itoa(p.MissingWaits) + " collective(s) without wait_tensor"}})
 	}
 	for _, d := range res.Divergence {
 		var groups []string

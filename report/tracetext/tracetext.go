@@ -133,6 +133,7 @@ func Write(w io.Writer, res *compiles.Result, opts Options) error {
 	p.slow(res)
 	p.divergence(res)
 	p.runtimes(res)
+	p.parity(res)
 	p.inputs(res)
 	return p.err
 }
@@ -457,5 +458,16 @@ func (p *printer) runtimes(res *compiles.Result) {
 		}
 		p.f("  graph %d [%s]: %.3f ms delta (fastest %s %.3f ms, slowest %s %.3f ms)\n", d.Graph, d.CompileID, d.DeltaMs,
 			d.Fastest, d.FastestMs, d.Slowest, d.SlowestMs)
+	}
+}
+
+func (p *printer) parity(res *compiles.Result) {
+	if len(res.CollectiveParity) == 0 {
+		return
+	}
+	p.section("Output code vs collective schedule", len(res.CollectiveParity))
+	for _, x := range res.CollectiveParity {
+		p.f("  %s [%s] offset %d, %d collective(s) without wait_tensor  %s\n", rankLabel(x.Rank), x.CompileID,
+			x.Offset, x.MissingWaits, p.s.Dim(loc(x.Path, x.Line)))
 	}
 }
