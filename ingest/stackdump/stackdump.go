@@ -45,6 +45,9 @@ type Result struct {
 	Lines       int
 }
 
+// maxPending bounds a frame line joined from wrapped pieces.
+const maxPending = 64 << 10
+
 // MaxLine is the longest physical line kept; longer lines are cut with a
 // warning (a demangled C++ frame is about 1 KB, so this is generous).
 const MaxLine = 1 << 20
@@ -151,8 +154,6 @@ type stream struct {
 	nextRank record.Rank
 	// lastRank is the rank of the last line that carried one.
 	lastRank record.Rank
-	// sawDump: py-spy/faulthandler content appeared since nextPID was set.
-	reversed bool // pystack threads are most recent last
 }
 
 type parser struct {
@@ -238,8 +239,8 @@ func (p *parser) line(raw string) {
 	if s.pending != "" {
 		if !strings.HasPrefix(body, "    ") && trimmed != "" && !p.isHeader(trimmed) {
 			s.pending += body
-			if p.tryPending(s) || len(s.pending) > 64<<10 {
-				return
+			if !p.tryPending(s) && len(s.pending) > maxPending {
+				p.dropPending(s) // not a wrapped frame after all
 			}
 			return
 		}
@@ -469,9 +470,7 @@ func (p *parser) line(raw string) {
 		}
 		s.pending = strings.TrimRight(body[4:], " \t")
 		s.pendingLine = p.lineNo
-		if !p.tryPending(s) {
-			return
-		}
+		p.tryPending(s) // else it may continue on the next line
 		return
 	}
 	if strings.HasPrefix(body, "        ") {
