@@ -242,9 +242,11 @@ type Scanner struct {
 
 // NewScanner reads TORCH_TRACE records from r; path names the input in
 // counts and payload references.
-func NewScanner(r io.Reader, path string) *Scanner {
+func NewScanner(r io.Reader, path string) *Scanner { return newScanner(r, path, 1<<20) }
+
+func newScanner(r io.Reader, path string, bufSize int) *Scanner {
 	return &Scanner{
-		path: path, r: r, buf: make([]byte, 1<<20), MaxBody: MaxBody,
+		path: path, r: r, buf: make([]byte, bufSize), MaxBody: MaxBody,
 		stats: newStats(), md5: md5.New(),
 	}
 }
@@ -728,7 +730,10 @@ func CopyPayload(w io.Writer, ref PayloadRef) error {
 	if ref.Length == 0 {
 		return nil
 	}
-	sc := NewScanner(io.NewSectionReader(f, ref.Offset, ref.Length), ref.Path)
+	// One fetch reads ref.Length bytes once: a buffer that size instead of
+	// the stream scanner's 1 MiB keeps thousands of fetches (the HTML report
+	// fetches every payload it shows) from being allocation-bound.
+	sc := newScanner(io.NewSectionReader(f, ref.Offset, ref.Length), ref.Path, int(min(max(ref.Length+1, 4096), 1<<20)))
 	var p piece
 	first := true
 	for sc.next(&p, false) {
