@@ -268,20 +268,24 @@ func (s *site) indexView() indexPage {
 		laneOf[in.Path] = len(lanes)
 		lanes = append(lanes, tlLane{Name: s.label(in.Path)})
 	}
-	addPhase := func(ph *compiles.Phase, open bool) {
+	addPhase := func(ph *compiles.Phase, open bool, u int) {
 		j, ok := laneOf[ph.Path]
 		if !ok {
 			j = len(lanes)
 			laneOf[ph.Path] = j
 			lanes = append(lanes, tlLane{Name: s.label(ph.Path)})
 		}
-		lanes[j].Phases = append(lanes[j].Phases, tlPhase{P: ph, Open: open, Href: s.unitHref("", ph.Path, ph.CompileID)})
+		href := ""
+		if u >= 0 {
+			href = s.units[u].File
+		}
+		lanes[j].Phases = append(lanes[j].Phases, tlPhase{P: ph, Open: open, Href: href})
 	}
 	for i := range res.Phases {
-		addPhase(&res.Phases[i], false)
+		addPhase(&res.Phases[i], false, s.phaseUnit[i])
 	}
 	for i := range res.OpenPhases {
-		addPhase(&res.OpenPhases[i], true)
+		addPhase(&res.OpenPhases[i], true, s.openUnit[i])
 	}
 	p.Timeline = layoutTimeline(lanes)
 	p.TimelineNote = fmt.Sprintf("%d phases from chromium events; hover a bar for its name and times, click it for its compile unit", len(res.Phases)+len(res.OpenPhases))
@@ -292,7 +296,7 @@ func (s *site) indexView() indexPage {
 	p.Tree, p.UnitRows = s.unitTree()
 
 	for _, c := range failed {
-		p.Failures = append(p.Failures, failureRow{Rank: s.label(c.Path), ID: c.ID, Href: s.unitHref("", c.Path, c.ID),
+		p.Failures = append(p.Failures, failureRow{Rank: s.label(c.Path), ID: c.ID, Href: s.unitHref("", c.Path, c.ID, c.Line),
 			Type: orDash(c.FailType), Reason: c.FailReason, Where: c.FailUserFrame})
 	}
 
@@ -323,8 +327,11 @@ func (s *site) indexView() indexPage {
 			p.RecompilesMore = len(res.Recompiles) - i
 			break
 		}
-		row := recompileRow{Rank: rankWord(rc.Rank), ID: rc.CompileID,
-			Href: s.unitHrefByRank("", rc.Rank, rc.CompileID), Where: rc.Frame}
+		href := s.unitHref("", rc.Evidence.Path, rc.CompileID, rc.Evidence.Line)
+		if href == "" {
+			href = s.unitHrefByRank("", rc.Rank, rc.CompileID)
+		}
+		row := recompileRow{Rank: rankWord(rc.Rank), ID: rc.CompileID, Href: href, Where: rc.Frame}
 		if len(rc.Reasons) > 0 {
 			row.Reason, row.Earlier = rc.Reasons[0], rc.Reasons[1:]
 		}
@@ -346,7 +353,7 @@ func (s *site) indexView() indexPage {
 		if d := ce.Differs; d != nil && len(d.Components) > 0 {
 			detail += fmt.Sprintf("  — differs from [%s] on rank %s in: %s", d.CompileID, rankWord(d.Rank), strings.Join(d.Components, ", "))
 		}
-		p.Cache = append(p.Cache, cacheRow{Rank: s.label(ce.Path), ID: ce.CompileID, Href: s.unitHref("", ce.Path, ce.CompileID),
+		p.Cache = append(p.Cache, cacheRow{Rank: s.label(ce.Path), ID: ce.CompileID, Href: s.unitHref("", ce.Path, ce.CompileID, ce.Line),
 			Cache: ce.Kind, Outcome: ce.Outcome, Class: "c-" + ce.Outcome, Detail: detail})
 	}
 

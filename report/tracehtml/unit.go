@@ -91,10 +91,10 @@ func fmtSize(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
-func (s *site) writeUnit(dir string, u *unit) error {
+func (s *site) writeUnit(dir string, ui int) error {
+	u := &s.units[ui]
 	root := strings.Repeat("../", strings.Count(u.File, "/"))
 	top := unitTop{Page: pageMeta{Root: root, Footer: s.opts.Footer, Back: true}}
-	k := key(u.Path, u.ID)
 	if c := u.C; c != nil {
 		top.Page.Title = fmt.Sprintf("[%s] on %s", c.ID, u.Label)
 		top.Page.Subtitle = s.opts.Title
@@ -113,18 +113,18 @@ func (s *site) writeUnit(dir string, u *unit) error {
 		top.Headline = fmt.Sprintf("%d events of %s carry no compile id (export, AOTInductor, or events outside torch.compile).", len(u.Artifacts), u.Label)
 		top.Facts = []kv{{"input", u.Path}, {"rank", rankWord(u.Rank)}}
 	}
-	if u.ID != "" || u.C == nil {
+	if len(s.phases[ui])+len(s.open[ui]) > 0 {
 		var lane tlLane
 		lane.Name = "[" + orDash(u.ID) + "]"
-		for _, i := range s.phases[k] {
+		for _, i := range s.phases[ui] {
 			lane.Phases = append(lane.Phases, tlPhase{P: &s.res.Phases[i]})
 		}
-		for _, i := range s.open[k] {
+		for _, i := range s.open[ui] {
 			lane.Phases = append(lane.Phases, tlPhase{P: &s.res.OpenPhases[i], Open: true})
 		}
 		if len(lane.Phases) > 0 {
 			top.Timeline = layoutTimeline([]tlLane{lane})
-			top.PhaseNote = fmt.Sprintf("%d closed, %d open", len(s.phases[k]), len(s.open[k]))
+			top.PhaseNote = fmt.Sprintf("%d closed, %d open", len(s.phases[ui]), len(s.open[ui]))
 		}
 	}
 	heads := make([]artifactHead, len(u.Artifacts))

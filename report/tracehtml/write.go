@@ -14,6 +14,8 @@ package tracehtml
 
 import (
 	"bufio"
+	"bytes"
+	"sort"
 	"embed"
 	"errors"
 	"fmt"
@@ -102,7 +104,7 @@ func Write(dir string, res *compiles.Result, opts Options) error {
 	}
 	s := newSite(res, opts)
 	for i := range s.units {
-		if err := s.writeUnit(dir, &s.units[i]); err != nil {
+		if err := s.writeUnit(dir, i); err != nil {
 			return err
 		}
 	}
@@ -151,11 +153,13 @@ type site struct {
 	res      *compiles.Result
 	opts     Options
 	units    []unit
-	byKey    map[string]int // path + "\x00" + unit id → index in units
+	byKey    map[string][]int // path + "\x00" + unit id → indexes in units, in log order
 	inputDir map[string]string
 	labels   map[string]string // path → input label
-	phases   map[string][]int  // path + "\x00" + unit id → indexes in res.Phases
-	open     map[string][]int  // same for res.OpenPhases
+	// phases and open are, per index in units, its indexes in res.Phases
+	// and res.OpenPhases; phaseUnit and openUnit the reverse (-1: none).
+	phases, open        [][]int
+	phaseUnit, openUnit []int
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -173,8 +177,8 @@ func unitID(id string) string {
 func key(path, id string) string { return path + "\x00" + id }
 
 func newSite(res *compiles.Result, opts Options) *site {
-	s := &site{res: res, opts: opts, byKey: map[string]int{}, inputDir: map[string]string{},
-		labels: map[string]string{}, phases: map[string][]int{}, open: map[string][]int{}}
+	s := &site{res: res, opts: opts, byKey: map[string][]int{}, inputDir: map[string]string{},
+		labels: map[string]string{}}
 	// One directory per input: rank_N when the rank is known and unique.
 	rankUse := map[int]int{}
 	for _, in := range res.Inputs {
@@ -222,9 +226,7 @@ func newSite(res *compiles.Result, opts Options) *site {
 				claimed[a] = true
 			}
 		}
-		if _, dup := s.byKey[key(c.Path, c.ID)]; !dup {
-			s.byKey[key(c.Path, c.ID)] = len(s.units)
-		}
+		s.byKey[key(c.Path, c.ID)] = append(s.byKey[key(c.Path, c.ID)], len(s.units))
 		s.units = append(s.units, u)
 	}
 	// Artifacts no compile claims (export and AOTInductor logs, events
@@ -243,16 +245,12 @@ func newSite(res *compiles.Result, opts Options) *site {
 		}
 		s.units[j].Artifacts = append(s.units[j].Artifacts, i)
 	}
-	for i := range res.Phases {
-		p := &res.Phases[i]
-		k := key(p.Path, unitID(p.CompileID))
-		s.phases[k] = append(s.phases[k], i)
+	for _, list := range s.byKey { // log order, so occurrences line up
+		sort.SliceStable(list, func(i, j int) bool { return s.units[list[i]].C.Line < s.units[list[j]].C.Line })
 	}
-	for i := range res.OpenPhases {
-		p := &res.OpenPhases[i]
-		k := key(p.Path, unitID(p.CompileID))
-		s.open[k] = append(s.open[k], i)
-	}
+	s.phases, s.open = make([][]int, len(s.units)), make([][]int, len(s.units))
+	s.phaseUnit = s.assignPhases(res.Phases, s.phases)
+	s.openUnit = s.assignPhases(res.OpenPhases, s.open)
 	return s
 }
 
@@ -263,10 +261,67 @@ func (s *site) label(path string) string {
 	return filepath.Base(path)
 }
 
-// unitHref links a compile id of an input to its page ("" when it has none).
-func (s *site) unitHref(root, path, id string) string {
-	if i, ok := s.byKey[key(path, unitID(id))]; ok {
-		return root + s.units[i].File
+// assignPhases gives each phase its unit. A compile id names one unit per
+// input unless the log holds several runs (torch._dynamo.reset(), files
+// concatenated); phases carry no occurrence, so the phases of one id, in log
+// order, start a new occurrence at each outermost (depth 0) phase once the
+// current occurrence already has one.
+func (s *site) assignPhases(phases []compiles.Phase, per [][]int) []int {
+	unitOf := make([]int, len(phases))
+	type cursor struct{ occ, outer int }
+	cur := map[string]*cursor{}
+	order := make([]int, len(phases))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return phases[order[a]].Line < phases[order[b]].Line })
+	for _, i := range order {
+		p := &phases[i]
+		k := key(p.Path, unitID(p.CompileID))
+		list := s.byKey[k]
+		if len(list) == 0 {
+			unitOf[i] = -1
+			continue
+		}
+		c := cur[k]
+		if c == nil {
+			c = &cursor{}
+			cur[k] = c
+		}
+		if p.Depth == 0 {
+			if c.outer > 0 && c.occ+1 < len(list) {
+				c.occ, c.outer = c.occ+1, 0
+			}
+			c.outer++
+		}
+		u := list[c.occ]
+		unitOf[i] = u
+		per[u] = append(per[u], i)
+	}
+	return unitOf
+}
+
+// unitAt finds the unit of a compile id on an input that was live at a log
+// line: the last occurrence that began at or before it (else the first).
+func (s *site) unitAt(path, id string, line int) int {
+	list := s.byKey[key(path, unitID(id))]
+	if len(list) == 0 {
+		return -1
+	}
+	best := list[0]
+	for _, u := range list {
+		if s.units[u].C.Line <= line {
+			best = u
+		}
+	}
+	return best
+}
+
+// unitHref links a compile id of an input, live at a log line, to its page
+// ("" when it has none).
+func (s *site) unitHref(root, path, id string, line int) string {
+	if u := s.unitAt(path, id, line); u >= 0 {
+		return root + s.units[u].File
 	}
 	return ""
 }
@@ -280,6 +335,32 @@ func (s *site) unitHrefByRank(root string, rank int, id string) string {
 		}
 	}
 	return ""
+}
+
+// escapeText writes b as HTML element text: & < > become entities and NUL
+// the replacement character. Quotes need no escaping outside attributes, and
+// leaving them keeps JSON payloads (all quotes) readable in the page source
+// and a fifth of the size.
+func escapeText(w io.Writer, b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexAny(b, "&<>\x00")
+		if i < 0 {
+			w.Write(b)
+			return
+		}
+		w.Write(b[:i])
+		switch b[i] {
+		case '&':
+			io.WriteString(w, "&amp;")
+		case '<':
+			io.WriteString(w, "&lt;")
+		case '>':
+			io.WriteString(w, "&gt;")
+		default:
+			io.WriteString(w, "\uFFFD")
+		}
+		b = b[i+1:]
+	}
 }
 
 // escapeWriter HTML-escapes what it is given into w until limit bytes have
@@ -299,8 +380,7 @@ func (e *escapeWriter) Write(p []byte) (int, error) {
 		}
 	}
 	if e.n < e.limit {
-		show := p[:min(int64(len(p)), e.limit-e.n)]
-		template.HTMLEscape(e.w, show)
+		escapeText(e.w, p[:min(int64(len(p)), e.limit-e.n)])
 	}
 	e.n += int64(len(p))
 	return len(p), e.err
