@@ -15,7 +15,6 @@ package tracehtml
 import (
 	"bufio"
 	"bytes"
-	"sort"
 	"embed"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
