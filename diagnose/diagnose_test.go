@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -400,5 +401,29 @@ func TestSymlinkedDirectoryAndFile(t *testing.T) {
 	d := run(t, link)
 	if len(d.Inputs) != 2 || !strings.HasPrefix(d.Inputs[0].Path, link) || d.Findings[0].Rule != "aot-compile-graph-break" {
 		t.Errorf("inputs %+v findings %v", d.Inputs, ruleIDs(d))
+	}
+}
+
+func TestGzippedLog(t *testing.T) {
+	data, err := os.ReadFile(testcorpus.File(t, "engine-logs", "vllm-issue-30905.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "worker.log.gz"), buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "broken.log.gz"), buf.Bytes()[:30], 0o644)
+	d := run(t, dir)
+	f := finding(d, "autotune-block-failed")
+	if f == nil || f.Evidence[0].Line != 6 || !strings.HasSuffix(f.Evidence[0].Path, "worker.log.gz") {
+		t.Errorf("gzipped log: %v %+v", ruleIDs(d), f)
+	}
+	for _, in := range d.Inputs {
+		if strings.HasSuffix(in.Path, "broken.log.gz") && in.Error == "" {
+			t.Errorf("a truncated gzip file must be noted: %+v", in)
+		}
 	}
 }

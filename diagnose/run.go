@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bufio"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -176,6 +177,19 @@ func analyzeFile(path string, set *rules.Set, stdin io.Reader) fileResult {
 	head, err := br.Peek(ingest.HeadSize)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return fileResult{input: Input{Path: path, Error: reason(err)}}
+	}
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		// A gzipped log (rotated, or collected with gzip): read through it.
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fileResult{input: Input{Path: path, Error: "gzip: " + err.Error()}}
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, ingest.HeadSize)
+		head, err = br.Peek(ingest.HeadSize)
+		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return fileResult{input: Input{Path: path, Error: "gzip: " + err.Error()}}
+		}
 	}
 	kind := ingest.Detect(path, head)
 	switch {
