@@ -103,9 +103,7 @@ func analyzeFile(in Input, maxPhases int, cr *countingReader) (*fileAnalysis, *t
 	cr.r = f
 	sc := torchtrace.NewScanner(cr, in.Path)
 	sc.Want = fa.want
-	for sc.Next() {
-		fa.add(sc.Event(), sc)
-	}
+	scanPipelined(sc, fa)
 	st := sc.Stats()
 	if err := sc.Err(); err != nil {
 		st.ReadError = err.Error()
@@ -554,6 +552,46 @@ func capArtifacts(res *Result) {
 	for i := range res.GraphBreaks {
 		if res.GraphBreaks[i].Artifact >= MaxArtifacts {
 			res.GraphBreaks[i].Artifact = -1
+		}
+	}
+}
+
+// needsMeta are the event kinds whose metadata the analysis reads; other
+// events cross the pipeline without it.
+var needsMeta = map[string]bool{
+	"str": true, "dynamo_start": true, "compilation_metrics": true, "link": true, "artifact": true,
+}
+
+// scanPipelined reads events on one goroutine (line splitting, MD5,
+// envelope JSON) and analyses them on this one, in batches, so a single
+// large file uses two cores. Metadata that aliases the scanner's buffer is
+// copied for the kinds that need it; payload bodies are already owned.
+func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
+	const batch = 512
+	ch := make(chan []torchtrace.Event, 8)
+	go func() {
+		defer close(ch)
+		b := make([]torchtrace.Event, 0, batch)
+		for sc.Next() {
+			ev := *sc.Event()
+			if needsMeta[ev.Kind] {
+				ev.Meta = append([]byte(nil), ev.Meta...)
+			} else {
+				ev.Meta = nil
+			}
+			b = append(b, ev)
+			if len(b) == batch {
+				ch <- b
+				b = make([]torchtrace.Event, 0, batch)
+			}
+		}
+		if len(b) > 0 {
+			ch <- b
+		}
+	}()
+	for b := range ch {
+		for i := range b {
+			fa.add(&b[i])
 		}
 	}
 }

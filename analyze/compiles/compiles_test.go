@@ -521,7 +521,7 @@ func FuzzAnalyzeFile(f *testing.F) {
 		sc := torchtrace.NewScanner(strings.NewReader(string(data)), "fuzz.log")
 		sc.Want = fa.want
 		for sc.Next() {
-			fa.add(sc.Event(), sc)
+			fa.add(sc.Event())
 		}
 		fa.finish(sc.Stats())
 		res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{sc.Stats()}, nil)

@@ -28,9 +28,7 @@ func DiagnoseAnalyzer(path string, r io.Reader) (diagnose.Analysis, error) {
 	fa := newFileAnalysis(in, MaxPhases)
 	sc := torchtrace.NewScanner(r, path)
 	sc.Want = fa.want
-	for sc.Next() {
-		fa.add(sc.Event(), sc)
-	}
+	scanPipelined(sc, fa)
 	st := sc.Stats()
 	if err := sc.Err(); err != nil {
 		return diagnose.Analysis{}, err

@@ -72,6 +72,7 @@ type fileAnalysis struct {
 	lastTs    float64
 	names     map[string]string // interned strings
 	stacks    map[string]record.Stack
+	strings   []string // the interned string table, by index
 	comps     map[string][]string
 	maxPhases int
 	maxArts   int
@@ -118,7 +119,7 @@ func (f *fileAnalysis) rankOf(ev *torchtrace.Event) int {
 	return *ev.Rank
 }
 
-func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event, sc *torchtrace.Scanner) *unit {
+func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event) *unit {
 	id := ev.ID.Unit()
 	key := strconv.Itoa(rank) + "|" + id
 	u := f.units[key]
@@ -147,12 +148,15 @@ func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event, sc *torchtrace.Sc
 // map as negative keys to avoid another map).
 func (u *unit) hasStart(att int) bool { return u.attempts[-1-att] }
 
-func (f *fileAnalysis) add(ev *torchtrace.Event, sc *torchtrace.Scanner) {
+// add takes one event. It never touches the scanner, so events can be
+// analysed on another goroutine than the one reading them; the interned
+// string table is rebuilt here from the "str" events themselves.
+func (f *fileAnalysis) add(ev *torchtrace.Event) {
 	rank := f.rankOf(ev)
 	var u *unit
 	cid := f.intern(ev.ID.String())
 	if !ev.ID.Empty() {
-		u = f.unitFor(rank, ev, sc)
+		u = f.unitFor(rank, ev)
 	}
 	if !skipArtifactRef[ev.Kind] && (ev.HasPayload != "" || isMetaArtifact(ev.Kind)) {
 		a := Artifact{Rank: rank, CompileID: cid, Kind: ev.Kind, Name: ev.ArtifactName, Line: ev.Line,
@@ -182,11 +186,23 @@ func (f *fileAnalysis) add(ev *torchtrace.Event, sc *torchtrace.Scanner) {
 		}
 	}
 	switch ev.Kind {
+	case "str":
+		var pair []json.RawMessage
+		if json.Unmarshal(ev.Meta, &pair) == nil && len(pair) == 2 {
+			var str string
+			idx, ok := torchtrace.IntValue(pair[1])
+			if json.Unmarshal(pair[0], &str) == nil && ok && idx >= 0 && idx < 1<<24 {
+				for len(f.strings) <= idx {
+					f.strings = append(f.strings, "")
+				}
+				f.strings[idx] = str
+			}
+		}
 	case "dynamo_start":
 		if u != nil {
 			u.attempts[-1-ev.ID.AttemptN()] = true
 			if len(u.c.Stack) == 0 {
-				u.c.Stack = f.sharedStack(f.stack(ev.Meta, sc))
+				u.c.Stack = f.sharedStack(f.stack(ev.Meta))
 				if len(u.c.Stack) > 0 && u.c.Frame.File == "" {
 					u.c.Frame = u.c.Stack[0]
 				}
@@ -221,7 +237,7 @@ func isMetaArtifact(kind string) bool {
 
 // stack resolves a dynamo_start stack (outermost first in the log) into a
 // record.Stack (innermost first), dropping Dynamo's own trailing frames.
-func (f *fileAnalysis) stack(meta json.RawMessage, sc *torchtrace.Scanner) record.Stack {
+func (f *fileAnalysis) stack(meta json.RawMessage) record.Stack {
 	var m struct {
 		Stack []struct {
 			Line     int             `json:"line"`
@@ -237,7 +253,7 @@ func (f *fileAnalysis) stack(meta json.RawMessage, sc *torchtrace.Scanner) recor
 		fr := m.Stack[i]
 		file := ""
 		if n, err := strconv.Atoi(string(fr.Filename)); err == nil {
-			file = sc.String(n)
+			file = f.str(n)
 			if file == "" {
 				file = fmt.Sprintf("<interned %d>", n)
 			}
@@ -720,6 +736,14 @@ type chromiumEvent struct {
 	Args struct {
 		CompileID json.RawMessage `json:"compile_id"`
 	} `json:"args"`
+}
+
+// str returns interned string i ("" when unknown).
+func (f *fileAnalysis) str(i int) string {
+	if i >= 0 && i < len(f.strings) {
+		return f.strings[i]
+	}
+	return ""
 }
 
 // intern shares repeated strings (phase names, compile ids, cache
