@@ -57,8 +57,9 @@ func Capture(pid int) (*Process, error) {
 	return p, err
 }
 
-// gone reports whether pid no longer exists or is a zombie (exited, not yet
-// reaped: its memory is already gone).
+// gone reports whether pid no longer exists, is a zombie (exited, not yet
+// reaped), or is exiting: its memory already released (empty maps) while it
+// is not a kernel thread, which never has any.
 func gone(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -66,7 +67,21 @@ func gone(pid int) bool {
 	}
 	s := string(data)
 	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
+	if i < 0 || i+2 >= len(s) {
+		return false
+	}
+	if s[i+2] == 'Z' || s[i+2] == 'X' {
+		return true
+	}
+	const pfKthread = 0x00200000
+	f := strings.Fields(s[i+1:])
+	if len(f) > 6 {
+		if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfKthread != 0 {
+			return false
+		}
+	}
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	return err == nil && len(maps) == 0
 }
 
 func capture(pid int) (*Process, error) {
@@ -81,7 +96,7 @@ func capture(pid int) (*Process, error) {
 		p.Cmdline = strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
 	}
 	if len(mapsData) == 0 {
-		return nil, fmt.Errorf("pid %d has no memory maps (a kernel thread or a zombie): %w", pid, ErrNotPython)
+		return nil, fmt.Errorf("pid %d has no memory maps (a kernel thread): %w", pid, ErrNotPython)
 	}
 	mem := ProcessMemory{PID: pid}
 	t, version, err := locate(pid, parseMaps(mapsData), p.Exe, mem)

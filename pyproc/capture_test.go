@@ -172,6 +172,13 @@ func TestCaptureErrors(t *testing.T) {
 		}
 		t.Logf("CPython %s: %v", old, err)
 	}
+	// A kernel thread has no memory at all; it is not Python, and not gone.
+	if comm, _ := os.ReadFile("/proc/2/comm"); strings.TrimSpace(string(comm)) == "kthreadd" {
+		_, err := Capture(2)
+		if !errors.Is(err, ErrNotPython) || errors.Is(err, ErrNoProcess) || errors.Is(err, ErrUnsupported) {
+			t.Errorf("kthreadd: %v, want ErrNotPython only", err)
+		}
+	}
 	// This test binary itself is Go, not Python.
 	if _, err := Capture(os.Getpid()); !errors.Is(err, ErrNotPython) {
 		t.Errorf("self: %v, want ErrNotPython", err)
