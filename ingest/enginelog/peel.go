@@ -695,8 +695,9 @@ func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
 	r := b[i:]
 	var lvl record.Level
 	k := 0
+	// The first letter picks the only level word that can match.
 	for _, w := range levelWords {
-		if len(r) > len(w.w) && string(r[:len(w.w)]) == w.w && r[len(w.w)] == ' ' {
+		if w.w[0] == r[0] && len(r) > len(w.w) && string(r[:len(w.w)]) == w.w && r[len(w.w)] == ' ' {
 			lvl, k = w.lvl, len(w.w)+1
 			break
 		}

@@ -100,6 +100,8 @@ var wrapperMessages = []string{
 	"Capture CUDA graph failed",
 	"Capture Prefill cuda graph failed",
 	"Scheduler hit an exception",
+	"please check the stack trace above for the root cause", // vLLM collective_rpc re-raise
+	"See root cause above",
 }
 
 // IsWrapper reports whether e only wraps another error.
