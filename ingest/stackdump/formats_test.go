@@ -248,3 +248,16 @@ func TestTorchrunKubectlPrefixesAndFileNameRank(t *testing.T) {
 		t.Errorf("rank from file name: %+v", res.Processes)
 	}
 }
+
+// A cut frame line followed by a log record is dropped, not glued to the
+// record's text and mistaken for a frame.
+func TestCutFrameBeforeLogRecord(t *testing.T) {
+	res := parseString(t, "Thread 5 (idle): \"MainThread\"\n    f (a.py:1)\n    allgather_f\n[2025-10-29 11:25:58 TP3] Watchdog timeout (self.watchdog_timeout=300)\n")
+	fr := res.Processes[0].Threads[0].Frames
+	if len(fr) != 1 || len(res.Warnings) != 1 || res.Warnings[0].Line != 3 {
+		t.Errorf("frames %v warnings %v", fr, res.Warnings)
+	}
+	if _, ok := parsePyspyFrame("allgather_fWatchdog timeout (self.watchdog_timeout=300)"); ok {
+		t.Error("log text parsed as a frame")
+	}
+}

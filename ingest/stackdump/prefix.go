@@ -42,6 +42,8 @@ type peeled struct {
 	rank   record.Rank
 	// tagged is set when the line's prefixes carried rank information.
 	tagged bool
+	// record is set when a logger header started a new record here.
+	record bool
 }
 
 // peel strips \r, ANSI escapes and known prefixes from one line.
@@ -88,6 +90,7 @@ func peel(line string, tagCache map[string]record.Rank) peeled {
 	if m := matchIf(c == 'D' || c == 'I' || c == 'W' || c == 'E' || c == 'C', vllmHeaderRE, line); m != nil {
 		line = line[len(m[0]):]
 	} else if n, tags := sglangHeader(line); n > 0 {
+		p.record = true
 		if tags != "" {
 			// Every line of an SGLang log carries its tag: parse each
 			// distinct tag once.
@@ -105,6 +108,7 @@ func peel(line string, tagCache map[string]record.Rank) peeled {
 		}
 		line = line[n:]
 	} else if m := matchIf((c == 'I' || c == 'W' || c == 'E' || c == 'F') && len(line) > 1 && line[1] >= '0' && line[1] <= '9', glogRE, line); m != nil {
+		p.record = true
 		line = line[len(m[0]):]
 	}
 	p.body = line

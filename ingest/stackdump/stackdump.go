@@ -237,7 +237,7 @@ func (p *parser) line(raw string) {
 	// A wrapped frame line continues on this line unless this line is
 	// something else we recognise.
 	if s.pending != "" {
-		if !strings.HasPrefix(body, "    ") && trimmed != "" && !p.isHeader(trimmed) {
+		if !pl.record && !strings.HasPrefix(body, "    ") && trimmed != "" && !p.isHeader(trimmed) {
 			s.pending += body
 			if !p.tryPending(s) && len(s.pending) > maxPending {
 				p.dropPending(s) // not a wrapped frame after all
@@ -554,7 +554,7 @@ func parsePyspyFrame(s string) (record.Frame, bool) {
 		return record.Frame{}, false
 	}
 	fn, loc := s[:i], s[i+2:len(s)-1]
-	if strings.ContainsAny(loc, "()") {
+	if strings.ContainsAny(loc, "()") || !plausibleLocation(loc) {
 		return record.Frame{}, false
 	}
 	f := record.Frame{Func: fn, File: loc}
@@ -565,6 +565,19 @@ func parsePyspyFrame(s string) (record.Frame, bool) {
 	}
 	f.Native = isNative(f)
 	return f, true
+}
+
+// plausibleLocation: a file, module or library name ("a/b.py:12",
+// "libc.so.6", "?", "<frozen importlib._bootstrap>:241"), not the tail of
+// a log message that happens to end in ")".
+func plausibleLocation(loc string) bool {
+	if loc == "" {
+		return false
+	}
+	if strings.HasPrefix(loc, "<") {
+		return true
+	}
+	return !strings.ContainsAny(loc, " =,\t")
 }
 
 // isNative tells a native frame (py-spy --native, pystack (C)) from a
