@@ -147,7 +147,10 @@ func (s *Set) Rules() []*Rule { return s.rules }
 // Rule returns the rule with an id, or nil.
 func (s *Set) Rule(id string) *Rule { return s.byID[id] }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var (
+	yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	nodeLine = regexp.MustCompile(`line \d+: `)
+)
 
 func (s *Set) add(path string, data []byte) error {
 	var doc yaml.Node
@@ -202,7 +205,7 @@ func decodeStrict(n *yaml.Node, v any) error {
 	if err := dec.Decode(v); err != nil {
 		// yaml reports lines relative to the re-encoded node; drop them.
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = regexp.MustCompile(`line \d+: `).ReplaceAllString(msg, "")
+		msg = nodeLine.ReplaceAllString(msg, "")
 		return errors.New(strings.ReplaceAll(msg, "unmarshal errors:\n  ", ""))
 	}
 	return nil
