@@ -377,3 +377,57 @@ func TestCaptureConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestWrongLayoutRefused reads each live target with every other version's
+// layout: the run-time checks must refuse it (an error, never stacks made of
+// misread memory).
+func TestWrongLayoutRefused(t *testing.T) {
+	tried := 0
+	for _, minor := range testedMinors {
+		py := pythonFor(minor)
+		if py == "" {
+			continue
+		}
+		cmd, _ := startTarget(t, py)
+		pid := cmd.Process.Pid
+		mapsData, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		right, _, err := locate(pid, parseMaps(mapsData), exe, ProcessMemory{PID: pid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for other := range generatedLayouts {
+			if other == minor {
+				continue
+			}
+			lay, _ := layoutFor(other)
+			if lay.Debug != nil {
+				raw := make([]byte, lay.Debug.Size)
+				if err := (ProcessMemory{PID: pid}).Read(right.runtime, raw); err != nil {
+					t.Fatal(err)
+				}
+				if err := lay.applyDebugOffsets(raw, 0); err == nil {
+					t.Errorf("CPython %s accepted as %s by its _Py_DebugOffsets check", minor, other)
+				}
+				tried++
+				continue
+			}
+			wrong := newTarget(ProcessMemory{PID: pid}, lay, right.runtime, right.codeType, right.strType)
+			threads, err := wrong.walk()
+			tried++
+			if err == nil {
+				n := 0
+				for _, th := range threads {
+					n += len(th.frames)
+				}
+				t.Errorf("CPython %s read with the %s layout gave %d threads, %d frames instead of an error", minor, other, len(threads), n)
+			}
+		}
+	}
+	if tried == 0 {
+		t.Skip("no CPython under pyenv")
+	}
+}

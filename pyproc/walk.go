@@ -147,6 +147,11 @@ func (t *target) walk() ([]rawThread, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(out) == 0 {
+		// A live interpreter has at least the thread that runs it; none at
+		// all means the layout points somewhere else.
+		return nil, badRead("no thread states in any interpreter")
+	}
 	failed := 0
 	for _, th := range out {
 		if th.err != nil {
