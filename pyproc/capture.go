@@ -139,6 +139,18 @@ func capture(pid int) (*Process, error) {
 		}
 		p.Threads = append(p.Threads, th)
 	}
+	// Without tids (3.10 when glibc's tid could not be located), the main
+	// thread is the oldest thread state: the last one CPython linked, first
+	// here — unless the "MainThread" name says otherwise.
+	if len(p.Threads) > 0 && p.Threads[0].TID == 0 {
+		main := 0
+		for i, th := range p.Threads {
+			if th.Name == "MainThread" {
+				main = i
+			}
+		}
+		p.Threads[main].Main = true
+	}
 	return p, nil
 }
 
