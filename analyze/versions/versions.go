@@ -40,6 +40,9 @@ type found struct {
 // Detector collects versions from records fed in order.
 type Detector struct {
 	found map[string]found
+	// best known priority of the two versions most logs repeat on many
+	// lines (a path in every traceback frame), so their checks stop early
+	pythonPrio, vllmPrio int
 }
 
 // Add feeds one record.
@@ -84,6 +87,12 @@ func (d *Detector) set(key, v string, prio int, src string, line int) {
 		return
 	}
 	d.found[key] = found{v: v, prio: prio, line: line, src: src}
+	switch key {
+	case Python:
+		d.pythonPrio = prio
+	case VLLM:
+		d.vllmPrio = prio
+	}
 }
 
 // versionAt reads a version token ("0.11.2", "2.7.1+cu126", "v0.9.1rc1")
@@ -164,7 +173,9 @@ func (d *Detector) scan(s, src string, line int) {
 	if hasVersionWord(s) {
 		d.banners(s, src, line)
 	}
-	if k := strings.Index(s, "LLM engine (v"); k >= 0 {
+	if d.vllmPrio >= fromBanner {
+		// known from a banner already
+	} else if k := strings.Index(s, "LLM engine (v"); k >= 0 {
 		d.set(VLLM, versionAt(s, k+len("LLM engine (")), fromBanner, src, line)
 	}
 	if strings.Contains(s, "PyTorch:") {
@@ -188,6 +199,9 @@ func (d *Detector) scan(s, src string, line int) {
 		}
 	}
 	// Paths: ".../lib/python3.12/site-packages/..." (also dist-packages).
+	if d.pythonPrio >= fromPath {
+		return
+	}
 	if k := strings.Index(s, "ython3."); k > 1 && s[k-1] == 'p' && (s[k-2] == '/' || s[k-2] == ' ') {
 		j := k + len("ython3.")
 		e := j
