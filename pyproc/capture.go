@@ -127,31 +127,43 @@ func capture(pid int) (*Process, error) {
 	if t.lay.TstateNativeThreadID < 0 {
 		nativeFromPthread(pid, t.mem, raw)
 	}
+	p.Threads = threadsFrom(pid, raw, func(tid int) string {
+		comm, err := os.ReadFile(fmt.Sprintf("%s/task/%d/comm", proc, tid))
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(comm))
+	})
+	return p, nil
+}
+
+// threadsFrom turns thread states as read into Threads: oldest (main)
+// first, OS names where threading's are unknown, Main marked.
+func threadsFrom(pid int, raw []rawThread, osName func(tid int) string) []Thread {
+	var out []Thread
 	// CPython links the newest thread first; list the main thread first as
 	// people expect.
 	for i := len(raw) - 1; i >= 0; i-- {
 		r := raw[i]
 		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Frames: r.frames}
 		if th.Name == "" && th.TID > 0 {
-			if comm, err := os.ReadFile(fmt.Sprintf("%s/task/%d/comm", proc, th.TID)); err == nil {
-				th.Name = strings.TrimSpace(string(comm))
-			}
+			th.Name = osName(th.TID)
 		}
-		p.Threads = append(p.Threads, th)
+		out = append(out, th)
 	}
 	// Without tids (3.10 when glibc's tid could not be located), the main
-	// thread is the oldest thread state: the last one CPython linked, first
-	// here — unless the "MainThread" name says otherwise.
-	if len(p.Threads) > 0 && p.Threads[0].TID == 0 {
+	// thread is the oldest thread state, first here, unless a thread is
+	// named "MainThread".
+	if len(out) > 0 && out[0].TID == 0 {
 		main := 0
-		for i, th := range p.Threads {
+		for i, th := range out {
 			if th.Name == "MainThread" {
 				main = i
 			}
 		}
-		p.Threads[main].Main = true
+		out[main].Main = true
 	}
-	return p, nil
+	return out
 }
 
 // procErr turns a /proc read failure into the package's errors.

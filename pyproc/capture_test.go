@@ -431,3 +431,22 @@ func TestWrongLayoutRefused(t *testing.T) {
 		t.Skip("no CPython under pyenv")
 	}
 }
+
+func TestThreadsFrom(t *testing.T) {
+	names := func(tid int) string { return fmt.Sprintf("comm-%d", tid) }
+	// Newest first as CPython links them; tids known.
+	got := threadsFrom(10, []rawThread{{ident: 3, native: 12}, {ident: 2, native: 11, name: "w"}, {ident: 1, native: 10}}, names)
+	if len(got) != 3 || got[0].Ident != 1 || !got[0].Main || got[1].Main || got[1].Name != "w" || got[0].Name != "comm-10" {
+		t.Errorf("with tids: %+v", got)
+	}
+	// No tids: the oldest thread is main.
+	got = threadsFrom(10, []rawThread{{ident: 3}, {ident: 1}}, names)
+	if !got[0].Main || got[1].Main || got[0].Name != "" {
+		t.Errorf("without tids: %+v", got)
+	}
+	// No tids, but threading names: MainThread wins.
+	got = threadsFrom(10, []rawThread{{ident: 3, name: "MainThread"}, {ident: 1, name: "Dummy-1"}}, names)
+	if got[0].Main || !got[1].Main {
+		t.Errorf("named: %+v", got)
+	}
+}
