@@ -427,3 +427,31 @@ func TestGzippedLog(t *testing.T) {
 		}
 	}
 }
+
+// An excerpt holding only the engine's re-raise still names the error it
+// quotes; with the workers' tracebacks present, the engine is not a rank
+// that failed (TestExampleAOTGraphBreak).
+func TestOnlyWrapperExcerpt(t *testing.T) {
+	data, err := os.ReadFile("../examples/aot-graph-break/vllm-serve.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "(EngineCore_DP0 pid=4180) ERROR") {
+			keep = append(keep, l)
+		}
+	}
+	d, err := Run([]string{"-"}, Options{Stdin: strings.NewReader(strings.Join(keep, "\n") + "\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := finding(d, "aot-compile-graph-break")
+	if f == nil || strings.Join(f.Ranks, ",") != "EngineCore DP0" {
+		t.Fatalf("findings %v %+v", ruleIDs(d), f)
+	}
+	full := run(t, "../examples/aot-graph-break")
+	if contains(full.Findings[0].Ranks, "EngineCore DP0") {
+		t.Errorf("engine counted as a failing rank: %v", full.Findings[0].Ranks)
+	}
+}

@@ -183,9 +183,22 @@ func locate(r *rules.Rule, text string) int {
 	return off
 }
 
-// isQuotedCode: the line holding off follows a `File "…", line N, in f` line.
+// isQuotedCode: the line holding off quotes an error rather than raising
+// it: a source line under a `File "…", line N, in f` line, or vLLM's
+// collective_rpc re-raise of a worker's error ("Worker failed with error
+// '…', please check the stack trace above for the root cause"), whose rank
+// is the engine process, not a rank that failed.
 func isQuotedCode(text string, off int) bool {
 	start := strings.LastIndexByte(text[:off], '\n')
+	end := strings.IndexByte(text[off:], '\n')
+	if end < 0 {
+		end = len(text)
+	} else {
+		end += off
+	}
+	if strings.Contains(text[start+1:end], "please check the stack trace above for the root cause") {
+		return true
+	}
 	if start < 0 {
 		return false
 	}

@@ -275,6 +275,20 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 	}
 
 	// Root exceptions, once per distinct error with every rank that raised it.
+	// A wrapper's message quotes the root error ("Worker failed with error
+	// '…'"): it is matched only when no root error was found at all, so
+	// the engine process is not counted as a failing rank.
+	onlyWrappers := true
+	for _, fr := range results {
+		if fr.log == nil {
+			continue
+		}
+		for _, tb := range fr.log.tracebacks {
+			if root := tb.Root(); root.Type != "" && !isWrapper(root) {
+				onlyWrappers = false
+			}
+		}
+	}
 	errIdx := map[string]int{}
 	var wrappers []bool // per d.Errors entry: only a wrapper was found
 	for _, fr := range results {
@@ -290,8 +304,11 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 			if v["vllm"] != "" {
 				sub.Fields["vllm"] = v["vllm"]
 			}
-			matched := set.Match(sub, v)
 			wrapper := isWrapper(root)
+			var matched []*rules.Rule
+			if !wrapper || onlyWrappers {
+				matched = set.Match(sub, v)
+			}
 			if !explained(matched) && !wrapper {
 				sub.Fields["unexplained"] = "true"
 				matched = set.Match(sub, v)
