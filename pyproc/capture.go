@@ -21,7 +21,7 @@ type Thread struct {
 	// Name is the threading name (Thread.name, read from threading._active
 	// on 3.11+), else the OS thread name (/proc/PID/task/TID/comm).
 	Name string
-	Main bool // the process's initial thread (TID == PID)
+	Main bool // the process's initial thread: TID == PID (without tids, the oldest thread state or "MainThread")
 	// Partial: the thread kept running while being read and its frame
 	// chain never read the same twice; Frames holds only the outer frames
 	// both reads agreed on (innermost first, the moving part left out).
