@@ -22,7 +22,7 @@ func runTrace(t *testing.T, args ...string) (int, string, string) {
 // 1 with the failure, its file:line and the rule's finding.
 func TestTraceVerdictAndExitCodes(t *testing.T) {
 	code, out, errs := runTrace(t, testcorpus.File(t, "tlparse-inputs", "simple.log"))
-	if code != ExitOK || !strings.HasPrefix(out, "OK: 1 compile(s) finished") {
+	if code != ExitOK || !strings.HasPrefix(out, "OK: 1 compile(s), none failed") {
 		t.Errorf("simple.log: exit %d, stderr %q, out:\n%s", code, errs, out)
 	}
 	code, out, _ = runTrace(t, testcorpus.File(t, "tlparse-inputs", "comp_failure.log"))

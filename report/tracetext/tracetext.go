@@ -108,7 +108,7 @@ func Verdict(res *compiles.Result) (string, bool) {
 	if len(parts) > 0 {
 		return "PROBLEM: " + strings.Join(parts, "; "), failed > 0 || len(res.OpenPhases) > 0 || limit > 0
 	}
-	return fmt.Sprintf("OK: %d compile(s) finished, none failed, nothing left running", len(res.Compiles)), false
+	return fmt.Sprintf("OK: %d compile(s), none failed, nothing left running", len(res.Compiles)), false
 }
 
 // Write prints the summary.
