@@ -274,7 +274,7 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 			if e.detail != "" {
 				p.Detail = e.detail
 			}
-			b.close(rs, e.name, t, rec.Line, e.secs)
+			b.close(rs, e.name, t, line, e.secs)
 			if e.name == PhaseDynamo && rs.open[PhaseInductor] == nil {
 				// Dynamo done (its phase was opened by "Using cache directory"): Inductor starts now too.
 				rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: line}
