@@ -1,6 +1,7 @@
 package tracehtml
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,7 @@ type unitTop struct {
 
 type artifactHead struct {
 	Anchor string
+	Href   string // where the table of contents links: "#a3" or "unit_0_0_p2.html#a3"
 	Name   string
 	Meta   string
 	Open   bool
@@ -145,59 +147,129 @@ func (s *site) writeUnit(dir string, ui int) error {
 		}
 		heads[j] = artifactHead{Anchor: fmt.Sprintf("a%d", j), Name: a.Name, Meta: meta, Open: openByDefault[a.Name] || openByDefault[a.Kind]}
 	}
+	// Pages: the unit page, then continuation pages once the inline budget
+	// is spent, so every artifact is on some page and no page grows past
+	// about MaxPageInline (a unit of a concatenated or export log can hold
+	// thousands of artifacts).
+	pageOf := make([]int, len(u.Artifacts))
+	npages, used := 1, int64(0)
+	for j, ai := range u.Artifacts {
+		n := min(s.opts.MaxInline, s.res.Artifacts[ai].Length)
+		if used > 0 && used+n > s.opts.MaxPageInline {
+			npages, used = npages+1, 0
+		}
+		used += n
+		pageOf[j] = npages - 1
+	}
+	stem := strings.TrimSuffix(u.File, ".html")
+	pageFile := func(k int) string { // relative to the report root
+		if k == 0 {
+			return u.File
+		}
+		return fmt.Sprintf("%s_p%d.html", stem, k+1)
+	}
+	for j := range heads {
+		heads[j].Href = "#" + heads[j].Anchor
+		if pageOf[j] > 0 {
+			heads[j].Href = path.Base(pageFile(pageOf[j])) + "#" + heads[j].Anchor
+		}
+	}
 	top.Artifacts = heads
-	pagePath := filepath.Join(dir, filepath.FromSlash(u.File))
-	sideDir := strings.TrimSuffix(u.File, ".html") // payload files go beside the page
-	return writeFile(pagePath, func(w io.Writer) error {
-		if err := pages.ExecuteTemplate(w, "unit_top", top); err != nil {
+	for k := 0; k < npages; k++ {
+		k := k
+		var cont contView
+		if npages > 1 {
+			cont = contView{Page: top.Page, Unit: path.Base(u.File), N: k + 1, Of: npages}
+			cont.Page.Title = top.Page.Title + fmt.Sprintf(" — page %d of %d", k+1, npages)
+			for q := 0; q < npages; q++ {
+				cont.Pages = append(cont.Pages, pageLink{N: q + 1, Href: path.Base(pageFile(q)), Here: q == k})
+			}
+		}
+		err := writeFile(filepath.Join(dir, filepath.FromSlash(pageFile(k))), func(w io.Writer) error {
+			tmpl, data := "unit_top", any(top)
+			if k > 0 {
+				tmpl, data = "unit_cont_top", cont
+			}
+			if err := pages.ExecuteTemplate(w, tmpl, data); err != nil {
+				return err
+			}
+			for j, ai := range u.Artifacts {
+				if pageOf[j] != k {
+					continue
+				}
+				if err := s.writeArtifact(w, dir, stem, j, &s.res.Artifacts[ai], heads[j]); err != nil {
+					return err
+				}
+			}
+			if npages > 1 {
+				if err := pages.ExecuteTemplate(w, "unit_pages", cont); err != nil {
+					return err
+				}
+			}
+			return pages.ExecuteTemplate(w, "unit_bottom", top)
+		})
+		if err != nil {
 			return err
 		}
-		budget := s.opts.MaxPageInline
-		for j, ai := range u.Artifacts {
-			a := &s.res.Artifacts[ai]
-			if err := pages.ExecuteTemplate(w, "artifact_open", heads[j]); err != nil {
+	}
+	return nil
+}
+
+type contView struct {
+	Page  pageMeta
+	Unit  string // file name of the unit's first page
+	N, Of int
+	Pages []pageLink
+}
+
+type pageLink struct {
+	N    int
+	Href string
+	Here bool
+}
+
+// writeArtifact streams one artifact into a page: its payload escaped, at
+// most MaxInline of it; a larger payload is also written whole, unescaped,
+// to a .txt file beside the page (stem/) and linked.
+func (s *site) writeArtifact(w io.Writer, dir, stem string, j int, a *compiles.Artifact, head artifactHead) error {
+	if err := pages.ExecuteTemplate(w, "artifact_open", head); err != nil {
+		return err
+	}
+	var tail artifactTail
+	if a.Length == 0 {
+		io.WriteString(w, "(this event has no payload)")
+	} else {
+		limit := s.opts.MaxInline
+		ew := &escapeWriter{w: w, limit: limit}
+		var side *os.File
+		var sideBuf *bufio.Writer
+		if a.Length > limit {
+			name := sideName(j, a.Name)
+			var err error
+			if side, err = createSide(filepath.Join(dir, filepath.FromSlash(stem), name)); err != nil {
 				return err
 			}
-			var tail artifactTail
-			if a.Length == 0 {
-				io.WriteString(w, "(this event has no payload)")
-			} else {
-				limit := min(s.opts.MaxInline, max(budget, 0))
-				ew := &escapeWriter{w: w, limit: limit}
-				var side *os.File
-				if a.Length > limit {
-					name := sideName(j, a.Name)
-					rel := sideDir + "/" + name
-					var err error
-					if side, err = createSide(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
-						return err
-					}
-					ew.full = side
-					tail.Full = path.Base(sideDir) + "/" + name
-					tail.Shown = fmtSize(limit)
-					if limit == 0 {
-						tail.Shown = "nothing (this page's inline budget is spent)"
-					}
-				}
-				if err := fetch(ew, a); err != nil {
-					tail.Err = err.Error()
-				}
-				if side != nil {
-					if err := side.Close(); err != nil && ew.err == nil {
-						ew.err = err
-					}
-				}
-				if ew.err != nil {
-					return ew.err
-				}
-				budget -= min(ew.n, limit)
+			sideBuf = bufio.NewWriterSize(side, 256<<10)
+			ew.full = sideBuf
+			tail.Full = path.Base(stem) + "/" + name
+			tail.Shown = fmtSize(limit)
+		}
+		if err := fetch(ew, a); err != nil {
+			tail.Err = err.Error()
+		}
+		if side != nil {
+			if err := sideBuf.Flush(); err != nil && ew.err == nil {
+				ew.err = err
 			}
-			if err := pages.ExecuteTemplate(w, "artifact_close", tail); err != nil {
-				return err
+			if err := side.Close(); err != nil && ew.err == nil {
+				ew.err = err
 			}
 		}
-		return pages.ExecuteTemplate(w, "unit_bottom", top)
-	})
+		if ew.err != nil {
+			return ew.err
+		}
+	}
+	return pages.ExecuteTemplate(w, "artifact_close", tail)
 }
 
 // sideName is the file beside a unit page that holds artifact j whole.

@@ -50,8 +50,8 @@ type Options struct {
 	// beside the page and linked. Default 512 KiB.
 	MaxInline int64
 	// MaxPageInline caps the inline payload bytes of one unit page, so that
-	// a unit with thousands of artifacts still opens; artifacts past it are
-	// written to .txt files and linked. Default 24 MiB.
+	// a unit with thousands of artifacts still opens; artifacts past it
+	// continue on further pages (unit_0_0_p2.html …). Default 16 MiB.
 	MaxPageInline int64
 	// MaxRows caps the rows of each index table (the JSON report has all).
 	// Default 1000.
@@ -69,7 +69,7 @@ func (o Options) withDefaults() Options {
 		o.MaxInline = 512 << 10
 	}
 	if o.MaxPageInline <= 0 {
-		o.MaxPageInline = 24 << 20
+		o.MaxPageInline = 16 << 20
 	}
 	if o.MaxRows <= 0 {
 		o.MaxRows = 1000

@@ -76,8 +76,12 @@ func checkSite(t *testing.T, dir string) (pages map[string]string) {
 			case strings.Contains(u, "://") || strings.HasPrefix(u, "//"):
 				t.Errorf("%s: links off the machine: %s", rel, u)
 			default:
-				if _, err := os.Stat(filepath.Join(filepath.Dir(p), filepath.FromSlash(u))); err != nil {
+				file, frag, _ := strings.Cut(u, "#")
+				target, err := os.ReadFile(filepath.Join(filepath.Dir(p), filepath.FromSlash(file)))
+				if err != nil {
 					t.Errorf("%s: broken link %s", rel, u)
+				} else if frag != "" && !strings.Contains(string(target), `id="`+frag+`"`) {
+					t.Errorf("%s: link %s: no such anchor there", rel, u)
 				}
 			}
 		}
@@ -233,19 +237,33 @@ func TestWriteLargePayloadGoesBesideThePage(t *testing.T) {
 
 func TestWritePageBudget(t *testing.T) {
 	res := analyze(t, testcorpus.File(t, "tlparse-inputs", "simple.log"))
-	dir := render(t, res, Options{MaxPageInline: 1024})
-	checkSite(t, dir)
+	dir := render(t, res, Options{MaxPageInline: 16 << 10})
+	pages := checkSite(t, dir)
 	s := newSite(res, Options{}.withDefaults())
+	continued := 0
 	for _, u := range s.units {
-		fi, err := os.Stat(filepath.Join(dir, u.File))
-		if err != nil {
-			t.Fatal(err)
+		// Every artifact is on the unit's page or one of its continuation
+		// pages, and no page holds much more than the budget.
+		shown := 0
+		stem := strings.TrimSuffix(u.File, ".html")
+		for name, page := range pages {
+			if name == u.File || strings.HasPrefix(name, stem+"_p") {
+				shown += strings.Count(page, `<details class="artifact"`)
+				if name != u.File {
+					continued++
+				}
+				// chrome + budget + one artifact (MaxInline), escaping can grow it
+				if len(page) > 16<<10+512<<10+64<<10 {
+					t.Errorf("%s is %d bytes with a 16 KiB inline budget", name, len(page))
+				}
+			}
 		}
-		// The page is its chrome plus at most the budget (escaping can grow
-		// it a few times), not the 200 KiB of payloads simple.log carries.
-		if fi.Size() > 64<<10 {
-			t.Errorf("%s is %d bytes with a 1 KiB inline budget", u.File, fi.Size())
+		if shown != len(u.Artifacts) {
+			t.Errorf("%s: %d artifacts shown over its pages, want %d", u.File, shown, len(u.Artifacts))
 		}
+	}
+	if continued == 0 {
+		t.Error("no continuation page written with a 16 KiB budget: the test checks nothing")
 	}
 }
 
