@@ -1,7 +1,10 @@
 package compiles
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -635,5 +638,120 @@ func TestCollectivesParity(t *testing.T) {
 	if len(res.CollectiveParity) != 1 || res.CollectiveParity[0].Rank != 1 || res.CollectiveParity[0].Offset != 1 ||
 		res.CollectiveParity[0].CodeOps["reduce_scatter_tensor"] != 1 {
 		t.Errorf("schedule fixture parity %+v", res.CollectiveParity)
+	}
+}
+
+// A trace cut while Inductor lowered the graph (simple.log up to the B of
+// GraphLowering.run and its payload): the open phases say what was running, the compile is
+// "running", and the hang rules fire. Cut inside that event's payload, the
+// half record is counted and the phase before it is the innermost.
+func TestTraceStoppedInsideLowering(t *testing.T) {
+	b, err := os.ReadFile(corpus(t, "simple.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for _, c := range []struct {
+		keep      int
+		innermost string
+		mismatch  int
+	}{{471, "GraphLowering.run", 0}, {467, "inductor_compile", 1}} {
+		p := filepath.Join(t.TempDir(), "cut.log")
+		if err := os.WriteFile(p, []byte(strings.Join(lines[:c.keep], "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := analyze(t, p)
+		inner := ""
+		for _, ph := range res.OpenPhases {
+			if ph.Innermost {
+				inner = ph.Name
+			}
+		}
+		if inner != c.innermost || len(res.OpenPhases) < 4 {
+			t.Errorf("cut at %d: innermost %q of %d open phases, want %q", c.keep, inner, len(res.OpenPhases), c.innermost)
+		}
+		if cc := compile(res, -1, "0/0"); cc == nil || cc.Status != StatusRunning {
+			t.Errorf("cut at %d: compile %+v", c.keep, cc)
+		}
+		if st := res.Counts[p]; st.PayloadMD5Mismatch != c.mismatch {
+			t.Errorf("cut at %d: %d md5 mismatches", c.keep, st.PayloadMD5Mismatch)
+		}
+		set, _ := rules.Builtin()
+		got := map[string]bool{}
+		for _, f := range Conclude(res, set) {
+			got[f.Rule] = true
+		}
+		if !got["trace-phase-never-ended"] || got["trace-lowering-never-ended"] != (c.innermost == "GraphLowering.run") {
+			t.Errorf("cut at %d: findings %v", c.keep, got)
+		}
+	}
+}
+
+// Graph-break artifacts (none in the corpus): the newer text with a GB id
+// and the older one, deduplicated by reason and user frame.
+func TestGraphBreakArtifacts(t *testing.T) {
+	gb := func(frame, compile int, text string) string {
+		sum := md5.Sum([]byte(text))
+		var sb strings.Builder
+		fmt.Fprintf(&sb, `V0101 00:00:00.000000 7 torch/_dynamo/symbolic_convert.py:1] {"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"}, "frame_id": %d, "frame_compile_id": %d, "attempt": 1, "has_payload": "%s"}`+"\n", frame, compile, hex.EncodeToString(sum[:]))
+		for _, l := range strings.Split(text, "\n") {
+			sb.WriteString("\t" + l + "\n")
+		}
+		return sb.String()
+	}
+	item := "Graph break in user code at /srv/model.py:42\nGraph Break Reason: Unsupported Tensor.item() call with capture_scalar_outputs=False\n  Explanation: Dynamo does not support tracing `Tensor.item()` with config.capture_scalar_outputs=False.\n  Hint: Set `torch._dynamo.config.capture_scalar_outputs = True`\n\n  Developer debug context: call_method TensorVariable() item () {}\n\n For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html\nUser code traceback:\n  File \"/srv/model.py\", line 42, in forward\n    n = x.sum().item()\n"
+	old := "Graph Break Reason: call_function BuiltinVariable(print) [ConstantVariable(str)] {}\nUser code traceback:\n  File \"/srv/run.py\", line 7, in <module>\n    f(x)\n  File \"/srv/model.py\", line 9, in f\n    print(\"hi\")\n"
+	p := filepath.Join(t.TempDir(), "gb.log")
+	text := gb(0, 0, item) + gb(1, 0, item) + gb(0, 1, item) + gb(2, 0, old)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := analyze(t, p)
+	if len(res.GraphBreaks) != 2 {
+		t.Fatalf("graph breaks %+v", res.GraphBreaks)
+	}
+	a, b := res.GraphBreaks[0], res.GraphBreaks[1]
+	if a.Count != 3 || a.UserFrame != "/srv/model.py:42" || a.GBID != "GB0124" || !strings.HasSuffix(a.URL, "/gb0124.html") ||
+		a.Reason != "Unsupported Tensor.item() call with capture_scalar_outputs=False" || !reflect.DeepEqual(a.CompileIDs, []string{"0/0", "1/0", "0/1"}) {
+		t.Errorf("item() break %+v", a)
+	}
+	if b.Count != 1 || b.UserFrame != "/srv/model.py:9" || b.GBID != "" || !strings.HasPrefix(b.Reason, "call_function BuiltinVariable(print)") {
+		t.Errorf("print break %+v", b)
+	}
+	if c := compile(res, -1, "0/0"); c == nil || c.GraphBreaks != 1 {
+		t.Errorf("compile 0/0 %+v", c)
+	}
+	set, _ := rules.Builtin()
+	got := map[string]bool{}
+	for _, f := range Conclude(res, set) {
+		got[f.Rule] = true
+	}
+	if !got["trace-graph-break"] {
+		t.Errorf("findings %v", got)
+	}
+}
+
+// A frame compiled as many times as the logged recompile limit.
+func TestRecompileLimit(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&sb, `V0101 00:00:00.000000 7 torch/_dynamo/convert_frame.py:1] {"dynamo_start": {"stack": [{"line": 3, "name": "forward", "filename": "m.py"}]}, "frame_id": 0, "frame_compile_id": %d, "attempt": 0}`+"\n", i)
+		fmt.Fprintf(&sb, `V0101 00:00:00.000000 7 torch/_dynamo/utils.py:1] {"compilation_metrics": {"co_name": "forward", "co_filename": "m.py", "co_firstlineno": 3, "graph_op_count": 2, "restart_reasons": [], "recompile_reason": "0/%d: L['n'] == %d", "dynamo_config": "{\"recompile_limit\": 8}"}, "frame_id": 0, "frame_compile_id": %d, "attempt": 0}`+"\n", max(i-1, 0), i, i)
+	}
+	p := filepath.Join(t.TempDir(), "limit.log")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := analyze(t, p)
+	if len(res.Frames) != 1 || !res.Frames[0].LimitHit || res.Frames[0].Limit != 8 || res.Frames[0].Compiles != 8 {
+		t.Fatalf("frames %+v", res.Frames)
+	}
+	if len(res.Recompiles) != 8 {
+		t.Errorf("recompiles %d", len(res.Recompiles))
+	}
+	set, _ := rules.Builtin()
+	fs := Conclude(res, set)
+	if len(fs) == 0 || fs[0].Rule != "trace-recompile-limit" {
+		t.Errorf("findings %+v", fs)
 	}
 }
