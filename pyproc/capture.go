@@ -22,10 +22,13 @@ type Thread struct {
 	// on 3.11+), else the OS thread name (/proc/PID/task/TID/comm).
 	Name string
 	Main bool // the process's initial thread: TID == PID (without tids, the oldest thread state or "MainThread")
-	// Partial: the thread kept running while being read and its frame
-	// chain never read the same twice; Frames holds only the outer frames
-	// both reads agreed on (innermost first, the moving part left out).
+	// Partial: the thread kept running (calling and returning) while being
+	// read and its frame chain never read the same twice. Frames is then
+	// the last full read: its outermost Stable frames were confirmed by a
+	// second read; the inner ones are real frames of this thread read
+	// within microseconds but may mix two moments.
 	Partial bool
+	Stable  int // with Partial: how many outermost frames are confirmed
 	Frames  record.Stack
 }
 
@@ -145,7 +148,7 @@ func threadsFrom(pid int, raw []rawThread, osName func(tid int) string) []Thread
 	// people expect.
 	for i := len(raw) - 1; i >= 0; i-- {
 		r := raw[i]
-		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Frames: r.frames}
+		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Stable: r.stable, Frames: r.frames}
 		if th.Name == "" && th.TID > 0 {
 			th.Name = osName(th.TID)
 		}

@@ -74,8 +74,10 @@ type rawThread struct {
 	name   string // threading name; "" when not found
 	frames record.Stack
 	// partial: the chain changed while being read and did not settle;
-	// frames holds the outer ones two reads agreed on.
+	// frames is the last full read, of which the outer stable ones were
+	// confirmed by a second read.
 	partial bool
+	stable  int
 	err     error
 }
 
@@ -214,8 +216,10 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 	if last == nil {
 		return th, lastErr
 	}
-	// Never settled: keep the outer frames both reads agreed on (the root
-	// path, what matters for "where is it"), and say the rest moved.
+	// Never settled: a thread running calls and returns. Keep the last
+	// full read — its leaf is where the time goes, which is the point for a
+	// slow process — and say how many outer frames two reads confirmed;
+	// the rest may mix moments.
 	k := 0
 	for k < len(last) && k < len(again) && last[len(last)-1-k].same(again[len(again)-1-k]) {
 		k++
@@ -226,7 +230,8 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 			first = min(first, last[i].frame)
 		}
 	}
-	th.frames = lastFrames[first:]
+	th.frames = lastFrames
+	th.stable = len(lastFrames) - first
 	th.partial = true
 	return th, nil
 }
