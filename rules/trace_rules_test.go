@@ -18,8 +18,8 @@ func init() {
 		Fields: map[string]string{"fail_type": "BackendCompilerFailed", "compile_id": "0/0"}})
 	add("trace-graph-break", Subject{Fact: "trace.graph_break", Text: "skip function graph_break in file torch/_dynamo/decorators.py",
 		Fields: map[string]string{"reason": "skip function graph_break in file torch/_dynamo/decorators.py", "count": "2"}})
-	add("trace-phase-never-ended", Subject{Fact: "trace.open_phase", Fields: map[string]string{"name": "inductor_compile", "phase": "inductor", "innermost": "true"}})
-	add("trace-lowering-never-ended", Subject{Fact: "trace.open_phase", Fields: map[string]string{"name": "GraphLowering.run", "phase": "inductor", "innermost": "true"}})
+	add("trace-phase-never-ended", Subject{Fact: "trace.open_phase", Fields: map[string]string{"name": "inductor_compile", "phase": "inductor", "innermost": "true", "uncertain": "false"}})
+	add("trace-lowering-never-ended", Subject{Fact: "trace.open_phase", Fields: map[string]string{"name": "GraphLowering.run", "phase": "inductor", "innermost": "true", "uncertain": "false"}})
 	add("trace-recompile-limit", Subject{Fact: "trace.recompile_limit", Text: "8 compiles of forward reached the recompile limit (8)", Fields: map[string]string{"compiles": "8", "limit": "8"}})
 	add("trace-recompile-shape", Subject{Fact: "trace.recompile", Text: "0/0: tensor 'x' size mismatch at index 0. expected 2, actual 3"})
 	add("trace-cache-miss-explained", Subject{Fact: "trace.cache_miss", Fields: map[string]string{"kind": "fx_graph", "differs": "true", "same_key": "false", "components": "gm"}})
@@ -39,7 +39,8 @@ func init() {
 func TestTraceRulesQuiet(t *testing.T) {
 	s := builtin(t)
 	for _, sub := range []Subject{
-		{Fact: "trace.open_phase", Fields: map[string]string{"name": "inductor_compile", "innermost": "false"}},
+		{Fact: "trace.open_phase", Fields: map[string]string{"name": "inductor_compile", "innermost": "false", "uncertain": "false"}},
+		{Fact: "trace.open_phase", Fields: map[string]string{"name": "GraphLowering.run", "innermost": "true", "uncertain": "true"}},
 		{Fact: "trace.cache_miss", Fields: map[string]string{"differs": "true", "same_key": "true"}},
 		{Fact: "trace.recompile", Text: "0/0: ___check_type_id(L['self'], 1234)"},
 		{Fact: "trace.divergence", Fields: map[string]string{"kind": "nothing"}},

@@ -166,6 +166,19 @@ func TestSimple(t *testing.T) {
 		if len(res.OpenPhases) != 0 && name == "simple.log" {
 			t.Errorf("simple.log: open phases %+v", res.OpenPhases)
 		}
+		// The corrupted copy lost the E of compile_file: reported, but as
+		// uncertain, and no hang is concluded.
+		if name == "simple_corrupted_json.log" {
+			if len(res.OpenPhases) != 1 || !res.OpenPhases[0].Uncertain || res.OpenPhases[0].Name != "compile_file" {
+				t.Errorf("corrupted: open phases %+v", res.OpenPhases)
+			}
+			set, _ := rules.Builtin()
+			for _, f := range Conclude(res, set) {
+				if f.Rule == "trace-phase-never-ended" {
+					t.Error("a hang concluded from a phase whose E was unreadable")
+				}
+			}
+		}
 		if n := len(res.Phases); n < 20 {
 			t.Errorf("%s: %d closed phases", name, n)
 		}

@@ -64,18 +64,21 @@ type fileAnalysis struct {
 	limit    int
 	limitHit map[string]string // unit id -> reason text saying the limit was hit
 
-	open      map[phaseKey][]int // indexes into openPh
-	openPh    []Phase
-	closed    []Phase
-	dropped   int
-	depth     map[int]int
-	lastTs    float64
-	names     map[string]string // interned strings
-	stacks    map[string]record.Stack
-	strings   []string // the interned string table, by index
-	comps     map[string][]string
-	maxPhases int
-	maxArts   int
+	open    map[phaseKey][]int // indexes into openPh
+	openPh  []Phase
+	closed  []Phase
+	dropped int
+	depth   map[int]int
+	lastTs  float64
+	// badChromium are (pid, line) of chromium events that could not be read.
+	badChromium [][2]int
+	lastLine    int               // envelope line of the last event
+	names       map[string]string // interned strings
+	stacks      map[string]record.Stack
+	strings     []string // the interned string table, by index
+	comps       map[string][]string
+	maxPhases   int
+	maxArts     int
 }
 
 type phaseKey struct {
@@ -152,6 +155,7 @@ func (u *unit) hasStart(att int) bool { return u.attempts[-1-att] }
 // analysed on another goroutine than the one reading them; the interned
 // string table is rebuilt here from the "str" events themselves.
 func (f *fileAnalysis) add(ev *torchtrace.Event) {
+	f.lastLine = ev.Line
 	rank := f.rankOf(ev)
 	var u *unit
 	cid := f.intern(ev.ID.String())
@@ -781,6 +785,7 @@ func (f *fileAnalysis) sharedStack(st record.Stack) record.Stack {
 
 func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 	if ev.BodyTruncated {
+		f.badChromium = append(f.badChromium, [2]int{ev.PID, ev.Line})
 		return
 	}
 	// Field lookups instead of a struct decode: chromium events are the
@@ -806,7 +811,10 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 		}
 	})
 	if !ok || ce.Name == "" {
-		return // bad chromium JSON is skipped, as tlparse does since 0.4.3
+		// Bad chromium JSON is skipped, as tlparse does since 0.4.3; kept
+		// in mind because it may have been the E of a phase left open.
+		f.badChromium = append(f.badChromium, [2]int{ev.PID, ev.Line})
+		return
 	}
 	if args != nil {
 		if v, ok := torchtrace.Field(args, "compile_id"); ok {
@@ -818,7 +826,7 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 	}
 	cid := ev.ID.String()
 	if len(ce.Args.CompileID) > 0 {
-		if s, ok := torchtrace.StringValue(ce.Args.CompileID); ok && s != "" {
+		if s, ok := torchtrace.StringValue(ce.Args.CompileID); ok && s != "" && s != "None" {
 			cid = s
 		}
 	}
@@ -967,7 +975,20 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 		open = append(open, p)
 	}
 	sort.SliceStable(open, func(i, j int) bool { return open[i].StartUs < open[j].StartUs })
+	for i := range open {
+		for _, b := range f.badChromium {
+			// A bad event that is the last record was cut by the end of
+			// the log: the process stopped there either way.
+			if b[0] == open[i].PID && b[1] > open[i].Line && b[1] != f.lastLine {
+				open[i].Uncertain = true
+				break
+			}
+		}
+	}
 	for i, p := range open {
+		if p.Uncertain {
+			continue
+		}
 		if j, ok := innermost[p.PID]; !ok || p.Depth >= open[j].Depth {
 			innermost[p.PID] = i
 		}
@@ -978,6 +999,9 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 	f.openPh = open
 	// A compile with a phase still open and no metrics was running at the end.
 	for _, p := range open {
+		if p.Uncertain {
+			continue
+		}
 		for _, u := range f.order {
 			if u.c.Rank == p.Rank && u.c.ID == unitOf(p.CompileID) && !u.metrics && u.c.FailType == "" {
 				u.c.Status = StatusRunning

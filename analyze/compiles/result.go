@@ -314,6 +314,10 @@ type Phase struct {
 	// Innermost marks, among open phases, the deepest one of its process:
 	// the phase that was running when the log stopped.
 	Innermost bool `json:"innermost,omitempty"`
+	// Uncertain marks an open phase whose process later logged a chromium
+	// event that could not be read (bad JSON, MD5 mismatch): its E may be
+	// that event, so it is reported but not concluded on.
+	Uncertain bool `json:"uncertain,omitempty"`
 }
 
 // CollectiveSchedule is the collective ops Inductor scheduled in one graph.

@@ -64,7 +64,8 @@ func Subjects(res *Result) []rules.Subject {
 		out = append(out, rules.Subject{
 			Fact: FactOpenPhase,
 			Fields: map[string]string{"name": p.Name, "phase": PhaseOf(p.Name), "compile_id": p.CompileID,
-				"innermost": strconv.FormatBool(p.Innermost), "seconds": strconv.FormatFloat(p.DurUs/1e6, 'f', 1, 64)},
+				"innermost": strconv.FormatBool(p.Innermost), "uncertain": strconv.FormatBool(p.Uncertain),
+				"seconds": strconv.FormatFloat(p.DurUs/1e6, 'f', 1, 64)},
 			Evidence: record.Evidence{Path: p.Path, Line: p.Line, Rank: rankText(p.Rank),
 				Text: "[" + p.CompileID + "] " + p.Name + " began and never ended"},
 		})

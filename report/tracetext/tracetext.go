@@ -89,15 +89,19 @@ func Verdict(res *compiles.Result) (string, bool) {
 	if failed > 0 {
 		parts = append(parts, fmt.Sprintf("%d compile(s) failed", failed))
 	}
-	if len(res.OpenPhases) > 0 {
-		inner := ""
-		for _, ph := range res.OpenPhases {
-			if ph.Innermost {
-				inner = ph.Name
-				break
-			}
+	open := 0
+	inner := ""
+	for _, ph := range res.OpenPhases {
+		if ph.Uncertain {
+			continue
 		}
-		parts = append(parts, fmt.Sprintf("log stopped inside %s (%d phase(s) never ended)", inner, len(res.OpenPhases)))
+		open++
+		if ph.Innermost && inner == "" {
+			inner = ph.Name
+		}
+	}
+	if open > 0 {
+		parts = append(parts, fmt.Sprintf("log stopped inside %s (%d phase(s) never ended)", inner, open))
 	}
 	if limit > 0 {
 		parts = append(parts, fmt.Sprintf("%d frame(s) hit the recompile limit", limit))
@@ -106,7 +110,7 @@ func Verdict(res *compiles.Result) (string, bool) {
 		parts = append(parts, "ranks diverge (compile ids or collectives)")
 	}
 	if len(parts) > 0 {
-		return "PROBLEM: " + strings.Join(parts, "; "), failed > 0 || len(res.OpenPhases) > 0 || limit > 0
+		return "PROBLEM: " + strings.Join(parts, "; "), failed > 0 || open > 0 || limit > 0
 	}
 	return fmt.Sprintf("OK: %d compile(s), none failed, nothing left running", len(res.Compiles)), false
 }
@@ -212,7 +216,7 @@ func (p *printer) open(res *compiles.Result) {
 	if len(res.OpenPhases) == 0 {
 		return
 	}
-	p.section("Phases never ended (running when the log stopped)", len(res.OpenPhases))
+	p.section("Phases never ended (running when the log stopped; ? = its E may be an unreadable event)", len(res.OpenPhases))
 	for i, ph := range res.OpenPhases {
 		if i == p.top {
 			p.f("  … %d more\n", len(res.OpenPhases)-i)
@@ -221,6 +225,9 @@ func (p *printer) open(res *compiles.Result) {
 		mark := "  "
 		if ph.Innermost {
 			mark = p.s.Red("▶ ")
+		}
+		if ph.Uncertain {
+			mark = "? "
 		}
 		p.f("  %s%s pid %d [%s] %s, open for %.1fs before the last event  %s\n", mark, rankLabel(ph.Rank), ph.PID,
 			ph.CompileID, p.s.Bold(ph.Name), ph.DurUs/1e6, p.s.Dim(loc(ph.Path, ph.Line)))
