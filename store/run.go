@@ -54,6 +54,15 @@ type Run struct {
 	Patches *PatchState `json:"patches,omitempty"`
 	Lines   int64       `json:"lines"` // output lines saved
 	Bytes   int64       `json:"bytes"` // output bytes saved
+	// CPU is what watching cost next to what the boot used (rusage).
+	CPU *CPU `json:"cpu,omitempty"`
+}
+
+// CPU is user+system CPU time of the watcher and of the boot's processes
+// (those reaped while watching), in seconds.
+type CPU struct {
+	WatchSeconds float64 `json:"watch_s"`
+	BootSeconds  float64 `json:"boot_s"`
 }
 
 // EnvCheck is one process whose environment did not carry what was

@@ -24,7 +24,12 @@ const busyTimeout = 5 * time.Second
 
 // schemaVersion is PRAGMA user_version of the layout below; bump it with a
 // migration when the layout changes.
-const schemaVersion = 1
+const schemaVersion = 2
+
+// migrations[v] takes a store from layout v to v+1.
+var migrations = map[int]string{
+	1: `ALTER TABLE runs ADD COLUMN cpu TEXT NOT NULL DEFAULT 'null'`,
+}
 
 // Nested lists are kept as JSON in the run's row: a run is written and read
 // whole, and one row per run keeps every update a single statement. The
@@ -50,7 +55,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	versions  TEXT NOT NULL DEFAULT '{}',
 	patches   TEXT NOT NULL DEFAULT 'null',
 	lines     INTEGER NOT NULL DEFAULT 0,
-	bytes     INTEGER NOT NULL DEFAULT 0
+	bytes     INTEGER NOT NULL DEFAULT 0,
+	cpu       TEXT NOT NULL DEFAULT 'null'
 );
 CREATE TABLE IF NOT EXISTS run_env (
 	run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -145,7 +151,7 @@ func (s *Store) init() error {
 	if n > 0 {
 		var ours int
 		s.db.QueryRow("SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('runs','run_env')").Scan(&ours)
-		if ours != 2 {
+		if ours != 2 || version == 0 {
 			return errNotOurs
 		}
 	}
@@ -154,8 +160,16 @@ func (s *Store) init() error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(schemaSQL); err != nil {
-		return err
+	if version == 0 {
+		if _, err := tx.Exec(schemaSQL); err != nil {
+			return err
+		}
+	} else {
+		for v := version; v < schemaVersion; v++ {
+			if _, err := tx.Exec(migrations[v]); err != nil {
+				return fmt.Errorf("upgrading the store layout from version %d: %v", v, err)
+			}
+		}
 	}
 	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version=%d", schemaVersion)); err != nil {
 		return err
@@ -226,7 +240,7 @@ func (s *Store) save(r *Run) error {
 	for name, v := range map[string]any{
 		"command": nonNil(r.Command), "env_check": nonNil(r.EnvCheck), "silences": nonNil(r.Silences),
 		"timeline": nonNil(r.Timeline), "findings": nonNil(r.Findings), "logs": nonNil(r.Logs),
-		"versions": r.Versions, "patches": r.Patches,
+		"versions": r.Versions, "patches": r.Patches, "cpu": r.CPU,
 	} {
 		if err := enc(name, v); err != nil {
 			return err
@@ -247,12 +261,12 @@ func (s *Store) save(r *Run) error {
 	args := []any{
 		fmtTime(r.Started), fmtTime(r.Ended), cols["command"], r.Cwd, r.Dir, r.Outcome, exit, r.Signal,
 		r.Reason, r.Verdict, cols["env_check"], cols["silences"], cols["timeline"], cols["findings"],
-		cols["logs"], cols["versions"], cols["patches"], r.Lines, r.Bytes,
+		cols["logs"], cols["versions"], cols["patches"], r.Lines, r.Bytes, cols["cpu"],
 	}
 	if r.ID == 0 {
 		res, err := tx.Exec(`INSERT INTO runs (started, ended, command, cwd, dir, outcome, exit_code, signal,
-			reason, verdict, env_check, silences, timeline, findings, logs, versions, patches, lines, bytes)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
+			reason, verdict, env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
 		if err != nil {
 			return err
 		}
@@ -262,7 +276,7 @@ func (s *Store) save(r *Run) error {
 	} else {
 		res, err := tx.Exec(`UPDATE runs SET started=?, ended=?, command=?, cwd=?, dir=?, outcome=?, exit_code=?,
 			signal=?, reason=?, verdict=?, env_check=?, silences=?, timeline=?, findings=?, logs=?, versions=?,
-			patches=?, lines=?, bytes=? WHERE id=?`, append(args, r.ID)...)
+			patches=?, lines=?, bytes=?, cpu=? WHERE id=?`, append(args, r.ID)...)
 		if err != nil {
 			return err
 		}
@@ -306,17 +320,17 @@ func parseTime(s string) time.Time {
 }
 
 const selectRun = `SELECT id, started, ended, command, cwd, dir, outcome, exit_code, signal, reason, verdict,
-	env_check, silences, timeline, findings, logs, versions, patches, lines, bytes FROM runs`
+	env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu FROM runs`
 
 type scanner interface{ Scan(...any) error }
 
 func scanRun(sc scanner) (*Run, error) {
 	r := &Run{Schema: Schema}
-	var started, ended, command, envCheck, silences, timeline, findings, logs, versions, patches string
+	var started, ended, command, envCheck, silences, timeline, findings, logs, versions, patches, cpu string
 	var exit sql.NullInt64
 	if err := sc.Scan(&r.ID, &started, &ended, &command, &r.Cwd, &r.Dir, &r.Outcome, &exit, &r.Signal,
 		&r.Reason, &r.Verdict, &envCheck, &silences, &timeline, &findings, &logs, &versions, &patches,
-		&r.Lines, &r.Bytes); err != nil {
+		&r.Lines, &r.Bytes, &cpu); err != nil {
 		return nil, err
 	}
 	r.Started, r.Ended = parseTime(started), parseTime(ended)
@@ -331,7 +345,7 @@ func scanRun(sc scanner) (*Run, error) {
 	}{
 		{"command", command, &r.Command}, {"env_check", envCheck, &r.EnvCheck}, {"silences", silences, &r.Silences},
 		{"timeline", timeline, &r.Timeline}, {"findings", findings, &r.Findings}, {"logs", logs, &r.Logs},
-		{"versions", versions, &r.Versions}, {"patches", patches, &r.Patches},
+		{"versions", versions, &r.Versions}, {"patches", patches, &r.Patches}, {"cpu", cpu, &r.CPU},
 	} {
 		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
 			return nil, fmt.Errorf("run %d: stored %s does not decode: %v", r.ID, f.name, err)

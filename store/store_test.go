@@ -318,3 +318,40 @@ func TestDefaultPath(t *testing.T) {
 		t.Errorf("Resolve(flag) = %q", p)
 	}
 }
+
+// A store written by the first layout (no cpu column) is upgraded in place
+// and keeps its runs.
+func TestUpgradeFromLayout1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := strings.Replace(schemaSQL, ",\n\tcpu       TEXT NOT NULL DEFAULT 'null'", "", 1)
+	if v1 == schemaSQL {
+		t.Fatal("could not derive the layout-1 schema")
+	}
+	for _, q := range []string{v1, "PRAGMA user_version=1",
+		`INSERT INTO runs (started, command, outcome) VALUES ('2026-11-29T23:00:00Z', '["x"]', 'hung')`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.Get("last")
+	if err != nil || r.Outcome != OutcomeHung || r.CPU != nil {
+		t.Fatalf("old run after upgrade: %+v %v", r, err)
+	}
+	r.CPU = &CPU{WatchSeconds: 1, BootSeconds: 20}
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ = s.Get("1"); r.CPU == nil || r.CPU.BootSeconds != 20 {
+		t.Errorf("cpu not kept after upgrade: %+v", r.CPU)
+	}
+}

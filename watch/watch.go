@@ -143,6 +143,7 @@ func Run(ctx context.Context, cfg Config) (*store.Run, error) {
 		w.save()
 		return nil, fmt.Errorf("%w %q: %v", ErrNotRunnable, cfg.Command[0], err)
 	}
+	w.cpuSelf, w.cpuKids = rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
 	w.save()
 	w.say("%s pid %d, run %s, output in %s", w.cfg.Style.Bold("watching"), w.cmd.Process.Pid, w.runName(), logPath)
 	w.loop(ctx)
@@ -173,6 +174,16 @@ type watcher struct {
 	stopOnce sync.Once
 	isReady  bool
 	storeErr bool
+
+	cpuSelf, cpuKids time.Duration // rusage when the boot started
+}
+
+func rusage(who int) time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(who, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // makeDir creates the run directory, named by the store's run id when the
@@ -621,6 +632,10 @@ func (w *watcher) finish(ctx context.Context) {
 		}
 	}
 	w.run.Lines, w.run.Bytes = w.tee.counts()
+	w.run.CPU = &store.CPU{
+		WatchSeconds: (rusage(syscall.RUSAGE_SELF) - w.cpuSelf).Seconds(),
+		BootSeconds:  (rusage(syscall.RUSAGE_CHILDREN) - w.cpuKids).Seconds(),
+	}
 	if w.tee.fileErr != nil {
 		w.say("%s writing output.log: %v", w.cfg.Style.Red("error"), w.tee.fileErr)
 	}

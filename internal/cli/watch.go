@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -158,6 +159,10 @@ error-level finding, 2 could not run.`,
 			if isTerminal(os.Stderr) {
 				cfg.Status = os.Stderr
 			}
+			// The watcher's heap stays small while a flooding boot makes it
+			// allocate a record per line: collect less often (CPU, not memory,
+			// is what a watcher must not take from the boot).
+			debug.SetGCPercent(400)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			run, err := watch.Run(ctx, cfg)

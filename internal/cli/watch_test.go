@@ -33,7 +33,7 @@ func TestWatchRunsMatrix(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "runs.db")
 	for _, mode := range []string{"hang", "ok"} {
 		for i := 0; i < 3; i++ {
-			code, _, stderr := run(t, "watch", "--store", db, "--silence", "2s", "--on-silence", "stop", "--grace", "1s",
+			code, _, stderr := run(t, "watch", "--store", db, "--silence", "4s", "--on-silence", "stop", "--grace", "1s",
 				"--snapshots", "1", "--env", "FAKE_COMPILE_MODE="+mode, "--env", "FAKE_OTHER=x", "--", py, watchScript("matrix.py"))
 			want := map[string]int{"hang": ExitFindings, "ok": ExitOK}[mode]
 			if code != want {

@@ -207,6 +207,9 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 		}
 	}
 	ew.printf("\nrun directory: %s (%d lines of output)\n", r.Dir, r.Lines)
+	if r.CPU != nil {
+		ew.printf("cpu: watching %.2fs, the boot %.2fs\n", r.CPU.WatchSeconds, r.CPU.BootSeconds)
+	}
 	return ew.err
 }
 
