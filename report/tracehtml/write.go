@@ -23,9 +23,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
 )
@@ -103,14 +105,42 @@ func Write(dir string, res *compiles.Result, opts Options) error {
 		}
 	}
 	s := newSite(res, opts)
-	for i := range s.units {
-		if err := s.writeUnit(dir, i); err != nil {
-			return err
-		}
+	if err := s.writeUnits(dir); err != nil {
+		return err
 	}
 	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error {
 		return pages.ExecuteTemplate(w, "index", s.indexView())
 	})
+}
+
+// writeUnits writes the unit pages on a few goroutines: pages are
+// independent, and each holds one payload at a time, so memory stays flat.
+func (s *site) writeUnits(dir string) error {
+	workers := min(runtime.GOMAXPROCS(0), 4, max(len(s.units), 1))
+	next := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := s.writeUnit(dir, i); err != nil {
+					errs <- err
+					for range next { // drain so the sender finishes
+					}
+					return
+				}
+			}
+		}()
+	}
+	for i := range s.units {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	return <-errs // nil when none
 }
 
 // writeFile creates path and hands fill a buffered writer on it.
