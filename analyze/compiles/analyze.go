@@ -290,6 +290,7 @@ func frames(res *Result, files []*fileAnalysis) {
 	type key struct {
 		path  string
 		rank  int
+		pid   int
 		frame int
 	}
 	limits := map[string]int{}
@@ -304,13 +305,13 @@ func frames(res *Result, files []*fileAnalysis) {
 		if c.FrameID == nil || c.AutogradID != nil {
 			continue
 		}
-		k := key{c.Path, c.Rank, *c.FrameID}
+		k := key{c.Path, c.Rank, c.PID, *c.FrameID}
 		i, ok := idx[k]
 		if !ok {
 			i = len(res.Frames)
 			idx[k] = i
 			compileIDs[k] = map[int]bool{}
-			res.Frames = append(res.Frames, FrameSummary{Rank: c.Rank, Path: c.Path, FrameID: *c.FrameID,
+			res.Frames = append(res.Frames, FrameSummary{Rank: c.Rank, PID: c.PID, Path: c.Path, FrameID: *c.FrameID,
 				Limit: limits[c.Path], Evidence: record.Evidence{Path: c.Path, Line: c.Line, Rank: rankText(c.Rank)}})
 		}
 		fs := &res.Frames[i]

@@ -768,3 +768,42 @@ func TestRecompileLimit(t *testing.T) {
 		t.Errorf("findings %+v", fs)
 	}
 }
+
+// Two processes interleaved in one file (forked workers writing into the
+// parent's trace): each keeps its own compile [0/0].
+func TestForkedProcessesInOneFile(t *testing.T) {
+	b, err := os.ReadFile(corpus(t, "comp_failure.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.ReplaceAll(string(b), " 1543231 ", " 1543299 ")
+	// Interleave record by record (a record is an envelope and its payload).
+	split := func(s string) []string {
+		var recs []string
+		for _, l := range strings.SplitAfter(s, "\n") {
+			if strings.HasPrefix(l, "V") || len(recs) == 0 {
+				recs = append(recs, l)
+			} else {
+				recs[len(recs)-1] += l
+			}
+		}
+		return recs
+	}
+	a, c := split(string(b)+"\n"), split(other+"\n")
+	var sb strings.Builder
+	for i := range a {
+		sb.WriteString(a[i])
+		sb.WriteString(c[i])
+	}
+	p := filepath.Join(t.TempDir(), "forked.log")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := analyze(t, p)
+	if len(res.Compiles) != 2 || res.Compiles[0].PID == res.Compiles[1].PID || res.Compiles[0].Status != StatusFailed || res.Compiles[1].Status != StatusFailed {
+		t.Errorf("compiles %+v", res.Compiles)
+	}
+	if len(res.Phases) != 6 || len(res.OpenPhases) != 0 {
+		t.Errorf("phases %d open %d", len(res.Phases), len(res.OpenPhases))
+	}
+}

@@ -124,7 +124,9 @@ func (f *fileAnalysis) rankOf(ev *torchtrace.Event) int {
 
 func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event) *unit {
 	id := ev.ID.Unit()
-	key := strconv.Itoa(rank) + "|" + id
+	// Keyed by process too: before pytorch#184772 forked workers wrote
+	// into their parent's file, each with its own compile ids.
+	key := unitKey(rank, ev.PID, id)
 	u := f.units[key]
 	att := ev.ID.AttemptN()
 	// The same id compiled again (torch._dynamo.reset(), or one file holding
@@ -137,7 +139,7 @@ func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event) *unit {
 	}
 	if u == nil {
 		u = &unit{attempts: map[int]bool{}}
-		u.c = Compile{Rank: rank, Path: f.in.Path, ID: id, Occurrence: occ, FrameID: ev.ID.Frame,
+		u.c = Compile{Rank: rank, PID: ev.PID, Path: f.in.Path, ID: id, Occurrence: occ, FrameID: ev.ID.Frame,
 			FrameCompileID: ev.ID.Compile, AutogradID: ev.ID.Autograd, Status: StatusNoMetrics,
 			RestartReasons: []string{}, Artifacts: []int{}, Cache: []int{}, Line: ev.Line}
 		f.units[key] = u
@@ -145,6 +147,10 @@ func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event) *unit {
 	}
 	u.attempts[att] = true
 	return u
+}
+
+func unitKey(rank, pid int, id string) string {
+	return strconv.Itoa(rank) + "|" + strconv.Itoa(pid) + "|" + id
 }
 
 // starts records which attempts had a dynamo_start (kept in the attempts
@@ -838,7 +844,7 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 			Category: f.intern(ce.Cat), StartUs: ce.Ts, Depth: f.depth[ev.PID], Line: ev.Line})
 		f.open[k] = append(f.open[k], len(f.openPh)-1)
 		f.depth[ev.PID]++
-		if u := f.units[strconv.Itoa(rank)+"|"+unitOf(cid)]; u != nil {
+		if u := f.units[unitKey(rank, ev.PID, unitOf(cid))]; u != nil {
 			u.openB = true
 		}
 	case "E":
@@ -1003,7 +1009,7 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 			continue
 		}
 		for _, u := range f.order {
-			if u.c.Rank == p.Rank && u.c.ID == unitOf(p.CompileID) && !u.metrics && u.c.FailType == "" {
+			if u.c.Rank == p.Rank && u.c.PID == p.PID && u.c.ID == unitOf(p.CompileID) && !u.metrics && u.c.FailType == "" {
 				u.c.Status = StatusRunning
 			}
 		}

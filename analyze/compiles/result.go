@@ -134,7 +134,10 @@ const (
 // Compile is one compile unit: one [frame/compile] (all its attempts), or
 // a compiled-autograd graph, on one input.
 type Compile struct {
-	Rank int    `json:"rank"`
+	Rank int `json:"rank"`
+	// PID is the process that compiled it: one file may hold several
+	// (forked workers before pytorch#184772), each with its own ids.
+	PID  int    `json:"pid"`
 	Path string `json:"path"`
 	// ID is "frame/compile", "!ca/frame/compile" under compiled autograd.
 	ID string `json:"id"`
@@ -235,6 +238,7 @@ type Recompile struct {
 // compiles it took and the recompile limit in force.
 type FrameSummary struct {
 	Rank     int    `json:"rank"`
+	PID      int    `json:"pid"`
 	Path     string `json:"path"`
 	FrameID  int    `json:"frame_id"`
 	Name     string `json:"name"` // co_name
