@@ -433,3 +433,28 @@ func FuzzScanner(f *testing.F) {
 		}
 	})
 }
+
+// An envelope longer than the read buffer (a 3 MiB metadata string) is
+// gathered whole; the next record is still found at the right line.
+func TestLongEnvelope(t *testing.T) {
+	long := strings.Repeat("a", 3<<20)
+	text := envelope("compilation_metrics", `{"fail_reason": "`+long+`", "fail_type": "X"}`, "", "") +
+		envelope("artifact", `{"name": "dynamo_error", "encoding": "string"}`, "tb", "")
+	sc := NewScanner(strings.NewReader(text), "long.log")
+	var kinds []string
+	var metaLen int
+	for sc.Next() {
+		ev := sc.Event()
+		kinds = append(kinds, ev.Kind)
+		if ev.Kind == "compilation_metrics" {
+			metaLen = len(ev.Meta)
+		}
+		if ev.Kind == "artifact" && (ev.Line != 2 || !ev.MD5OK || ev.Payload.Offset != int64(strings.Index(text, "\ttb"))) {
+			t.Errorf("artifact after the long line: line %d md5 %v offset %d", ev.Line, ev.MD5OK, ev.Payload.Offset)
+		}
+	}
+	st := sc.Stats()
+	if len(kinds) != 2 || metaLen < 3<<20 || st.Failed != 1 || st.Corrupted != 0 {
+		t.Errorf("kinds %v meta %d failed %d corrupted %d", kinds, metaLen, st.Failed, st.Corrupted)
+	}
+}
