@@ -236,6 +236,10 @@ func (s *site) indexView() indexPage {
 		}
 		p.Findings = append(p.Findings, fv)
 	}
+	if warns := len(res.Findings) - errs; errs == 0 && warns > 0 && v.Class == "" {
+		v.Class = "warn"
+		v.Points = append(v.Points, fmt.Sprintf("%s below: %s", plural(warns, "finding", "findings"), res.Findings[0].Title))
+	}
 	if errs > 0 && v.Class != "err" {
 		v.Class = "err"
 		v.Points = append([]string{fmt.Sprintf("%s: %s", plural(errs, "error-level finding", "error-level findings"), res.Findings[0].Title)}, v.Points...)
@@ -457,6 +461,9 @@ func (s *site) unitTree() ([]rankTree, []unitRow) {
 				Search: strings.ToLower(u.Label + " " + fr + " " + where)})
 		}
 		meta := []string{}
+		if c.Occurrence > 0 {
+			meta = append(meta, fmt.Sprintf("occurrence %d of this id (the log holds several runs)", c.Occurrence+1))
+		}
 		if c.Seconds.Total > 0 {
 			meta = append(meta, fmtDur(c.Seconds.Total))
 		}

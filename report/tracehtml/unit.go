@@ -368,6 +368,9 @@ func firstLine(s string, n int) string {
 
 func unitFacts(c *compiles.Compile, u *unit) []kv {
 	f := []kv{{"compile id", "[" + c.ID + "]"}, {"input", u.Path}, {"rank", rankWord(c.Rank)}, {"status", statusWord(c.Status)}}
+	if c.Occurrence > 0 {
+		f = append(f, kv{"occurrence", fmt.Sprintf("%d (earlier compiles in this input had the same id: torch._dynamo.reset() or several runs)", c.Occurrence+1)})
+	}
 	if c.Frame.Func != "" || c.Frame.File != "" {
 		f = append(f, kv{"user frame", c.Frame.String()})
 	}

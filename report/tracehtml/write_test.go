@@ -109,7 +109,7 @@ func TestWriteCorpus(t *testing.T) {
 		{"cache_hit_miss", []string{testcorpus.File(t, "tlparse-inputs", "cache_hit_miss.log")},
 			[]string{`class="pill c-hit">hit`, `class="pill c-miss">miss`, `class="pill c-bypass">bypass`, "flex_attention"}},
 		{"multi_rank_logs", []string{testcorpus.Dir(t, "tlparse-inputs/multi_rank_logs")},
-			[]string{"rank 0", "rank 3", "Diverging", "Ranks rank 0, rank 2"}},
+			[]string{"rank 0", "rank 3", "Diverging", "<li>rank 0, rank 2:"}},
 		{"export", []string{testcorpus.File(t, "tlparse-inputs", "export.log")},
 			[]string{"no compile id", "outside any compile"}},
 	}
