@@ -206,11 +206,11 @@ func skipValue(b []byte, i int, depth int) (int, bool) {
 // raw value; false when b is not one valid JSON object.
 func EachField(b []byte, fn func(key string, val []byte)) bool { return eachField(b, fn) }
 
-// eachField calls fn for each key of the JSON object b (whole input must
+// eachFieldBytes calls fn for each key of the JSON object b (whole input must
 // be one object, surrounded by whitespace only), validating as it goes in
 // one pass; it reports false when b is not valid JSON or not an object (fn
 // may then have seen some fields: callers drop what they collected).
-func eachField(b []byte, fn func(key string, val []byte)) bool {
+func eachFieldBytes(b []byte, fn func(key []byte, val []byte)) bool {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -228,12 +228,12 @@ func eachField(b []byte, fn func(key string, val []byte)) bool {
 		if !ok {
 			return false
 		}
-		var key string
-		if esc || !utf8.Valid(b[i+1:j-1]) {
+		key := b[i+1 : j-1]
+		if esc || !utf8.Valid(key) {
 			// encoding/json's spelling: escapes decoded, bad UTF-8 as U+FFFD.
-			_ = json.Unmarshal(b[i:j], &key)
-		} else {
-			key = string(b[i+1 : j-1])
+			var k string
+			_ = json.Unmarshal(b[i:j], &k)
+			key = []byte(k)
 		}
 		i = skipWS(b, j)
 		if i >= len(b) || b[i] != ':' {
@@ -257,6 +257,11 @@ func eachField(b []byte, fn func(key string, val []byte)) bool {
 		}
 		i++
 	}
+}
+
+// eachField is eachFieldBytes with string keys.
+func eachField(b []byte, fn func(key string, val []byte)) bool {
+	return eachFieldBytes(b, func(k, v []byte) { fn(string(k), v) })
 }
 
 // EachElement calls fn for each element of the JSON array b, raw; false
@@ -325,6 +330,20 @@ func StringValue(raw []byte) (string, bool) {
 
 // IntValue decodes a raw JSON integer; null and other values give false.
 func IntValue(raw []byte) (int, bool) {
+	// Small non-negative ints (compile ids, ranks) without strconv.
+	if len(raw) > 0 && len(raw) <= 6 {
+		n := 0
+		for _, c := range raw {
+			if c < '0' || c > '9' {
+				goto slow
+			}
+			n = n*10 + int(c-'0')
+		}
+		if raw[0] != '0' || len(raw) == 1 {
+			return n, true
+		}
+	}
+slow:
 	n, err := strconv.Atoi(string(raw))
 	return n, err == nil
 }

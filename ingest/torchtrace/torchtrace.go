@@ -55,6 +55,25 @@ var knownKinds = map[string]bool{
 	"bwd_compilation_metrics_runtime": true, "create_symbol": true,
 }
 
+// kindNames holds one string per known kind, so parsing an envelope does
+// not allocate its kind.
+var kindNames = func() map[string]string {
+	m := map[string]string{}
+	for k := range knownKinds {
+		m[k] = k
+	}
+	return m
+}()
+
+// smallInts back the *int of small compile-id parts and ranks, shared and
+// never written, instead of one allocation per field per event.
+var smallInts = func() (a [4096]int) {
+	for i := range a {
+		a[i] = i
+	}
+	return
+}()
+
 // KnownKind reports whether an event kind is one the format documents.
 func KnownKind(k string) bool { return knownKinds[k] }
 
@@ -238,6 +257,7 @@ type Scanner struct {
 	hasPending  bool
 	md5         hash.Hash
 	lineBuf     []byte
+	prefix      prefixCache
 }
 
 // NewScanner reads TORCH_TRACE records from r; path names the input in
@@ -333,6 +353,13 @@ func (s *Scanner) next(p *piece, midLine bool) bool {
 	}
 	return true
 }
+
+// Shared one-byte slices: a literal passed to an interface method would
+// be allocated on every payload line.
+var (
+	newline        = []byte{'\n'}
+	carriageReturn = []byte{'\r'}
+)
 
 func trimEOL(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
@@ -431,6 +458,14 @@ func (s *Scanner) longLine(p *piece) ([]byte, bool) {
 // glog prefix: <L><MMDD> <HH:MM:SS>.<usec6> <pid> <path>:<line>] <json>
 // Parsed by hand: a regexp per line would dominate the cost.
 func parsePrefix(b []byte) (level byte, ts string, pid int, emitter string, rest []byte, ok bool) {
+	return parsePrefixCached(b, nil)
+}
+
+// prefixCache keeps the last timestamp and emitter strings: consecutive
+// records mostly share them, and allocating both per record showed up.
+type prefixCache struct{ ts, emitter string }
+
+func parsePrefixCached(b []byte, c *prefixCache) (level byte, ts string, pid int, emitter string, rest []byte, ok bool) {
 	// Minimum: "V0403 07:28:48.051000 1 a:1] {"
 	if len(b) < 30 {
 		return
@@ -448,7 +483,14 @@ func parsePrefix(b []byte) (level byte, ts string, pid int, emitter string, rest
 	if b[5] != ' ' || b[8] != ':' || b[11] != ':' || b[14] != '.' || b[21] != ' ' {
 		return
 	}
-	ts = string(b[1:21])
+	if c != nil && c.ts == string(b[1:21]) {
+		ts = c.ts
+	} else {
+		ts = string(b[1:21])
+		if c != nil {
+			c.ts = ts
+		}
+	}
 	i := 22
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		pid = pid*10 + int(b[i]-'0')
@@ -463,7 +505,14 @@ func parsePrefix(b []byte) (level byte, ts string, pid int, emitter string, rest
 	if end < 0 {
 		return
 	}
-	emitter = string(b[i : i+end])
+	if c != nil && c.emitter == string(b[i:i+end]) {
+		emitter = c.emitter
+	} else {
+		emitter = string(b[i : i+end])
+		if c != nil {
+			c.emitter = emitter
+		}
+	}
 	if c := strings.LastIndexByte(emitter, ':'); c <= 0 {
 		return
 	}
@@ -475,12 +524,15 @@ func intPtr(raw []byte) *int {
 	if !ok {
 		return nil
 	}
+	if n >= 0 && n < len(smallInts) {
+		return &smallInts[n]
+	}
 	return &n
 }
 
 func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 	st := s.stats
-	level, ts, pid, emitter, js, ok := parsePrefix(body)
+	level, ts, pid, emitter, js, ok := parsePrefixCached(body, &s.prefix)
 	if !ok {
 		st.NonGlog++
 		st.NonGlogLines = keepLine(st.NonGlogLines, lineNo)
@@ -488,8 +540,8 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 	}
 	ev := Event{Line: lineNo, Level: level, Time: ts, PID: pid, Emitter: emitter}
 	var hasPayload []byte
-	valid := eachField(js, func(k string, v []byte) {
-		switch k {
+	valid := eachFieldBytes(js, func(kb []byte, v []byte) {
+		switch string(kb) {
 		case "rank":
 			ev.Rank = intPtr(v)
 		case "compiled_autograd_id":
@@ -503,8 +555,12 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 		case "has_payload":
 			hasPayload = v
 		default:
-			if reserved[k] {
+			if reserved[string(kb)] {
 				return
+			}
+			k, ok := kindNames[string(kb)]
+			if !ok {
+				k = string(kb)
 			}
 			if ev.Kind == "" {
 				ev.Kind, ev.Meta = k, v
@@ -653,9 +709,9 @@ func (s *Scanner) readPayload(start int64) {
 		s.stats.Lines++
 		ev.PayloadLines++
 		if !first {
-			s.md5.Write([]byte{'\n'})
+			s.md5.Write(newline)
 			if want {
-				s.appendBody(ev, []byte{'\n'})
+				s.appendBody(ev, newline)
 			}
 		}
 		first = false
@@ -684,9 +740,9 @@ func (s *Scanner) readPayload(start int64) {
 				break
 			}
 			if heldCR && !(p.complete && len(trimEOL(p.data)) == 0 && len(p.data) > 0 && p.data[0] == '\n') {
-				s.md5.Write([]byte{'\r'})
+				s.md5.Write(carriageReturn)
 				if want {
-					s.appendBody(ev, []byte{'\r'})
+					s.appendBody(ev, carriageReturn)
 				}
 			}
 			chunk = p.data
@@ -741,7 +797,7 @@ func CopyPayload(w io.Writer, ref PayloadRef) error {
 			return fmt.Errorf("%s: offset %d is not a payload line", ref.Path, p.off+ref.Offset)
 		}
 		if !first {
-			if _, err := w.Write([]byte{'\n'}); err != nil {
+			if _, err := w.Write(newline); err != nil {
 				return err
 			}
 		}
