@@ -23,12 +23,11 @@ type Thread struct {
 	Name string
 	Main bool // the process's initial thread: TID == PID (without tids, the oldest thread state or "MainThread")
 	// Partial: the thread kept running (calling and returning) while being
-	// read and its frame chain never read the same twice. Frames is then
-	// the last full read: its outermost Stable frames were confirmed by a
-	// second read; the inner ones are real frames of this thread read
-	// within microseconds but may mix two moments.
+	// read and its frame chain never read the same twice; Frames then holds
+	// only the outer frames two reads agreed on (its root path), the moving
+	// inner part left out. A Partial thread is, by itself, evidence that it
+	// is running rather than blocked.
 	Partial bool
-	Stable  int // with Partial: how many outermost frames are confirmed
 	Frames  record.Stack
 }
 
@@ -148,7 +147,7 @@ func threadsFrom(pid int, raw []rawThread, osName func(tid int) string) []Thread
 	// people expect.
 	for i := len(raw) - 1; i >= 0; i-- {
 		r := raw[i]
-		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Stable: r.stable, Frames: r.frames}
+		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Frames: r.frames}
 		if th.Name == "" && th.TID > 0 {
 			th.Name = osName(th.TID)
 		}

@@ -60,7 +60,10 @@ type Layout struct {
 	ValuesArray, ValuesValid                        int64
 	HeapCachedKeys, TypeFlags                       int64
 	FrameGlobals                                    int64 // _PyInterpreterFrame.f_globals (3.11+)
-	FlagManagedDict, FlagInlineValues               int64
+	// 3.11+: the thread state\'s current data-stack chunk (where its
+	// interpreter frames live) and the chunk\'s size field.
+	TstateDatastackChunk, ChunkSize   int64
+	FlagManagedDict, FlagInlineValues int64
 	// ValuesMode says where a managed-dict object keeps its attribute
 	// values when it has no dict: 1 = pointer at ManagedValues (3.11),
 	// 2 = tagged pointer sharing the dict slot (3.12), 3 = inline at
@@ -88,6 +91,7 @@ type DebugOffsetsLayout struct {
 	ObType, TypeName, BytesSize, BytesSval                 int64
 	UnicodeState, UnicodeLength, ASCIIObjectSize           int64
 	InterpModules, DictKeys, DictValues, TypeFlags         int64
+	TstateDatastackChunk                                   int64
 }
 
 // layoutFor returns a copy of the generated layout for a minor version.
@@ -168,6 +172,7 @@ func (l *Layout) applyDebugOffsets(raw []byte, wantHex uint64) error {
 	l.DictKeys = get(d.DictKeys)
 	l.DictValues = get(d.DictValues)
 	l.TypeFlags = get(d.TypeFlags)
+	l.TstateDatastackChunk = get(d.TstateDatastackChunk)
 	// Offsets are small; anything huge means we are not looking at the struct.
 	for _, v := range []int64{
 		l.RuntimeInterpretersHead, l.InterpNext, l.InterpThreadsHead,
@@ -176,7 +181,7 @@ func (l *Layout) applyDebugOffsets(raw []byte, wantHex uint64) error {
 		l.CodeFilename, l.CodeName, l.CodeQualname, l.CodeLinetable, l.CodeFirstlineno, l.CodeCodeAdaptive,
 		l.ObType, l.TypeName, l.BytesSize, l.BytesSval,
 		l.UnicodeState, l.UnicodeLength, l.ASCIIObjectSize,
-		l.InterpModules, l.DictKeys, l.DictValues, l.TypeFlags,
+		l.InterpModules, l.DictKeys, l.DictValues, l.TypeFlags, l.TstateDatastackChunk,
 	} {
 		if v < 0 || v > maxOffset {
 			return unsupported("CPython layout check failed: _Py_DebugOffsets holds an implausible offset %d", v)

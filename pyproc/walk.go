@@ -74,10 +74,8 @@ type rawThread struct {
 	name   string // threading name; "" when not found
 	frames record.Stack
 	// partial: the chain changed while being read and did not settle;
-	// frames is the last full read, of which the outer stable ones were
-	// confirmed by a second read.
+	// frames holds the outer ones two reads agreed on.
 	partial bool
-	stable  int
 	err     error
 }
 
@@ -216,10 +214,11 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 	if last == nil {
 		return th, lastErr
 	}
-	// Never settled: a thread running calls and returns. Keep the last
-	// full read — its leaf is where the time goes, which is the point for a
-	// slow process — and say how many outer frames two reads confirmed;
-	// the rest may mix moments.
+	// Never settled: the thread keeps calling and returning. Keep only the
+	// outer frames both reads agreed on (its root path) and say the rest
+	// moved: an unconfirmed inner part can hold anything the thread's frame
+	// memory held a moment ago (on 3.10, even a recycled frame object of
+	// another thread), which is worse than no leaf.
 	k := 0
 	for k < len(last) && k < len(again) && last[len(last)-1-k].same(again[len(again)-1-k]) {
 		k++
@@ -230,10 +229,35 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 			first = min(first, last[i].frame)
 		}
 	}
-	th.frames = lastFrames
-	th.stable = len(lastFrames) - first
+	th.frames = lastFrames[first:]
 	th.partial = true
 	return th, nil
+}
+
+// maxChunk bounds a data-stack chunk copy (CPython's first chunk is 16 KiB;
+// later ones grow only as deep recursion needs).
+const maxChunk = 1 << 20
+
+// snapshotChunk copies the thread's current data-stack chunk; nil when the
+// version has none or it cannot be read (frames are then read one by one).
+func (t *target) snapshotChunk(ts uint64) (uint64, []byte) {
+	l := t.lay
+	if l.FrameModel == 0 || l.TstateDatastackChunk <= 0 || l.ChunkSize <= 0 {
+		return 0, nil
+	}
+	chunk, err := t.mem.u64(ts + uint64(l.TstateDatastackChunk))
+	if err != nil || chunk == 0 {
+		return 0, nil
+	}
+	size, err := t.mem.u64(chunk + uint64(l.ChunkSize))
+	if err != nil || size == 0 || size > maxChunk {
+		return 0, nil
+	}
+	buf := make([]byte, size)
+	if t.mem.Read(chunk, buf) != nil {
+		return 0, nil
+	}
+	return chunk, buf
 }
 
 // link is one frame of a chain as read: what must not change between two
@@ -275,6 +299,11 @@ func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// On 3.11+ the thread's interpreter frames live in its data-stack
+	// chunk: copy the whole current chunk in one read, right after reading
+	// where the chain starts, so the chain is walked in one near-instant
+	// copy instead of one read per frame while the thread moves on.
+	snapAt, snap := t.snapshotChunk(ts)
 	var links []link
 	var frames record.Stack
 	seen := map[uint64]bool{}
@@ -283,9 +312,14 @@ func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
 			return nil, nil, badRead("frame chain loops at %#x", frame)
 		}
 		seen[frame] = true
-		buf := t.scratch(t.frameSpan)
-		if err := t.mem.Read(frame, buf); err != nil {
-			return nil, nil, err
+		var buf []byte
+		if off := frame - snapAt; snap != nil && frame >= snapAt && off+uint64(t.frameSpan) <= uint64(len(snap)) {
+			buf = snap[off : off+uint64(t.frameSpan)]
+		} else {
+			buf = t.scratch(t.frameSpan)
+			if err := t.mem.Read(frame, buf); err != nil {
+				return nil, nil, err
+			}
 		}
 		code, _ := at(buf, l.FrameCode, 8)
 		prev, _ := at(buf, l.FramePrevious, 8)

@@ -113,6 +113,11 @@ static void names(void) {
 #endif
     OFF("TypeFlags", PyTypeObject, tp_flags);
     OFF("FrameGlobals", _PyInterpreterFrame, f_globals);
+    /* interpreter frames live in per-thread data-stack chunks */
+    OFF("ChunkSize", _PyStackChunk, size);
+#if PY_VERSION_HEX < 0x030D0000
+    OFF("TstateDatastackChunk", PyThreadState, datastack_chunk);
+#endif
 #if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
     OFF("InterpModules", PyInterpreterState, imports.modules);
 #elif PY_VERSION_HEX < 0x030C0000
@@ -184,6 +189,7 @@ int main(void) {
     OFF("\tDictKeys", _Py_DebugOffsets, dict_object.ma_keys);
     OFF("\tDictValues", _Py_DebugOffsets, dict_object.ma_values);
     OFF("\tTypeFlags", _Py_DebugOffsets, type_object.tp_flags);
+    OFF("\tTstateDatastackChunk", _Py_DebugOffsets, thread_state.datastack_chunk);
     printf("\t\t},\n");
 #else
     OFF("RuntimeInterpretersHead", _PyRuntimeState, interpreters.head);
