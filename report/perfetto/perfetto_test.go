@@ -51,7 +51,7 @@ func TestWriteMultiRank(t *testing.T) {
 	if want == 0 {
 		t.Fatal("multi_rank_logs has no phases: the test checks nothing")
 	}
-	xs, named := 0, map[int]string{}
+	xs, withID, named := 0, 0, map[int]string{}
 	pids := map[int]bool{}
 	type key struct{ pid, tid int }
 	spans := map[key][][2]float64{}
@@ -69,8 +69,8 @@ func TestWriteMultiRank(t *testing.T) {
 			if e.Name == "" || e.Ts == nil || e.Dur == nil || e.Tid == nil || *e.Dur < 0 {
 				t.Fatalf("incomplete X event: %+v", e)
 			}
-			if _, ok := e.Args["compile_id"]; !ok {
-				t.Errorf("X event %q lacks args.compile_id", e.Name)
+			if _, ok := e.Args["compile_id"]; ok {
+				withID++
 			}
 			pids[*e.Pid] = true
 			k := key{*e.Pid, *e.Tid}
@@ -81,6 +81,17 @@ func TestWriteMultiRank(t *testing.T) {
 	}
 	if xs != want {
 		t.Errorf("%d X events, want one per phase (%d)", xs, want)
+	}
+	wantID := 0
+	for _, ph := range [][]compiles.Phase{res.Phases, res.OpenPhases} {
+		for _, p := range ph {
+			if p.CompileID != "" {
+				wantID++
+			}
+		}
+	}
+	if withID != wantID || wantID == 0 {
+		t.Errorf("%d X events carry args.compile_id, want %d (the phases that have one)", withID, wantID)
 	}
 	// One pid per rank: the file-name ranks that have phases.
 	wantPids := map[int]bool{}
