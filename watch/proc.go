@@ -31,13 +31,17 @@ func readStat(pid int) (procInfo, error) {
 	if err != nil {
 		return procInfo{}, err
 	}
+	return parseStat(pid, b)
+}
+
+func parseStat(pid int, b []byte) (procInfo, error) {
 	open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || close < open {
 		return procInfo{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	fields := strings.Fields(string(b[close+1:]))
 	// fields[0] is state (field 3); start time is field 22 → fields[19].
-	if len(fields) < 20 {
+	if len(fields) < 20 || len(fields[0]) != 1 || !(fields[0][0] >= 'A' && fields[0][0] <= 'Z' || fields[0][0] >= 'a' && fields[0][0] <= 'z') {
 		return procInfo{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
 	}
 	p := procInfo{PID: pid, Comm: string(b[open+1 : close]), State: fields[0][0]}
@@ -63,13 +67,19 @@ func readEnviron(pid int) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseEnviron(b), nil
+}
+
+// parseEnviron splits NUL-separated NAME=VALUE entries; the first '='
+// ends the name (values may hold '=').
+func parseEnviron(b []byte) map[string]string {
 	env := map[string]string{}
 	for _, kv := range bytes.Split(b, []byte{0}) {
 		if i := bytes.IndexByte(kv, '='); i > 0 {
 			env[string(kv[:i])] = string(kv[i+1:])
 		}
 	}
-	return env, nil
+	return env
 }
 
 // children lists the direct children of pid from /proc/PID/task/*/children

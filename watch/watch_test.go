@@ -534,3 +534,5 @@ func TestReadyURLAndKeep(t *testing.T) {
 		t.Errorf("--then keep stopped watching at ready")
 	}
 }
+
+func reportStyle() report.Style { return report.Style{} }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -95,7 +94,7 @@ error-level finding, 2 could not run.`,
 			}
 			for _, kv := range envs {
 				k, v, ok := strings.Cut(kv, "=")
-				if !ok || !validEnvName(k) {
+				if !ok || !watch.ValidEnvName(k) {
 					return Usagef("--env %q: use NAME=VALUE", kv)
 				}
 				env[k] = v
@@ -249,48 +248,12 @@ func hasErrorFinding(run *store.Run) bool {
 	return false
 }
 
-// readEnvFile reads NAME=VALUE lines into env; errors name file:line.
+// readEnvFile reads an --env-file into env.
 func readEnvFile(path string, env map[string]string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		line = strings.TrimPrefix(line, "export ")
-		k, v, ok := strings.Cut(line, "=")
-		k = strings.TrimSpace(k)
-		if !ok || !validEnvName(k) {
-			return fmt.Errorf("%s:%d: %q is not NAME=VALUE", path, n, line)
-		}
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		env[k] = v
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %v", path, n+1, err)
-	}
-	return nil
-}
-
-func validEnvName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i, c := range k {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
+	return watch.ParseEnvFile(f, path, env)
 }
