@@ -3,6 +3,7 @@ package diagnose
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -453,5 +454,22 @@ func TestOnlyWrapperExcerpt(t *testing.T) {
 	full := run(t, "../examples/aot-graph-break")
 	if contains(full.Findings[0].Ranks, "EngineCore DP0") {
 		t.Errorf("engine counted as a failing rank: %v", full.Findings[0].Ranks)
+	}
+}
+
+// TestDeterministic: the same input gives the same diagnosis on every run
+// (phases opened on one line used to come out in map order).
+func TestDeterministic(t *testing.T) {
+	var first []byte
+	for i := 0; i < 12; i++ {
+		b, err := json.Marshal(run(t, "../examples/aot-graph-break", "../examples/inductor-hang"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Fatalf("run %d differs from run 0", i)
+		}
 	}
 }

@@ -332,6 +332,7 @@ func (b *Builder) close(rs *rankState, name string, t time.Time, line int, secs 
 // last time seen in their source: failed when their rank logged an error
 // after they opened, else unfinished.
 func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
+	var open []Phase
 	for key, rs := range b.ranks {
 		ss := b.sources[key.source]
 		for name, p := range rs.open {
@@ -345,10 +346,23 @@ func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
 			if rs.errLine >= p.Line {
 				p.Status = StatusFailed
 			}
-			b.phases = append(b.phases, *p)
+			open = append(open, *p)
 		}
 	}
-	phases = b.phases
+	// Phases opened on the same line of the same rank ("compile" and
+	// "dynamo") come out of maps: order them by name so the report is the
+	// same on every run.
+	sort.Slice(open, func(i, j int) bool {
+		a, c := open[i], open[j]
+		if a.Line != c.Line {
+			return a.Line < c.Line
+		}
+		if a.Rank != c.Rank {
+			return a.Rank < c.Rank
+		}
+		return a.Name < c.Name
+	})
+	phases = append(b.phases, open...)
 	sort.SliceStable(phases, func(i, j int) bool {
 		a, c := phases[i], phases[j]
 		if a.Source != c.Source {
