@@ -71,14 +71,21 @@ type fileAnalysis struct {
 	depth   map[int]int
 	lastTs  float64
 	// badChromium are (pid, line) of chromium events that could not be read.
-	badChromium [][2]int
-	lastLine    int               // envelope line of the last event
-	names       map[string]string // interned strings
-	stacks      map[string]record.Stack
-	strings     []string // the interned string table, by index
-	comps       map[string][]string
-	maxPhases   int
-	maxArts     int
+	badChromium  [][2]int
+	lastLine     int // envelope line of the last event
+	lastUnit     *unit
+	lastUnitRank int
+	lastUnitPID  int
+	lastUnitCID  string
+	lastID       torchtrace.CompileID
+	lastIDSet    bool
+	lastIDStr    string
+	names        map[string]string // interned strings
+	stacks       map[string]record.Stack
+	strings      []string // the interned string table, by index
+	comps        map[string][]string
+	maxPhases    int
+	maxArts      int
 }
 
 type phaseKey struct {
@@ -122,7 +129,19 @@ func (f *fileAnalysis) rankOf(ev *torchtrace.Event) int {
 	return *ev.Rank
 }
 
-func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event) *unit {
+func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event, cid string) *unit {
+	att := ev.ID.AttemptN()
+	// Consecutive events mostly belong to the same compile: skip the key.
+	if u := f.lastUnit; u != nil && ev.Kind != "dynamo_start" && rank == f.lastUnitRank && ev.PID == f.lastUnitPID && cid == f.lastUnitCID {
+		u.attempts[att] = true
+		return u
+	}
+	u := f.unitForKey(rank, ev)
+	f.lastUnit, f.lastUnitRank, f.lastUnitPID, f.lastUnitCID = u, rank, ev.PID, cid
+	return u
+}
+
+func (f *fileAnalysis) unitForKey(rank int, ev *torchtrace.Event) *unit {
 	id := ev.ID.Unit()
 	// Keyed by process too: before pytorch#184772 forked workers wrote
 	// into their parent's file, each with its own compile ids.
@@ -164,9 +183,9 @@ func (f *fileAnalysis) add(ev *torchtrace.Event) {
 	f.lastLine = ev.Line
 	rank := f.rankOf(ev)
 	var u *unit
-	cid := f.intern(ev.ID.String())
+	cid := f.idString(ev.ID)
 	if !ev.ID.Empty() {
-		u = f.unitFor(rank, ev)
+		u = f.unitFor(rank, ev, cid)
 	}
 	if !skipArtifactRef[ev.Kind] && (ev.HasPayload != "" || isMetaArtifact(ev.Kind)) {
 		a := Artifact{Rank: rank, CompileID: cid, Kind: ev.Kind, Name: ev.ArtifactName, Line: ev.Line,
@@ -467,8 +486,9 @@ type cachePayload struct {
 
 // parseCachePayload reads a cache artifact by field lookups; the
 // components list (hashed inputs, often whole graphs) is reduced to
-// "name=hash" without decoding the values.
-func parseCachePayload(body []byte) (cachePayload, bool) {
+// "name=hash" without decoding the values. intern turns a built
+// "name=hash" into a (shared) string.
+func parseCachePayload(body []byte, intern func([]byte) string) (cachePayload, bool) {
 	var p cachePayload
 	str := func(v []byte) *string {
 		s, ok := torchtrace.StringValue(v)
@@ -485,6 +505,7 @@ func parseCachePayload(body []byte) (cachePayload, bool) {
 		return &f
 	}
 	seen := map[string]int{}
+	var buf []byte
 	ok := torchtrace.EachField(body, func(k string, v []byte) {
 		switch k {
 		case "key":
@@ -501,14 +522,19 @@ func parseCachePayload(body []byte) (cachePayload, bool) {
 			p.TimeSavedNs = flt(v)
 		case "components":
 			torchtrace.EachElement(v, func(e []byte) {
-				if c, ok := component(e); ok {
-					name, hash := c[0], c[1]
-					seen[name]++
-					if n := seen[name]; n > 1 {
-						name += "#" + strconv.Itoa(n)
-					}
-					p.Components = append(p.Components, name+"="+hash)
+				name, hash, ok := component(e)
+				if !ok {
+					return
 				}
+				n := seen[string(name)] + 1
+				seen[string(name)] = n
+				buf = append(append(buf[:0], name...), '=')
+				buf = append(buf, hash...)
+				if n > 1 { // a repeated name keeps its place: "name#2=hash"
+					buf = append(append(append(buf[:0], name...), '#'), strconv.Itoa(n)...)
+					buf = append(append(buf, '='), hash...)
+				}
+				p.Components = append(p.Components, intern(buf))
 			})
 		}
 	})
@@ -517,32 +543,32 @@ func parseCachePayload(body []byte) (cachePayload, bool) {
 
 // component splits a raw JSON string "[hash] name: value" into name and
 // hash, decoding only when the prefix holds escapes.
-func component(raw []byte) ([2]string, bool) {
+func component(raw []byte) (name, hash []byte, ok bool) {
 	if len(raw) < 4 || raw[0] != '"' || raw[1] != '[' {
-		return [2]string{}, false
+		return nil, nil, false
 	}
 	end := bytes.IndexByte(raw, ']')
 	if end < 0 {
-		return [2]string{}, false
+		return nil, nil, false
 	}
 	colon := bytes.IndexByte(raw[end:], ':')
 	if colon < 0 || end+2 > end+colon {
-		return [2]string{}, false
+		return nil, nil, false
 	}
-	hash := raw[2:end]
-	name := raw[end+2 : end+colon]
+	hash = raw[2:end]
+	name = raw[end+2 : end+colon]
 	if bytes.IndexByte(name, '\\') >= 0 || bytes.IndexByte(hash, '\\') >= 0 {
 		s, ok := torchtrace.StringValue(raw)
 		if !ok {
-			return [2]string{}, false
+			return nil, nil, false
 		}
 		m := componentRE.FindStringSubmatch(s)
 		if m == nil {
-			return [2]string{}, false
+			return nil, nil, false
 		}
-		return [2]string{m[2], m[1]}, true
+		return []byte(m[2]), []byte(m[1]), true
 	}
-	return [2]string{string(name), string(hash)}, true
+	return name, hash, true
 }
 
 // componentRE splits "[hash] name: value".
@@ -584,7 +610,7 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 			u.c.DynamoError = &ref
 		}
 	case strings.HasPrefix(name, "fx_graph_cache_") || strings.HasPrefix(name, "aotautograd_cache_"):
-		p, ok := parseCachePayload(body)
+		p, ok := parseCachePayload(body, f.internBytes)
 		if !ok {
 			return
 		}
@@ -624,9 +650,6 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 		if shared, ok := f.comps[key]; ok {
 			ce.Components = shared
 		} else {
-			for i, c := range p.Components {
-				p.Components[i] = f.intern(c)
-			}
 			ce.Components = p.Components
 			if len(f.comps) < 10_000 {
 				f.comps[key] = p.Components
@@ -769,6 +792,37 @@ func (f *fileAnalysis) intern(s string) string {
 	return s
 }
 
+// internBytes is intern without allocating for strings seen before.
+func (f *fileAnalysis) internBytes(b []byte) string {
+	if x, ok := f.names[string(b)]; ok {
+		return x
+	}
+	return f.intern(string(b))
+}
+
+// internValue is intern for a raw JSON string value, without allocating
+// when the string was seen before.
+func (f *fileAnalysis) internValue(v []byte) string {
+	if b, ok := torchtrace.RawString(v); ok {
+		if x, ok := f.names[string(b)]; ok {
+			return x
+		}
+	}
+	s, _ := torchtrace.StringValue(v)
+	return f.intern(s)
+}
+
+// idString prints a compile id once per run of events with the same id.
+func (f *fileAnalysis) idString(id torchtrace.CompileID) string {
+	eq := func(a, b *int) bool { return a == b || a != nil && b != nil && *a == *b }
+	if f.lastIDSet && eq(id.Autograd, f.lastID.Autograd) && eq(id.Frame, f.lastID.Frame) &&
+		eq(id.Compile, f.lastID.Compile) && eq(id.Attempt, f.lastID.Attempt) {
+		return f.lastIDStr
+	}
+	f.lastID, f.lastIDSet, f.lastIDStr = id, true, f.intern(id.String())
+	return f.lastIDStr
+}
+
 // sharedStack returns an identical earlier stack instead of a new copy.
 func (f *fileAnalysis) sharedStack(st record.Stack) record.Stack {
 	if len(st) == 0 {
@@ -801,11 +855,11 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 	ok := torchtrace.EachField(ev.Body, func(k string, v []byte) {
 		switch k {
 		case "name":
-			ce.Name, _ = torchtrace.StringValue(v)
+			ce.Name = f.internValue(v)
 		case "ph":
-			ce.Ph, _ = torchtrace.StringValue(v)
+			ce.Ph = f.internValue(v)
 		case "cat":
-			ce.Cat, _ = torchtrace.StringValue(v)
+			ce.Cat = f.internValue(v)
 		case "ts":
 			ce.Ts, _ = torchtrace.FloatValue(v)
 		case "dur":

@@ -356,3 +356,18 @@ func FloatValue(raw []byte) (float64, bool) {
 	f, err := strconv.ParseFloat(string(raw), 64)
 	return f, err == nil
 }
+
+// RawString returns the bytes inside a JSON string that has no escapes (so
+// they are its value), without allocating; false otherwise.
+func RawString(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return nil, false
+		}
+	}
+	return in, true
+}

@@ -758,10 +758,13 @@ func (s *Scanner) readPayload(start int64) {
 }
 
 func (s *Scanner) appendBody(ev *Event, b []byte) {
-	max := s.MaxBody
-	if len(ev.Body)+len(b) > max {
+	limit := s.MaxBody
+	if len(ev.Body)+len(b) > limit {
 		ev.BodyTruncated = true
-		b = b[:max-len(ev.Body)]
+		b = b[:limit-len(ev.Body)]
+	}
+	if ev.Body == nil {
+		ev.Body = make([]byte, 0, min(max(512, len(b)), limit))
 	}
 	ev.Body = append(ev.Body, b...)
 }
