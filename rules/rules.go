@@ -101,7 +101,7 @@ type Set struct {
 	rules  []*Rule
 	byID   map[string]*Rule
 	ac     *automaton
-	win    *windowFilter    // first pass before ac; nil: always run ac
+	win    *windowFilter    // literal scan; nil (a literal under 4 bytes): the automaton scans
 	litOf  [][]int          // literal index -> rules needing it
 	always []int            // rules with a text regex but no derivable literal: always run
 	byFact map[string][]int // rules triggered by a fact ("" = any subject with frames or a fact)
@@ -541,7 +541,11 @@ func prefilterKey(l string) string {
 // definition order. It allocates nothing when no rule can match.
 func (s *Set) Match(sub Subject, v Versions) []*Rule {
 	var cand []int
-	if sub.Text != "" && s.ac != nil && (s.win == nil || s.win.mayContain(sub.Text)) {
+	switch {
+	case sub.Text == "" || s.ac == nil:
+	case s.win != nil:
+		cand = s.win.scan(sub.Text, s.litOf, cand)
+	default:
 		cand = s.ac.scan(sub.Text, s.litOf, cand)
 	}
 	cand = append(cand, s.always...)
