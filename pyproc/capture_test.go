@@ -192,22 +192,24 @@ func TestDescendants(t *testing.T) {
 		t.Skipf("cannot start sh: %v", err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// The forked child is "sh" until it has exec'd sleep: wait for that.
 	var pids []int
-	for i := 0; i < 200; i++ {
+	comm := ""
+	for i := 0; i < 300 && comm != "sleep"; i++ {
 		var err error
 		if pids, err = Descendants(cmd.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
 		if len(pids) >= 2 {
-			break
+			c, _ := os.ReadFile("/proc/" + itoa(pids[1]) + "/comm")
+			comm = strings.TrimSpace(string(c))
 		}
 		sleepMs(10)
 	}
 	if len(pids) != 2 || pids[0] != cmd.Process.Pid {
 		t.Fatalf("Descendants = %v, want [%d child]", pids, cmd.Process.Pid)
 	}
-	comm, _ := os.ReadFile("/proc/" + itoa(pids[1]) + "/comm")
-	if strings.TrimSpace(string(comm)) != "sleep" {
+	if comm != "sleep" {
 		t.Errorf("child %d is %q, want sleep", pids[1], comm)
 	}
 	if _, err := Descendants(1 << 30); !errors.Is(err, ErrNoProcess) {

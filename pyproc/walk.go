@@ -313,7 +313,7 @@ func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
 		}
 		seen[frame] = true
 		var buf []byte
-		if off := frame - snapAt; snap != nil && frame >= snapAt && off+uint64(t.frameSpan) <= uint64(len(snap)) {
+		if off := frame - snapAt; snap != nil && frame >= snapAt && off < uint64(len(snap)) && uint64(len(snap))-off >= uint64(t.frameSpan) {
 			buf = snap[off : off+uint64(t.frameSpan)]
 		} else {
 			buf = t.scratch(t.frameSpan)
