@@ -19,6 +19,7 @@ type indexPage struct {
 	Tree         []rankTree
 	UnitRows     []unitRow
 	Failures     []failureRow
+	FailuresMore int
 	Breaks       []breakRow
 	Recompiles   []recompileRow
 	// RecompilesMore and CacheMore count rows left out by Options.MaxRows.
@@ -201,11 +202,25 @@ func (s *site) indexView() indexPage {
 			v.Points = append(v.Points, pt)
 		}
 	}
+	// The same failure repeated (several runs in one log, every rank) is
+	// one bullet with its count.
+	var failPoints []string
+	failCount := map[string]int{}
 	for _, c := range failed {
+		pt := fmt.Sprintf("[%s] on %s failed: %s", c.ID, s.label(c.Path), firstLine(orDash(c.FailType)+": "+c.FailReason, 200))
+		if failCount[pt] == 0 {
+			failPoints = append(failPoints, pt)
+		}
+		failCount[pt]++
+	}
+	for _, pt := range failPoints {
 		if len(v.Points) >= 8 {
 			break
 		}
-		v.Points = append(v.Points, fmt.Sprintf("[%s] on %s failed: %s", c.ID, s.label(c.Path), firstLine(orDash(c.FailType)+": "+c.FailReason, 200)))
+		if n := failCount[pt]; n > 1 {
+			pt += fmt.Sprintf(" (%d times)", n)
+		}
+		v.Points = append(v.Points, pt)
 	}
 	for _, d := range res.Divergence {
 		if len(v.Points) >= 10 {
@@ -299,7 +314,11 @@ func (s *site) indexView() indexPage {
 
 	p.Tree, p.UnitRows = s.unitTree()
 
-	for _, c := range failed {
+	for i, c := range failed {
+		if i >= s.opts.MaxRows {
+			p.FailuresMore = len(failed) - i
+			break
+		}
 		p.Failures = append(p.Failures, failureRow{Rank: s.label(c.Path), ID: c.ID, Href: s.unitHref("", c.Path, c.ID, c.Line),
 			Type: orDash(c.FailType), Reason: c.FailReason, Where: c.FailUserFrame})
 	}
