@@ -233,15 +233,24 @@ func newSite(res *compiles.Result, opts Options) *site {
 		s.inputDir[path] = d
 		return d
 	}
+	// File names: unit_<frame>_<compile>.html; a compile id that repeats in
+	// one input (several runs) gets _r2, _r3 … by occurrence. A counter per
+	// base name settles any other clash in constant time.
 	used := map[string]bool{}
-	fileFor := func(path, id string) string {
+	next := map[string]int{}
+	fileFor := func(path, id string, occurrence int) string {
 		name := "outside_compiles"
 		if id != "" {
 			name = "unit_" + strings.Trim(unsafeName.ReplaceAllString(strings.ReplaceAll(id, "!", "ca"), "_"), "_")
 		}
-		f := "units/" + dirOf(path) + "/" + name + ".html"
-		for n := 2; used[f]; n++ {
-			f = fmt.Sprintf("units/%s/%s_%d.html", dirOf(path), name, n)
+		if occurrence > 0 {
+			name += fmt.Sprintf("_r%d", occurrence+1)
+		}
+		base := "units/" + dirOf(path) + "/" + name
+		f := base + ".html"
+		for used[f] {
+			next[base]++
+			f = fmt.Sprintf("%s_%d.html", base, next[base]+1)
 		}
 		used[f] = true
 		return f
@@ -249,7 +258,7 @@ func newSite(res *compiles.Result, opts Options) *site {
 	claimed := make([]bool, len(res.Artifacts))
 	for i := range res.Compiles {
 		c := &res.Compiles[i]
-		u := unit{C: c, Rank: c.Rank, Path: c.Path, ID: c.ID, Label: s.label(c.Path), File: fileFor(c.Path, c.ID)}
+		u := unit{C: c, Rank: c.Rank, Path: c.Path, ID: c.ID, Label: s.label(c.Path), File: fileFor(c.Path, c.ID, c.Occurrence)}
 		for _, a := range c.Artifacts {
 			if a >= 0 && a < len(res.Artifacts) {
 				u.Artifacts = append(u.Artifacts, a)
@@ -271,7 +280,7 @@ func newSite(res *compiles.Result, opts Options) *site {
 		if !ok {
 			j = len(s.units)
 			outside[a.Path] = j
-			s.units = append(s.units, unit{Rank: a.Rank, Path: a.Path, Label: s.label(a.Path), File: fileFor(a.Path, "")})
+			s.units = append(s.units, unit{Rank: a.Rank, Path: a.Path, Label: s.label(a.Path), File: fileFor(a.Path, "", 0)})
 		}
 		s.units[j].Artifacts = append(s.units[j].Artifacts, i)
 	}
