@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -271,19 +272,64 @@ func limitList(l []string, n int) []string {
 	return append(append([]string(nil), l[:n]...), fmt.Sprintf("… %d more", len(l)-n))
 }
 
+// reasonShape is a recompile reason with its numbers and leading compile
+// id blanked, so "0/3: tensor 'x' size mismatch at index 0. expected 5,
+// actual 6" and its 13 siblings read as one line.
+var reasonShape = regexp.MustCompile(`\d+`)
+
 func (p *printer) recompiles(res *compiles.Result) {
 	if len(res.Recompiles) == 0 {
 		return
 	}
-	p.section("Recompiles", len(res.Recompiles))
-	// Group by the first reason's shape so 15 "size mismatch" lines read as one.
-	for i, r := range res.Recompiles {
+	type group struct {
+		example   compiles.Recompile
+		reason    string
+		n         int
+		ranks     []string
+		ids       []string
+		frames    []string
+		firstLine int
+	}
+	var groups []*group
+	idx := map[string]*group{}
+	for _, r := range res.Recompiles {
+		why := r.Reasons[0]
+		if i := strings.Index(why, ": "); i > 0 && strings.Contains(why[:i], "/") {
+			why = why[i+2:]
+		}
+		key := reasonShape.ReplaceAllString(why, "N")
+		g := idx[key]
+		if g == nil {
+			g = &group{example: r, reason: why}
+			idx[key] = g
+			groups = append(groups, g)
+		}
+		g.n++
+		g.ranks = addOnce(g.ranks, rankLabel(r.Rank))
+		g.ids = addOnce(g.ids, r.CompileID)
+		g.frames = addOnce(g.frames, orDash(r.Frame))
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].n > groups[j].n })
+	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("Recompiles (%d, %d distinct reason(s))", len(res.Recompiles), len(groups))))
+	for i, g := range groups {
 		if i == p.top {
-			p.f("  … %d more\n", len(res.Recompiles)-i)
+			p.f("  … %d more\n", len(groups)-i)
 			break
 		}
-		p.f("  %s [%s] %s: %s  %s\n", rankLabel(r.Rank), r.CompileID, orDash(r.Frame), clip(r.Reasons[0], 160), p.s.Dim(loc(r.Evidence.Path, r.Evidence.Line)))
+		p.f("  %3d× %s\n", g.n, clip(g.reason, 160))
+		p.f("       %s\n", p.s.Dim(fmt.Sprintf("in %s; %s; compiles %s; first at %s", strings.Join(limitList(g.frames, 3), ", "),
+			strings.Join(limitList(g.ranks, 8), ", "), strings.Join(limitList(g.ids, 8), ", "),
+			loc(g.example.Evidence.Path, g.example.Evidence.Line))))
 	}
+}
+
+func addOnce(l []string, s string) []string {
+	for _, x := range l {
+		if x == s {
+			return l
+		}
+	}
+	return append(l, s)
 }
 
 func (p *printer) limits(res *compiles.Result) {
