@@ -66,7 +66,11 @@ func Discover(args []string) ([]Input, []Ignored, error) {
 				return nil
 			}
 			if !d.Type().IsRegular() {
-				return nil
+				// Follow a symlink to a file; skip devices, sockets, links to dirs.
+				fi, err := os.Stat(path)
+				if d.Type()&fs.ModeSymlink == 0 || err != nil || !fi.Mode().IsRegular() {
+					return nil
+				}
 			}
 			if torchtrace.RankFromName(path) >= 0 {
 				add(path)

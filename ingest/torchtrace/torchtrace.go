@@ -225,6 +225,10 @@ func newStats() *Stats {
 
 // Scanner limits.
 const (
+	// maxInternGap bounds how far past the table's end an interned index
+	// may point: PyTorch numbers them in order, and a corrupted index must
+	// not make the table allocate gigabytes.
+	maxInternGap = 1024
 	// MaxEnvelope is the longest envelope line kept; longer ones are counted
 	// as oversize and corrupted (an envelope is metadata, never this big).
 	MaxEnvelope = 64 << 20
@@ -622,7 +626,7 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 		if json.Unmarshal(ev.Meta, &pair) == nil && len(pair) == 2 {
 			var str string
 			idx := intPtr(pair[1])
-			if json.Unmarshal(pair[0], &str) == nil && idx != nil && *idx >= 0 && *idx < 1<<24 {
+			if json.Unmarshal(pair[0], &str) == nil && idx != nil && *idx >= 0 && *idx <= len(s.strings)+maxInternGap {
 				for len(s.strings) <= *idx {
 					s.strings = append(s.strings, "")
 				}

@@ -458,3 +458,16 @@ func TestLongEnvelope(t *testing.T) {
 		t.Errorf("kinds %v meta %d failed %d corrupted %d", kinds, metaLen, st.Failed, st.Corrupted)
 	}
 }
+
+// A corrupted interned-string index far past the table is ignored instead
+// of growing the table to it.
+func TestInternIndexBounded(t *testing.T) {
+	text := `V0101 00:00:00.000000 1 torch/_logging/structured.py:1] {"str": ["a.py", 0]}` + "\n" +
+		`V0101 00:00:00.000000 1 torch/_logging/structured.py:1] {"str": ["b.py", 900000000]}` + "\n"
+	sc := NewScanner(strings.NewReader(text), "x.log")
+	for sc.Next() {
+	}
+	if sc.Stats().StringTable != 1 || sc.String(0) != "a.py" || sc.String(900000000) != "" {
+		t.Errorf("table %d", sc.Stats().StringTable)
+	}
+}
