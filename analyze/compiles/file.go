@@ -786,7 +786,7 @@ func (f *fileAnalysis) intern(s string) string {
 	if x, ok := f.names[s]; ok {
 		return x
 	}
-	if len(f.names) < 200_000 {
+	if len(f.names) < 200_000 && len(s) <= 4096 {
 		f.names[s] = s
 	}
 	return s
