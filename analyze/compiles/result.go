@@ -149,8 +149,8 @@ type Compile struct {
 	AutogradID     *int     `json:"compiled_autograd_id,omitempty"`
 	Attempts       int      `json:"attempts"`
 	Status         string   `json:"status"`
-	FailType       string   `json:"fail_type,omitempty"`
-	FailReason     string   `json:"fail_reason,omitempty"`
+	FailType       string   `json:"fail_type"`
+	FailReason     string   `json:"fail_reason"`
 	FailUserFrame  string   `json:"fail_user_frame,omitempty"` // file:line
 	GraphBreaks    int      `json:"graph_breaks"`
 	RestartReasons []string `json:"restart_reasons"`
