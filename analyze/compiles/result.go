@@ -273,7 +273,7 @@ type CacheEvent struct {
 	Outcome   string `json:"outcome"` // hit | miss | bypass
 	// Reason is the bypass reason, or the detailed status when it says more
 	// than the outcome.
-	Reason      string  `json:"reason,omitempty"`
+	Reason      string  `json:"reason"`
 	Key         string  `json:"key,omitempty"`
 	TimeSavedMs float64 `json:"time_saved_ms,omitempty"`
 	// Components are "name=hash" of the hashed inputs (values dropped).
