@@ -12,7 +12,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -910,6 +909,3 @@ func looksLikeTrace(head []byte) int {
 	}
 	return 0
 }
-
-// ErrNotTrace is returned by Check for a file that is not a trace.
-var ErrNotTrace = errors.New("not a TORCH_TRACE log")
