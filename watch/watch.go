@@ -657,6 +657,10 @@ func (w *watcher) finish(ctx context.Context) {
 		})
 	}
 	w.status.clearLocked()
+	w.run.Ended = time.Now()
+	// Verdict first: the outcome line heads the closing block, then the
+	// diagnosis that explains it.
+	fmt.Fprintf(w.cfg.Messages, "\n%s\n", Headline(w.run, w.cfg.Style))
 	if w.run.Outcome != store.OutcomeReady && w.cfg.Diagnose != nil {
 		w.save() // logs are complete; the diagnosis reads them
 		d, err := w.cfg.Diagnose(ctx, w.run)
@@ -671,6 +675,25 @@ func (w *watcher) finish(ctx context.Context) {
 		}
 	}
 	w.save()
+}
+
+// Headline is the one-line outcome of a run: "HUNG after 7.2s — no output
+// for 5s (…) (run #1)".
+func Headline(run *store.Run, st report.Style) string {
+	word := strings.ToUpper(run.Outcome)
+	switch run.Outcome {
+	case store.OutcomeReady:
+		word = st.Green(st.Bold(word))
+	case store.OutcomeExited:
+		word = st.Bold(word)
+	default:
+		word = st.Red(st.Bold(word))
+	}
+	id := "not recorded"
+	if run.ID > 0 {
+		id = fmt.Sprintf("run #%d", run.ID)
+	}
+	return fmt.Sprintf("%s after %s — %s (%s)", word, run.Duration().Round(100*time.Millisecond), run.Reason, id)
 }
 
 // save writes run.json into the run directory (always) and the run into

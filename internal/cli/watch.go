@@ -205,22 +205,9 @@ error-level finding, 2 could not run.`,
 	return cmd
 }
 
-// printOutcome is the closing verdict of a watched boot.
+// printOutcome adds where to look after the outcome line and diagnosis
+// that watch printed.
 func printOutcome(w io.Writer, run *store.Run, st report.Style) {
-	word := strings.ToUpper(run.Outcome)
-	switch run.Outcome {
-	case store.OutcomeReady:
-		word = st.Green(st.Bold(word))
-	case store.OutcomeExited:
-		word = st.Bold(word)
-	default:
-		word = st.Red(st.Bold(word))
-	}
-	id := "not recorded"
-	if run.ID > 0 {
-		id = fmt.Sprintf("run #%d", run.ID)
-	}
-	fmt.Fprintf(w, "\n%s after %s — %s (%s)\n", word, run.Duration().Round(100*time.Millisecond), run.Reason, id)
 	if len(run.EnvCheck) > 0 {
 		fmt.Fprintf(w, "  env: %d process(es) did not get the requested environment (see 'bringup runs show %s')\n", len(run.EnvCheck), refOf(run))
 	}

@@ -16,7 +16,9 @@ class Glm5NextDecoderLayer:
 def worker(rank, q):
     name = fe.worker_name(rank)
     fe.compile_phases(name)
+    q.put(rank)
     if rank == 1:
+        time.sleep(0.2)  # the profiling run, after every rank compiled
         try:
             Glm5NextDecoderLayer().forward({})
         except KeyError:
@@ -28,6 +30,7 @@ def worker(rank, q):
 
 if __name__ == "__main__":
     procs, q = fe.spawn_workers(worker, 2)
+    fe.wait_workers(q, 2)
     procs[1].join()
     fe.log("EngineCore_DP0", "EngineCore failed to start.", level="ERROR", where="core.py:708")
     for p in procs:
