@@ -807,3 +807,25 @@ func TestForkedProcessesInOneFile(t *testing.T) {
 		t.Errorf("phases %d open %d", len(res.Phases), len(res.OpenPhases))
 	}
 }
+
+// Per-compile phase self times from the chromium B/E pairs: they add up
+// to the outermost phase ("dynamo").
+func TestPhaseSeconds(t *testing.T) {
+	res := analyze(t, corpus(t, "simple.log"))
+	c := compile(res, -1, "0/0")
+	if c == nil || c.PhaseSeconds["GraphLowering.run"] <= 0 {
+		t.Fatalf("phase seconds %v", c)
+	}
+	var sum, dynamo float64
+	for _, v := range c.PhaseSeconds {
+		sum += v
+	}
+	for _, p := range res.Phases {
+		if p.Name == "dynamo" && p.CompileID == "0/0" {
+			dynamo = p.DurUs / 1e6
+		}
+	}
+	if dynamo <= 0 || sum < dynamo*0.999 || sum > dynamo*1.001 {
+		t.Errorf("self times add up to %.6fs, dynamo took %.6fs", sum, dynamo)
+	}
+}

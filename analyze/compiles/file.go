@@ -64,12 +64,13 @@ type fileAnalysis struct {
 	limit    int
 	limitHit map[string]string // unit id -> reason text saying the limit was hit
 
-	open    map[phaseKey][]int // indexes into openPh
-	openPh  []Phase
-	closed  []Phase
-	dropped int
-	depth   map[int]int
-	lastTs  float64
+	open     map[phaseKey][]int // indexes into openPh
+	openPh   []Phase
+	closed   []Phase
+	dropped  int
+	depth    map[int]int
+	children map[int][]float64 // per pid, per open depth: time of the closed phases nested in it
+	lastTs   float64
 	// badChromium are (pid, line) of chromium events that could not be read.
 	badChromium  [][2]int
 	lastLine     int // envelope line of the last event
@@ -97,7 +98,7 @@ type phaseKey struct {
 func newFileAnalysis(in Input, maxPhases int) *fileAnalysis {
 	return &fileAnalysis{maxArts: maxPhases * MaxArtifacts / MaxPhases,
 		in: in, other: map[int]bool{}, units: map[string]*unit{}, versions: map[string]string{},
-		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{},
+		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{}, children: map[int][]float64{},
 		names: map[string]string{}, stacks: map[string]record.Stack{}, comps: map[string][]string{}, maxPhases: maxPhases,
 	}
 }
@@ -898,6 +899,7 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 			Category: f.intern(ce.Cat), StartUs: ce.Ts, Depth: f.depth[ev.PID], Line: ev.Line})
 		f.open[k] = append(f.open[k], len(f.openPh)-1)
 		f.depth[ev.PID]++
+		f.children[ev.PID] = append(f.children[ev.PID], 0)
 		if u := f.units[unitKey(rank, ev.PID, unitOf(cid))]; u != nil {
 			u.openB = true
 		}
@@ -916,6 +918,17 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 		f.openPh[i].Name = "" // closed
 		p.DurUs = ce.Ts - p.StartUs
 		f.depth[ev.PID]--
+		// Self time: the phase minus the phases nested in it.
+		self := p.DurUs
+		if st := f.children[ev.PID]; len(st) > 0 {
+			self -= st[len(st)-1]
+			st = st[:len(st)-1]
+			if len(st) > 0 {
+				st[len(st)-1] += p.DurUs
+			}
+			f.children[ev.PID] = st
+		}
+		f.phaseTime(rank, p, max(self, 0))
 		f.keep(p)
 		f.compactOpen()
 	case "X":
@@ -924,7 +937,31 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 		if p.StartUs+p.DurUs > f.lastTs {
 			f.lastTs = p.StartUs + p.DurUs
 		}
+		self := p.DurUs
+		if st := f.children[ev.PID]; len(st) > 0 {
+			st[len(st)-1] += p.DurUs
+		}
+		f.phaseTime(rank, p, self)
 		f.keep(p)
+	}
+}
+
+// phaseTime adds a closed phase's self time (its nested phases
+// subtracted) to its compile, by phase name: where the compile's time went.
+// Done as events stream, so it is complete even past the phase cap.
+func (f *fileAnalysis) phaseTime(rank int, p Phase, selfUs float64) {
+	if p.CompileID == "" || selfUs <= 0 {
+		return
+	}
+	u := f.units[unitKey(rank, p.PID, unitOf(p.CompileID))]
+	if u == nil {
+		return
+	}
+	if u.c.PhaseSeconds == nil {
+		u.c.PhaseSeconds = map[string]float64{}
+	}
+	if len(u.c.PhaseSeconds) < 256 {
+		u.c.PhaseSeconds[p.Name] += selfUs / 1e6
 	}
 }
 

@@ -158,6 +158,10 @@ type Compile struct {
 	// of the same frame (recompile_reasons artifact, metrics recompile_reason).
 	RecompileReasons []string `json:"recompile_reasons,omitempty"`
 	Seconds          Seconds  `json:"seconds"`
+	// PhaseSeconds is the self time of each chromium phase of this compile
+	// (B/E pairs and X events, by name, nested phases subtracted, so the
+	// values add up to the outermost phase), e.g. {"async_compile.wait": 3.0}.
+	PhaseSeconds map[string]float64 `json:"phase_seconds,omitempty"`
 	// Frame is the user frame being compiled: co_name/co_filename/
 	// co_firstlineno from the metrics, else the innermost dynamo_start frame.
 	Frame record.Frame `json:"frame"`

@@ -414,6 +414,9 @@ func (p *printer) slow(res *compiles.Result) {
 			}
 		}
 		p.f("  %7.2fs %s [%s] %s  %s\n", s.Total, rankLabel(c.Rank), c.ID, c.Frame.Func, p.s.Dim(strings.Join(parts, ", ")))
+		if ph := topPhases(c.PhaseSeconds, 4); ph != "" {
+			p.f("           %s\n", p.s.Dim("self time: "+ph))
+		}
 	}
 }
 
@@ -523,4 +526,25 @@ func (p *printer) parity(res *compiles.Result) {
 		p.f("  %s [%s] offset %d, %d collective(s) without wait_tensor  %s\n", rankLabel(x.Rank), x.CompileID,
 			x.Offset, x.MissingWaits, p.s.Dim(loc(x.Path, x.Line)))
 	}
+}
+
+// topPhases lists the phases with the most self time.
+func topPhases(m map[string]float64, n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var l []kv
+	for k, v := range m {
+		l = append(l, kv{k, v})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || l[i].v == l[j].v && l[i].k < l[j].k })
+	var out []string
+	for i, x := range l {
+		if i == n || x.v < 0.005 {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %.2fs", x.k, x.v))
+	}
+	return strings.Join(out, ", ")
 }
