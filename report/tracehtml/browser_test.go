@@ -29,7 +29,7 @@ func TestReportInBrowser(t *testing.T) {
 		{"script_injection", []string{filepath.Join("testdata", "script_injection.log")}, 2},
 		{"cache_hit_miss", []string{testcorpus.File(t, "tlparse-inputs", "cache_hit_miss.log")}, 1},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	b := startBrowser(t, ctx)
 	for _, tc := range cases {

@@ -294,7 +294,7 @@ func startBrowser(t *testing.T, ctx context.Context) *browser {
 	})
 	// Chromium writes its port and browser path to DevToolsActivePort.
 	var wsURL string
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second) // generous: CI machines can be loaded
 	for time.Now().Before(deadline) {
 		b, err := os.ReadFile(filepath.Join(ud, "DevToolsActivePort"))
 		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
@@ -304,7 +304,7 @@ func startBrowser(t *testing.T, ctx context.Context) *browser {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if wsURL == "" {
-		t.Fatalf("chromium did not open its DevTools port within 30s; stderr:\n%s", stderr.String())
+		t.Fatalf("chromium did not open its DevTools port within 90s; stderr:\n%s", stderr.String())
 	}
 	ws, err := wsDial(wsURL)
 	if err != nil {

@@ -27,6 +27,7 @@ type indexPage struct {
 	Cache          []cacheRow
 	CacheMore      int
 	RankCount      int
+	RankRows       []compiles.RankSummary
 	Divergence     []divergenceView
 	DivergenceNone string
 	Sources        []sourceRow
@@ -380,6 +381,9 @@ func (s *site) indexView() indexPage {
 			Cache: ce.Kind, Outcome: ce.Outcome, Class: "c-" + ce.Outcome, Detail: detail})
 	}
 
+	if len(res.Ranks) > 1 {
+		p.RankRows = res.Ranks
+	}
 	for _, d := range res.Divergence {
 		dv := divergenceView{Title: d.Summary, Detail: d.Kind}
 		for _, g := range d.Groups {
