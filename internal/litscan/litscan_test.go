@@ -1,0 +1,101 @@
+package litscan
+
+import (
+	"strings"
+	"testing"
+)
+
+// occurrences counts, per literal, its occurrences in text (overlapping
+// ones too) the slow way.
+func occurrences(lits []string, text string) []int {
+	n := make([]int, len(lits))
+	for li, l := range lits {
+		for i := 0; i+len(l) <= len(text); i++ {
+			if text[i:i+len(l)] == l {
+				n[li]++
+			}
+		}
+	}
+	return n
+}
+
+func check(t *testing.T, s *Set, text string) {
+	t.Helper()
+	want := occurrences(s.lits, text)
+	got := make([]int, len(s.lits))
+	s.Each(text, func(li int) { got[li]++ })
+	any := false
+	for li := range want {
+		if got[li] != want[li] {
+			t.Fatalf("stride %d, literal %q in %q: found %d times, occurs %d", s.stride, s.lits[li], text, got[li], want[li])
+		}
+		any = any || want[li] > 0
+	}
+	if s.Any(text) != any {
+		t.Fatalf("Any(%q) = %v, want %v", text, !any, any)
+	}
+}
+
+var sets = [][]string{
+	{"gpu_memory_utilization"},
+	{"aot_compile is not suppo", "torch_compile_cache", "Graph breaks are not supported", "CUDA out of memory"},
+	{"ersion", "ERSION", "LLM engine (v", "PyTorch:", "vllm==", "torch==", "ython3."}, // stride 3
+	{"aaaa", "aaaaa", "abab", "==x=", "CUDA"},                                         // stride 1, self-overlapping
+	{"aaaaaa", "ababab"}, // stride 3, self-overlapping
+	{"aaaaaaaaaaaa", "abababababab", "Graph breaks are not sup"}, // 8-byte windows, stride 5
+}
+
+func TestEveryOccurrenceFound(t *testing.T) {
+	for _, lits := range sets {
+		s := New(lits)
+		for _, l := range lits {
+			for _, text := range []string{"", "abc", l, "x" + l, l + "x", "xy" + l + "z", "xyz" + l + l, l + l + l,
+				strings.Repeat("ab", 30) + l + strings.Repeat("cd", 30), l[:len(l)-1], l[1:]} {
+				check(t, s, text)
+			}
+		}
+		check(t, s, strings.Repeat("a", 100))
+		check(t, s, strings.Repeat("ab", 100))
+	}
+}
+
+func TestShortLiteralRefused(t *testing.T) {
+	if New([]string{"abcd", "=="}) != nil || New(nil) != nil {
+		t.Fatal("a literal under 4 bytes, or none at all, must give nil")
+	}
+}
+
+// FuzzEach: Each finds exactly the occurrences a brute-force search finds,
+// for the fixed sets and for a literal taken from the input.
+func FuzzEach(f *testing.F) {
+	f.Add("INFO 11-29 [x.py:1] gpu_memory_utilization=0.9 aot_compile is not supported", "ython3.")
+	f.Add("aaaaaaaaaaab", "aaab")
+	f.Add("PyTorch version: 2.7.1 vllm==0.11 torch==2.10", "on: 2")
+	f.Fuzz(func(t *testing.T, text, lit string) {
+		for _, lits := range sets {
+			check(t, New(lits), text)
+		}
+		if len(lit) >= MinLen && len(lit) < 40 {
+			check(t, New([]string{lit, "ersion"}), text)
+			check(t, New([]string{lit, "gpu_memory_utilization"}), text)
+		}
+	})
+}
+
+func BenchmarkAny(b *testing.B) {
+	line := "Avg prompt throughput: 1532.4 tokens/s, Avg generation throughput: 412.9 tokens/s, Running: 64 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 41.2%, CPU KV cache usage: 0.0%."
+	for _, c := range []struct {
+		name string
+		lits []string
+	}{{"width8", sets[1]}, {"width4-stride3", sets[2]}} {
+		s := New(c.lits)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			for i := 0; i < b.N; i++ {
+				if s.Any(line) {
+					b.Fatal("hit")
+				}
+			}
+		})
+	}
+}
