@@ -1,2 +1,0 @@
-// Package tracehtml writes the HTML report of `bringup trace`.
-package tracehtml
