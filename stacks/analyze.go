@@ -66,6 +66,7 @@ type Bucket struct {
 	// Benign: idle auxiliary threads, folded last.
 	Benign    bool      `json:"benign"`
 	Truncated bool      `json:"truncated,omitempty"`
+	Partial   bool      `json:"partial,omitempty"`
 	Rules     []string  `json:"rules,omitempty"`
 	Stack     Collapsed `json:"-"`
 	firstSeen int
@@ -310,6 +311,7 @@ func bucketize(infos []*threadInfo, l Level, rankTotal int) []*Bucket {
 		b.Count++
 		b.Primary = b.Primary || ti.primary
 		b.Truncated = b.Truncated || ti.t.Truncated
+		b.Partial = b.Partial || ti.t.Partial
 		m := Member{PID: ti.proc.PID, Rank: ti.proc.Rank, TID: ti.t.TID, Name: ti.t.Name, State: ti.t.State,
 			Primary: ti.primary, Path: ti.proc.Path, Line: ti.t.Line, Depth: len(ti.t.Frames), Snapshot: ti.proc.Snapshot}
 		b.Threads = append(b.Threads, m)

@@ -57,6 +57,10 @@ type Thread struct {
 	// 100-frame cap, or an excerpt that starts mid-thread), so only the
 	// innermost frames can be aligned.
 	Truncated bool `json:"truncated,omitempty"`
+	// Partial means the leaf side is unconfirmed: a live capture read a
+	// thread that kept running, so Frames holds only the outer frames two
+	// reads agreed on and the innermost frame is not where it is now.
+	Partial bool `json:"partial,omitempty"`
 	// Line is the 1-based line of the thread's header in Process.Path.
 	Line int `json:"line,omitempty"`
 }

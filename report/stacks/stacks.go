@@ -197,6 +197,9 @@ func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int
 	if b.Truncated {
 		head = append(head, st.Dim("root cut off"))
 	}
+	if b.Partial {
+		head = append(head, st.Dim("running: outer frames only"))
+	}
 	if len(b.Rules) > 0 {
 		head = append(head, st.Yellow(strings.Join(b.Rules, ",")))
 	}

@@ -203,7 +203,7 @@ func fromPyproc(pp *pyproc.Process) *stacks.Process {
 	}
 	p.Rank = p.RankInfo.Key()
 	for i, t := range pp.Threads {
-		th := stacks.Thread{TID: uint64(t.TID), Name: t.Name, Main: t.Main, Frames: t.Frames, Line: i + 1}
+		th := stacks.Thread{TID: uint64(t.TID), Name: t.Name, Main: t.Main, Frames: t.Frames, Partial: t.Partial, Line: i + 1}
 		if t.Ident != 0 {
 			th.Ident = "0x" + strconv.FormatUint(t.Ident, 16)
 		}
