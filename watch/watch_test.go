@@ -536,3 +536,21 @@ func TestReadyURLAndKeep(t *testing.T) {
 }
 
 func reportStyle() report.Style { return report.Style{} }
+
+// The ready lines of the other engines, as the timeline recognises them.
+func TestReadyLinesOfEachEngine(t *testing.T) {
+	py := needPython(t)
+	for engine, line := range map[string]string{
+		"sglang": "[2026-11-29 23:00:01 TP0] The server is fired up and ready to roll!",
+		"atom":   "[atom 23:00:01] Model warmup done: Qwen/Qwen3-0.6B",
+		"vllm":   "(EngineCore_DP0 pid=7) INFO 11-29 23:00:01 [core.py:210] init engine (profile, create kv cache, warmup model) took 12.31 seconds",
+	} {
+		t.Run(engine, func(t *testing.T) {
+			prog := "import time; print(" + strconv.Quote(line) + ", flush=True); print('serving', flush=True); time.sleep(60)"
+			r := boot(t, t.Context(), Config{Command: []string{py, "-c", prog}, Timeout: 30 * time.Second})
+			if r.run.Outcome != store.OutcomeReady {
+				t.Errorf("outcome %q (%s)", r.run.Outcome, r.run.Reason)
+			}
+		})
+	}
+}
