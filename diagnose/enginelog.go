@@ -11,6 +11,7 @@ import (
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 )
@@ -33,6 +34,10 @@ type logResult struct {
 }
 
 var gpuUtilRe = regexp.MustCompile(`gpu_memory_utilization[=:]?\s*\(?\s*([0-9]*\.?[0-9]+)`)
+
+// gpuUtilWord gates gpuUtilRe: a strided scan instead of strings.Contains,
+// whose byte search stops at every 'g' of a line.
+var gpuUtilWord = litscan.New([]string{"gpu_memory_utilization"})
 
 // batchSize records travel together between the pipeline's goroutines:
 // big enough to make channel costs vanish, small enough to stay in cache.
@@ -138,7 +143,7 @@ type matcher struct {
 }
 
 func (m *matcher) match(rec *record.Record) {
-	if m.res.gpuUtil == "" && strings.Contains(rec.Text, "gpu_memory_utilization") {
+	if m.res.gpuUtil == "" && gpuUtilWord.Any(rec.Text) {
 		if g := gpuUtilRe.FindStringSubmatch(rec.Text); g != nil {
 			m.res.gpuUtil = g[1]
 		}
