@@ -31,6 +31,7 @@ type unitTop struct {
 	PhaseNote    string
 	Stack        []frameRow
 	Metrics      []kv
+	Links        []kv // `link` events: name → URL, shown as text to copy
 	Artifacts    []artifactHead
 }
 
@@ -108,6 +109,11 @@ func (s *site) writeUnit(dir string, ui int) error {
 			top.Stack = append(top.Stack, frameRow{Func: f.Func, Where: fmt.Sprintf("%s:%d", f.File, f.Line)})
 		}
 		top.Metrics = secondsRows(c.Seconds)
+		for _, l := range s.res.Links {
+			if l.Rank == c.Rank && unitID(l.CompileID) == c.ID {
+				top.Links = append(top.Links, kv{l.Name, l.URL})
+			}
+		}
 	} else {
 		top.Page.Title = "Outside any compile on " + u.Label
 		top.Page.Subtitle = s.opts.Title

@@ -110,8 +110,15 @@ func TestWriteCorpus(t *testing.T) {
 			[]string{`class="pill c-hit">hit`, `class="pill c-miss">miss`, `class="pill c-bypass">bypass`, "flex_attention"}},
 		{"multi_rank_logs", []string{testcorpus.Dir(t, "tlparse-inputs/multi_rank_logs")},
 			[]string{"rank 0", "rank 3", "Diverging", "<li>rank 0, rank 2:"}},
+		{"links", []string{testcorpus.File(t, "tlparse-inputs", "links.log")},
+			[]string{"[0/0]"}},
 		{"export", []string{testcorpus.File(t, "tlparse-inputs", "export.log")},
 			[]string{"no compile id", "outside any compile"}},
+	}
+	// strings some unit page must contain
+	unitWant := map[string][]string{
+		"links":        {"link: manifold_url</dt><dd>https://www.google.com"},
+		"comp_failure": {"dynamo_error", "BackendCompilerFailed"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +129,15 @@ func TestWriteCorpus(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(index, html.EscapeString(w)) && !strings.Contains(index, w) {
 					t.Errorf("index lacks %q", w)
+				}
+			}
+			for _, w := range unitWant[tc.name] {
+				found := false
+				for name, page := range pages {
+					found = found || (name != "index.html" && strings.Contains(page, w))
+				}
+				if !found {
+					t.Errorf("no unit page contains %q", w)
 				}
 			}
 			// One page per compile unit (plus pages for events outside any compile).
