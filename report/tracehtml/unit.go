@@ -30,6 +30,7 @@ type unitTop struct {
 	Timeline     *timelineView
 	PhaseNote    string
 	Stack        []frameRow
+	Inner        frameRow // the innermost frame, shown when the stack is folded
 	Metrics      []kv
 	Links        []kv // `link` events: name → URL, shown as text to copy
 	Artifacts    []artifactHead
@@ -107,6 +108,9 @@ func (s *site) writeUnit(dir string, ui int) error {
 		for i := len(c.Stack) - 1; i >= 0; i-- { // Python prints outermost first
 			f := c.Stack[i]
 			top.Stack = append(top.Stack, frameRow{Func: f.Func, Where: fmt.Sprintf("%s:%d", f.File, f.Line)})
+		}
+		if len(top.Stack) > 0 {
+			top.Inner = top.Stack[len(top.Stack)-1]
 		}
 		top.Metrics = secondsRows(c.Seconds)
 		for _, l := range s.res.Links {
