@@ -56,6 +56,10 @@ const (
 
 	blockSize = 1 << 20
 	nBlocks   = 4
+	// firstBlock is the size a block starts at: the first block of an input
+	// grows to blockSize only when the input fills it, so a directory of
+	// thousands of small logs does not allocate and clear megabytes each.
+	firstBlock = 64 << 10
 )
 
 func init() {
@@ -64,11 +68,18 @@ func init() {
 
 // blockPool keeps read blocks between Parse calls: diagnose may parse
 // thousands of small files.
-var blockPool = sync.Pool{New: func() any { return &block{buf: make([]byte, blockSize), ready: make(chan struct{}, 1)} }}
+var blockPool = sync.Pool{New: func() any { return &block{buf: make([]byte, firstBlock), ready: make(chan struct{}, 1)} }}
+
+// grow gives b a full-size buffer, keeping its first n bytes.
+func (b *block) grow(n int) {
+	buf := make([]byte, blockSize)
+	copy(buf, b.buf[:n])
+	b.buf = buf
+}
 
 // block is a run of whole lines read from the input, with the lines peeled.
 type block struct {
-	buf    []byte // backing read buffer (blockSize)
+	buf    []byte // backing read buffer (blockSize, or firstBlock until the input fills it)
 	data   []byte // whole lines; the input's last line may lack '\n'
 	clean  []byte // scratch for ANSI-stripped copies of lines
 	lines  []peeled
@@ -88,20 +99,32 @@ type block struct {
 func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) {
 	peelers := min(max(runtime.GOMAXPROCS(0), 1), 4)
 	nb := peelers + 3
+	// Blocks are taken from the pool only as the reader needs them: a
+	// small input uses one.
 	free := make(chan *block, nb)
-	for i := 0; i < nb; i++ {
-		free <- blockPool.Get().(*block)
+	made := 0
+	done := make(chan struct{})
+	defer close(done)
+	next := func() *block { // nil: Parse is returning
+		if made < nb && len(free) == 0 {
+			made++
+			return blockPool.Get().(*block)
+		}
+		select {
+		case b := <-free:
+			return b
+		case <-done:
+			return nil
+		}
 	}
 	read := make(chan *block, nb)  // to the peelers, any of which may take it
 	order := make(chan *block, nb) // to the joiner, in input order
-	done := make(chan struct{})
-	defer close(done)
 
 	var bytesRead int64
 	go func() {
 		defer close(read)
 		defer close(order)
-		bytesRead = readBlocks(r, free, func(b *block) bool {
+		bytesRead = readBlocks(r, next, func(b *block) bool {
 			select {
 			case order <- b:
 			case <-done:
@@ -138,9 +161,9 @@ func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) 
 		free <- b
 	}
 	j.flush()
-	// The reader has exited (order is closed), so every block is back in
-	// free: keep them for the next Parse.
-	for len(free) > 0 {
+	// The reader has exited (order is closed), so every block it made is
+	// back in free: keep them for the next Parse.
+	for ; made > 0; made-- {
 		b := <-free
 		b.data, b.lines = nil, b.lines[:0]
 		blockPool.Put(b)
@@ -152,7 +175,7 @@ func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) 
 // readBlocks fills blocks with whole lines. It returns the number of bytes
 // read. A line longer than a block is cut at MaxLine, the rest discarded
 // while counting its length.
-func readBlocks(r io.Reader, free <-chan *block, out func(*block) bool, done <-chan struct{}) int64 {
+func readBlocks(r io.Reader, next func() *block, out func(*block) bool, done <-chan struct{}) int64 {
 	var total int64
 	var carry []byte // tail of the previous block: the start of a partial line
 	eof := false
@@ -171,25 +194,32 @@ func readBlocks(r io.Reader, free <-chan *block, out func(*block) bool, done <-c
 		return out(b)
 	}
 	for !eof || len(carry) > 0 {
-		var b *block
-		select {
-		case b = <-free:
-		case <-done:
+		b := next()
+		if b == nil {
 			return total
 		}
 		b.cutLen, b.err = 0, nil
+		if total > 0 && len(b.buf) < blockSize {
+			b.grow(0) // only an input's first block starts small
+		}
 		n := copy(b.buf, carry)
 		carry = nil
-		for n < len(b.buf) && !eof {
-			m, err := r.Read(b.buf[n:])
-			n += m
-			total += int64(m)
-			if err == io.EOF {
-				eof = true
-			} else if err != nil {
-				b.err = err
-				eof = true
+		for {
+			for n < len(b.buf) && !eof {
+				m, err := r.Read(b.buf[n:])
+				n += m
+				total += int64(m)
+				if err == io.EOF {
+					eof = true
+				} else if err != nil {
+					b.err = err
+					eof = true
+				}
 			}
+			if eof || len(b.buf) >= blockSize {
+				break
+			}
+			b.grow(n) // a small first block filled up: the input is not small
 		}
 		if k := bytes.LastIndexByte(b.buf[:n], '\n'); k >= 0 {
 			b.data = b.buf[:k+1]

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 	"unicode/utf8"
 
@@ -572,5 +573,38 @@ func TestSniffLeavesStackDumpsAndTraces(t *testing.T) {
 	}
 	if got := ingest.Detect("x.log", []byte("INFO 12-17 13:32:44 [core.py:1] hello\n")); got != "enginelog" {
 		t.Errorf("Detect = %q", got)
+	}
+}
+
+// An input's first block starts at firstBlock bytes and grows when the
+// input fills it: a line longer than firstBlock (but under MaxLine) at the
+// start is not cut, and inputs of about firstBlock bytes, read in odd
+// chunks, lose no line.
+func TestSmallFirstBlockGrows(t *testing.T) {
+	long := strings.Repeat("z", firstBlock+5000)
+	recs, st := parseBytes(t, []byte("(Worker_TP1 pid=7) INFO 01-02 03:04:05 [m.py:1] "+long+"\nb\n"))
+	if st.Cut != 0 || len(recs) != 2 || recs[0].Text != long || recs[1].Text != "b" {
+		t.Fatalf("stats %+v, %d records", st, len(recs))
+	}
+	for _, size := range []int{firstBlock - 1, firstBlock, firstBlock + 1, 2*firstBlock + 3} {
+		var b strings.Builder
+		n := 0
+		for b.Len() < size {
+			n++
+			fmt.Fprintf(&b, "(Worker_TP%d pid=9) ERROR 01-02 03:04:05 [m.py:1] record %d\n", n%2, n)
+		}
+		in := b.String()[:size] // the last line may be cut short, without '\n'
+		want := strings.Count(in, "\n")
+		if !strings.HasSuffix(in, "\n") {
+			want++
+		}
+		var got []record.Record
+		st, err := Parse(iotest.HalfReader(strings.NewReader(in)), "x", func(r record.Record) { got = append(got, r) })
+		if err != nil || st.Lines != int64(want) || len(got) != want || st.Bytes != int64(size) {
+			t.Fatalf("size %d: err %v, stats %+v, %d records, want %d", size, err, st, len(got), want)
+		}
+		if last := got[len(got)-1]; last.Line != want {
+			t.Errorf("size %d: last record on line %d, want %d", size, last.Line, want)
+		}
 	}
 }
