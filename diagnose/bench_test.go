@@ -74,3 +74,56 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
 	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
+
+// BenchmarkDiagnoseFile runs the whole pipeline on the log named by
+// BRINGUP_BENCH_LOG (e.g. one written by `OUT=… scripts/bench-diagnose`),
+// for CPU profiles on a realistic size; skipped when unset.
+func BenchmarkDiagnoseFile(b *testing.B) {
+	p := os.Getenv("BRINGUP_BENCH_LOG")
+	if p == "" {
+		b.Skip("BRINGUP_BENCH_LOG not set")
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := rules.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if _, err := Run([]string{p}, Options{Rules: set}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := (cpuTime() - c0).Seconds()
+	b.ReportMetric(float64(fi.Size())*float64(b.N)/1e6/cpu, "MB/cpu-s")
+}
+
+// BenchmarkSmallFiles: a directory of 500 one-line logs (per-input setup:
+// parser blocks, record batches, goroutines).
+func BenchmarkSmallFiles(b *testing.B) {
+	dir := b.TempDir()
+	for i := 0; i < 500; i++ {
+		body := fmt.Sprintf("(Worker_TP%d pid=%d) INFO 05-28 18:58:32 [gpu_worker.py:298] Available KV cache memory: 18.36 GiB\n", i%8, 1000+i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.log", i)), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	set, err := rules.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Run([]string{dir}, Options{Rules: set}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/500, "µs/file")
+}

@@ -51,6 +51,10 @@ type batch struct {
 	refs atomic.Int32 // consumers still reading it
 }
 
+// batchPool keeps batches between inputs: a directory of thousands of
+// small logs would otherwise allocate nBatches × batchSize records each.
+var batchPool = sync.Pool{New: func() any { return &batch{recs: make([]record.Record, 0, batchSize)} }}
+
 // analyzeLog streams one engine log through the parser, the traceback
 // extractor, the timeline and version detectors and the text rules. Only
 // rule hits, tracebacks and phases are kept: memory does not grow with the
@@ -62,9 +66,16 @@ type batch struct {
 // multi-core machine runs them side by side.
 func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	res := logResult{input: Input{Path: path, Kind: KindEngineLog}, hits: rules.NewCollector()}
+	// Batches are taken from the pool as the parser fills them: a small
+	// log uses one.
 	free := make(chan *batch, nBatches)
-	for i := 0; i < nBatches; i++ {
-		free <- &batch{recs: make([]record.Record, 0, batchSize)}
+	made := 0
+	next := func() *batch {
+		if made < nBatches && len(free) == 0 {
+			made++
+			return batchPool.Get().(*batch)
+		}
+		return <-free
 	}
 	toMatch := make(chan *batch, nBatches)
 	toFacts := make(chan *batch, nBatches)
@@ -102,7 +113,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		}
 	}()
 
-	cur := <-free
+	cur := next()
 	send := func() {
 		cur.refs.Store(2)
 		toMatch <- cur
@@ -112,7 +123,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		cur.recs = append(cur.recs, rec)
 		if len(cur.recs) == batchSize {
 			send()
-			cur = <-free
+			cur = next()
 		}
 	})
 	if len(cur.recs) > 0 {
@@ -121,6 +132,17 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	close(toMatch)
 	close(toFacts)
 	wg.Wait()
+	// Every batch is back in free (or is cur, unsent): drop the records'
+	// strings and keep the batches for the next input.
+	if len(cur.recs) == 0 {
+		free <- cur
+	}
+	for ; made > 0; made-- {
+		b := <-free
+		clear(b.recs[:cap(b.recs)])
+		b.recs = b.recs[:0]
+		batchPool.Put(b)
+	}
 
 	res.input.Bytes, res.input.Records, res.input.Skipped = st.Bytes, st.Records, st.Skipped
 	for _, s := range st.SkipSamples {
