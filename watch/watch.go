@@ -41,6 +41,9 @@ type Config struct {
 	Snapshots int           // stack snapshots per capture (passed to Capture by the wiring)
 	Timeout   time.Duration // stop the boot after this long; 0 = never
 	Grace     time.Duration // SIGTERM → SIGKILL delay
+	// Hurry, when closed during the grace period, sends SIGKILL at once
+	// (a second Ctrl-C).
+	Hurry <-chan struct{}
 
 	ReadyURL string // ready when a GET answers 200
 	Then     string // after ready: "stop" or "keep"
@@ -565,12 +568,17 @@ func (w *watcher) stopBoot() {
 			signal(p, syscall.SIGTERM)
 		}
 		deadline := time.Now().Add(w.cfg.Grace)
+	grace:
 		for time.Now().Before(deadline) {
 			w.reap()
 			if len(w.pids()) == 0 {
 				break
 			}
-			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-w.cfg.Hurry:
+				break grace
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 		// Processes can fork while being killed: repeat until none is left.
 		for round := 0; round < 20; round++ {

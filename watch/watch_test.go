@@ -554,3 +554,27 @@ func TestReadyLinesOfEachEngine(t *testing.T) {
 		})
 	}
 }
+
+// A second interrupt does not wait out the grace period.
+func TestHurrySkipsGrace(t *testing.T) {
+	py := needPython(t)
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	ctx, cancel := context.WithCancel(t.Context())
+	hurry := make(chan struct{})
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	time.AfterFunc(2500*time.Millisecond, func() { close(hurry) })
+	start := time.Now()
+	r := boot(t, ctx, Config{Command: []string{py, script("stubborn.py"), pidfile}, Grace: time.Minute, Hurry: hurry})
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %v: the second interrupt did not cut the 1m grace", took)
+	}
+	if r.run.Outcome != store.OutcomeInterrupted {
+		t.Errorf("outcome %q", r.run.Outcome)
+	}
+	for _, pid := range readPids(t, pidfile) {
+		if alive(pid, 0) {
+			t.Errorf("pid %d survived", pid)
+			signal(pid, 9)
+		}
+	}
+}

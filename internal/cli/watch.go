@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -162,8 +163,25 @@ error-level finding, 2 could not run.`,
 			// allocate a record per line: collect less often (CPU, not memory,
 			// is what a watcher must not take from the boot).
 			debug.SetGCPercent(400)
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
+			// First Ctrl-C/SIGTERM/SIGHUP: stop the boot gracefully; a second
+			// one: SIGKILL without waiting out --grace.
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			hurry := make(chan struct{})
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer signal.Stop(sigs)
+			go func() {
+				n := 0
+				for range sigs {
+					if n++; n == 1 {
+						cancel()
+					} else if n == 2 {
+						close(hurry)
+					}
+				}
+			}()
+			cfg.Hurry = hurry
 			run, err := watch.Run(ctx, cfg)
 			if err != nil {
 				if errors.Is(err, watch.ErrNotRunnable) {
