@@ -565,21 +565,27 @@ var needsMeta = map[string]bool{
 
 // scanPipelined reads events on one goroutine (line splitting, MD5,
 // envelope JSON) and analyses them on this one, in batches, so a single
-// large file uses two cores. Metadata that aliases the scanner's buffer is
-// copied for the kinds that need it; payload bodies are already owned.
+// large file uses two cores. The metadata the analysis reads and the kept
+// payload bodies alias the scanner's buffers; they are copied into shared
+// slabs (one allocation per MiB instead of one or more per event). The
+// analysis copies whatever it keeps, so a slab is garbage once its batches
+// are analysed.
 func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 	const batch = 512
+	sc.BorrowBody = true
 	ch := make(chan []torchtrace.Event, 8)
 	go func() {
 		defer close(ch)
+		var sl slab
 		b := make([]torchtrace.Event, 0, batch)
 		for sc.Next() {
 			ev := *sc.Event()
 			if needsMeta[ev.Kind] {
-				ev.Meta = append([]byte(nil), ev.Meta...)
+				ev.Meta = sl.copy(ev.Meta)
 			} else {
 				ev.Meta = nil
 			}
+			ev.Body = sl.copy(ev.Body)
 			b = append(b, ev)
 			if len(b) == batch {
 				ch <- b
@@ -595,4 +601,26 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 			fa.add(&b[i])
 		}
 	}
+}
+
+// slab hands out copies carved from 1 MiB blocks, never reused: a block
+// stays alive while any event in flight points into it.
+type slab struct{ buf []byte }
+
+const slabSize = 1 << 20
+
+// copy returns a copy of b (nil stays nil, so "no body" is still nil).
+func (s *slab) copy(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if len(b) > slabSize/4 {
+		return append(make([]byte, 0, len(b)), b...)
+	}
+	if cap(s.buf)-len(s.buf) < len(b) {
+		s.buf = make([]byte, 0, slabSize)
+	}
+	n := len(s.buf)
+	s.buf = append(s.buf, b...)
+	return s.buf[n:len(s.buf):len(s.buf)]
 }

@@ -217,16 +217,11 @@ func (f *fileAnalysis) add(ev *torchtrace.Event) {
 	}
 	switch ev.Kind {
 	case "str":
-		var pair []json.RawMessage
-		if json.Unmarshal(ev.Meta, &pair) == nil && len(pair) == 2 {
-			var str string
-			idx, ok := torchtrace.IntValue(pair[1])
-			if json.Unmarshal(pair[0], &str) == nil && ok && idx >= 0 && idx <= len(f.strings)+1024 { // in order in practice; a corrupted index must not allocate gigabytes
-				for len(f.strings) <= idx {
-					f.strings = append(f.strings, "")
-				}
-				f.strings[idx] = str
+		if str, idx, ok := torchtrace.InternEntry(ev.Meta); ok && idx >= 0 && idx <= len(f.strings)+1024 { // in order in practice; a corrupted index must not allocate gigabytes
+			for len(f.strings) <= idx {
+				f.strings = append(f.strings, "")
 			}
+			f.strings[idx] = str
 		}
 	case "dynamo_start":
 		if u != nil {

@@ -1,6 +1,7 @@
 package torchtrace
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -30,12 +31,35 @@ var plainByte = func() (t [256]bool) {
 	return
 }()
 
+// SWAR constants: a byte lane of x is flagged in (x-lo20)&^x&high when it
+// is below 0x20, and in hasZero(x^c) when it equals c's lane. Flags can be
+// false positives only above a true one, which the byte loop sorts out.
+const (
+	ones        = 0x0101010101010101
+	high        = 0x8080808080808080
+	lo20        = 0x2020202020202020
+	quotes      = 0x2222222222222222
+	backslashes = 0x5c5c5c5c5c5c5c5c
+)
+
+func hasZero(x uint64) uint64 { return (x - ones) &^ x }
+
 // skipString expects b[i] == '"' and returns the index after the closing
 // quote, and whether the string had escapes.
 func skipString(b []byte, i int) (int, bool, bool) {
 	i++
 	esc := false
 	for {
+		// Eight bytes at a time while none is '"', '\\' or a control
+		// character: string bodies (stacks, metrics, chromium args) are most
+		// of an envelope, and the per-byte table walk was the scan's top cost.
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if ((x-lo20)&^x|hasZero(x^quotes)|hasZero(x^backslashes))&high != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(b) && plainByte[b[i]] {
 			i++
 		}
@@ -344,6 +368,10 @@ func IntValue(raw []byte) (int, bool) {
 		}
 	}
 slow:
+	// null, strings, objects: not an int, and no error value to allocate.
+	if len(raw) == 0 || !(raw[0] == '-' || raw[0] == '+' || raw[0] >= '0' && raw[0] <= '9') {
+		return 0, false
+	}
 	n, err := strconv.Atoi(string(raw))
 	return n, err == nil
 }
@@ -370,4 +398,27 @@ func RawString(raw []byte) ([]byte, bool) {
 		}
 	}
 	return in, true
+}
+
+// InternEntry decodes the metadata of a "str" event, ["text", index], as
+// json.Unmarshal into a two-element []json.RawMessage then a string and an
+// int would (null text is ""), without its reflection and allocations.
+func InternEntry(meta []byte) (text string, idx int, ok bool) {
+	var elems [2][]byte
+	n := 0
+	if !EachElement(meta, func(v []byte) {
+		if n < 2 {
+			elems[n] = v
+		}
+		n++
+	}) || n != 2 {
+		return "", 0, false
+	}
+	if string(elems[0]) != "null" {
+		if text, ok = StringValue(elems[0]); !ok {
+			return "", 0, false
+		}
+	}
+	idx, ok = IntValue(elems[1])
+	return text, idx, ok
 }

@@ -55,3 +55,55 @@ func TestFieldAndValues(t *testing.T) {
 		t.Error("missing key found")
 	}
 }
+
+// TestSkipStringWordBoundaries puts each byte that ends or breaks a string
+// at every position of the eight-byte words skipString tests at once, and
+// checks the verdict against encoding/json.
+func TestSkipStringWordBoundaries(t *testing.T) {
+	specials := []string{`"`, `\"`, `\\`, `\n`, `\u00e9`, "\x00", "\x1f", "\n", "\x7f", "é", "\xff", " ", `\x`}
+	for n := 0; n < 24; n++ {
+		for pos := 0; pos <= n; pos++ {
+			for _, sp := range specials {
+				body := make([]byte, 0, n+8)
+				for i := 0; i < n; i++ {
+					if i == pos {
+						body = append(body, sp...)
+					}
+					body = append(body, byte('a'+i%26))
+				}
+				doc := []byte(`{"k": "` + string(body) + `"}`)
+				var m map[string]json.RawMessage
+				want := json.Unmarshal(doc, &m) == nil
+				got := eachField(doc, func(string, []byte) {})
+				if got != want {
+					t.Fatalf("%q: scanner %v, encoding/json %v", doc, got, want)
+				}
+			}
+		}
+	}
+}
+
+// FuzzInternEntry: InternEntry decodes a "str" event's metadata exactly as
+// the encoding/json route it replaced.
+func FuzzInternEntry(f *testing.F) {
+	for _, s := range []string{`["torch/_dynamo/utils.py", 0]`, `[null, 3]`, `["a\u00e9", 12]`, `["a", 1, 2]`, `["a"]`,
+		`[1, 1]`, `["a", null]`, `["a", -4]`, `["a", 1.5]`, `[ "x" , 7 ]`, `"x"`, `["\xff", 2]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		wantOK := false
+		var want string
+		wantIdx := 0
+		var pair []json.RawMessage
+		if json.Unmarshal(b, &pair) == nil && len(pair) == 2 {
+			idx, ok := IntValue(pair[1])
+			if json.Unmarshal(pair[0], &want) == nil && ok {
+				wantOK, wantIdx = true, idx
+			}
+		}
+		got, idx, ok := InternEntry(b)
+		if ok != wantOK || (ok && (got != want || idx != wantIdx)) {
+			t.Fatalf("%q: InternEntry (%q, %d, %v), encoding/json (%q, %d, %v)", b, got, idx, ok, want, wantIdx, wantOK)
+		}
+	})
+}

@@ -261,6 +261,18 @@ type Scanner struct {
 	md5         hash.Hash
 	lineBuf     []byte
 	prefix      prefixCache
+
+	// BorrowBody makes Event.Body point into a buffer the scanner reuses:
+	// valid only until the next call to Next, and no allocation per kept
+	// payload (growing a fresh Body line by line was the scan's largest
+	// allocation). Callers that keep bodies copy them.
+	BorrowBody bool
+	bodyBuf    []byte
+
+	names   map[string]string // artifact names, shared
+	lastID  CompileID         // the compile id of the last record and its string
+	lastIDs string
+	hasID   bool
 }
 
 // NewScanner reads TORCH_TRACE records from r; path names the input in
@@ -530,7 +542,9 @@ func intPtr(raw []byte) *int {
 	if n >= 0 && n < len(smallInts) {
 		return &smallInts[n]
 	}
-	return &n
+	// A copy escapes, not n: taking &n would put every call's n on the heap.
+	m := n
+	return &m
 }
 
 func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
@@ -612,8 +626,7 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 		if !ok {
 			return ""
 		}
-		str, _ := StringValue(v)
-		return str
+		return s.internValue(v)
 	}
 	switch ev.Kind {
 	case "artifact", "graph_dump", "link", "dump_file", "optimize_ddp_split_child":
@@ -621,17 +634,12 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 	case "inductor_output_code":
 		ev.ArtifactName = metaString("filename")
 	case "str":
-		var pair []json.RawMessage
-		if json.Unmarshal(ev.Meta, &pair) == nil && len(pair) == 2 {
-			var str string
-			idx := intPtr(pair[1])
-			if json.Unmarshal(pair[0], &str) == nil && idx != nil && *idx >= 0 && *idx <= len(s.strings)+maxInternGap {
-				for len(s.strings) <= *idx {
-					s.strings = append(s.strings, "")
-				}
-				s.strings[*idx] = str
-				st.StringTable = len(s.strings)
+		if str, idx, ok := InternEntry(ev.Meta); ok && idx >= 0 && idx <= len(s.strings)+maxInternGap {
+			for len(s.strings) <= idx {
+				s.strings = append(s.strings, "")
 			}
+			s.strings[idx] = str
+			st.StringTable = len(s.strings)
 		}
 	}
 	st.Records++
@@ -645,7 +653,7 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 	if ev.Kind == "artifact" && ev.ArtifactName != "" {
 		st.Artifacts[ev.ArtifactName]++
 	}
-	if id := ev.ID.String(); id != "" && !st.seenIDs[id] {
+	if id := s.idString(ev.ID); id != "" && !st.seenIDs[id] {
 		st.seenIDs[id] = true
 		st.CompileIDs = append(st.CompileIDs, id)
 	}
@@ -752,8 +760,13 @@ func (s *Scanner) readPayload(start int64) {
 		}
 	}
 	ev.Payload.Length = s.pos - start
-	sum := s.md5.Sum(nil)
-	ev.MD5OK = ev.HasPayload == hex.EncodeToString(sum)
+	if s.BorrowBody && ev.Body != nil {
+		s.bodyBuf = ev.Body[:0]
+	}
+	var sum [md5.Size]byte
+	var hexSum [2 * md5.Size]byte
+	hex.Encode(hexSum[:], s.md5.Sum(sum[:0]))
+	ev.MD5OK = ev.HasPayload == string(hexSum[:])
 	if !ev.MD5OK {
 		s.stats.PayloadMD5Mismatch++
 		s.stats.MD5MismatchLines = keepLine(s.stats.MD5MismatchLines, ev.Line)
@@ -767,7 +780,11 @@ func (s *Scanner) appendBody(ev *Event, b []byte) {
 		b = b[:limit-len(ev.Body)]
 	}
 	if ev.Body == nil {
-		ev.Body = make([]byte, 0, min(max(512, len(b)), limit))
+		if s.BorrowBody {
+			ev.Body = s.bodyBuf[:0]
+		} else {
+			ev.Body = make([]byte, 0, min(max(512, len(b)), limit))
+		}
 	}
 	ev.Body = append(ev.Body, b...)
 }
@@ -908,4 +925,33 @@ func looksLikeTrace(head []byte) int {
 		return 70
 	}
 	return 0
+}
+
+// internValue decodes a raw JSON string, sharing the result between
+// records: artifact names repeat on every compile.
+func (s *Scanner) internValue(v []byte) string {
+	if b, ok := RawString(v); ok {
+		if x, ok := s.names[string(b)]; ok {
+			return x
+		}
+	}
+	str, _ := StringValue(v)
+	if len(str) <= 256 && len(s.names) < 4096 {
+		if s.names == nil {
+			s.names = map[string]string{}
+		}
+		s.names[str] = str
+	}
+	return str
+}
+
+// idString prints a compile id once per run of records with the same id.
+func (s *Scanner) idString(id CompileID) string {
+	eq := func(a, b *int) bool { return a == b || a != nil && b != nil && *a == *b }
+	if s.hasID && eq(id.Autograd, s.lastID.Autograd) && eq(id.Frame, s.lastID.Frame) &&
+		eq(id.Compile, s.lastID.Compile) && eq(id.Attempt, s.lastID.Attempt) {
+		return s.lastIDs
+	}
+	s.lastID, s.lastIDs, s.hasID = id, id.String(), true
+	return s.lastIDs
 }
