@@ -35,9 +35,12 @@ type Run struct {
 	Dir      string            `json:"dir"` // run directory: logs, stack captures, run.json
 	Env      map[string]string `json:"env"` // requested with --env / --env-file
 	EnvCheck []EnvCheck        `json:"env_check"`
-	Started  time.Time         `json:"started"`
-	Ended    time.Time         `json:"ended,omitzero"`
-	Outcome  string            `json:"outcome"`
+	// EnvSeen is, for every process of the boot whose environment was read,
+	// the requested variables as that process got them (absent: missing).
+	EnvSeen []EnvSeen `json:"env_seen"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+	Outcome string    `json:"outcome"`
 	// ExitCode is the boot's exit status; nil when it was killed by a
 	// signal or had not exited when the run ended (--then keep stops it).
 	ExitCode *int              `json:"exit_code"`
@@ -74,6 +77,14 @@ type EnvCheck struct {
 	Missing   []string           `json:"missing"`
 	Different map[string]EnvDiff `json:"different"`
 	At        time.Time          `json:"at"`
+}
+
+// EnvSeen is what one process got of the requested variables.
+type EnvSeen struct {
+	PID     int               `json:"pid"`
+	Rank    string            `json:"rank,omitempty"`
+	Process string            `json:"process"`
+	Env     map[string]string `json:"env"`
 }
 
 // EnvDiff is a variable that reached a process with another value.

@@ -24,11 +24,12 @@ const busyTimeout = 5 * time.Second
 
 // schemaVersion is PRAGMA user_version of the layout below; bump it with a
 // migration when the layout changes.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations[v] takes a store from layout v to v+1.
 var migrations = map[int]string{
 	1: `ALTER TABLE runs ADD COLUMN cpu TEXT NOT NULL DEFAULT 'null'`,
+	2: `ALTER TABLE runs ADD COLUMN env_seen TEXT NOT NULL DEFAULT '[]'`,
 }
 
 // Nested lists are kept as JSON in the run's row: a run is written and read
@@ -56,7 +57,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	patches   TEXT NOT NULL DEFAULT 'null',
 	lines     INTEGER NOT NULL DEFAULT 0,
 	bytes     INTEGER NOT NULL DEFAULT 0,
-	cpu       TEXT NOT NULL DEFAULT 'null'
+	cpu       TEXT NOT NULL DEFAULT 'null',
+	env_seen  TEXT NOT NULL DEFAULT '[]'
 );
 CREATE TABLE IF NOT EXISTS run_env (
 	run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -240,7 +242,7 @@ func (s *Store) save(r *Run) error {
 	for name, v := range map[string]any{
 		"command": nonNil(r.Command), "env_check": nonNil(r.EnvCheck), "silences": nonNil(r.Silences),
 		"timeline": nonNil(r.Timeline), "findings": nonNil(r.Findings), "logs": nonNil(r.Logs),
-		"versions": r.Versions, "patches": r.Patches, "cpu": r.CPU,
+		"versions": r.Versions, "patches": r.Patches, "cpu": r.CPU, "env_seen": nonNil(r.EnvSeen),
 	} {
 		if err := enc(name, v); err != nil {
 			return err
@@ -261,12 +263,12 @@ func (s *Store) save(r *Run) error {
 	args := []any{
 		fmtTime(r.Started), fmtTime(r.Ended), cols["command"], r.Cwd, r.Dir, r.Outcome, exit, r.Signal,
 		r.Reason, r.Verdict, cols["env_check"], cols["silences"], cols["timeline"], cols["findings"],
-		cols["logs"], cols["versions"], cols["patches"], r.Lines, r.Bytes, cols["cpu"],
+		cols["logs"], cols["versions"], cols["patches"], r.Lines, r.Bytes, cols["cpu"], cols["env_seen"],
 	}
 	if r.ID == 0 {
 		res, err := tx.Exec(`INSERT INTO runs (started, ended, command, cwd, dir, outcome, exit_code, signal,
-			reason, verdict, env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
+			reason, verdict, env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu, env_seen)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
 		if err != nil {
 			return err
 		}
@@ -276,7 +278,7 @@ func (s *Store) save(r *Run) error {
 	} else {
 		res, err := tx.Exec(`UPDATE runs SET started=?, ended=?, command=?, cwd=?, dir=?, outcome=?, exit_code=?,
 			signal=?, reason=?, verdict=?, env_check=?, silences=?, timeline=?, findings=?, logs=?, versions=?,
-			patches=?, lines=?, bytes=?, cpu=? WHERE id=?`, append(args, r.ID)...)
+			patches=?, lines=?, bytes=?, cpu=?, env_seen=? WHERE id=?`, append(args, r.ID)...)
 		if err != nil {
 			return err
 		}
@@ -320,17 +322,17 @@ func parseTime(s string) time.Time {
 }
 
 const selectRun = `SELECT id, started, ended, command, cwd, dir, outcome, exit_code, signal, reason, verdict,
-	env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu FROM runs`
+	env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu, env_seen FROM runs`
 
 type scanner interface{ Scan(...any) error }
 
 func scanRun(sc scanner) (*Run, error) {
 	r := &Run{Schema: Schema}
-	var started, ended, command, envCheck, silences, timeline, findings, logs, versions, patches, cpu string
+	var started, ended, command, envCheck, silences, timeline, findings, logs, versions, patches, cpu, envSeen string
 	var exit sql.NullInt64
 	if err := sc.Scan(&r.ID, &started, &ended, &command, &r.Cwd, &r.Dir, &r.Outcome, &exit, &r.Signal,
 		&r.Reason, &r.Verdict, &envCheck, &silences, &timeline, &findings, &logs, &versions, &patches,
-		&r.Lines, &r.Bytes, &cpu); err != nil {
+		&r.Lines, &r.Bytes, &cpu, &envSeen); err != nil {
 		return nil, err
 	}
 	r.Started, r.Ended = parseTime(started), parseTime(ended)
@@ -346,6 +348,7 @@ func scanRun(sc scanner) (*Run, error) {
 		{"command", command, &r.Command}, {"env_check", envCheck, &r.EnvCheck}, {"silences", silences, &r.Silences},
 		{"timeline", timeline, &r.Timeline}, {"findings", findings, &r.Findings}, {"logs", logs, &r.Logs},
 		{"versions", versions, &r.Versions}, {"patches", patches, &r.Patches}, {"cpu", cpu, &r.CPU},
+		{"env_seen", envSeen, &r.EnvSeen},
 	} {
 		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
 			return nil, fmt.Errorf("run %d: stored %s does not decode: %v", r.ID, f.name, err)
@@ -354,6 +357,7 @@ func scanRun(sc scanner) (*Run, error) {
 	r.Env = map[string]string{}
 	r.Command, r.EnvCheck, r.Silences = nonNil(r.Command), nonNil(r.EnvCheck), nonNil(r.Silences)
 	r.Timeline, r.Findings, r.Logs = nonNil(r.Timeline), nonNil(r.Findings), nonNil(r.Logs)
+	r.EnvSeen = nonNil(r.EnvSeen)
 	return r, nil
 }
 

@@ -35,6 +35,7 @@ func sampleRun(outcome string, env map[string]string) *Run {
 		Ended:    time.Date(2026, 11, 29, 23, 1, 30, 0, time.UTC),
 		Outcome:  outcome,
 		ExitCode: &code,
+		EnvSeen:  []EnvSeen{{PID: 41, Process: "launcher", Env: map[string]string{"VLLM_USE_AOT_COMPILE": "0"}}, {PID: 42, Rank: "TP1", Process: "python3 worker.py", Env: map[string]string{"X": "0"}}},
 		EnvCheck: []EnvCheck{{PID: 42, Rank: "TP1", Process: "python3 worker.py", Missing: []string{"VLLM_USE_AOT_COMPILE"},
 			Different: map[string]EnvDiff{"X": {Want: "1", Got: "0"}}}},
 		Silences: []Silence{{At: time.Date(2026, 11, 29, 23, 1, 0, 0, time.UTC), Seconds: 5, StacksPath: "/tmp/run/stacks-1.json"}},
@@ -70,6 +71,9 @@ func TestSaveGetRoundTrip(t *testing.T) {
 	}
 	if got.ExitCode == nil || *got.ExitCode != 1 || !got.Started.Equal(r.Started) || !got.Ended.Equal(r.Ended) {
 		t.Errorf("exit/started/ended not kept: %+v", got)
+	}
+	if len(got.EnvSeen) != 2 || got.EnvSeen[0].Env["VLLM_USE_AOT_COMPILE"] != "0" || got.EnvSeen[1].Rank != "TP1" {
+		t.Errorf("env seen not kept: %+v", got.EnvSeen)
 	}
 	if len(got.EnvCheck) != 1 || got.EnvCheck[0].Missing[0] != "VLLM_USE_AOT_COMPILE" || got.EnvCheck[0].Different["X"].Got != "0" {
 		t.Errorf("env check not kept: %+v", got.EnvCheck)
@@ -327,7 +331,7 @@ func TestUpgradeFromLayout1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := strings.Replace(schemaSQL, ",\n\tcpu       TEXT NOT NULL DEFAULT 'null'", "", 1)
+	v1 := strings.Replace(schemaSQL, ",\n\tcpu       TEXT NOT NULL DEFAULT 'null',\n\tenv_seen  TEXT NOT NULL DEFAULT '[]'", "", 1)
 	if v1 == schemaSQL {
 		t.Fatal("could not derive the layout-1 schema")
 	}

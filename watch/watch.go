@@ -82,6 +82,10 @@ func blockingPipe(name string) (r, w *os.File, err error) {
 	return os.NewFile(uintptr(p[0]), "boot-"+name+"-r"), os.NewFile(uintptr(p[1]), "boot-"+name+"-w"), nil
 }
 
+// maxEnvSeen bounds the per-process env record of a boot that forks
+// thousands of short-lived processes (compile workers).
+const maxEnvSeen = 1024
+
 // pipeSize is the capacity asked for the boot's stdout/stderr pipes.
 const pipeSize = 1 << 20
 
@@ -117,7 +121,7 @@ func Run(ctx context.Context, cfg Config) (*store.Run, error) {
 		}
 	}
 	cwd, _ := os.Getwd()
-	w := &watcher{cfg: cfg, seen: map[int]*seenProc{}, checked: map[int]bool{}}
+	w := &watcher{cfg: cfg, seen: map[int]*seenProc{}, checked: map[int]bool{}, seenIdx: map[int]int{}}
 	w.run = &store.Run{
 		Schema: store.Schema, Command: cfg.Command, Cwd: cwd, Env: cfg.Env, Started: time.Now(),
 		Outcome: store.OutcomeRunning, Patches: cfg.Patches, Versions: cfg.Versions,
@@ -173,6 +177,7 @@ type watcher struct {
 	seen     map[int]*seenProc // every process of the boot seen so far
 	checked  map[int]bool      // pids reported in the env check
 	envIdx   map[int]int       // pid → index in run.EnvCheck
+	seenIdx  map[int]int       // pid → index in run.EnvSeen
 	readyC   chan string       // --ready-url answered
 	stopOnce sync.Once
 	isReady  bool
@@ -480,6 +485,21 @@ func (w *watcher) scan() bool {
 // checkEnv compares one process's environment with the request and
 // records and prints a mismatch.
 func (w *watcher) checkEnv(info procInfo, env map[string]string) bool {
+	seen := store.EnvSeen{PID: info.PID, Process: shortCmd(info.Cmdline), Env: map[string]string{}}
+	if seen.Process == "" {
+		seen.Process = info.Comm
+	}
+	for k := range w.cfg.Env {
+		if v, ok := env[k]; ok {
+			seen.Env[k] = v
+		}
+	}
+	if i, ok := w.seenIdx[info.PID]; ok {
+		w.run.EnvSeen[i] = seen
+	} else if len(w.run.EnvSeen) < maxEnvSeen {
+		w.seenIdx[info.PID] = len(w.run.EnvSeen)
+		w.run.EnvSeen = append(w.run.EnvSeen, seen)
+	}
 	ec := store.EnvCheck{PID: info.PID, Process: shortCmd(info.Cmdline), Different: map[string]store.EnvDiff{}, At: time.Now()}
 	if ec.Process == "" {
 		ec.Process = info.Comm
@@ -661,6 +681,9 @@ func (w *watcher) finish(ctx context.Context) {
 			}
 			for i := range w.run.EnvCheck {
 				w.run.EnvCheck[i].Rank = w.tracker.Rank(w.run.EnvCheck[i].PID)
+			}
+			for i := range w.run.EnvSeen {
+				w.run.EnvSeen[i].Rank = w.tracker.Rank(w.run.EnvSeen[i].PID)
 			}
 		})
 	}

@@ -285,6 +285,25 @@ func TestEnvDroppedByLauncher(t *testing.T) {
 				for _, ec := range run.EnvCheck {
 					ranks[ec.Rank] = true
 				}
+				// The launcher got everything; each worker is on record too.
+				var launcher, workers int
+				for _, es := range run.EnvSeen {
+					switch {
+					case strings.Contains(es.Process, "envdrop.py worker"):
+						workers++
+						if len(es.Env) != 1 || es.Env["TORCH_COMPILE_DEBUG"] != "0" {
+							t.Errorf("worker env seen %v", es.Env)
+						}
+					case strings.HasSuffix(es.Process, "envdrop.py"):
+						launcher++
+						if len(es.Env) != 3 || es.Env["VLLM_USE_AOT_COMPILE"] != "0" {
+							t.Errorf("launcher env seen %v", es.Env)
+						}
+					}
+				}
+				if launcher != 1 || workers != 2 {
+					t.Errorf("env_seen has %d launcher and %d worker entries: %+v", launcher, workers, run.EnvSeen)
+				}
 				if !ranks["TP0"] || !ranks["TP1"] {
 					t.Errorf("env check ranks %v, want TP0 and TP1 (from the workers' log prefixes)", ranks)
 				}

@@ -33,6 +33,9 @@ func RunJSON(w io.Writer, r *store.Run) error {
 	if r.EnvCheck == nil {
 		r.EnvCheck = []store.EnvCheck{}
 	}
+	if r.EnvSeen == nil {
+		r.EnvSeen = []store.EnvSeen{}
+	}
 	for i := range r.EnvCheck {
 		if r.EnvCheck[i].Missing == nil {
 			r.EnvCheck[i].Missing = []string{}
