@@ -50,7 +50,7 @@ type fileAnalysis struct {
 	lock  *int // first envelope rank, when the name gives none
 	other map[int]bool
 
-	units    map[string]*unit // key: rank|unit id; the latest occurrence
+	units    map[unitK]*unit // the latest occurrence of each unit
 	order    []*unit
 	arts     []Artifact
 	artsDrop int
@@ -85,6 +85,7 @@ type fileAnalysis struct {
 	stacks       map[string]record.Stack
 	strings      []string // the interned string table, by index
 	comps        map[string][]string
+	seen         map[string]int // scratch for parseCachePayloadSeen
 	maxPhases    int
 	maxArts      int
 }
@@ -97,7 +98,7 @@ type phaseKey struct {
 
 func newFileAnalysis(in Input, maxPhases int) *fileAnalysis {
 	return &fileAnalysis{maxArts: maxPhases * MaxArtifacts / MaxPhases,
-		in: in, other: map[int]bool{}, units: map[string]*unit{}, versions: map[string]string{},
+		in: in, other: map[int]bool{}, units: map[unitK]*unit{}, versions: map[string]string{},
 		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{}, children: map[int][]float64{},
 		names: map[string]string{}, stacks: map[string]record.Stack{}, comps: map[string][]string{}, maxPhases: maxPhases,
 	}
@@ -169,9 +170,14 @@ func (f *fileAnalysis) unitForKey(rank int, ev *torchtrace.Event) *unit {
 	return u
 }
 
-func unitKey(rank, pid int, id string) string {
-	return strconv.Itoa(rank) + "|" + strconv.Itoa(pid) + "|" + id
+// unitK keys a compile unit: a struct, not a joined string, so the
+// lookups per chromium event allocate nothing.
+type unitK struct {
+	rank, pid int
+	id        string
 }
+
+func unitKey(rank, pid int, id string) unitK { return unitK{rank, pid, id} }
 
 // starts records which attempts had a dynamo_start (kept in the attempts
 // map as negative keys to avoid another map).
@@ -485,6 +491,13 @@ type cachePayload struct {
 // "name=hash" without decoding the values. intern turns a built
 // "name=hash" into a (shared) string.
 func parseCachePayload(body []byte, intern func([]byte) string) (cachePayload, bool) {
+	return parseCachePayloadSeen(body, intern, map[string]int{})
+}
+
+// parseCachePayloadSeen is parseCachePayload with a caller-owned (emptied)
+// map for the component names seen, so a file's many cache artifacts do
+// not each build one.
+func parseCachePayloadSeen(body []byte, intern func([]byte) string, seen map[string]int) (cachePayload, bool) {
 	var p cachePayload
 	str := func(v []byte) *string {
 		s, ok := torchtrace.StringValue(v)
@@ -500,10 +513,10 @@ func parseCachePayload(body []byte, intern func([]byte) string) (cachePayload, b
 		}
 		return &f
 	}
-	seen := map[string]int{}
+	clear(seen)
 	var buf []byte
-	ok := torchtrace.EachField(body, func(k string, v []byte) {
-		switch k {
+	ok := torchtrace.EachFieldBytes(body, func(k, v []byte) {
+		switch string(k) {
 		case "key":
 			p.Key = str(v)
 		case "cache_bypass_reason":
@@ -523,7 +536,11 @@ func parseCachePayload(body []byte, intern func([]byte) string) (cachePayload, b
 					return
 				}
 				n := seen[string(name)] + 1
-				seen[string(name)] = n
+				if n == 1 {
+					seen[intern(name)] = n // shared key: no allocation per name
+				} else {
+					seen[string(name)] = n
+				}
 				buf = append(append(buf[:0], name...), '=')
 				buf = append(buf, hash...)
 				if n > 1 { // a repeated name keeps its place: "name#2=hash"
@@ -606,7 +623,10 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 			u.c.DynamoError = &ref
 		}
 	case strings.HasPrefix(name, "fx_graph_cache_") || strings.HasPrefix(name, "aotautograd_cache_"):
-		p, ok := parseCachePayload(body, f.internBytes)
+		if f.seen == nil {
+			f.seen = map[string]int{}
+		}
+		p, ok := parseCachePayloadSeen(body, f.internBytes, f.seen)
 		if !ok {
 			return
 		}
@@ -848,8 +868,8 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 	// most frequent record and this is the hot path.
 	var ce chromiumEvent
 	var args []byte
-	ok := torchtrace.EachField(ev.Body, func(k string, v []byte) {
-		switch k {
+	ok := torchtrace.EachFieldBytes(ev.Body, func(k, v []byte) {
+		switch string(k) {
 		case "name":
 			ce.Name = f.internValue(v)
 		case "ph":
@@ -880,7 +900,7 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 	if ce.Ts > f.lastTs {
 		f.lastTs = ce.Ts
 	}
-	cid := ev.ID.String()
+	cid := f.idString(ev.ID)
 	if len(ce.Args.CompileID) > 0 {
 		if s, ok := torchtrace.StringValue(ce.Args.CompileID); ok && s != "" && s != "None" {
 			cid = s

@@ -230,6 +230,10 @@ func skipValue(b []byte, i int, depth int) (int, bool) {
 // raw value; false when b is not one valid JSON object.
 func EachField(b []byte, fn func(key string, val []byte)) bool { return eachField(b, fn) }
 
+// EachFieldBytes is EachField with the key as bytes (valid during the
+// call): a switch on string(key) then allocates nothing.
+func EachFieldBytes(b []byte, fn func(key, val []byte)) bool { return eachFieldBytes(b, fn) }
+
 // eachFieldBytes calls fn for each key of the JSON object b (whole input must
 // be one object, surrounded by whitespace only), validating as it goes in
 // one pass; it reports false when b is not valid JSON or not an object (fn
