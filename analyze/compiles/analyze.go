@@ -1,6 +1,7 @@
 package compiles
 
 import (
+	"crypto/md5"
 	"fmt"
 	"io"
 	"os"
@@ -563,21 +564,29 @@ var needsMeta = map[string]bool{
 	"str": true, "dynamo_start": true, "compilation_metrics": true, "link": true, "artifact": true,
 }
 
-// scanPipelined reads events on one goroutine (line splitting, MD5,
-// envelope JSON) and analyses them on this one, in batches, so a single
-// large file uses two cores. The metadata the analysis reads and the kept
-// payload bodies alias the scanner's buffers; they are copied into shared
+// scanPipelined reads a file on three goroutines, in batches: the scanner
+// (line splitting, envelope JSON), the MD5 check of the payloads (a fifth of
+// the work, left to its own stage with Scanner.DeferMD5), and the analysis
+// (this one). The metadata the analysis reads, the kept payload bodies and
+// the bytes to hash alias the scanner's buffers; they are copied into shared
 // slabs (one allocation per MiB instead of one or more per event). The
 // analysis copies whatever it keeps, so a slab is garbage once its batches
-// are analysed.
+// are analysed. A batch closes at 512 events or 2 MiB copied, which bounds
+// what is in flight.
 func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
-	const batch = 512
+	const (
+		batch      = 512
+		batchBytes = 2 << 20
+	)
 	sc.BorrowBody = true
-	ch := make(chan []torchtrace.Event, 8)
+	sc.DeferMD5 = true
+	scanned := make(chan []torchtrace.Event, 4)
+	checked := make(chan []torchtrace.Event, 4)
 	go func() {
-		defer close(ch)
+		defer close(scanned)
 		var sl slab
 		b := make([]torchtrace.Event, 0, batch)
+		bytes := 0
 		for sc.Next() {
 			ev := *sc.Event()
 			if needsMeta[ev.Kind] {
@@ -586,20 +595,44 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 				ev.Meta = nil
 			}
 			ev.Body = sl.copy(ev.Body)
+			ev.HashInput = sl.copy(ev.HashInput)
+			bytes += len(ev.Meta) + len(ev.Body) + len(ev.HashInput)
 			b = append(b, ev)
-			if len(b) == batch {
-				ch <- b
-				b = make([]torchtrace.Event, 0, batch)
+			if len(b) == batch || bytes >= batchBytes {
+				scanned <- b
+				b, bytes = make([]torchtrace.Event, 0, batch), 0
 			}
 		}
 		if len(b) > 0 {
-			ch <- b
+			scanned <- b
 		}
 	}()
-	for b := range ch {
+	var mismatch []int // lines of deferred payloads whose MD5 did not match
+	go func() {
+		defer close(checked)
+		h := md5.New()
+		for b := range scanned {
+			for i := range b {
+				if ev := &b[i]; ev.MD5Deferred {
+					ev.MD5OK = torchtrace.CheckMD5(h, ev)
+					if !ev.MD5OK {
+						mismatch = append(mismatch, ev.Line)
+					}
+					ev.HashInput = nil
+				}
+			}
+			checked <- b
+		}
+	}()
+	for b := range checked {
 		for i := range b {
 			fa.add(&b[i])
 		}
+	}
+	// Both goroutines are done: the stats are the scanner's alone again.
+	st := sc.Stats()
+	for _, line := range mismatch {
+		st.AddMD5Mismatch(line)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -164,6 +165,11 @@ type Event struct {
 	// was no larger than MaxBody); BodyTruncated says it was cut.
 	Body          []byte
 	BodyTruncated bool
+	// MD5Deferred says the scanner left the MD5 check to the caller
+	// (Scanner.DeferMD5): MD5OK is not set yet, HashInput is the payload
+	// as hashed.
+	MD5Deferred bool
+	HashInput   []byte
 }
 
 // Stats are the counts of one input file; their JSON is the "counts" entry
@@ -268,6 +274,15 @@ type Scanner struct {
 	// allocation). Callers that keep bodies copy them.
 	BorrowBody bool
 	bodyBuf    []byte
+
+	// DeferMD5 leaves the MD5 check of payloads up to MaxDeferredHash
+	// bytes to the caller, so it can run on another goroutine: such an
+	// event has MD5Deferred set and its HashInput (valid until the next
+	// Next); the caller checks it with CheckMD5 and counts a mismatch with
+	// Stats.AddMD5Mismatch. Larger payloads are checked here as usual.
+	DeferMD5  bool
+	deferring bool
+	hashIn    []byte
 
 	names   map[string]string // artifact names, shared
 	lastID  CompileID         // the compile id of the last record and its string
@@ -709,6 +724,8 @@ func (s *Scanner) readPayload(start int64) {
 	}
 	want := s.Want != nil && s.Want(ev)
 	s.md5.Reset()
+	s.deferring = s.DeferMD5
+	s.hashIn = s.hashIn[:0]
 	var p piece
 	first := true
 	for {
@@ -720,7 +737,7 @@ func (s *Scanner) readPayload(start int64) {
 		s.stats.Lines++
 		ev.PayloadLines++
 		if !first {
-			s.md5.Write(newline)
+			s.hashWrite(newline)
 			if want {
 				s.appendBody(ev, newline)
 			}
@@ -739,7 +756,7 @@ func (s *Scanner) readPayload(start int64) {
 				// hold it back until the next piece says.
 				c = c[:n-1]
 			}
-			s.md5.Write(c)
+			s.hashWrite(c)
 			if want {
 				s.appendBody(ev, c)
 			}
@@ -751,7 +768,7 @@ func (s *Scanner) readPayload(start int64) {
 				break
 			}
 			if heldCR && !(p.complete && len(trimEOL(p.data)) == 0 && len(p.data) > 0 && p.data[0] == '\n') {
-				s.md5.Write(carriageReturn)
+				s.hashWrite(carriageReturn)
 				if want {
 					s.appendBody(ev, carriageReturn)
 				}
@@ -763,13 +780,65 @@ func (s *Scanner) readPayload(start int64) {
 	if s.BorrowBody && ev.Body != nil {
 		s.bodyBuf = ev.Body[:0]
 	}
+	if s.deferring {
+		ev.MD5Deferred, ev.HashInput = true, s.hashIn
+		return
+	}
+	ev.MD5OK = ev.HasPayload == md5Hex(s.md5)
+	if !ev.MD5OK {
+		s.stats.AddMD5Mismatch(ev.Line)
+	}
+}
+
+// MaxDeferredHash is the largest payload whose MD5 DeferMD5 leaves to the
+// caller; a larger one is hashed by the scanner as it streams (never held).
+const MaxDeferredHash = 1 << 20
+
+// hashWrite feeds the payload MD5, or, while deferring, collects its input
+// for the caller (up to MaxDeferredHash, then hashes it here after all).
+func (s *Scanner) hashWrite(b []byte) {
+	if s.deferring {
+		if len(s.hashIn)+len(b) <= MaxDeferredHash {
+			s.hashIn = append(s.hashIn, b...)
+			return
+		}
+		s.deferring = false
+		s.md5.Write(s.hashIn)
+		s.hashIn = s.hashIn[:0]
+	}
+	s.md5.Write(b)
+}
+
+func md5Hex(h hash.Hash) string {
 	var sum [md5.Size]byte
 	var hexSum [2 * md5.Size]byte
-	hex.Encode(hexSum[:], s.md5.Sum(sum[:0]))
-	ev.MD5OK = ev.HasPayload == string(hexSum[:])
-	if !ev.MD5OK {
-		s.stats.PayloadMD5Mismatch++
-		s.stats.MD5MismatchLines = keepLine(s.stats.MD5MismatchLines, ev.Line)
+	hex.Encode(hexSum[:], h.Sum(sum[:0]))
+	return string(hexSum[:])
+}
+
+// CheckMD5 does the check the scanner deferred (Event.MD5Deferred): whether
+// the MD5 of ev.HashInput is the one the envelope announced. h is reset
+// first; callers reuse one per goroutine.
+func CheckMD5(h hash.Hash, ev *Event) bool {
+	h.Reset()
+	h.Write(ev.HashInput)
+	return ev.HasPayload == md5Hex(h)
+}
+
+// AddMD5Mismatch counts a payload whose MD5 did not match, keeping the
+// first line numbers in file order whatever order they are added in (the
+// scanner counts the payloads it hashed, a caller those it deferred).
+func (st *Stats) AddMD5Mismatch(line int) {
+	st.PayloadMD5Mismatch++
+	i := sort.SearchInts(st.MD5MismatchLines, line)
+	if i >= maxKeptLines {
+		return
+	}
+	st.MD5MismatchLines = append(st.MD5MismatchLines, 0)
+	copy(st.MD5MismatchLines[i+1:], st.MD5MismatchLines[i:])
+	st.MD5MismatchLines[i] = line
+	if len(st.MD5MismatchLines) > maxKeptLines {
+		st.MD5MismatchLines = st.MD5MismatchLines[:maxKeptLines]
 	}
 }
 

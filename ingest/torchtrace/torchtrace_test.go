@@ -471,3 +471,85 @@ func TestInternIndexBounded(t *testing.T) {
 		t.Errorf("table %d", sc.Stats().StringTable)
 	}
 }
+
+// scanAll scans text, deferring MD5 checks or not, and returns the events
+// (bodies and hash inputs dropped) and the stats.
+func scanAll(text []byte, deferMD5 bool) ([]Event, *Stats) {
+	sc := NewScanner(bytes.NewReader(text), "t.log")
+	sc.DeferMD5 = deferMD5
+	h := md5.New()
+	var evs []Event
+	var late []int
+	for sc.Next() {
+		ev := *sc.Event()
+		if ev.MD5Deferred {
+			ev.MD5OK = CheckMD5(h, &ev)
+			if !ev.MD5OK {
+				late = append(late, ev.Line)
+			}
+		}
+		ev.MD5Deferred, ev.HashInput, ev.Body = false, nil, nil
+		evs = append(evs, ev)
+	}
+	st := sc.Stats()
+	// Counted late, as a pipeline does once the scan is over.
+	for _, l := range late {
+		st.AddMD5Mismatch(l)
+	}
+	return evs, st
+}
+
+// TestDeferMD5SameAsInline: deferring the MD5 check to the caller gives
+// the same events and counts as checking inline, on every corpus file and
+// on a file mixing good and bad payloads below and above MaxDeferredHash
+// (the big ones are still checked by the scanner, and the mismatch lines
+// stay in file order, capped).
+func TestDeferMD5SameAsInline(t *testing.T) {
+	var inputs [][]byte
+	root := testcorpus.Dir(t, "tlparse-inputs")
+	for _, pat := range []string{"*.log", "*.txt"} {
+		ms, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, m := range ms {
+			b, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs = append(inputs, b)
+		}
+	}
+	var mixed strings.Builder
+	big := strings.Repeat("y", MaxDeferredHash+10)
+	bad := func(s string) string { // the right envelope, a payload changed after hashing
+		return strings.Replace(s, "\tpayload", "\tPAYLOAD", 1)
+	}
+	for i := 0; i < 30; i++ {
+		small := envelope("artifact", `{"name": "x", "encoding": "string"}`, fmt.Sprintf("payload %d\nline\rtwo", i), "")
+		large := envelope("artifact", `{"name": "y", "encoding": "string"}`, "payload big\n"+big, "")
+		switch i % 3 {
+		case 0:
+			mixed.WriteString(bad(small))
+			mixed.WriteString(large)
+		case 1:
+			mixed.WriteString(small)
+			mixed.WriteString(bad(large))
+		default:
+			mixed.WriteString(small)
+			mixed.WriteString(large)
+		}
+	}
+	inputs = append(inputs, []byte(mixed.String()))
+	for i, in := range inputs {
+		evA, stA := scanAll(in, false)
+		evB, stB := scanAll(in, true)
+		if !reflect.DeepEqual(evA, evB) {
+			t.Errorf("input %d: events differ when the MD5 check is deferred", i)
+		}
+		if !reflect.DeepEqual(stA, stB) {
+			t.Errorf("input %d: stats differ when the MD5 check is deferred:\ninline   %+v\ndeferred %+v", i, stA, stB)
+		}
+	}
+	_, st := scanAll(inputs[len(inputs)-1], true)
+	if st.PayloadMD5Mismatch != 20 || len(st.MD5MismatchLines) != maxKeptLines || !sort.IntsAreSorted(st.MD5MismatchLines) {
+		t.Errorf("mixed file: %d mismatches, lines %v", st.PayloadMD5Mismatch, st.MD5MismatchLines)
+	}
+}
