@@ -141,6 +141,15 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 	}
 	sort.SliceStable(files, func(i, j int) bool { return order[files[i].in.Path] < order[files[j].in.Path] })
 	res.Inputs = inputs
+	// Sized once: on a huge trace these are tens of thousands of entries,
+	// and growing them by doubling left the old arrays as garbage.
+	nc, nk := 0, 0
+	for _, f := range files {
+		nc += len(f.order)
+		nk += len(f.cache)
+	}
+	res.Compiles = make([]Compile, 0, nc)
+	res.Cache = make([]CacheEvent, 0, nk)
 	for i, f := range files {
 		f.in = inputs[i]
 		res.Counts[f.in.Path] = statsBy[f.in.Path]
@@ -160,6 +169,8 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 			}
 			res.Compiles = append(res.Compiles, c)
 		}
+		// The units were copied: drop them (and their lookup) now.
+		f.order, f.units, f.lastUnit = nil, nil, nil
 		for _, gb := range f.breaks {
 			if gb.Artifact >= 0 {
 				gb.Artifact += artBase

@@ -39,7 +39,7 @@ var skipArtifactRef = map[string]bool{
 // unit is one compile being assembled.
 type unit struct {
 	c           Compile
-	attempts    map[int]bool
+	attempts    intSet
 	gbArtifacts int
 	metrics     bool
 	openB       bool
@@ -135,7 +135,7 @@ func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event, cid string) *unit
 	att := ev.ID.AttemptN()
 	// Consecutive events mostly belong to the same compile: skip the key.
 	if u := f.lastUnit; u != nil && ev.Kind != "dynamo_start" && rank == f.lastUnitRank && ev.PID == f.lastUnitPID && cid == f.lastUnitCID {
-		u.attempts[att] = true
+		u.attempts.add(att)
 		return u
 	}
 	u := f.unitForKey(rank, ev)
@@ -159,14 +159,14 @@ func (f *fileAnalysis) unitForKey(rank int, ev *torchtrace.Event) *unit {
 		u = nil
 	}
 	if u == nil {
-		u = &unit{attempts: map[int]bool{}}
+		u = &unit{}
 		u.c = Compile{Rank: rank, PID: ev.PID, Path: f.in.Path, ID: id, Occurrence: occ, FrameID: ev.ID.Frame,
 			FrameCompileID: ev.ID.Compile, AutogradID: ev.ID.Autograd, Status: StatusNoMetrics,
 			RestartReasons: []string{}, Artifacts: []int{}, Cache: []int{}, Line: ev.Line}
 		f.units[key] = u
 		f.order = append(f.order, u)
 	}
-	u.attempts[att] = true
+	u.attempts.add(att)
 	return u
 }
 
@@ -181,7 +181,54 @@ func unitKey(rank, pid int, id string) unitK { return unitK{rank, pid, id} }
 
 // starts records which attempts had a dynamo_start (kept in the attempts
 // map as negative keys to avoid another map).
-func (u *unit) hasStart(att int) bool { return u.attempts[-1-att] }
+func (u *unit) hasStart(att int) bool { return u.attempts.has(-1 - att) }
+
+// intSet is a set of ints, a short slice while small: a compile unit has
+// one to a few attempts, and a map per unit cost ~300 bytes on traces with
+// tens of thousands of units.
+type intSet struct {
+	small []int
+	big   map[int]bool
+}
+
+func (s *intSet) has(x int) bool {
+	if s.big != nil {
+		return s.big[x]
+	}
+	for _, y := range s.small {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *intSet) add(x int) {
+	if s.has(x) {
+		return
+	}
+	if s.big == nil && len(s.small) < 16 {
+		s.small = append(s.small, x)
+		return
+	}
+	if s.big == nil {
+		s.big = make(map[int]bool, 32)
+		for _, y := range s.small {
+			s.big[y] = true
+		}
+		s.small = nil
+	}
+	s.big[x] = true
+}
+
+func (s *intSet) each(fn func(int)) {
+	for _, y := range s.small {
+		fn(y)
+	}
+	for y := range s.big {
+		fn(y)
+	}
+}
 
 // add takes one event. It never touches the scanner, so events can be
 // analysed on another goroutine than the one reading them; the interned
@@ -231,7 +278,7 @@ func (f *fileAnalysis) add(ev *torchtrace.Event) {
 		}
 	case "dynamo_start":
 		if u != nil {
-			u.attempts[-1-ev.ID.AttemptN()] = true
+			u.attempts.add(-1 - ev.ID.AttemptN())
 			if len(u.c.Stack) == 0 {
 				u.c.Stack = f.sharedStack(f.stack(ev.Meta))
 				if len(u.c.Stack) > 0 && u.c.Frame.File == "" {
@@ -1020,11 +1067,11 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 		c := &u.c
 		fix(&c.Rank)
 		n := 0
-		for a := range u.attempts {
+		u.attempts.each(func(a int) {
 			if a >= 0 {
 				n++
 			}
-		}
+		})
 		c.Attempts = n
 		if c.GraphBreaks == 0 {
 			if u.gbArtifacts > 0 {
