@@ -82,6 +82,56 @@ func parseEnviron(b []byte) map[string]string {
 	return env
 }
 
+// procTable reads the stat of every process once: one pass over /proc
+// costs one read per process, where walking /proc/PID/task/*/children
+// costs one per thread (a TP=8 boot has hundreds).
+func procTable() map[int]procInfo {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	tab := make(map[int]procInfo, len(names))
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if p, err := readStat(pid); err == nil {
+			tab[pid] = p
+		}
+	}
+	return tab
+}
+
+// subtree is roots and all their descendants in tab, breadth first.
+func subtree(tab map[int]procInfo, roots ...int) []int {
+	kids := map[int][]int{}
+	for pid, p := range tab {
+		kids[p.PPID] = append(kids[p.PPID], pid)
+	}
+	seen := map[int]bool{}
+	var out []int
+	queue := append([]int(nil), roots...)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if _, ok := tab[p]; ok {
+			out = append(out, p)
+		}
+		queue = append(queue, kids[p]...)
+	}
+	return out
+}
+
 // children lists the direct children of pid from /proc/PID/task/*/children
 // (a child belongs to the thread that forked it).
 func children(pid int) []int {
@@ -97,25 +147,6 @@ func children(pid int) []int {
 				out = append(out, c)
 			}
 		}
-	}
-	return out
-}
-
-// descendants walks the process tree under the given roots (roots
-// included), breadth first.
-func descendants(roots ...int) []int {
-	seen := map[int]bool{}
-	queue := append([]int(nil), roots...)
-	var out []int
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, p)
-		queue = append(queue, children(p)...)
 	}
 	return out
 }

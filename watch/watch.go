@@ -159,9 +159,15 @@ func Run(ctx context.Context, cfg Config) (*store.Run, error) {
 }
 
 type seenProc struct {
-	info procInfo
-	env  bool // environment checked for this command line
+	info  procInfo
+	first time.Time // when first seen
+	env   bool      // environment checked for this command line
 }
+
+// execWindow is how long after a process appears its command line is
+// still re-read to notice an exec (fork, then exec with another
+// environment, happens at once in launchers).
+const execWindow = 5 * time.Second
 
 type watcher struct {
 	cfg     Config
@@ -454,17 +460,26 @@ func (w *watcher) conclude(outcome, reason string) {
 // variable.
 func (w *watcher) scan() bool {
 	bad := false
-	for _, pid := range w.treePIDs() {
-		info, err := readStat(pid)
-		if err != nil || info.State == 'Z' {
+	tab := procTable()
+	now := time.Now()
+	for _, pid := range w.tree(tab) {
+		info := tab[pid]
+		if info.State == 'Z' {
 			continue
 		}
-		info.Cmdline = readCmdline(pid)
 		sp := w.seen[pid]
+		if sp != nil && sp.info.Start == info.Start && now.Sub(sp.first) > execWindow {
+			continue // long settled: no exec to look for
+		}
+		info.Cmdline = readCmdline(pid)
 		if sp == nil || sp.info.Start != info.Start || sp.info.Cmdline != info.Cmdline {
 			// New process, or the same pid after exec: its environment may
 			// be new too.
-			sp = &seenProc{info: info}
+			first := now
+			if sp != nil && sp.info.Start == info.Start {
+				first = sp.first
+			}
+			sp = &seenProc{info: info, first: first}
 			w.seen[pid] = sp
 		}
 		if sp.env || len(w.cfg.Env) == 0 {
@@ -538,36 +553,32 @@ func (w *watcher) checkEnv(info procInfo, env map[string]string) bool {
 	return true
 }
 
-// treePIDs is every live process of the boot: the descendants of our own
+// tree is every process of the boot: the descendants of our own
 // children that were not there before the boot (the boot, and orphans
 // re-parented to us as subreaper), plus processes seen earlier that are
 // still the same process (in case they were re-parented elsewhere).
-func (w *watcher) treePIDs() []int {
+func (w *watcher) tree(tab map[int]procInfo) []int {
+	self := os.Getpid()
 	var roots []int
-	for _, c := range children(os.Getpid()) {
-		if !w.preexist[c] {
-			roots = append(roots, c)
+	for pid, p := range tab {
+		if p.PPID == self && !w.preexist[pid] {
+			roots = append(roots, pid)
 		}
-	}
-	pids := descendants(roots...)
-	in := map[int]bool{}
-	for _, p := range pids {
-		in[p] = true
 	}
 	for pid, sp := range w.seen {
-		if !in[pid] && alive(pid, sp.info.Start) {
-			pids = append(pids, descendants(pid)...)
-			in[pid] = true
+		if p, ok := tab[pid]; ok && p.Start == sp.info.Start {
+			roots = append(roots, pid)
 		}
 	}
-	return pids
+	return subtree(tab, roots...)
 }
 
-// pids is the boot's live processes, sorted.
+// pids is the boot's live (not zombie) processes, sorted.
 func (w *watcher) pids() []int {
+	tab := procTable()
 	var out []int
-	for _, p := range w.treePIDs() {
-		if alive(p, 0) {
+	for _, p := range w.tree(tab) {
+		if st := tab[p].State; st != 'Z' && st != 'X' {
 			out = append(out, p)
 		}
 	}
