@@ -582,17 +582,17 @@ var needsMeta = map[string]bool{
 // the bytes to hash alias the scanner's buffers; they are copied into shared
 // slabs (one allocation per MiB instead of one or more per event). The
 // analysis copies whatever it keeps, so a slab is garbage once its batches
-// are analysed. A batch closes at 512 events or 2 MiB copied, which bounds
+// are analysed. A batch closes at 512 events or 1 MiB copied, which bounds
 // what is in flight.
 func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 	const (
 		batch      = 512
-		batchBytes = 2 << 20
+		batchBytes = 1 << 20
 	)
 	sc.BorrowBody = true
 	sc.DeferMD5 = true
-	scanned := make(chan []torchtrace.Event, 4)
-	checked := make(chan []torchtrace.Event, 4)
+	scanned := make(chan []torchtrace.Event, 2)
+	checked := make(chan []torchtrace.Event, 2)
 	go func() {
 		defer close(scanned)
 		var sl slab
