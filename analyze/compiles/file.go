@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -86,6 +87,7 @@ type fileAnalysis struct {
 	strings      []string // the interned string table, by index
 	comps        map[string][]string
 	seen         map[string]int // scratch for parseCachePayloadSeen
+	metricsBuf   []byte         // scratch for metricsSubset
 	maxPhases    int
 	maxArts      int
 }
@@ -421,9 +423,88 @@ func stringList(raw []byte) []string {
 
 var limitRE = regexp.MustCompile(`(?i)(recompile_limit|cache_size_limit|cache limit|RecompileLimit)`)
 
+// metricsKeys are the JSON names of metricsRec's fields.
+var metricsKeys = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeOf(metricsRec{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		m[name] = true
+	}
+	return m
+}()
+
+// metricsSubset returns the members of a compilation_metrics object that
+// json.Unmarshal into metricsRec can use, as a smaller object into buf:
+// the record has ~100 members and the decode of all of them was a tenth of
+// the analysis. Decoding the subset gives the same metricsRec and the same
+// error: unknown members are ignored by encoding/json (the envelope was
+// already validated), ASCII keys match a field when their lower case is its
+// name, and keys with other bytes are kept for encoding/json to fold.
+// dynamo_config (a long string) is left out when dropConfig and it is a
+// string or null. ok is false when meta is not an object.
+func metricsSubset(meta, buf []byte, dropConfig bool) ([]byte, bool) {
+	buf = append(buf[:0], '{')
+	var low [64]byte
+	ok := torchtrace.EachFieldBytes(meta, func(k, v []byte) {
+		keep := false
+		ascii := true
+		for _, c := range k {
+			if c >= 0x80 {
+				ascii = false
+				break
+			}
+		}
+		if !ascii {
+			keep = true
+		} else if len(k) <= len(low) {
+			l := low[:len(k)]
+			for i, c := range k {
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				l[i] = c
+			}
+			keep = metricsKeys[string(l)]
+			if keep && dropConfig && string(l) == "dynamo_config" && len(v) > 0 && (v[0] == '"' || v[0] == 'n') {
+				keep = false
+			}
+		}
+		if !keep {
+			return
+		}
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		if plainKey(k) {
+			buf = append(append(append(buf, '"'), k...), '"')
+		} else {
+			kj, _ := json.Marshal(string(k))
+			buf = append(buf, kj...)
+		}
+		buf = append(buf, ':')
+		buf = append(buf, v...)
+	})
+	return append(buf, '}'), ok
+}
+
+// plainKey: printable ASCII with nothing to escape.
+func plainKey(k []byte) bool {
+	for _, c := range k {
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 func (f *fileAnalysis) metrics(u *unit, ev *torchtrace.Event) {
 	var m metricsRec
-	if json.Unmarshal(ev.Meta, &m) != nil {
+	meta := ev.Meta
+	if sub, ok := metricsSubset(meta, f.metricsBuf, f.limit != 0); ok {
+		meta, f.metricsBuf = sub, sub
+	}
+	if json.Unmarshal(meta, &m) != nil {
 		return
 	}
 	u.metrics = true
