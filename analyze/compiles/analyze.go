@@ -579,42 +579,44 @@ var needsMeta = map[string]bool{
 // (line splitting, envelope JSON), the MD5 check of the payloads (a fifth of
 // the work, left to its own stage with Scanner.DeferMD5), and the analysis
 // (this one). The metadata the analysis reads, the kept payload bodies and
-// the bytes to hash alias the scanner's buffers; they are copied into shared
-// slabs (one allocation per MiB instead of one or more per event). The
-// analysis copies whatever it keeps, so a slab is garbage once its batches
-// are analysed. A batch closes at 512 events or 1 MiB copied, which bounds
-// what is in flight.
+// the bytes to hash alias the scanner's buffers; they are copied into the
+// batch's arena. The analysis copies whatever it keeps, so once a batch is
+// analysed its arena and event slice are reused: the copies cost neither
+// allocations nor GC cycles (they are most of the payload bytes). A batch
+// closes at 512 events or when its 1 MiB arena is full, which bounds what
+// is in flight.
 func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
-	const (
-		batch      = 512
-		batchBytes = 1 << 20
-	)
 	sc.BorrowBody = true
 	sc.DeferMD5 = true
-	scanned := make(chan []torchtrace.Event, 2)
-	checked := make(chan []torchtrace.Event, 2)
+	scanned := make(chan *evBatch, 2)
+	checked := make(chan *evBatch, 2)
+	free := make(chan *evBatch, 8)
+	get := func() *evBatch {
+		select {
+		case b := <-free:
+			return b
+		default:
+			return &evBatch{evs: make([]torchtrace.Event, 0, batchEvents), arena: make([]byte, 0, arenaSize)}
+		}
+	}
 	go func() {
 		defer close(scanned)
-		var sl slab
-		b := make([]torchtrace.Event, 0, batch)
-		bytes := 0
+		b := get()
 		for sc.Next() {
 			ev := *sc.Event()
-			if needsMeta[ev.Kind] {
-				ev.Meta = sl.copy(ev.Meta)
-			} else {
+			if !needsMeta[ev.Kind] {
 				ev.Meta = nil
 			}
-			ev.Body = sl.copy(ev.Body)
-			ev.HashInput = sl.copy(ev.HashInput)
-			bytes += len(ev.Meta) + len(ev.Body) + len(ev.HashInput)
-			b = append(b, ev)
-			if len(b) == batch || bytes >= batchBytes {
+			if !b.fits(&ev) || len(b.evs) == batchEvents {
 				scanned <- b
-				b, bytes = make([]torchtrace.Event, 0, batch), 0
+				b = get()
 			}
+			ev.Meta = b.copy(ev.Meta)
+			ev.Body = b.copy(ev.Body)
+			ev.HashInput = b.copy(ev.HashInput)
+			b.evs = append(b.evs, ev)
 		}
-		if len(b) > 0 {
+		if len(b.evs) > 0 {
 			scanned <- b
 		}
 	}()
@@ -623,8 +625,8 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 		defer close(checked)
 		h := md5.New()
 		for b := range scanned {
-			for i := range b {
-				if ev := &b[i]; ev.MD5Deferred {
+			for i := range b.evs {
+				if ev := &b.evs[i]; ev.MD5Deferred {
 					ev.MD5OK = torchtrace.CheckMD5(h, ev)
 					if !ev.MD5OK {
 						mismatch = append(mismatch, ev.Line)
@@ -636,8 +638,14 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 		}
 	}()
 	for b := range checked {
-		for i := range b {
-			fa.add(&b[i])
+		for i := range b.evs {
+			fa.add(&b.evs[i])
+		}
+		clear(b.evs)
+		b.evs, b.arena = b.evs[:0], b.arena[:0]
+		select {
+		case free <- b:
+		default:
 		}
 	}
 	// Both goroutines are done: the stats are the scanner's alone again.
@@ -647,24 +655,41 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 	}
 }
 
-// slab hands out copies carved from 1 MiB blocks, never reused: a block
-// stays alive while any event in flight points into it.
-type slab struct{ buf []byte }
+const (
+	batchEvents = 512
+	arenaSize   = 1 << 20
+	// ownAlloc: a copy larger than this gets its own allocation (not
+	// reused) instead of a place in the arena.
+	ownAlloc = arenaSize / 4
+)
 
-const slabSize = 1 << 20
+// evBatch is a batch of events and the arena holding their copied bytes.
+type evBatch struct {
+	evs   []torchtrace.Event
+	arena []byte
+}
 
-// copy returns a copy of b (nil stays nil, so "no body" is still nil).
-func (s *slab) copy(b []byte) []byte {
-	if b == nil {
+// fits says whether ev's bytes that go to the arena fit in what is left.
+func (b *evBatch) fits(ev *torchtrace.Event) bool {
+	need := 0
+	for _, x := range [...][]byte{ev.Meta, ev.Body, ev.HashInput} {
+		if len(x) <= ownAlloc {
+			need += len(x)
+		}
+	}
+	return cap(b.arena)-len(b.arena) >= need
+}
+
+// copy returns a copy of x in the arena (nil stays nil, so "no body" is
+// still nil); fits must have been checked for the event.
+func (b *evBatch) copy(x []byte) []byte {
+	if x == nil {
 		return nil
 	}
-	if len(b) > slabSize/4 {
-		return append(make([]byte, 0, len(b)), b...)
+	if len(x) > ownAlloc {
+		return append(make([]byte, 0, len(x)), x...)
 	}
-	if cap(s.buf)-len(s.buf) < len(b) {
-		s.buf = make([]byte, 0, slabSize)
-	}
-	n := len(s.buf)
-	s.buf = append(s.buf, b...)
-	return s.buf[n:len(s.buf):len(s.buf)]
+	n := len(b.arena)
+	b.arena = append(b.arena, x...)
+	return b.arena[n:len(b.arena):len(b.arena)]
 }
