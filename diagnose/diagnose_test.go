@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
@@ -470,6 +472,33 @@ func TestDeterministic(t *testing.T) {
 			first = b
 		} else if !bytes.Equal(b, first) {
 			t.Fatalf("run %d differs from run 0", i)
+		}
+	}
+}
+
+// TestBatchCounts: logs whose record count fills every batch of the
+// pipeline, exactly or with one record over, are read to the end (a batch
+// returned twice to the free list once deadlocked the pipeline).
+func TestBatchCounts(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{1, batchSize, batchSize + 1, nBatches * batchSize, nBatches*batchSize + 1, 3*nBatches*batchSize + 7} {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "(Worker_TP%d pid=9) INFO 05-28 18:58:32 [gpu_worker.py:298] record %d\n", i%4, i)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("n%d.log", n))
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan *Diagnosis)
+		go func() { done <- run(t, p) }()
+		select {
+		case d := <-done:
+			if d.Inputs[0].Records != int64(n) {
+				t.Errorf("%d records: read %d", n, d.Inputs[0].Records)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%d records: the pipeline did not finish", n)
 		}
 	}
 }

@@ -128,15 +128,14 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	})
 	if len(cur.recs) > 0 {
 		send()
+	} else {
+		free <- cur // never sent: no consumer will release it
 	}
 	close(toMatch)
 	close(toFacts)
 	wg.Wait()
-	// Every batch is back in free (or is cur, unsent): drop the records'
-	// strings and keep the batches for the next input.
-	if len(cur.recs) == 0 {
-		free <- cur
-	}
+	// Every batch is back in free: drop the records' strings and keep the
+	// batches for the next input.
 	for ; made > 0; made-- {
 		b := <-free
 		clear(b.recs[:cap(b.recs)])
