@@ -25,6 +25,9 @@ func FuzzMarkerGate(f *testing.F) {
 	for _, l := range markerWords() {
 		f.Add("x " + l + " 2.7.1+cu126")
 	}
+	for _, p := range pins {
+		f.Add(p.pkg + "2.10.0+rocm7.0")
+	}
 	f.Add("INFO 11-29 [api_server.py:1] vLLM API server version 0.11.2\n  File \"/usr/lib/python3.12/site-packages/x.py\"")
 	f.Fuzz(func(t *testing.T, text string) {
 		var gated, every Detector

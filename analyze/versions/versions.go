@@ -48,7 +48,7 @@ type Detector struct {
 
 // Add feeds one record.
 func (d *Detector) Add(rec record.Record) {
-	if !markers.Any(rec.Text) {
+	if !mayHold(rec.Text) {
 		return // the common case: a line no check in scan can act on
 	}
 	t := rec.Text
@@ -166,18 +166,25 @@ var pins = [...]struct{ pkg, key string }{
 	{"rocm-atom==", ATOM}, {"amd-atom==", ATOM},
 }
 
-// markers holds, for every check in scan, a literal the line must contain
-// for that check to act ("version" or "VERSION" for the banners, every pip
-// pin): Add skips a record that holds none in one strided scan, instead of
-// the half-dozen byte searches scan makes.
+// markers holds, for every check in scan but the pip pins, a literal the
+// line must contain for that check to act (each banner marker, the build
+// lines, the python path); every pin contains "==". Add skips a record that
+// holds none (one strided scan of 8-byte windows and one search for a rare
+// byte) instead of the half-dozen byte searches scan makes, each stopping
+// at every 'v', 'L', 'P' or 'y' of the line.
 var markers = litscan.New(markerWords())
 
 func markerWords() []string {
-	w := []string{"ersion", "ERSION", "LLM engine (v", "PyTorch:", "ython3."}
-	for _, p := range pins {
-		w = append(w, p.pkg)
+	w := []string{"LLM engine (v", "CUDA used to build PyTorch:", "ROCM used to build PyTorch:", "/python3.", " python3."}
+	for _, b := range bannerMarks {
+		w = append(w, b.marks...)
 	}
 	return w
+}
+
+// mayHold: text holds something scan can act on.
+func mayHold(text string) bool {
+	return strings.Contains(text, "==") || markers.Any(text)
 }
 
 // scan looks for versions in one line. It runs on every line of a log, so
@@ -250,45 +257,32 @@ func hasVersionWord(s string) bool {
 	return false
 }
 
+// bannerMarks are the "… version …" statements banners reads, in the
+// order it tries them (engine banners, collect_env).
+var bannerMarks = []struct {
+	key   string
+	marks []string
+}{
+	{VLLM, []string{"vLLM API server version", "vLLM version", "vLLM Version:"}},
+	{SGLang, []string{"SGLang version", "sglang version", "SGLang Version:"}},
+	{ATOM, []string{"ATOM version", "atom version"}},
+	{Torch, []string{"PyTorch version:", "Torch version:", "torch version:", "torch.__version__", "current using torch:"}},
+	{Python, []string{"Python version:"}},
+	{CUDA, []string{"CUDA runtime version:", "CUDA Version:", "CUDA version:"}},
+	{ROCm, []string{"ROCm version:", "ROCm Version:", "HIP runtime version:"}},
+	{Triton, []string{"Triton version:", "triton version:", "Triton version"}},
+}
+
 // banners reads "… version …" statements (engine banners, collect_env).
 func (d *Detector) banners(s, src string, line int) {
-	for _, m := range []string{"vLLM API server version", "vLLM version", "vLLM Version:"} {
-		if v := after(s, m); v != "" {
-			d.set(VLLM, v, fromBanner, src, line)
-		}
-	}
-	for _, m := range []string{"SGLang version", "sglang version", "SGLang Version:"} {
-		if v := after(s, m); v != "" {
-			d.set(SGLang, v, fromBanner, src, line)
-		}
-	}
-	for _, m := range []string{"ATOM version", "atom version"} {
-		if v := after(s, m); v != "" {
-			d.set(ATOM, v, fromBanner, src, line)
-		}
-	}
-	for _, m := range []string{"PyTorch version:", "Torch version:", "torch version:", "torch.__version__", "current using torch:"} {
-		if v := after(s, m); v != "" {
-			d.set(Torch, v, fromBanner, src, line)
-			d.buildTag(v, src, line)
-		}
-	}
-	if v := after(s, "Python version:"); v != "" {
-		d.set(Python, v, fromBanner, src, line)
-	}
-	for _, m := range []string{"CUDA runtime version:", "CUDA Version:", "CUDA version:"} {
-		if v := after(s, m); v != "" {
-			d.set(CUDA, v, fromBanner, src, line)
-		}
-	}
-	for _, m := range []string{"ROCm version:", "ROCm Version:", "HIP runtime version:"} {
-		if v := after(s, m); v != "" {
-			d.set(ROCm, v, fromBanner, src, line)
-		}
-	}
-	for _, m := range []string{"Triton version:", "triton version:", "Triton version"} {
-		if v := after(s, m); v != "" {
-			d.set(Triton, v, fromBanner, src, line)
+	for _, b := range bannerMarks {
+		for _, m := range b.marks {
+			if v := after(s, m); v != "" {
+				d.set(b.key, v, fromBanner, src, line)
+				if b.key == Torch {
+					d.buildTag(v, src, line)
+				}
+			}
 		}
 	}
 }

@@ -264,10 +264,10 @@ type stream struct {
 	codeFor   int // index in cur.Frames whose source line may follow, -1 none
 }
 
-// tracebackStart: a record that opens no traceback stream holds one of
-// these, or none of the lines feed would act on. One strided scan instead
-// of two byte searches that stop at every 'T' and 'F'.
-var tracebackStart = litscan.New([]string{"Traceback (most recent call last)", `File "`})
+// tracebackStart: a record that opens no traceback stream holds this or
+// `File "`, or none of the lines feed would act on. A strided scan of
+// 8-byte windows instead of a byte search that stops at every 'T'.
+var tracebackStart = litscan.New([]string{"Traceback (most recent call last)"})
 
 // Extractor finds tracebacks in records fed in order.
 type Extractor struct {
@@ -301,7 +301,7 @@ func (x *Extractor) Add(rec record.Record) {
 	s := x.streams[k]
 	if s == nil {
 		// Cheap test first: most records hold no traceback at all.
-		if !tracebackStart.Any(rec.Text) {
+		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) {
 			return
 		}
 		s = &stream{codeFor: -1}
