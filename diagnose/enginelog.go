@@ -61,9 +61,10 @@ var batchPool = sync.Pool{New: func() any { return &batch{recs: make([]record.Re
 // size of the log.
 //
 // The parser's goroutine batches records; two consumers read every batch
-// in order, one matching rules and detecting versions, one feeding the
-// traceback and timeline analyzers (about equal shares of the work), so a
-// multi-core machine runs them side by side.
+// in order, one matching rules, detecting versions and extracting
+// tracebacks, one building the timeline (about equal shares of the work
+// since the literal gates made rules, versions and tracebacks cheap on
+// ordinary lines), so a multi-core machine runs them side by side.
 func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	res := logResult{input: Input{Path: path, Kind: KindEngineLog}, hits: rules.NewCollector()}
 	// Batches are taken from the pool as the parser fills them: a small
@@ -91,22 +92,22 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	x := pytrace.NewExtractor()
 	tl := timeline.New()
 	var vd versions.Detector
-	go func() { // rules and versions
+	go func() { // rules, versions and tracebacks
 		defer wg.Done()
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		for b := range toMatch {
 			for i := range b.recs {
 				m.match(&b.recs[i])
 				vd.Add(b.recs[i])
+				x.Add(b.recs[i])
 			}
 			release(b)
 		}
 	}()
-	go func() { // tracebacks and timeline
+	go func() { // timeline
 		defer wg.Done()
 		for b := range toFacts {
 			for i := range b.recs {
-				x.Add(b.recs[i])
 				tl.Add(b.recs[i])
 			}
 			release(b)
