@@ -583,8 +583,8 @@ var needsMeta = map[string]bool{
 // batch's arena. The analysis copies whatever it keeps, so once a batch is
 // analysed its arena and event slice are reused: the copies cost neither
 // allocations nor GC cycles (they are most of the payload bytes). A batch
-// closes at 512 events or when its 1 MiB arena is full, which bounds what
-// is in flight.
+// closes at 512 events or 1 MiB of copied bytes, which bounds what is in
+// flight.
 func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 	sc.BorrowBody = true
 	sc.DeferMD5 = true
@@ -642,7 +642,7 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 			fa.add(&b.evs[i])
 		}
 		clear(b.evs)
-		b.evs, b.arena = b.evs[:0], b.arena[:0]
+		b.evs, b.arena, b.total = b.evs[:0], b.arena[:0], 0
 		select {
 		case free <- b:
 		default:
@@ -667,17 +667,16 @@ const (
 type evBatch struct {
 	evs   []torchtrace.Event
 	arena []byte
+	total int // bytes copied, in the arena or not
 }
 
-// fits says whether ev's bytes that go to the arena fit in what is left.
+// fits says whether ev's bytes fit in the batch: in all, arena and own
+// allocations together, a batch holds at most arenaSize bytes (or one
+// event), so what is in flight stays bounded whatever the payload sizes.
+// An empty batch takes any event: the arena part of one event is at most
+// 3*ownAlloc < arenaSize.
 func (b *evBatch) fits(ev *torchtrace.Event) bool {
-	need := 0
-	for _, x := range [...][]byte{ev.Meta, ev.Body, ev.HashInput} {
-		if len(x) <= ownAlloc {
-			need += len(x)
-		}
-	}
-	return cap(b.arena)-len(b.arena) >= need
+	return len(b.evs) == 0 || b.total+len(ev.Meta)+len(ev.Body)+len(ev.HashInput) <= arenaSize
 }
 
 // copy returns a copy of x in the arena (nil stays nil, so "no body" is
@@ -686,6 +685,7 @@ func (b *evBatch) copy(x []byte) []byte {
 	if x == nil {
 		return nil
 	}
+	b.total += len(x)
 	if len(x) > ownAlloc {
 		return append(make([]byte, 0, len(x)), x...)
 	}

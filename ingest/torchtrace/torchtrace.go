@@ -791,8 +791,10 @@ func (s *Scanner) readPayload(start int64) {
 }
 
 // MaxDeferredHash is the largest payload whose MD5 DeferMD5 leaves to the
-// caller; a larger one is hashed by the scanner as it streams (never held).
-const MaxDeferredHash = 1 << 20
+// caller; a larger one is hashed by the scanner as it streams (never held):
+// copying big payloads to another goroutine cost more in allocation than
+// the hashing it moved.
+const MaxDeferredHash = 256 << 10
 
 // hashWrite feeds the payload MD5, or, while deferring, collects its input
 // for the caller (up to MaxDeferredHash, then hashes it here after all).
