@@ -1,9 +1,15 @@
 package compiles
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
+	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
 // TestBatchBound: whatever the payload sizes, a batch holds at most
@@ -39,5 +45,70 @@ func TestBatchBound(t *testing.T) {
 		if len(b.evs) > 1 && b.total > arenaSize {
 			t.Errorf("batch %d: %d events, %d bytes copied (bound %d)", i, len(b.evs), b.total, arenaSize)
 		}
+	}
+}
+
+// FuzzPipelineSameAsDirect: the three-stage pipeline (borrowed bodies,
+// deferred MD5 checks, reused arenas) gives the same Result, counts
+// included, as feeding the scanner's events to the analysis one by one.
+func FuzzPipelineSameAsDirect(f *testing.F) {
+	for _, name := range []string{"comp_metrics.log", "cache_hit_miss.log", "chromium_events.log", "simple_corrupted_json.log", "export.log"} {
+		b, err := os.ReadFile(corpusPath(f, name))
+		if err == nil {
+			f.Add(b[:min(len(b), 32768)])
+		}
+	}
+	// A payload whose MD5 does not match, then one that does.
+	f.Add([]byte("V1206 15:20:13.926000 1 a.py:1] {\"artifact\": {\"name\": \"x\", \"encoding\": \"string\"}, \"frame_id\": 0, \"frame_compile_id\": 0, \"has_payload\": \"0123\"}\n\tabc\n" +
+		"V1206 15:20:13.926000 1 a.py:1] {\"artifact\": {\"name\": \"x\", \"encoding\": \"string\"}, \"frame_id\": 0, \"frame_compile_id\": 0, \"has_payload\": \"900150983cd24fb0d6963f7d28e17f72\"}\n\tabc\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { samePipelined(t, data) })
+}
+
+// TestPipelineSameAsDirectCorpus: the same on every top-level corpus log
+// concatenated, twice over (3.6 MB each: many batches, arenas reused).
+func TestPipelineSameAsDirectCorpus(t *testing.T) {
+	var data []byte
+	for _, pat := range []string{"*.log", "*.txt"} {
+		ms, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "tlparse-inputs"), pat))
+		for _, m := range ms {
+			b, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, b...)
+		}
+	}
+	samePipelined(t, append(data, data...))
+}
+
+func samePipelined(t *testing.T, data []byte) {
+	run := func(data []byte, pipelined bool) []byte {
+		in := Input{Path: "fuzz.log", Rank: -1, RankFrom: "none"}
+		fa := newFileAnalysis(in, 100)
+		sc := torchtrace.NewScanner(bytes.NewReader(data), "fuzz.log")
+		sc.Want = fa.want
+		if pipelined {
+			scanPipelined(sc, fa)
+		} else {
+			for sc.Next() {
+				fa.add(sc.Event())
+			}
+		}
+		fa.finish(sc.Stats())
+		res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{sc.Stats()}, nil)
+		out, err := json.Marshal(res)
+		if err != nil {
+			panic(err)
+		}
+		return out
+	}
+	direct, piped := run(data, false), run(data, true)
+	if !bytes.Equal(direct, piped) {
+		i := 0
+		for i < len(direct) && i < len(piped) && direct[i] == piped[i] {
+			i++
+		}
+		t.Fatalf("pipelined result differs at byte %d:\ndirect %s\npiped  %s", i,
+			strings.TrimSpace(string(direct[max(0, i-80):min(len(direct), i+80)])), strings.TrimSpace(string(piped[max(0, i-80):min(len(piped), i+80)])))
 	}
 }
