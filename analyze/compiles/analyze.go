@@ -1,7 +1,6 @@
 package compiles
 
 import (
-	"crypto/md5"
 	"fmt"
 	"io"
 	"os"
@@ -623,11 +622,10 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 	var mismatch []int // lines of deferred payloads whose MD5 did not match
 	go func() {
 		defer close(checked)
-		h := md5.New()
 		for b := range scanned {
 			for i := range b.evs {
 				if ev := &b.evs[i]; ev.MD5Deferred {
-					ev.MD5OK = torchtrace.CheckMD5(h, ev)
+					ev.MD5OK = torchtrace.CheckMD5(ev)
 					if !ev.MD5OK {
 						mismatch = append(mismatch, ev.Line)
 					}

@@ -88,6 +88,7 @@ type fileAnalysis struct {
 	comps        map[string][]string
 	seen         map[string]int // scratch for parseCachePayloadSeen
 	metricsBuf   []byte         // scratch for metricsSubset
+	stackKey     []byte         // scratch for sharedStack
 	maxPhases    int
 	maxArts      int
 }
@@ -972,17 +973,25 @@ func (f *fileAnalysis) sharedStack(st record.Stack) record.Stack {
 	if len(st) == 0 {
 		return st
 	}
-	var b strings.Builder
+	// The key is each frame as record.Frame.String prints it, one per
+	// line, built in a scratch buffer: a lookup that hits allocates nothing.
+	b := f.stackKey[:0]
 	for _, fr := range st {
-		b.WriteString(fr.String())
-		b.WriteByte('\n')
+		b = append(b, fr.Func...)
+		b = append(b, " ("...)
+		b = append(b, fr.File...)
+		if fr.Line > 0 {
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(fr.Line), 10)
+		}
+		b = append(b, ")\n"...)
 	}
-	key := b.String()
-	if x, ok := f.stacks[key]; ok {
+	f.stackKey = b
+	if x, ok := f.stacks[string(b)]; ok {
 		return x
 	}
 	if len(f.stacks) < 10_000 {
-		f.stacks[key] = st
+		f.stacks[string(b)] = st
 	}
 	return st
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/record"
 )
 
 // TestBatchBound: whatever the payload sizes, a batch holds at most
@@ -110,5 +111,24 @@ func samePipelined(t *testing.T, data []byte) {
 		}
 		t.Fatalf("pipelined result differs at byte %d:\ndirect %s\npiped  %s", i,
 			strings.TrimSpace(string(direct[max(0, i-80):min(len(direct), i+80)])), strings.TrimSpace(string(piped[max(0, i-80):min(len(piped), i+80)])))
+	}
+}
+
+// TestStackKeyIsFrameStrings: sharedStack's key is the frames as
+// record.Frame.String prints them, so stacks are shared exactly as before.
+func TestStackKeyIsFrameStrings(t *testing.T) {
+	f := newFileAnalysis(Input{Path: "k.log"}, 100)
+	st := record.Stack{{Func: "forward", File: "/m.py", Line: 12}, {Func: "a (b", File: "c:d", Line: 0}, {Func: "", File: "", Line: -3}}
+	f.sharedStack(st)
+	var want strings.Builder
+	for _, fr := range st {
+		want.WriteString(fr.String() + "\n")
+	}
+	if string(f.stackKey) != want.String() {
+		t.Errorf("key %q, want %q", f.stackKey, want.String())
+	}
+	again := record.Stack{st[0], st[1], st[2]}
+	if got := f.sharedStack(again); &got[0] != &st[0] {
+		t.Error("an identical stack is not shared")
 	}
 }
