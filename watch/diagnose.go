@@ -3,6 +3,9 @@ package watch
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/report"
@@ -11,12 +14,35 @@ import (
 	"github.com/bringup-tool/bringup/store"
 )
 
+// DiagnoseTimeout bounds the diagnosis of a finished run: the run is
+// recorded without it rather than never.
+var DiagnoseTimeout = 3 * time.Minute
+
 // PipelineDiagnose diagnoses a finished run's logs with the same pipeline
 // and rule set as `bringup diagnose` (set nil: the built-in knowledge base)
-// and renders the report as that command prints it.
+// and renders the report as that command prints it. It gives up (the
+// diagnosis goroutine is abandoned) when ctx ends (Ctrl-C) or after
+// DiagnoseTimeout.
 func PipelineDiagnose(set *rules.Set, style report.Style) Diagnose {
 	return func(ctx context.Context, run *store.Run) (*Diagnosis, error) {
-		d, err := diagnose.Run(run.Logs, diagnose.Options{Rules: set})
+		type result struct {
+			d   *diagnose.Diagnosis
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			d, err := diagnose.Run(run.Logs, diagnose.Options{Rules: set})
+			done <- result{d, err}
+		}()
+		var r result
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("interrupted; run 'bringup diagnose %s' later", strings.Join(run.Logs, " "))
+		case <-time.After(DiagnoseTimeout):
+			return nil, fmt.Errorf("did not finish within %s; run 'bringup diagnose %s'", DiagnoseTimeout, strings.Join(run.Logs, " "))
+		}
+		d, err := r.d, r.err
 		if err != nil {
 			return nil, err
 		}

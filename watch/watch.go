@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg Config) (*store.Run, error) {
 	w.save()
 	w.say("%s pid %d, run %s, output in %s", w.cfg.Style.Bold("watching"), w.cmd.Process.Pid, w.runName(), logPath)
 	w.loop(ctx)
-	w.finish(ctx)
+	w.finish()
 	return w.run, nil
 }
 
@@ -651,7 +651,7 @@ func (w *watcher) reap() {
 
 // finish writes down the outcome: exit status, timeline, ranks of the env
 // report, diagnosis, and saves the run.
-func (w *watcher) finish(ctx context.Context) {
+func (w *watcher) finish() {
 	// The pipes close once every process that held them is gone; a process
 	// we could not stop must not hold the run open forever.
 	done := make(chan struct{})
@@ -705,7 +705,20 @@ func (w *watcher) finish(ctx context.Context) {
 	fmt.Fprintf(w.cfg.Messages, "\n%s\n", Headline(w.run, w.cfg.Style))
 	if w.run.Outcome != store.OutcomeReady && w.cfg.Diagnose != nil {
 		w.save() // logs are complete; the diagnosis reads them
-		d, err := w.cfg.Diagnose(ctx, w.run)
+		// The boot's context is over (after Ctrl-C it is cancelled); a
+		// second Ctrl-C (Hurry) abandons the diagnosis.
+		dctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if w.cfg.Hurry != nil {
+			go func() {
+				select {
+				case <-w.cfg.Hurry:
+					cancel()
+				case <-dctx.Done():
+				}
+			}()
+		}
+		d, err := w.cfg.Diagnose(dctx, w.run)
 		if err != nil {
 			w.say("%s diagnosis failed: %v", w.cfg.Style.Yellow("warning"), err)
 		} else if d != nil {

@@ -597,3 +597,32 @@ func TestHurrySkipsGrace(t *testing.T) {
 		}
 	}
 }
+
+// The diagnosis is bounded: past DiagnoseTimeout, or once its context
+// ends (a second Ctrl-C), the run goes on without it and says how to get it.
+func TestPipelineDiagnoseIsBounded(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "output.log")
+	var b strings.Builder
+	for i := 0; i < 200000; i++ {
+		b.WriteString("(Worker_TP0 pid=7) INFO 11-29 23:00:00 [gpu_model_runner.py:2912] line\n")
+	}
+	os.WriteFile(log, []byte(b.String()), 0o644)
+	run := &store.Run{Logs: []string{log}}
+
+	old := DiagnoseTimeout
+	DiagnoseTimeout = time.Nanosecond
+	_, err := PipelineDiagnose(nil, report.Style{})(t.Context(), run)
+	DiagnoseTimeout = old
+	if err == nil || !strings.Contains(err.Error(), "did not finish within") || !strings.Contains(err.Error(), "bringup diagnose "+log) {
+		t.Errorf("timeout: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := PipelineDiagnose(nil, report.Style{})(ctx, run); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("cancelled: %v", err)
+	}
+	d, err := PipelineDiagnose(nil, report.Style{})(t.Context(), run)
+	if err != nil || d == nil || d.Verdict == "" {
+		t.Errorf("unbounded run: %+v, %v", d, err)
+	}
+}
