@@ -86,6 +86,8 @@ type fileAnalysis struct {
 	stacks       map[string]record.Stack
 	strings      []string // the interned string table, by index
 	comps        map[string][]string
+	compKey      []byte         // scratch: a component list's key
+	compScratch  []string       // scratch: a component list being parsed
 	seen         map[string]int // scratch for parseCachePayloadSeen
 	metricsBuf   []byte         // scratch for metricsSubset
 	stackKey     []byte         // scratch for sharedStack
@@ -620,13 +622,14 @@ type cachePayload struct {
 // "name=hash" without decoding the values. intern turns a built
 // "name=hash" into a (shared) string.
 func parseCachePayload(body []byte, intern func([]byte) string) (cachePayload, bool) {
-	return parseCachePayloadSeen(body, intern, map[string]int{})
+	return parseCachePayloadSeen(body, intern, map[string]int{}, nil)
 }
 
 // parseCachePayloadSeen is parseCachePayload with a caller-owned (emptied)
 // map for the component names seen, so a file's many cache artifacts do
-// not each build one.
-func parseCachePayloadSeen(body []byte, intern func([]byte) string, seen map[string]int) (cachePayload, bool) {
+// not each build one, and a scratch slice the components are appended to
+// (p.Components aliases it; nil when there are none, as before).
+func parseCachePayloadSeen(body []byte, intern func([]byte) string, seen map[string]int, scratch []string) (cachePayload, bool) {
 	var p cachePayload
 	str := func(v []byte) *string {
 		s, ok := torchtrace.StringValue(v)
@@ -675,6 +678,9 @@ func parseCachePayloadSeen(body []byte, intern func([]byte) string, seen map[str
 				if n > 1 { // a repeated name keeps its place: "name#2=hash"
 					buf = append(append(append(buf[:0], name...), '#'), strconv.Itoa(n)...)
 					buf = append(append(buf, '='), hash...)
+				}
+				if p.Components == nil {
+					p.Components = scratch[:0]
 				}
 				p.Components = append(p.Components, intern(buf))
 			})
@@ -755,7 +761,7 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 		if f.seen == nil {
 			f.seen = map[string]int{}
 		}
-		p, ok := parseCachePayloadSeen(body, f.internBytes, f.seen)
+		p, ok := parseCachePayloadSeen(body, f.internBytes, f.seen, f.compScratch[:0])
 		if !ok {
 			return
 		}
@@ -791,14 +797,31 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 			ce.TimeSavedMs = *p.TimeSavedNs / 1e6
 		}
 		// Repeated compiles hash the same inputs: share one list.
-		key := strings.Join(p.Components, "\n")
-		if shared, ok := f.comps[key]; ok {
+		// The list is parsed into a scratch slice and its key built in a
+		// scratch buffer: a list seen before costs no allocation (joining
+		// and keeping every list was a fifth of the bytes allocated).
+		key := f.compKey[:0]
+		for i, c := range p.Components {
+			if i > 0 {
+				key = append(key, '\n')
+			}
+			key = append(key, c...)
+		}
+		f.compKey = key
+		if shared, ok := f.comps[string(key)]; ok {
 			ce.Components = shared
 		} else {
-			ce.Components = p.Components
-			if len(f.comps) < 10_000 {
-				f.comps[key] = p.Components
+			var own []string
+			if len(p.Components) > 0 {
+				own = append(make([]string, 0, len(p.Components)), p.Components...)
 			}
+			ce.Components = own
+			if len(f.comps) < 10_000 {
+				f.comps[string(key)] = own
+			}
+		}
+		if p.Components != nil {
+			f.compScratch = p.Components[:0]
 		}
 		if u != nil {
 			u.c.Cache = append(u.c.Cache, len(f.cache))
