@@ -1282,9 +1282,13 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 	}
 }
 
+// rankText names a trace rank the way every other source names a launcher
+// rank ("rank2"), so findings from traces and logs share rank labels.
 func rankText(r int) string {
 	if r < 0 {
 		return ""
 	}
-	return strconv.Itoa(r)
+	rk := record.NoRank
+	rk.Global = r
+	return rk.Key()
 }
