@@ -592,8 +592,12 @@ func (f *fileAnalysis) metrics(u *unit, ev *torchtrace.Event) {
 		}
 	}
 	for k, p := range map[string]*string{"python": m.PythonVersion, "triton": m.TritonVersion, "cuda": m.CudaVersion} {
-		if p != nil && *p != "" && f.versions[k] == "" {
-			f.versions[k] = *p
+		// python_version is sys.version ("3.11.13 (main, Jun 5 2025, …) [Clang …]"):
+		// the version is its first word.
+		if p != nil && f.versions[k] == "" {
+			if w := strings.Fields(*p); len(w) > 0 {
+				f.versions[k] = w[0]
+			}
 		}
 	}
 }
