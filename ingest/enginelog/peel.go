@@ -40,6 +40,7 @@ type peeled struct {
 	line    []byte // the line without '\n', trailing '\r' and ANSI escapes
 	labels  [maxLabels]span
 	nlabels int
+	collEnd int32 // end of collector prefixes
 	procEnd int32 // end of collector and process prefixes
 	keyEnd  int32 // end of the logger header (without its separating space)
 	body    span
@@ -233,6 +234,7 @@ func (p *peeler) peel(l *peeled) {
 		}
 		i = j
 	}
+	l.collEnd = int32(i)
 	// Process prefixes, nested: "(EngineCore_DP0 pid=1) (Worker_TP7 pid=2) ",
 	// "[rank0]:", "[default3]:". The first may have lost its "(". The same
 	// few prefixes start almost every line, so parsed ones are cached.
@@ -513,7 +515,7 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 			}
 			continue
 		}
-		component(tok, &rk)
+		record.ParseRankComponent(tok, &rk)
 	}
 	rk.Role = role
 	e := end + 1
@@ -541,7 +543,7 @@ func (p *peeler) roleAndIndices(name []byte, rk *record.Rank) string {
 			break
 		}
 		part := name[u+1 : end]
-		if !component(part, rk) {
+		if !record.ParseRankComponent(part, rk) {
 			if n, e := atoi(part, 0); e == len(part) && e > 0 {
 				rk.DP = n
 			} else {
@@ -596,36 +598,6 @@ func (p *peeler) role(b []byte) string {
 	p.roles[p.nextRole%len(p.roles)] = s
 	p.nextRole++
 	return s
-}
-
-// component sets a "TP3" / "DP0" / "PP1" / "EP2" index on rk.
-func component(tok []byte, rk *record.Rank) bool {
-	k := 0
-	for k < len(tok) && tok[k] >= 'A' && tok[k] <= 'Z' {
-		k++
-	}
-	if k == 0 || k == len(tok) {
-		return false
-	}
-	n, e := atoi(tok, k)
-	if e != len(tok) {
-		return false
-	}
-	switch string(tok[:k]) {
-	case "TP":
-		rk.TP = n
-	case "DP":
-		rk.DP = n
-	case "PP":
-		rk.PP = n
-	case "EP":
-		rk.EP = n
-	case "PCP", "DCP", "CP":
-		// known components without a field in record.Rank
-	default:
-		return false
-	}
-	return true
 }
 
 var knownRoles = map[string]string{}
@@ -888,7 +860,7 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		for rest := in[k:]; len(bytes.TrimLeft(rest, " ")) > 0; {
 			var tok []byte
 			tok, rest = nextField(rest)
-			if !component(tok, &rk) {
+			if !record.ParseRankComponent(tok, &rk) {
 				return i
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/bringup-tool/bringup/ingest/enginelog"
 )
 
 func parseString(t *testing.T, s string) *Result {
@@ -212,27 +214,34 @@ func TestWrappedFrameLineIsJoined(t *testing.T) {
 	}
 }
 
+// The prefixes are cut by enginelog's peeler; these are the cuts and rank
+// tags the stack parser relies on.
 func TestHandParsedPrefixesAgreeWithTheirGrammar(t *testing.T) {
+	var lp enginelog.LinePeeler
 	for in, want := range map[string][2]any{
-		"[2025-10-29 11:25:58 TP6] Pyspy dump": {26, " TP6"},
-		"[2026-01-29 13:12:37 PP2 TP1] x":      {30, " PP2 TP1"},
+		"[2025-10-29 11:25:58 TP6] Pyspy dump": {26, "TP6"},
+		"[2026-01-29 13:12:37 PP2 TP1] x":      {30, "PP2 TP1"},
 		"[2026-04-27 02:36:06] Load weight":    {22, ""},
-		"[2026-04-27 02:36:06,123 DP1 TP0]":    {33, " DP1 TP0"},
+		"[2026-04-27 02:36:06,123 DP1 TP0]":    {33, "DP1 TP0"},
 		"[2026-04-27 02:36] x":                 {0, ""},
 		"[default3]:x":                         {0, ""},
 	} {
-		n, tags := sglangHeader(in)
+		pl := lp.Peel(in)
+		n, tags := 0, ""
+		if pl.Logger == "sglang" {
+			n, tags = len(in)-len(pl.Body), pl.Rank.Key()
+		}
 		if n != want[0].(int) || tags != want[1].(string) {
-			t.Errorf("sglangHeader(%q) = %d %q, want %v", in, n, tags, want)
+			t.Errorf("sglang header of %q = %d %q, want %v", in, n, tags, want)
 		}
 	}
-	if n, r := torchrunPrefix("[default3]:Thread 1 (idle)"); n != 11 || r != 3 {
-		t.Errorf("torchrun %d %d", n, r)
+	if pl := lp.Peel("[default3]:Thread 1 (idle)"); pl.Body != "Thread 1 (idle)" || pl.Rank.Global != 3 {
+		t.Errorf("torchrun %q %d", pl.Body, pl.Rank.Global)
 	}
-	if n, r := torchrunPrefix("[rank12]:x"); n != 9 || r != 12 {
-		t.Errorf("rank prefix %d %d", n, r)
+	if pl := lp.Peel("[rank12]:x"); pl.Body != "x" || pl.Rank.Global != 12 {
+		t.Errorf("rank prefix %q %d", pl.Body, pl.Rank.Global)
 	}
-	if n, _ := torchrunPrefix("[pod/x/y] z"); n != 0 {
+	if pl := lp.Peel("[pod/x/y] z"); pl.Rank.Global != -1 || pl.Body != "z" {
 		t.Errorf("kubectl taken as torchrun")
 	}
 }

@@ -114,7 +114,7 @@ func (p *parser) flushJSON() {
 			continue
 		}
 		proc.RankInfo = record.NoRank
-		applyRankTokens(proc.Rank, &proc.RankInfo)
+		record.ScanRankTokens(proc.Rank, &proc.RankInfo)
 		if proc.Source == "" {
 			proc.Source = stacks.SourceFile
 		}

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/stacks"
 )
@@ -97,6 +98,8 @@ func Parse(r io.Reader, path string) (*Result, error) {
 }
 
 var (
+	// SGLang logger header: only on the first line of a record.
+	sglangHeaderRE = regexp.MustCompile(`^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?((?: [A-Z]+\d+)*)\] ?`)
 	pyspyProcessRE = regexp.MustCompile(`^Process (\d+): ?(.*?)\s*$`)
 	pyspyPythonRE  = regexp.MustCompile(`^Python v(\S+) \((.*)\)\s*$`)
 	pyspyParentRE  = regexp.MustCompile(`^Parent Process (\d+): ?(.*?)\s*$`)
@@ -161,7 +164,7 @@ type parser struct {
 	res     *Result
 	lineNo  int
 	streams map[string]*stream
-	tags    map[string]record.Rank // SGLang header tags already parsed
+	peeler  enginelog.LinePeeler
 	json    *jsonAccum
 	// interleave signs.
 	badFH int
@@ -172,7 +175,6 @@ func newParser(path string) *parser {
 		path:    path,
 		res:     &Result{Path: path},
 		streams: map[string]*stream{},
-		tags:    map[string]record.Rank{},
 	}
 }
 
@@ -205,7 +207,7 @@ func (p *parser) line(raw string) {
 		}
 		return
 	}
-	pl := peel(raw, p.tags)
+	pl := peel(&p.peeler, raw)
 	s := p.stream(pl.stream)
 	if pl.tagged {
 		s.lastRank = mergeRank(s.lastRank, pl.rank)
@@ -781,7 +783,7 @@ func (p *parser) finish() {
 		// "worker_TP6.log"), when the file holds one process.
 		if !rankKnown(proc.RankInfo) && len(p.res.Processes) == 1 {
 			r := proc.RankInfo
-			if applyRankTokens(filepath.Base(p.path), &r) {
+			if record.ScanRankTokens(filepath.Base(p.path), &r) {
 				proc.RankInfo = r
 				proc.Rank = rankLabel(r)
 			}
