@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bringup-tool/bringup/diagnose"
-	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/report/diagnosis"
-	"github.com/bringup-tool/bringup/rules"
 )
 
 func init() { register(newDiagnoseCmd) }
@@ -41,14 +38,9 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if len(args) == 0 {
 				return Usagef("diagnose needs at least one PATH: a log file, a directory, or - for stdin")
 			}
-			set, err := rules.Builtin()
+			set, err := loadRules(ruleFiles...)
 			if err != nil {
-				return fmt.Errorf("built-in rules: %w", err)
-			}
-			for _, f := range ruleFiles {
-				if err := set.LoadFile(f); err != nil {
-					return Usagef("--rules: %v (fix the rule file or leave it out)", err)
-				}
+				return err
 			}
 			d, err := diagnose.Run(args, diagnose.Options{Rules: set, Stdin: cmd.InOrStdin()})
 			switch {
@@ -62,23 +54,21 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			}
 			noteUnused(cmd.ErrOrStderr(), d)
 
-			var w io.Writer = cmd.OutOrStdout()
-			color := !asJSON && outPath == "" && stdoutIsTerminal() && w == io.Writer(os.Stdout)
-			if outPath != "" {
-				f, err := os.Create(outPath)
-				if err != nil {
-					return Usagef("-o: %v (choose a writable path)", err)
-				}
-				defer f.Close()
-				w = f
+			w, err := openOutput(cmd, outPath)
+			if err != nil {
+				return err
 			}
+			defer w.Close()
 			if asJSON {
 				err = diagnosis.WriteJSON(w, d)
 			} else {
-				err = diagnosis.WriteText(w, d, report.Style{Color: color})
+				err = diagnosis.WriteText(w, d, w.Style())
 			}
 			if err != nil {
 				return Usagef("writing the report: %v", err)
+			}
+			if err := w.Close(); err != nil {
+				return err
 			}
 			if d.HasErrors() {
 				return FoundErrors

@@ -1,19 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-func runCLI(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := Main(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 func TestDiagnoseExitCodes(t *testing.T) {
 	if code, out, errs := runCLI("diagnose", "../../examples/healthy"); code != ExitOK || !strings.HasPrefix(out, "no known failure") {

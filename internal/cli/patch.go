@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bringup-tool/bringup/patchset"
-	"github.com/bringup-tool/bringup/report"
 )
 
 func init() { register(newPatchCmd) }
@@ -51,6 +50,18 @@ func needRoot(root string) error {
 	return nil
 }
 
+// rootAndSeries checks --root (and --out, when outMissing says why it
+// is needed) and loads the series the arguments name.
+func rootAndSeries(root, out, outMissing string, args []string) (*patchset.Series, error) {
+	if err := needRoot(root); err != nil {
+		return nil, err
+	}
+	if outMissing != "" && out == "" {
+		return nil, Usagef("%s", outMissing)
+	}
+	return loadSeries(args)
+}
+
 // loadSeries reads the patches named on the command line, or ./patches.
 func loadSeries(args []string) (*patchset.Series, error) {
 	if len(args) == 0 {
@@ -73,10 +84,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func style(cmd *cobra.Command) report.Style {
-	return report.Style{Color: cmd.OutOrStdout() == io.Writer(os.Stdout) && stdoutIsTerminal()}
-}
-
 func newPatchStatusCmd() *cobra.Command {
 	var root string
 	var asJSON bool
@@ -93,10 +100,7 @@ unreadable, 2 could not run.`,
 		Example: `  bringup patch status --root /usr/local/lib/python3.12/site-packages patches/
   bringup patch status --root $SITE --json patches/ | jq '.patches[].targets[].state'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := needRoot(root); err != nil {
-				return err
-			}
-			s, err := loadSeries(args)
+			s, err := rootAndSeries(root, "", "", args)
 			if err != nil {
 				return err
 			}
@@ -159,10 +163,7 @@ Exit status: 0 reverted (or nothing to do), 1 refused, 2 could not run.`
 		Long:    long,
 		Example: fmt.Sprintf("  bringup patch %s --root /usr/local/lib/python3.12/site-packages patches/", verb),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := needRoot(root); err != nil {
-				return err
-			}
-			s, err := loadSeries(args)
+			s, err := rootAndSeries(root, "", "", args)
 			if err != nil {
 				return err
 			}
@@ -388,13 +389,7 @@ bind-mount over the original, and out/pythonpath/, a mirror of each touched
 package (symlinks to the originals plus the patched files) to put first on
 PYTHONPATH. It prints both ways to use it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := needRoot(root); err != nil {
-				return err
-			}
-			if out == "" {
-				return Usagef("--out DIR2 is required: where to write the overlay")
-			}
-			s, err := loadSeries(args)
+			s, err := rootAndSeries(root, out, "--out DIR2 is required: where to write the overlay", args)
 			if err != nil {
 				return err
 			}
@@ -450,13 +445,7 @@ that conflict, or whose changes are already upstream, are reported.
 
 Exit status: 0 every patch has a candidate, 1 some did not, 2 could not run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := needRoot(root); err != nil {
-				return err
-			}
-			if out == "" {
-				return Usagef("--out DIR is required: where to write the candidate patches")
-			}
-			s, err := loadSeries(args)
+			s, err := rootAndSeries(root, out, "--out DIR is required: where to write the candidate patches", args)
 			if err != nil {
 				return err
 			}

@@ -1,19 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-func runMain(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := Main(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 // TestPatchCommands drives the whole cycle through the CLI: new, status,
 // apply, status, drift, revert — checking exit codes and the JSON contract.
@@ -31,11 +24,11 @@ func TestPatchCommands(t *testing.T) {
 	os.WriteFile(ed, []byte(edited), 0o644)
 	pf := filepath.Join(patches, "01-fullgraph.patch")
 
-	code, out, errs := runMain("patch", "new", "--root", root, "--target", "pkg/wrapper.py", "--env", "PKG_FULLGRAPH=1  (0 disables fullgraph)", "-o", pf, ed)
+	code, out, errs := runCLI("patch", "new", "--root", root, "--target", "pkg/wrapper.py", "--env", "PKG_FULLGRAPH=1  (0 disables fullgraph)", "-o", pf, ed)
 	if code != 0 || !strings.Contains(out, "pkg/wrapper.py") {
 		t.Fatalf("new: %d %s %s", code, out, errs)
 	}
-	code, out, _ = runMain("patch", "status", "--root", root, "--json", patches)
+	code, out, _ = runCLI("patch", "status", "--root", root, "--json", patches)
 	var rep struct {
 		Schema  string `json:"schema"`
 		Patches []struct {
@@ -58,38 +51,38 @@ func TestPatchCommands(t *testing.T) {
 		len(rep.Patches[0].Targets[0].PatchedSHA256) != 64 {
 		t.Fatalf("status: %+v", rep)
 	}
-	if code, out, errs = runMain("patch", "apply", "--root", root, patches); code != 0 || !strings.Contains(out, "applied") {
+	if code, out, errs = runCLI("patch", "apply", "--root", root, patches); code != 0 || !strings.Contains(out, "applied") {
 		t.Fatalf("apply: %d %s %s", code, out, errs)
 	}
 	if b, _ := os.ReadFile(target); string(b) != edited {
 		t.Fatalf("apply wrote %q", b)
 	}
-	if code, out, _ = runMain("patch", "status", "--root", root, patches); code != 0 || !strings.Contains(out, "PKG_FULLGRAPH=1") {
+	if code, out, _ = runCLI("patch", "status", "--root", root, patches); code != 0 || !strings.Contains(out, "PKG_FULLGRAPH=1") {
 		t.Fatalf("status after apply: %d %s", code, out)
 	}
 	// Drift: exit 1 for status and apply, and the file stays as it is.
 	os.WriteFile(target, []byte(orig+"# upstream\n"), 0o644)
-	if code, out, _ = runMain("patch", "status", "--root", root, patches); code != 1 || !strings.Contains(out, "drifted") {
+	if code, out, _ = runCLI("patch", "status", "--root", root, patches); code != 1 || !strings.Contains(out, "drifted") {
 		t.Fatalf("drifted status: %d %s", code, out)
 	}
-	if code, out, _ = runMain("patch", "apply", "--root", root, patches); code != 1 || !strings.Contains(out, "apply refused; nothing was changed") {
+	if code, out, _ = runCLI("patch", "apply", "--root", root, patches); code != 1 || !strings.Contains(out, "apply refused; nothing was changed") {
 		t.Fatalf("drifted apply: %d %s", code, out)
 	}
 	os.WriteFile(target, []byte(edited), 0o644)
-	if code, _, errs = runMain("patch", "revert", "--root", root, patches); code != 0 {
+	if code, _, errs = runCLI("patch", "revert", "--root", root, patches); code != 0 {
 		t.Fatalf("revert: %d %s", code, errs)
 	}
 	if b, _ := os.ReadFile(target); string(b) != orig {
 		t.Fatalf("revert left %q", b)
 	}
 	// Could not run: exit 2 with a reason.
-	if code, _, errs = runMain("patch", "status", patches); code != 2 || !strings.Contains(errs, "--root is required") {
+	if code, _, errs = runCLI("patch", "status", patches); code != 2 || !strings.Contains(errs, "--root is required") {
 		t.Fatalf("no root: %d %s", code, errs)
 	}
-	if code, _, errs = runMain("patch", "status", "--root", filepath.Join(dir, "nope"), patches); code != 2 || !strings.Contains(errs, "not a directory") {
+	if code, _, errs = runCLI("patch", "status", "--root", filepath.Join(dir, "nope"), patches); code != 2 || !strings.Contains(errs, "not a directory") {
 		t.Fatalf("missing root: %d %s", code, errs)
 	}
-	if code, _, errs = runMain("patch", "apply", "--root", root, filepath.Join(dir, "none.patch")); code != 2 {
+	if code, _, errs = runCLI("patch", "apply", "--root", root, filepath.Join(dir, "none.patch")); code != 2 {
 		t.Fatalf("missing patch: %d %s", code, errs)
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bringup-tool/bringup/report"
 	reportruns "github.com/bringup-tool/bringup/report/runs"
 	"github.com/bringup-tool/bringup/store"
 )
@@ -43,14 +42,23 @@ A run is named by its id or "last".`,
 		}
 		return st, nil
 	}
-	get := func(st *store.Store, ref string) (*store.Run, error) {
-		r, err := st.Get(ref)
+	// getRuns opens the store and reads the runs refs name.
+	getRuns := func(refs ...string) ([]*store.Run, error) {
+		st, err := open()
 		if err != nil {
-			return nil, Usagef("%v", err)
+			return nil, err
 		}
-		return r, nil
+		defer st.Close()
+		var rs []*store.Run
+		for _, ref := range refs {
+			r, err := st.Get(ref)
+			if err != nil {
+				return nil, Usagef("%v", err)
+			}
+			rs = append(rs, r)
+		}
+		return rs, nil
 	}
-	style := func() report.Style { return report.Style{Color: stdoutIsTerminal()} }
 
 	var listJSON bool
 	var limit int
@@ -71,7 +79,7 @@ A run is named by its id or "last".`,
 			if listJSON {
 				return reportruns.ListJSON(cmd.OutOrStdout(), rs)
 			}
-			return reportruns.List(cmd.OutOrStdout(), rs, style())
+			return reportruns.List(cmd.OutOrStdout(), rs, style(cmd))
 		},
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, `print JSON ("schema": "bringup.runs/v1")`)
@@ -83,19 +91,15 @@ A run is named by its id or "last".`,
 		Short: "Show one run: outcome, env report, silences, timeline, findings",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := open()
+			rs, err := getRuns(args[0])
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			r, err := get(st, args[0])
-			if err != nil {
-				return err
-			}
+			r := rs[0]
 			if showJSON {
 				return reportruns.RunJSON(cmd.OutOrStdout(), r)
 			}
-			return reportruns.Show(cmd.OutOrStdout(), r, style())
+			return reportruns.Show(cmd.OutOrStdout(), r, style(cmd))
 		},
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, `print JSON ("schema": "bringup.run/v1")`)
@@ -106,24 +110,15 @@ A run is named by its id or "last".`,
 		Short: "Runs side by side: settings that differ, outcome, phase times, findings",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := open()
+			rs, err := getRuns(args...)
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			var rs []*store.Run
-			for _, a := range args {
-				r, err := get(st, a)
-				if err != nil {
-					return err
-				}
-				rs = append(rs, r)
 			}
 			c := store.Compare(rs)
 			if cmpJSON {
 				return reportruns.JSON(cmd.OutOrStdout(), c)
 			}
-			return reportruns.Compare(cmd.OutOrStdout(), c, style())
+			return reportruns.Compare(cmd.OutOrStdout(), c, style(cmd))
 		},
 	}
 	compare.Flags().BoolVar(&cmpJSON, "json", false, `print JSON ("schema": "bringup.runs-compare/v1")`)
@@ -165,7 +160,7 @@ counts each outcome: the verification matrix of a bring-up, e.g.
 			if matJSON {
 				return reportruns.JSON(cmd.OutOrStdout(), m)
 			}
-			return reportruns.Matrix(cmd.OutOrStdout(), m, style())
+			return reportruns.Matrix(cmd.OutOrStdout(), m, style(cmd))
 		},
 	}
 	matrix.Flags().StringVar(&by, "by", "", "comma-separated variables (or \"command\") to group by")

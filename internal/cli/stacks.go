@@ -15,9 +15,7 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/report"
 	reportstacks "github.com/bringup-tool/bringup/report/stacks"
-	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/stacks/live"
 	_ "github.com/bringup-tool/bringup/stacks/stackdiag" // diagnose reads stack dumps too
@@ -79,14 +77,9 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 				}
 				args = []string{"-"}
 			}
-			set, err := rules.Builtin()
+			set, err := loadRules(ruleFiles...)
 			if err != nil {
-				return fmt.Errorf("built-in rules: %w", err)
-			}
-			for _, f := range ruleFiles {
-				if err := set.LoadFile(f); err != nil {
-					return Usagef("--rules: %v (fix the rule file or leave it out)", err)
-				}
+				return err
 			}
 
 			var procs []*stacks.Process
@@ -138,26 +131,24 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			a := stacks.Analyze(procs, stacks.Options{Level: lv, Conclude: stacks.Conclude(set, v)})
 			a.Warnings, a.Interleaved = warns, interleaved
 
-			var w io.Writer = cmd.OutOrStdout()
-			color := !asJSON && !collapsed && outPath == "" && stdoutIsTerminal() && w == io.Writer(os.Stdout)
-			if outPath != "" {
-				f, err := os.Create(outPath)
-				if err != nil {
-					return Usagef("-o: %v (choose a writable path)", err)
-				}
-				defer f.Close()
-				w = f
+			w, err := openOutput(cmd, outPath)
+			if err != nil {
+				return err
 			}
+			defer w.Close()
 			switch {
 			case asJSON:
 				err = reportstacks.JSON(w, a)
 			case collapsed:
 				err = reportstacks.Collapsed(w, a, all)
 			default:
-				err = reportstacks.Text(w, a, reportstacks.TextOptions{Style: report.Style{Color: color}, All: all})
+				err = reportstacks.Text(w, a, reportstacks.TextOptions{Style: w.Style(), All: all})
 			}
 			if err != nil {
 				return fmt.Errorf("writing output: %w", err)
+			}
+			if err := w.Close(); err != nil {
+				return err
 			}
 			for _, f := range a.Findings {
 				if f.Severity == record.SeverityError {

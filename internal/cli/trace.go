@@ -13,7 +13,6 @@ import (
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/report/tracetext"
-	"github.com/bringup-tool/bringup/rules"
 )
 
 func init() { register(newTraceCmd) }
@@ -56,14 +55,13 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 			if os.Getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(memoryLimit)
 			}
-			set, err := rules.Builtin()
-			if err != nil {
-				return Usagef("built-in rules do not load: %v", err)
-			}
+			var ruleFiles []string
 			if rulesPath != "" {
-				if err := set.LoadFile(rulesPath); err != nil {
-					return Usagef("--rules: %v", err)
-				}
+				ruleFiles = append(ruleFiles, rulesPath)
+			}
+			set, err := loadRules(ruleFiles...)
+			if err != nil {
+				return err
 			}
 			inputs, ignored, err := compiles.Discover(args)
 			if err != nil {
@@ -86,31 +84,24 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 			if err := writeTraceOutputs(res, htmlDir, perfetto); err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			var f *os.File
-			if outPath != "" && outPath != "-" {
-				f, err = os.Create(outPath)
-				if err != nil {
-					return Usagef("cannot write %s: %v", outPath, err)
-				}
-				defer f.Close()
-				out = f
+			out, err := openOutput(cmd, outPath)
+			if err != nil {
+				return err
 			}
+			defer out.Close()
 			if asJSON {
 				if err := compiles.WriteJSON(out, res); err != nil {
 					return Usagef("cannot write JSON: %v", err)
 				}
 			} else {
-				style := report.Style{Color: f == nil && stdoutIsTerminal()}
+				style := out.Style()
 				if err := tracetext.Write(out, res, tracetext.Options{Style: style, Top: top}); err != nil {
 					return Usagef("cannot write the summary: %v", err)
 				}
 				writeTraceFindings(out, res.Findings, style)
 			}
-			if f != nil {
-				if err := f.Close(); err != nil {
-					return Usagef("cannot write %s: %v", outPath, err)
-				}
+			if err := out.Close(); err != nil {
+				return err
 			}
 			for _, fd := range res.Findings {
 				if fd.Severity == record.SeverityError {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,21 +10,14 @@ import (
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
-func runTrace(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(append([]string{"trace"}, args...), &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 // A healthy trace exits 0 with an OK verdict first; a failed compile exits
 // 1 with the failure, its file:line and the rule's finding.
 func TestTraceVerdictAndExitCodes(t *testing.T) {
-	code, out, errs := runTrace(t, testcorpus.File(t, "tlparse-inputs", "simple.log"))
+	code, out, errs := runCLI("trace", testcorpus.File(t, "tlparse-inputs", "simple.log"))
 	if code != ExitOK || !strings.HasPrefix(out, "OK: 1 compile(s), none failed") {
 		t.Errorf("simple.log: exit %d, stderr %q, out:\n%s", code, errs, out)
 	}
-	code, out, _ = runTrace(t, testcorpus.File(t, "tlparse-inputs", "comp_failure.log"))
+	code, out, _ = runCLI("trace", testcorpus.File(t, "tlparse-inputs", "comp_failure.log"))
 	if code != ExitFindings || !strings.HasPrefix(out, "PROBLEM: 1 compile(s) failed") ||
 		!strings.Contains(out, "[0/0] BackendCompilerFailed: backend='broken_backend' raised: RuntimeError: broken backend") ||
 		!strings.Contains(out, "comp_failure.log:145") || !strings.Contains(out, "trace-compile-failed") {
@@ -40,7 +32,7 @@ func TestTraceVerdictAndExitCodes(t *testing.T) {
 // The multi-rank folder: divergence in the summary like tlparse's landing
 // page, with rank groups.
 func TestTraceMultiRankText(t *testing.T) {
-	_, out, _ := runTrace(t, testcorpus.Dir(t, "tlparse-inputs/multi_rank_schedule"))
+	_, out, _ := runCLI("trace", testcorpus.Dir(t, "tlparse-inputs/multi_rank_schedule"))
 	for _, want := range []string{"Divergence across ranks", "collective_schedule", "Ranks: 0, 2", "Ranks: 1", "trace-collectives-diverge"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
@@ -52,7 +44,7 @@ func TestTraceMultiRankText(t *testing.T) {
 func TestTraceJSON(t *testing.T) {
 	dir := testcorpus.Dir(t, "tlparse-inputs/multi_rank_logs")
 	outFile := filepath.Join(t.TempDir(), "trace.json")
-	code, stdout, errs := runTrace(t, "--json", "-o", outFile, dir)
+	code, stdout, errs := runCLI("trace", "--json", "-o", outFile, dir)
 	if code != ExitFindings || stdout != "" {
 		t.Fatalf("exit %d (stderr %q), stdout %q", code, errs, stdout)
 	}
@@ -118,12 +110,12 @@ func TestTraceJSON(t *testing.T) {
 
 func TestTraceUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{}, {t.TempDir()}, {filepath.Join(t.TempDir(), "missing.log")}} {
-		code, _, errs := runTrace(t, args...)
+		code, _, errs := runCLI(append([]string{"trace"}, args...)...)
 		if code != ExitUsage || !strings.HasPrefix(errs, "bringup: ") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
 		}
 	}
-	_, _, errs := runTrace(t, t.TempDir())
+	_, _, errs := runCLI("trace", t.TempDir())
 	if !strings.Contains(errs, "no TORCH_TRACE files") {
 		t.Errorf("empty dir: %q", errs)
 	}
@@ -133,7 +125,7 @@ func TestTraceUsageErrors(t *testing.T) {
 func TestTraceHTMLAndPerfetto(t *testing.T) {
 	dir := t.TempDir()
 	pf := filepath.Join(dir, "trace.json")
-	code, _, errs := runTrace(t, "--html", filepath.Join(dir, "html"), "--perfetto", pf, testcorpus.File(t, "tlparse-inputs", "chromium_events.log"))
+	code, _, errs := runCLI("trace", "--html", filepath.Join(dir, "html"), "--perfetto", pf, testcorpus.File(t, "tlparse-inputs", "chromium_events.log"))
 	if code != ExitFindings {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bringup-tool/bringup/report"
-	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/store"
 	"github.com/bringup-tool/bringup/watch"
 )
@@ -100,14 +99,9 @@ error-level finding, 2 could not run.`,
 				}
 				env[k] = v
 			}
-			set, err := rules.Builtin()
+			set, err := loadRules(ruleFiles...)
 			if err != nil {
-				return fmt.Errorf("built-in rules: %w", err)
-			}
-			for _, f := range ruleFiles {
-				if err := set.LoadFile(f); err != nil {
-					return Usagef("--rules: %v (fix the rule file or leave it out)", err)
-				}
+				return err
 			}
 			var patchState *store.PatchState
 			if patches != "" {

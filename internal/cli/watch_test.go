@@ -16,13 +16,6 @@ func watchScript(name string) string {
 	return filepath.Join(testcorpus.Root(), "watch", "testdata", name)
 }
 
-func run(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 // Repeated boots under two settings, then the matrix: "hung 3/3" against
 // "ready 3/3", and show/compare on the same store.
 func TestWatchRunsMatrix(t *testing.T) {
@@ -33,7 +26,7 @@ func TestWatchRunsMatrix(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "runs.db")
 	for _, mode := range []string{"hang", "ok"} {
 		for i := 0; i < 3; i++ {
-			code, _, stderr := run(t, "watch", "--store", db, "--silence", "4s", "--on-silence", "stop", "--grace", "1s",
+			code, _, stderr := runCLI("watch", "--store", db, "--silence", "4s", "--on-silence", "stop", "--grace", "1s",
 				"--snapshots", "1", "--env", "FAKE_COMPILE_MODE="+mode, "--env", "FAKE_OTHER=x", "--", py, watchScript("matrix.py"))
 			want := map[string]int{"hang": ExitFindings, "ok": ExitOK}[mode]
 			if code != want {
@@ -45,7 +38,7 @@ func TestWatchRunsMatrix(t *testing.T) {
 			}
 		}
 	}
-	code, out, stderr := run(t, "runs", "matrix", "--store", db, "--by", "FAKE_COMPILE_MODE")
+	code, out, stderr := runCLI("runs", "matrix", "--store", db, "--by", "FAKE_COMPILE_MODE")
 	if code != ExitOK {
 		t.Fatalf("matrix exit %d: %s", code, stderr)
 	}
@@ -60,7 +53,7 @@ func TestWatchRunsMatrix(t *testing.T) {
 		t.Errorf("ok row %q", lines[2])
 	}
 
-	code, out, _ = run(t, "runs", "matrix", "--store", db, "--by", "FAKE_COMPILE_MODE,FAKE_OTHER", "--json")
+	code, out, _ = runCLI("runs", "matrix", "--store", db, "--by", "FAKE_COMPILE_MODE,FAKE_OTHER", "--json")
 	var m struct {
 		Schema string `json:"schema"`
 		Rows   []struct {
@@ -72,7 +65,7 @@ func TestWatchRunsMatrix(t *testing.T) {
 		t.Errorf("matrix --json (exit %d): %s", code, out)
 	}
 
-	code, out, _ = run(t, "runs", "show", "last", "--store", db, "--json")
+	code, out, _ = runCLI("runs", "show", "last", "--store", db, "--json")
 	var r map[string]any
 	if code != ExitOK || json.Unmarshal([]byte(out), &r) != nil {
 		t.Fatalf("show --json exit %d: %s", code, out)
@@ -86,15 +79,15 @@ func TestWatchRunsMatrix(t *testing.T) {
 		t.Errorf("show last: schema %v outcome %v id %v", r["schema"], r["outcome"], r["id"])
 	}
 
-	code, out, _ = run(t, "runs", "show", "1", "--store", db)
+	code, out, _ = runCLI("runs", "show", "1", "--store", db)
 	if code != ExitOK || !strings.HasPrefix(out, "HUNG run #1") || !strings.Contains(out, "silences") || !strings.Contains(out, "inductor") {
 		t.Errorf("show 1 (exit %d):\n%s", code, out)
 	}
-	code, out, _ = run(t, "runs", "compare", "1", "last", "--store", db)
+	code, out, _ = runCLI("runs", "compare", "1", "last", "--store", db)
 	if code != ExitOK || !strings.Contains(out, "≠ FAKE_COMPILE_MODE") || !strings.Contains(out, "≠ outcome") || strings.Contains(out, "FAKE_OTHER") {
 		t.Errorf("compare (exit %d):\n%s", code, out)
 	}
-	code, out, _ = run(t, "runs", "list", "--store", db)
+	code, out, _ = runCLI("runs", "list", "--store", db)
 	if code != ExitOK || strings.Count(out, "\n") != 7 {
 		t.Errorf("list (exit %d):\n%s", code, out)
 	}
@@ -119,7 +112,7 @@ func TestWatchBadInput(t *testing.T) {
 		{[]string{"runs", "show", "yesterday", "--store", db}, "not a run id"},
 		{[]string{"runs", "matrix", "--store", db}, "--by"},
 	} {
-		code, _, stderr := run(t, tc.args...)
+		code, _, stderr := runCLI(tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.want)
 		}
@@ -134,7 +127,7 @@ func TestWatchCorruptStore(t *testing.T) {
 	junk := bytes.Repeat([]byte("not a database\n"), 100)
 	os.WriteFile(db, junk, 0o644)
 	runDir := filepath.Join(dir, "run")
-	code, out, stderr := run(t, "watch", "--store", db, "--run-dir", runDir, "--", "sh", "-c", "echo booted")
+	code, out, stderr := runCLI("watch", "--store", db, "--run-dir", runDir, "--", "sh", "-c", "echo booted")
 	if code != ExitOK || !strings.Contains(out, "booted") || !strings.Contains(stderr, "corrupt or not a database") {
 		t.Errorf("watch with a corrupt store: exit %d, out %q, stderr %q", code, out, stderr)
 	}
@@ -144,7 +137,7 @@ func TestWatchCorruptStore(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(runDir, "run.json")); err != nil {
 		t.Errorf("run.json: %v", err)
 	}
-	code, _, stderr = run(t, "runs", "list", "--store", db)
+	code, _, stderr = runCLI("runs", "list", "--store", db)
 	if code != ExitUsage || !strings.Contains(stderr, "corrupt") {
 		t.Errorf("runs list on a corrupt store: exit %d %q", code, stderr)
 	}
@@ -158,7 +151,7 @@ func TestWatchRefusesDriftedPatches(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "pkg"), 0o755)
 	os.WriteFile(filepath.Join(root, "pkg", "mod.py"), []byte("x = 1\ny = 3\n"), 0o644)
 	marker := filepath.Join(t.TempDir(), "booted")
-	code, _, stderr := run(t, "watch", "--store", filepath.Join(t.TempDir(), "r.db"), "--patches", watchScript("patches"),
+	code, _, stderr := runCLI("watch", "--store", filepath.Join(t.TempDir(), "r.db"), "--patches", watchScript("patches"),
 		"--patch-root", root, "--", "touch", marker)
 	if code != ExitUsage || !strings.Contains(stderr, "drifted") || !strings.Contains(stderr, "not booting") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
@@ -169,11 +162,11 @@ func TestWatchRefusesDriftedPatches(t *testing.T) {
 	// Consistent (not applied): boots, and the series state is recorded.
 	os.WriteFile(filepath.Join(root, "pkg", "mod.py"), []byte("x = 1\ny = 2\n"), 0o644)
 	db := filepath.Join(t.TempDir(), "r.db")
-	code, _, stderr = run(t, "watch", "--store", db, "--patches", watchScript("patches"), "--patch-root", root, "--", "touch", marker)
+	code, _, stderr = runCLI("watch", "--store", db, "--patches", watchScript("patches"), "--patch-root", root, "--", "touch", marker)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	_, out, _ := run(t, "runs", "show", "last", "--store", db, "--json")
+	_, out, _ := runCLI("runs", "show", "last", "--store", db, "--json")
 	if !strings.Contains(out, `"patches": {`) || !strings.Contains(out, "01-y.patch not-applied") {
 		t.Errorf("series state not recorded:\n%s", out)
 	}
