@@ -590,3 +590,31 @@ func tqdmElapsed(s string) float64 {
 	}
 	return secs
 }
+
+// markerWords holds, for every marker match recognises, a literal its line
+// must contain (the marker's own prefix, or a shorter literal shared by
+// several), and the traceback header Add watches for. Each is at least 11
+// bytes so a litscan set of them reads 8-byte windows.
+var markerWords = []string{
+	"Loading weights took", "Loading model weights took", "Loading model from scratch",
+	"Load weight begin", "Load weight end",
+	"Model loading took", "Memory profiling takes", "Memory profiling took", "Model warmup done",
+	"Starting to load model", "Start compiling function",
+	"Using cache directory:",
+	"Dynamo bytecode transform time:", "Directly load the compiled graph", "Directly load AOT compilation",
+	"Compiling a graph for", "Cache the graph", "Capturing CUDA graph", "Capturing cudagraphs",
+	"Capture cuda graph begin", "Capture cuda graph end", "Capturing batches",
+	"Capture piecewise CUDA graph begin", "Capture piecewise CUDA graph end",
+	"Compiling model again due to a load failure", "Cannot load aot compilation",
+	"Graph capturing finished in", "Profiling CUDA graph memory", "Initial profiling/warmup run took",
+	"init engine (", "saved AOT compiled function to", "torch.compile takes", "torch.compile took",
+	"The server is fired up and ready to roll",
+	"Traceback (most recent call last)",
+}
+
+// Markers returns literals such that a record none of whose lines holds
+// any of them cannot change the phases (it can still move the clock and
+// the gaps, and an error-level record marks its rank as failed). A live
+// reader flooded with output (bringup watch) uses them to skip the parse
+// of lines that cannot matter. The caller must not modify the slice.
+func Markers() []string { return markerWords }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
+	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 )
@@ -216,5 +217,66 @@ func TestPhasesAreBounded(t *testing.T) {
 	phases, _ := b.Finish()
 	if len(phases) != MaxPhases || b.Dropped != 10 {
 		t.Errorf("%d phases kept, %d dropped", len(phases), b.Dropped)
+	}
+}
+
+// Every line match recognises, and every traceback header, holds one of
+// Markers: a reader that skips lines without them misses no phase.
+func TestMarkersCoverMatch(t *testing.T) {
+	set := litscan.New(Markers())
+	if set == nil {
+		t.Fatal("Markers cannot be compiled into a litscan set (a literal shorter than litscan.MinLen)")
+	}
+	for _, l := range Markers() {
+		if len(l) < 11 {
+			t.Errorf("marker %q is shorter than 11 bytes: litscan would read 4-byte windows", l)
+		}
+	}
+	seen := 0
+	for _, name := range []string{"pytorch-issue-120774.log", "sglang-issue-1117.log", "vllm-issue-15598.log", "vllm-issue-18851.log", "vllm-issue-21858.log", "vllm-issue-30905.log"} {
+		data, err := os.ReadFile(testcorpus.File(t, "engine-logs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(data), "\n") {
+			// match reads the message; any prefix before it only adds bytes.
+			for k := 0; k < len(line); k++ {
+				if _, ok := match(line[k:]); ok || strings.HasPrefix(line[k:], "Traceback (most recent call last)") {
+					seen++
+					if !set.Any(line) {
+						t.Errorf("%s:%d: marker line holds none of Markers: %q", name, n+1, line)
+					}
+					break
+				}
+			}
+		}
+	}
+	// Marker texts written from the reference, one per match case.
+	for _, s := range []string{
+		"Loading weights took 3.1 seconds", "Loading model weights took 14.2 GB and 9.1 seconds", "Loading model from scratch",
+		"Load weight begin. avail mem=1 GB", "Load weight end. elapsed=2.0 s", "Model loading took 14 GiB and 9 seconds",
+		"Memory profiling takes 3.1 seconds", "Memory profiling took 3.1 seconds", "Model warmup done",
+		"Starting to load model /m...", "Start compiling function <code object forward>",
+		"Using cache directory: /c/rank_0_0/backbone for vLLM's torch.compile", "Dynamo bytecode transform time: 3.00 s",
+		"Directly load the compiled graph(s) for dynamic shape from the cache, took 1.2 s", "Directly load AOT compilation from /p",
+		"Compiling a graph for dynamic shape takes 20.1 s", "Cache the graph for dynamic shape for later use",
+		"Capturing CUDA graphs (decode, FULL): 100%|##| 51/51 [00:11<00:00, 4.4it/s]", "Capturing cudagraphs for decoding",
+		"Capture cuda graph begin.", "Capture cuda graph end. Time elapsed: 9.0 s", "Capturing batches (bs=1 avail_mem=3 GB)",
+		"Capture piecewise CUDA graph begin.", "Capture piecewise CUDA graph end. Time elapsed: 9 s",
+		"Compiling model again due to a load failure from /p", "Cannot load aot compilation from /p",
+		"Graph capturing finished in 12 secs, took 0.5 GiB", "Profiling CUDA graph memory: PIECEWISE=51",
+		"Initial profiling/warmup run took 3.2 s", "init engine (profile, create kv cache, warmup model) took 60.1 seconds",
+		"saved AOT compiled function to /p", "torch.compile takes 40.1 s in total", "torch.compile took 40.1 s in total",
+		"The server is fired up and ready to roll!",
+	} {
+		if _, ok := match(s); !ok {
+			t.Errorf("match does not recognise %q (update the list)", s)
+		}
+		if !set.Any(s) {
+			t.Errorf("marker %q holds none of Markers", s)
+		}
+	}
+	if seen == 0 {
+		t.Error("no marker line in the corpus logs: the check checked nothing")
 	}
 }

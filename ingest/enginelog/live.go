@@ -41,3 +41,13 @@ func (l *Live) Flush() { l.j.flush() }
 
 // Stats says how much was read so far.
 func (l *Live) Stats() Stats { return l.j.st }
+
+// Skip accounts for n whole lines of the output that the caller chose not
+// to parse (bringup watch passes over the lines of a flood that cannot
+// matter to it), so later records keep their line numbers in the output.
+// The record held open is not continued across skipped lines.
+func (l *Live) Skip(n int) {
+	if n > 0 {
+		l.line += int64(n)
+	}
+}

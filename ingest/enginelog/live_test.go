@@ -56,3 +56,28 @@ func TestLiveMatchesParse(t *testing.T) {
 		t.Fatal("no corpus log compared")
 	}
 }
+
+// Skipped lines keep the later records' line numbers and end the open
+// record: the line after a skip starts a record of its own even when it
+// would have continued the one before.
+func TestLiveSkip(t *testing.T) {
+	var got []record.Record
+	l := NewLive("x", func(r record.Record) { got = append(got, r) })
+	l.Write([]byte("INFO 11-29 23:00:00 [a.py:1] first\n"))
+	l.Skip(2)
+	l.Skip(-1) // ignored
+	l.Write([]byte("INFO 11-29 23:00:00 [a.py:1] same header, would continue\nERROR 11-29 23:00:01 [b.py:2] boom\n"))
+	l.Flush()
+	want := []struct {
+		line int
+		text string
+	}{{1, "first"}, {4, "same header, would continue"}, {5, "boom"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d records, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if got[i].Line != w.line || got[i].EndLine != w.line || got[i].Text != w.text {
+			t.Errorf("record %d: line %d-%d %q, want line %d %q", i, got[i].Line, got[i].EndLine, got[i].Text, w.line, w.text)
+		}
+	}
+}
