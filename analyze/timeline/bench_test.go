@@ -6,6 +6,7 @@ import (
 
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
+	"github.com/bringup-tool/bringup/internal/benchlog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/record"
 )
@@ -13,17 +14,9 @@ import (
 // BenchmarkPipelineFile runs what diagnose runs per engine log, short of
 // the rules: Parse feeding the traceback extractor, this timeline and the
 // version detector, over the file named by BRINGUP_BENCH_LOG (see
-// ingest/enginelog's TestGenerateBenchLog).
+// internal/benchlog).
 func BenchmarkPipelineFile(b *testing.B) {
-	path := os.Getenv("BRINGUP_BENCH_LOG")
-	if path == "" {
-		b.Skip("set BRINGUP_BENCH_LOG to a log file")
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(fi.Size())
+	path := benchlog.FileFromEnv(b)
 	for i := 0; i < b.N; i++ {
 		f, err := os.Open(path)
 		if err != nil {

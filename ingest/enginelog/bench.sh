@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 LOG=${1:-/tmp/bringup-bench.log}
 MB=${MB:-1100}
-[ -f "$LOG" ] || BRINGUP_GEN_LOG=$LOG BRINGUP_GEN_MB=$MB go test -run TestGenerateBenchLog -count=1 ./ingest/enginelog >/dev/null
+[ -f "$LOG" ] || go run ./internal/benchlog/genlog -mb "$MB" -o "$LOG"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go test -c -o "$bin/enginelog.test" ./ingest/enginelog

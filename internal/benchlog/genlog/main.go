@@ -1,0 +1,34 @@
+// Command genlog writes the benchmark log (package benchlog) to a file:
+//
+//	go run ./internal/benchlog/genlog -mb 1100 -tp 8 -o /tmp/bench.log
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/bringup-tool/bringup/internal/benchlog"
+)
+
+func main() {
+	mb := flag.Int64("mb", 1100, "size in MiB")
+	tp := flag.Int("tp", 8, "tensor-parallel ranks")
+	out := flag.String("o", "", "file to write (required)")
+	flag.Parse()
+	if *out == "" || *mb <= 0 || *tp <= 0 {
+		fmt.Fprintln(os.Stderr, "genlog: give -o FILE, and -mb and -tp above 0")
+		os.Exit(2)
+	}
+	f, err := os.Create(*out)
+	if err == nil {
+		err = benchlog.Write(f, *mb<<20, *tp)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "genlog:", err)
+		os.Exit(1)
+	}
+}
