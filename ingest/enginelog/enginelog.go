@@ -284,13 +284,8 @@ func (p *peeler) peelBlock(b *block, line int64) int64 {
 	b.clean = b.clean[:0]
 	data := b.data
 	for len(data) > 0 {
-		k := bytes.IndexByte(data, '\n')
 		var raw []byte
-		if k < 0 {
-			raw, data = data, nil
-		} else {
-			raw, data = data[:k], data[k+1:]
-		}
+		raw, data = cutLine(data)
 		line++
 		// Grow without zeroing: peel sets every field it uses.
 		if len(b.lines) < cap(b.lines) {

@@ -104,6 +104,34 @@ func hms(b []byte, i int) (h, m, s int, ok bool) {
 
 func validMD(mo, d int) bool { return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 }
 
+// civil is a parsed date and time of day, turned into a time.Time only
+// when needed (consecutive lines mostly share theirs: see timeCache).
+type civil struct{ y, mo, d, h, m, s, ns int }
+
+func (c civil) time() time.Time {
+	return time.Date(c.y, time.Month(c.mo), c.d, c.h, c.m, c.s, c.ns, time.UTC)
+}
+
+// dateTime parses "YYYY-MM-DD HH:MM:SS" at the start of b and a fraction
+// after '.' (or ',' too when comma is set, as Python's logging prints
+// it); end is 0 when b does not start with one.
+func dateTime(b []byte, comma bool) (c civil, end int) {
+	if len(b) < 19 || b[4] != '-' || b[7] != '-' || b[10] != ' ' {
+		return c, 0
+	}
+	c.y, c.mo, c.d = digits(b, 0, 4), digits(b, 5, 2), digits(b, 8, 2)
+	var ok bool
+	c.h, c.m, c.s, ok = hms(b, 11)
+	if c.y < 0 || !ok || !validMD(c.mo, c.d) {
+		return c, 0
+	}
+	end = 19
+	if end < len(b) && (b[end] == '.' || comma && b[end] == ',') {
+		c.ns, end = frac(b, end+1)
+	}
+	return c, end
+}
+
 // timeCache avoids rebuilding a time.Time for consecutive lines that share
 // a timestamp (most of them do: vLLM prints whole seconds).
 type timeCache struct {
@@ -334,22 +362,10 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 		return i
 	case isDigit(r[0]):
 		// "YYYY-MM-DD HH:MM:SS[.fff] | "
-		if len(r) >= 19 && r[4] == '-' && r[7] == '-' && r[10] == ' ' {
-			y, mo, d := digits(r, 0, 4), digits(r, 5, 2), digits(r, 8, 2)
-			h, m, s, ok := hms(r, 11)
-			if y < 0 || !ok || !validMD(mo, d) {
-				return i
-			}
-			j := 19
-			ns := 0
-			if j < len(r) && r[j] == '.' {
-				ns, j = frac(r, j+1)
-			}
-			if j+2 < len(r) && r[j] == ' ' && r[j+1] == '|' && (r[j+2] == ' ') {
-				l.tm = time.Date(y, time.Month(mo), d, h, m, s, ns, time.UTC)
-				l.addLabel(i, i+j)
-				return i + j + 3
-			}
+		if dt, j := dateTime(r, false); j > 0 && j+2 < len(r) && r[j] == ' ' && r[j+1] == '|' && r[j+2] == ' ' {
+			l.tm = dt.time()
+			l.addLabel(i, i+j)
+			return i + j + 3
 		}
 		return i
 	case r[0] >= 'A' && r[0] <= 'Z' && len(r) > 16 && r[3] == ' ':
@@ -845,15 +861,9 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		next++
 	}
 	if len(in) >= 19 && in[4] == '-' && in[7] == '-' && in[10] == ' ' {
-		y, mo, d := digits(in, 0, 4), digits(in, 5, 2), digits(in, 8, 2)
-		h, m, s, ok := hms(in, 11)
-		if y < 0 || !ok || !validMD(mo, d) {
+		dt, k := dateTime(in, true)
+		if k == 0 {
 			return i
-		}
-		k := 19
-		ns := 0
-		if k < len(in) && (in[k] == '.' || in[k] == ',') {
-			ns, k = frac(in, k+1)
 		}
 		tsEnd := k
 		rk := l.rank
@@ -870,7 +880,7 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		if t, ok := p.tc.get(raw); ok {
 			l.tm = t
 		} else {
-			l.tm = time.Date(y, time.Month(mo), d, h, m, s, ns, time.UTC)
+			l.tm = dt.time()
 			p.tc.put(raw, l.tm)
 		}
 		l.keyEnd = int32(i + cl + 1)

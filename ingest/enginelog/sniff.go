@@ -23,13 +23,8 @@ func Sniff(path string, head []byte) int {
 	var l peeled
 	lines, engine, glog, jsonGlog, traceback := 0, 0, 0, 0, false
 	for data := head; len(data) > 0 && lines < 200; {
-		k := bytes.IndexByte(data, '\n')
 		var raw []byte
-		if k < 0 {
-			raw, data = data, nil
-		} else {
-			raw, data = data[:k], data[k+1:]
-		}
+		raw, data = cutLine(data)
 		if len(raw) > MaxLine {
 			raw = raw[:MaxLine]
 		}
@@ -79,4 +74,12 @@ func Sniff(path string, head []byte) int {
 		return 15
 	}
 	return 10
+}
+
+// cutLine splits off the first line of data, without its '\n'.
+func cutLine(data []byte) (line, rest []byte) {
+	if k := bytes.IndexByte(data, '\n'); k >= 0 {
+		return data[:k], data[k+1:]
+	}
+	return data, nil
 }
