@@ -92,12 +92,7 @@ type Gap struct {
 
 // HasErrors reports whether an error-level finding was made.
 func (d *Diagnosis) HasErrors() bool {
-	for _, f := range d.Findings {
-		if f.Severity == record.SeverityError {
-			return true
-		}
-	}
-	return false
+	return record.HasError(d.Findings)
 }
 
 // Note is the input's problem as one line that starts with its location:

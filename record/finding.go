@@ -46,3 +46,14 @@ type Finding struct {
 	References []string   `json:"references"`
 	Confidence string     `json:"confidence,omitempty"`
 }
+
+// HasError reports whether any of the findings is error-level: what makes
+// a command exit 1.
+func HasError(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}

@@ -42,6 +42,19 @@ A run is named by its id or "last".`,
 		}
 		return st, nil
 	}
+	// listRuns opens the store and reads its newest n runs (all for 0).
+	listRuns := func(n int) ([]*store.Run, error) {
+		st, err := open()
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		rs, err := st.List(n)
+		if err != nil {
+			return nil, Usagef("%v", err)
+		}
+		return rs, nil
+	}
 	// getRuns opens the store and reads the runs refs name.
 	getRuns := func(refs ...string) ([]*store.Run, error) {
 		st, err := open()
@@ -67,14 +80,9 @@ A run is named by its id or "last".`,
 		Short: "List recorded runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := open()
+			rs, err := listRuns(limit)
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			rs, err := st.List(limit)
-			if err != nil {
-				return Usagef("%v", err)
 			}
 			if listJSON {
 				return reportruns.ListJSON(cmd.OutOrStdout(), rs)
@@ -147,14 +155,9 @@ counts each outcome: the verification matrix of a bring-up, e.g.
 			if len(keys) == 0 {
 				return Usagef("matrix needs --by VAR[,VAR]: the settings to group runs by")
 			}
-			st, err := open()
+			rs, err := listRuns(last)
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			rs, err := st.List(last)
-			if err != nil {
-				return Usagef("%v", err)
 			}
 			m := store.BuildMatrix(rs, keys)
 			if matJSON {

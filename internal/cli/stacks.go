@@ -150,10 +150,8 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if err := w.Close(); err != nil {
 				return err
 			}
-			for _, f := range a.Findings {
-				if f.Severity == record.SeverityError {
-					return FoundErrors
-				}
+			if record.HasError(a.Findings) {
+				return FoundErrors
 			}
 			return nil
 		},

@@ -103,10 +103,8 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 			if err := out.Close(); err != nil {
 				return err
 			}
-			for _, fd := range res.Findings {
-				if fd.Severity == record.SeverityError {
-					return FoundErrors
-				}
+			if record.HasError(res.Findings) {
+				return FoundErrors
 			}
 			return nil
 		},
