@@ -101,6 +101,22 @@ func (t *engineTracker) Write(data []byte) {
 
 var phaseMarkers = litscan.New(timeline.Markers())
 
+// prefixEnd returns where the process prefix at the start of line ends
+// (after its first ") "), -1 if it does not within 128 bytes.
+func prefixEnd(line []byte) int {
+	for i := 0; i < min(len(line), 128); {
+		k := bytes.IndexByte(line[i:min(len(line), 128)], ')')
+		if k < 0 {
+			return -1
+		}
+		i += k + 1
+		if i < len(line) && line[i] == ' ' {
+			return i + 1
+		}
+	}
+	return -1
+}
+
 // maxPrefixes bounds the process prefixes remembered (output that invents
 // them is then parsed in full).
 const maxPrefixes = 256
@@ -113,18 +129,17 @@ const maxPrefixes = 256
 func (t *engineTracker) skippable(line []byte) bool {
 	rest := line
 	if len(line) > 0 && line[0] == '(' {
-		k := bytes.Index(line[:min(len(line), 128)], []byte(") "))
+		k := prefixEnd(line)
 		if k < 0 {
 			return false
 		}
-		p := line[:k+2]
-		if _, ok := t.prefixes[string(p)]; !ok {
+		if _, ok := t.prefixes[string(line[:k])]; !ok {
 			if len(t.prefixes) < maxPrefixes {
-				t.prefixes[string(p)] = struct{}{}
+				t.prefixes[string(line[:k])] = struct{}{}
 			}
 			return false
 		}
-		rest = line[k+2:]
+		rest = line[k:]
 	}
 	var n int
 	switch {
