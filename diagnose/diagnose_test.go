@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ func TestRootErrorIsUnwrapped(t *testing.T) {
 	if len(d.Errors) != 1 || d.Errors[0].Exception != "AssertionError" || d.Errors[0].Line != 8 || d.Errors[0].Rank != "rank1" || d.Errors[0].PID != 191128 {
 		t.Fatalf("errors %+v", d.Errors)
 	}
-	if !contains(d.Errors[0].Rules, "compile-cache-corrupt") {
+	if !slices.Contains(d.Errors[0].Rules, "compile-cache-corrupt") {
 		t.Errorf("error not linked to its rule: %v", d.Errors[0].Rules)
 	}
 }
@@ -112,7 +113,7 @@ func TestExampleAOTGraphBreak(t *testing.T) {
 	}
 	f := d.Findings[0]
 	for _, r := range []string{"DP0 TP0", "DP0 TP1", "DP0 TP2", "DP0 TP3"} {
-		if !contains(f.Ranks, r) {
+		if !slices.Contains(f.Ranks, r) {
 			t.Errorf("rank %s missing from %v", r, f.Ranks)
 		}
 	}
@@ -306,7 +307,7 @@ func TestRegisteredAnalyzer(t *testing.T) {
 	if f == nil || f.Evidence[0].Line != 2 || d.Versions["vllm"] != "0.19.0" || d.Facts[p] == nil {
 		t.Errorf("findings %v facts %v", ruleIDs(d), d.Facts)
 	}
-	if !contains(Analyzers(), "test-dump") {
+	if !slices.Contains(Analyzers(), "test-dump") {
 		t.Errorf("Analyzers() = %v", Analyzers())
 	}
 }
@@ -454,7 +455,7 @@ func TestOnlyWrapperExcerpt(t *testing.T) {
 		t.Fatalf("findings %v %+v", ruleIDs(d), f)
 	}
 	full := run(t, "../examples/aot-graph-break")
-	if contains(full.Findings[0].Ranks, "EngineCore DP0") {
+	if slices.Contains(full.Findings[0].Ranks, "EngineCore DP0") {
 		t.Errorf("engine counted as a failing rank: %v", full.Findings[0].Ranks)
 	}
 }

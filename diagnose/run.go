@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -335,11 +336,11 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 			}
 			e := &d.Errors[i]
 			e.Count++
-			if rk := tb.Rank.String(); rk != "" && !contains(e.Ranks, rk) {
+			if rk := tb.Rank.String(); rk != "" && !slices.Contains(e.Ranks, rk) {
 				e.Ranks = append(e.Ranks, rk)
 			}
 			for _, r := range matched {
-				if !contains(e.Rules, r.ID) {
+				if !slices.Contains(e.Rules, r.ID) {
 					e.Rules = append(e.Rules, r.ID)
 				}
 			}
@@ -518,15 +519,6 @@ func innermost(st record.Stack) string {
 		return ""
 	}
 	return st[0].String()
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // verdict states the outcome in one sentence, most important finding first.

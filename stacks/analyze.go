@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -172,7 +173,7 @@ func Analyze(procs []*Process, opt Options) *Analysis {
 		a.Findings = opt.Conclude(a.Signals)
 		for _, f := range a.Findings {
 			for _, b := range a.Buckets {
-				if bucketHasEvidence(b, f) && !containsStr(b.Rules, f.Rule) {
+				if bucketHasEvidence(b, f) && !slices.Contains(b.Rules, f.Rule) {
 					b.Rules = append(b.Rules, f.Rule)
 				}
 			}
@@ -315,14 +316,14 @@ func bucketize(infos []*threadInfo, l Level, rankTotal int) []*Bucket {
 		m := Member{PID: ti.proc.PID, Rank: ti.proc.Rank, TID: ti.t.TID, Name: ti.t.Name, State: ti.t.State,
 			Primary: ti.primary, Path: ti.proc.Path, Line: ti.t.Line, Depth: len(ti.t.Frames), Snapshot: ti.proc.Snapshot}
 		b.Threads = append(b.Threads, m)
-		if m.State != "" && !containsStr(b.States, m.State) {
+		if m.State != "" && !slices.Contains(b.States, m.State) {
 			b.States = append(b.States, m.State)
 		}
 	}
 	for _, b := range order {
 		seenPID := map[int]bool{}
 		for _, m := range b.Threads {
-			if m.Rank != "" && !containsStr(b.Ranks, m.Rank) {
+			if m.Rank != "" && !slices.Contains(b.Ranks, m.Rank) {
 				b.Ranks = append(b.Ranks, m.Rank)
 			}
 			if m.PID > 0 && !seenPID[m.PID] {
@@ -402,7 +403,7 @@ func mergeStack(rep, c Collapsed, l Level) {
 		if s.Region && o.Region {
 			s.RepeatMin, s.RepeatMax = min(s.RepeatMin, o.Repeat), max(s.RepeatMax, o.Repeat)
 			for _, fn := range o.Funcs[0] {
-				if !containsStr(s.Funcs[0], fn) {
+				if !slices.Contains(s.Funcs[0], fn) {
 					s.Funcs[0] = append(s.Funcs[0], fn)
 					sort.Strings(s.Funcs[0])
 				}
@@ -431,7 +432,7 @@ func mergeStack(rep, c Collapsed, l Level) {
 				s.LineVaries = true
 			}
 			for _, fn := range o.Funcs[j] {
-				if !containsStr(s.Funcs[j], fn) {
+				if !slices.Contains(s.Funcs[j], fn) {
 					s.Funcs[j] = append(s.Funcs[j], fn)
 					sort.Strings(s.Funcs[j])
 				}
@@ -561,7 +562,7 @@ func shared(infos []*threadInfo, a *Analysis) Shared {
 			groups[key] = g
 			order = append(order, key)
 		}
-		if r := prims[i].proc.Rank; r != "" && !containsStr(g.Ranks, r) {
+		if r := prims[i].proc.Rank; r != "" && !slices.Contains(g.Ranks, r) {
 			g.Ranks = append(g.Ranks, r)
 		}
 		g.PIDs = append(g.PIDs, prims[i].proc.PID)

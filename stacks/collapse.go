@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,7 +104,7 @@ func Collapse(frames record.Stack, n *normalizer) Collapsed {
 					seg.LineVaries = true
 				}
 				fn := norm[i+r*bestP+j].Func
-				if !containsStr(seg.Funcs[j], fn) {
+				if !slices.Contains(seg.Funcs[j], fn) {
 					seg.Funcs[j] = append(seg.Funcs[j], fn)
 				}
 			}
@@ -173,15 +174,6 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // FuncLabel is how a block position's function is shown: the one name,
 // or the shared method name with its classes, "{ExternKernel,MutableBox}.__str__".
 func FuncLabel(names []string) string {
@@ -202,7 +194,7 @@ func FuncLabel(names []string) string {
 	}
 	var cl []string
 	for _, c := range classes {
-		if c != "" && !containsStr(cl, c) {
+		if c != "" && !slices.Contains(cl, c) {
 			cl = append(cl, c)
 		}
 	}
@@ -292,7 +284,7 @@ func regionize(c Collapsed) Collapsed {
 					reg.Frames = append(reg.Frames, s.Frames[k])
 				}
 				for _, fn := range s.Funcs[k] {
-					if !containsStr(reg.Funcs[0], fn) {
+					if !slices.Contains(reg.Funcs[0], fn) {
 						reg.Funcs[0] = append(reg.Funcs[0], fn)
 					}
 				}

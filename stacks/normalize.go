@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bringup-tool/bringup/record"
@@ -164,22 +165,13 @@ func newNormalizer(procs []*Process) *normalizer {
 				files[f.File] = true
 				nf := NormFile(f.File, false)
 				base := nf[strings.LastIndexByte(nf, '/')+1:]
-				if !contains(n.byBase[base], nf) {
+				if !slices.Contains(n.byBase[base], nf) {
 					n.byBase[base] = append(n.byBase[base], nf)
 				}
 			}
 		}
 	}
 	return n
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (n *normalizer) resolve(file string) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/store"
 	"github.com/bringup-tool/bringup/watch"
@@ -188,7 +189,7 @@ error-level finding, 2 could not run.`,
 			case store.OutcomeReady:
 				return nil
 			case store.OutcomeExited:
-				if hasErrorFinding(run) {
+				if record.HasError(run.Findings) {
 					return FoundErrors
 				}
 				return nil
@@ -236,15 +237,6 @@ func refOf(run *store.Run) string {
 		return fmt.Sprint(run.ID)
 	}
 	return "last"
-}
-
-func hasErrorFinding(run *store.Run) bool {
-	for _, f := range run.Findings {
-		if f.Severity == "error" {
-			return true
-		}
-	}
-	return false
 }
 
 // readEnvFile reads an --env-file into env.
