@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bringup-tool/bringup/pyproc/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -22,7 +23,7 @@ func TestCaptureMatchesSelfView(t *testing.T) {
 		t.Run(minor, func(t *testing.T) {
 			py := pythonFor(minor)
 			if py == "" {
-				t.Skipf("CPython %s is not installed under pyenv (%s); skipping", minor, pyenvRoot())
+				t.Skipf("CPython %s is not installed under pyenv (%s); skipping", minor, pyenv.Root())
 			}
 			checkSelfView(t, py, minor)
 		})

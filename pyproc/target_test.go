@@ -6,10 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/bringup-tool/bringup/pyproc/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -31,20 +31,9 @@ type targetView struct {
 	} `json:"threads"`
 }
 
-func pyenvRoot() string {
-	if r := os.Getenv("PYENV_ROOT"); r != "" {
-		return r
-	}
-	if out, err := exec.Command("pyenv", "root").Output(); err == nil {
-		return strings.TrimSpace(string(out))
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".pyenv")
-}
-
 // pythonFor finds pyenv's interpreter for a minor version, or "".
 func pythonFor(minor string) string {
-	dirs, _ := filepath.Glob(filepath.Join(pyenvRoot(), "versions", minor+".*"))
+	dirs, _ := filepath.Glob(filepath.Join(pyenv.Root(), "versions", minor+".*"))
 	for i := len(dirs) - 1; i >= 0; i-- {
 		p := filepath.Join(dirs[i], "bin", "python"+minor)
 		if _, err := os.Stat(p); err == nil {

@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bringup-tool/bringup/pyproc/internal/pyenv"
 )
 
 func main() {
@@ -27,7 +29,7 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("genlayout: ")
 
-	root := pyenvRoot()
+	root := pyenv.Root()
 	dirs, _ := filepath.Glob(filepath.Join(root, "versions", "3.*"))
 	re := regexp.MustCompile(`^3\.(\d+)\.\d+$`)
 	type gen struct {
@@ -97,17 +99,6 @@ func main() {
 	if err := os.WriteFile(*out, src2, 0o644); err != nil {
 		log.Fatal(err)
 	}
-}
-
-func pyenvRoot() string {
-	if r := os.Getenv("PYENV_ROOT"); r != "" {
-		return r
-	}
-	if out, err := exec.Command("pyenv", "root").Output(); err == nil {
-		return strings.TrimSpace(string(out))
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".pyenv")
 }
 
 // run compiles the layout program against one version's headers and returns
