@@ -27,11 +27,48 @@ type procInfo struct {
 // readStat parses /proc/PID/stat. The comm field is in parentheses and may
 // itself hold spaces and parentheses, so fields are counted from the last ')'.
 func readStat(pid int) (procInfo, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	var buf [1024]byte
+	return readStatBuf(pid, buf[:0])
+}
+
+// readStatBuf reads /proc/PID/stat into buf's space with bare open, read
+// and close: os.ReadFile adds an fstat, a second read, and the file's
+// registration with the poller, which made up most of the 200 ms scan.
+func readStatBuf(pid int, buf []byte) (procInfo, error) {
+	var path [32]byte
+	name := strconv.AppendInt(append(path[:0], "/proc/"...), int64(pid), 10)
+	name = append(name, "/stat"...)
+	b, err := readSmall(string(name), buf)
 	if err != nil {
 		return procInfo{}, err
 	}
 	return parseStat(pid, b)
+}
+
+// readSmall reads a whole small file into buf (growing it if needed).
+func readSmall(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
 
 func parseStat(pid int, b []byte) (procInfo, error) {
@@ -39,16 +76,38 @@ func parseStat(pid int, b []byte) (procInfo, error) {
 	if open < 0 || close < open {
 		return procInfo{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
-	fields := strings.Fields(string(b[close+1:]))
-	// fields[0] is state (field 3); start time is field 22 → fields[19].
-	if len(fields) < 20 || len(fields[0]) != 1 || !(fields[0][0] >= 'A' && fields[0][0] <= 'Z' || fields[0][0] >= 'a' && fields[0][0] <= 'z') {
-		return procInfo{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	// Fields from the state (field 3) on; start time is field 22. Only
+	// the first 20 are split, without allocating.
+	var fields [20][]byte
+	nf := 0
+	for rest := b[close+1:]; nf < len(fields); {
+		i := 0
+		for i < len(rest) && isSpace(rest[i]) {
+			i++
+		}
+		if i == len(rest) {
+			break
+		}
+		j := i
+		for j < len(rest) && !isSpace(rest[j]) {
+			j++
+		}
+		fields[nf] = rest[i:j]
+		nf++
+		rest = rest[j:]
+	}
+	if nf < 20 || len(fields[0]) != 1 || !(fields[0][0] >= 'A' && fields[0][0] <= 'Z' || fields[0][0] >= 'a' && fields[0][0] <= 'z') {
+		return procInfo{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, nf)
 	}
 	p := procInfo{PID: pid, Comm: string(b[open+1 : close]), State: fields[0][0]}
-	p.PPID, _ = strconv.Atoi(fields[1])
-	p.PGID, _ = strconv.Atoi(fields[2])
-	p.Start, _ = strconv.ParseUint(fields[19], 10, 64)
+	p.PPID, _ = strconv.Atoi(string(fields[1]))
+	p.PGID, _ = strconv.Atoi(string(fields[2]))
+	p.Start, _ = strconv.ParseUint(string(fields[19]), 10, 64)
 	return p, nil
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 // readCmdline is the command line with NULs as spaces; empty for kernel
@@ -93,6 +152,7 @@ func procTable() map[int]procInfo {
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
 	tab := make(map[int]procInfo, len(names))
+	var buf [1024]byte
 	for _, n := range names {
 		if n[0] < '0' || n[0] > '9' {
 			continue
@@ -101,7 +161,7 @@ func procTable() map[int]procInfo {
 		if err != nil {
 			continue
 		}
-		if p, err := readStat(pid); err == nil {
+		if p, err := readStatBuf(pid, buf[:0]); err == nil {
 			tab[pid] = p
 		}
 	}
