@@ -185,13 +185,17 @@ func prefixRegion(b []byte, i int) int {
 			if k < 0 {
 				return i
 			}
-			i += k + 1
-			if i < len(b) {
-				if b[i] != ' ' {
+			// "(X pid=1)foo" is no prefix (procPrefix says so too): the
+			// region must not take it in, or the cache entry of a line
+			// that ended at ")" would peel it.
+			j := i + k + 1
+			if j < len(b) {
+				if b[j] != ' ' {
 					return i
 				}
-				i++
+				j++
 			}
+			i = j
 		case '[':
 			k := bytes.IndexByte(b[i:min(len(b), i+42)], ']')
 			if k < 0 || i+k+1 >= len(b) || b[i+k+1] != ':' {
