@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/bringup-tool/bringup/internal/benchlog"
+	"github.com/bringup-tool/bringup/internal/cputime"
 	"github.com/bringup-tool/bringup/rules"
 )
 
@@ -47,7 +46,7 @@ func runPipeline(b *testing.B, path string, size int64, check func(*Diagnosis)) 
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	c0 := cpuTime()
+	c0 := cputime.Used(cputime.Self)
 	for i := 0; i < b.N; i++ {
 		d, err := Run([]string{path}, Options{Rules: set})
 		if err != nil {
@@ -55,14 +54,8 @@ func runPipeline(b *testing.B, path string, size int64, check func(*Diagnosis)) 
 		}
 		check(d)
 	}
-	cpu := (cpuTime() - c0).Seconds()
+	cpu := (cputime.Used(cputime.Self) - c0).Seconds()
 	b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu, "MB/cpu-s")
-}
-
-func cpuTime() time.Duration {
-	var r syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
-	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
 
 // BenchmarkDiagnoseFile runs the whole pipeline on the log named by

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bringup-tool/bringup/internal/cputime"
 )
 
 // startTargets starts 8 targets, two per installed CPython (round-robin
@@ -97,8 +98,8 @@ func benchCapture(b *testing.B, pids []int, parallel, cold bool) {
 	}
 	cpu0 := cpuTicks(pids)
 	reads0 := processReads.Load()
-	self0 := selfCPU()
-	thread0 := threadCPU()
+	self0 := cputime.Used(cputime.Self)
+	thread0 := cputime.Used(cputime.Thread)
 	start := time.Now()
 	frames := 0
 	b.ResetTimer()
@@ -112,7 +113,7 @@ func benchCapture(b *testing.B, pids []int, parallel, cold bool) {
 		}
 	}
 	b.StopTimer()
-	threadUsed := threadCPU() - thread0
+	threadUsed := cputime.Used(cputime.Thread) - thread0
 	wall := time.Since(start).Seconds()
 	close(done)
 	wg.Wait()
@@ -121,7 +122,7 @@ func benchCapture(b *testing.B, pids []int, parallel, cold bool) {
 	b.ReportMetric(float64(cpuTicks(pids)-cpu0)/100/wall, "target-cpu")
 	b.ReportMetric(float64(frames), "frames/op")
 	b.ReportMetric(float64(processReads.Load()-reads0)/float64(b.N), "reads/op")
-	b.ReportMetric((selfCPU()-self0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric((cputime.Used(cputime.Self)-self0).Seconds()*1000/float64(b.N), "cpu-ms/op")
 	if !parallel {
 		b.ReportMetric(threadUsed.Seconds()*1000/float64(b.N), "capture-cpu-ms/op")
 	}
@@ -188,20 +189,6 @@ func cpuTicks(pids []int) int64 {
 		}
 	}
 	return sum
-}
-
-// threadCPU is the calling OS thread's user+system CPU time.
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// selfCPU is this process's user+system CPU time (watcher included).
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func dropCaches() {

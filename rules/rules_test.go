@@ -5,10 +5,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/bringup-tool/bringup/internal/cputime"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -347,17 +346,11 @@ func BenchmarkMatch(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			sub := Subject{Text: c.text}
 			b.SetBytes(int64(len(c.text)))
-			c0 := cpuTime()
+			c0 := cputime.Used(cputime.Self)
 			for i := 0; i < b.N; i++ {
 				s.Match(sub, nil)
 			}
-			b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cputime.Used(cputime.Self)-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-func cpuTime() time.Duration {
-	var r syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
-	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
