@@ -2,6 +2,7 @@ package watch
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -28,5 +29,50 @@ func TestProcTable(t *testing.T) {
 	}
 	if _, err := readStat(1 << 30); err == nil {
 		t.Error("stat of a pid that cannot exist read")
+	}
+}
+
+// The scanner reads a process found outside the tree only on full scans,
+// reads every new process and every process of the tree each time.
+func TestTreeScannerSkipsOutsiders(t *testing.T) {
+	var s treeScanner
+	tab := s.table() // full
+	self := os.Getpid()
+	if _, ok := tab[self]; !ok {
+		t.Fatal("first scan is not full")
+	}
+	s.settle(tab, []int{self})
+	outside := 0
+	for pid := range tab {
+		if pid != self {
+			outside++
+		}
+	}
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot start sleep:", err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	for i := 1; i < fullScanEvery; i++ {
+		tab = s.table()
+		if _, ok := tab[self]; !ok {
+			t.Fatalf("scan %d: the tree's process was not read", i)
+		}
+		if _, ok := tab[cmd.Process.Pid]; !ok {
+			t.Fatalf("scan %d: a process new since the last scan was not read", i)
+		}
+		if len(tab) > 10+outside/2 {
+			// Other processes come and go on a shared machine (and new
+			// ones are read), but most stay and are not read again.
+			t.Errorf("scan %d read %d processes; %d were outside the tree", i, len(tab), outside)
+		}
+		s.settle(tab, []int{self, cmd.Process.Pid})
+	}
+	if tab = s.table(); len(tab) < outside {
+		t.Errorf("scan %d (full) read %d processes, fewer than the %d outside", fullScanEvery, len(tab), outside)
+	}
+	if _, ok := tab[1]; !ok && outside > 0 {
+		t.Error("the full scan did not read pid 1")
 	}
 }

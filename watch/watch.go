@@ -181,6 +181,7 @@ type watcher struct {
 	exited   chan struct{}
 	preexist map[int]bool      // our children before the boot: not the boot's
 	seen     map[int]*seenProc // every process of the boot seen so far
+	procs    treeScanner       // /proc reads of the periodic scan
 	checked  map[int]bool      // pids reported in the env check
 	envIdx   map[int]int       // pid → index in run.EnvCheck
 	seenIdx  map[int]int       // pid → index in run.EnvSeen
@@ -460,9 +461,11 @@ func (w *watcher) conclude(outcome, reason string) {
 // variable.
 func (w *watcher) scan() bool {
 	bad := false
-	tab := procTable()
+	tab := w.procs.table()
+	tree := w.tree(tab)
+	w.procs.settle(tab, tree)
 	now := time.Now()
-	for _, pid := range w.tree(tab) {
+	for _, pid := range tree {
 		info := tab[pid]
 		if info.State == 'Z' {
 			continue
