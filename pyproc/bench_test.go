@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bringup-tool/bringup/internal/cputime"
+	"github.com/bringup-tool/bringup/internal/pyenv"
 )
 
 // startTargets starts 8 targets, two per installed CPython (round-robin
@@ -20,7 +21,7 @@ import (
 func startTargets(b *testing.B, spin bool) []int {
 	var pythons []string
 	for _, m := range testedMinors {
-		if py := pythonFor(m); py != "" {
+		if py := pyenv.Python(m); py != "" {
 			pythons = append(pythons, py)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bringup-tool/bringup/pyproc/internal/pyenv"
+	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestCaptureMatchesSelfView(t *testing.T) {
 	for _, minor := range testedMinors {
 		t.Run(minor, func(t *testing.T) {
-			py := pythonFor(minor)
+			py := pyenv.Python(minor)
 			if py == "" {
 				t.Skipf("CPython %s is not installed under pyenv (%s); skipping", minor, pyenv.Root())
 			}
@@ -155,7 +155,7 @@ func TestCaptureErrors(t *testing.T) {
 	}
 	// A CPython older than any generated layout says so.
 	for _, old := range []string{"3.9", "3.8"} {
-		py := pythonFor(old)
+		py := pyenv.Python(old)
 		if py == "" {
 			continue
 		}
@@ -223,7 +223,7 @@ func TestDescendants(t *testing.T) {
 func TestCaptureExitingProcess(t *testing.T) {
 	py := ""
 	for _, m := range testedMinors {
-		if py = pythonFor(m); py != "" {
+		if py = pyenv.Python(m); py != "" {
 			break
 		}
 	}
@@ -266,7 +266,7 @@ func TestCaptureExitingProcess(t *testing.T) {
 func TestCaptureRunningThread(t *testing.T) {
 	for _, minor := range testedMinors {
 		t.Run(minor, func(t *testing.T) {
-			py := pythonFor(minor)
+			py := pyenv.Python(minor)
 			if py == "" {
 				t.Skipf("CPython %s is not installed under pyenv", minor)
 			}
@@ -369,7 +369,7 @@ func fmtStack(s record.Stack) string {
 func TestCaptureConcurrent(t *testing.T) {
 	var pids []int
 	for _, m := range testedMinors {
-		if py := pythonFor(m); py != "" {
+		if py := pyenv.Python(m); py != "" {
 			cmd, _ := startTarget(t, py)
 			pids = append(pids, cmd.Process.Pid)
 		}
@@ -417,7 +417,7 @@ func TestCaptureConcurrent(t *testing.T) {
 func TestWrongLayoutRefused(t *testing.T) {
 	tried := 0
 	for _, minor := range testedMinors {
-		py := pythonFor(minor)
+		py := pyenv.Python(minor)
 		if py == "" {
 			continue
 		}

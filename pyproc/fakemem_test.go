@@ -12,6 +12,8 @@ import (
 	"sort"
 	"sync"
 	"testing"
+
+	"github.com/bringup-tool/bringup/internal/pyenv"
 )
 
 // regionMemory is recorded or synthetic memory: a set of byte regions.
@@ -195,7 +197,7 @@ func TestSnapshotReplay(t *testing.T) {
 // recording memory and writes the snapshots.
 func recordSnapshots(t *testing.T) {
 	for _, minor := range testedMinors {
-		py := pythonFor(minor)
+		py := pyenv.Python(minor)
 		if py == "" {
 			t.Logf("CPython %s not installed; its snapshot is not re-recorded", minor)
 			continue

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/bringup-tool/bringup/internal/pyenv"
 )
 
 // TestGeneratedLayoutsCurrent re-runs the generator against the CPython
@@ -23,7 +25,7 @@ func TestGeneratedLayoutsCurrent(t *testing.T) {
 		t.Skipf("no C compiler (%s)", cc)
 	}
 	for _, m := range testedMinors {
-		if pythonFor(m) == "" {
+		if pyenv.Python(m) == "" {
 			t.Skipf("CPython %s not installed under pyenv: cannot regenerate every layout here", m)
 		}
 	}

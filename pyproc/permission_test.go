@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/bringup-tool/bringup/internal/pyenv"
 )
 
 // TestPermission checks that a capture the kernel refuses says ErrPermission
@@ -29,7 +31,7 @@ func TestPermission(t *testing.T) {
 	}
 	py := ""
 	for _, m := range testedMinors {
-		if py = pythonFor(m); py != "" {
+		if py = pyenv.Python(m); py != "" {
 			break
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/pyproc/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -29,18 +28,6 @@ type targetView struct {
 		Main     bool         `json:"main"`
 		Frames   record.Stack `json:"frames"`
 	} `json:"threads"`
-}
-
-// pythonFor finds pyenv's interpreter for a minor version, or "".
-func pythonFor(minor string) string {
-	dirs, _ := filepath.Glob(filepath.Join(pyenv.Root(), "versions", minor+".*"))
-	for i := len(dirs) - 1; i >= 0; i-- {
-		p := filepath.Join(dirs[i], "bin", "python"+minor)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
 }
 
 // startTarget runs testdata/target.py under python and waits until it has

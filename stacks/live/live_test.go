@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
 )
@@ -20,11 +21,9 @@ func interpreters(t *testing.T) []string {
 	if p, err := exec.LookPath("python3"); err == nil {
 		out = append(out, p)
 	}
-	home, _ := os.UserHomeDir()
 	for _, v := range []string{"3.10", "3.12", "3.13"} {
-		m, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", v+".*", "bin", "python"+v))
-		if len(m) > 0 {
-			out = append(out, m[0])
+		if p := pyenv.Python(v); p != "" {
+			out = append(out, p)
 		}
 	}
 	if len(out) == 0 {

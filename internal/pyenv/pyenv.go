@@ -1,5 +1,5 @@
 // Package pyenv finds the pyenv installation whose CPython builds the
-// layout generator reads and the capture tests run.
+// layout generator reads and the process-reading tests run under.
 package pyenv
 
 import (
@@ -19,4 +19,17 @@ func Root() string {
 	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".pyenv")
+}
+
+// Python is the newest installed interpreter of a minor version ("3.12"),
+// or "" when pyenv has none.
+func Python(minor string) string {
+	dirs, _ := filepath.Glob(filepath.Join(Root(), "versions", minor+".*"))
+	for i := len(dirs) - 1; i >= 0; i-- {
+		p := filepath.Join(dirs[i], "bin", "python"+minor)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
 }
