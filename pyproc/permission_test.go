@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/bringup-tool/bringup/internal/pyenv"
 )
 
 // TestPermission checks that a capture the kernel refuses says ErrPermission
@@ -29,15 +27,7 @@ func TestPermission(t *testing.T) {
 		}
 		return
 	}
-	py := ""
-	for _, m := range testedMinors {
-		if py = pyenv.Python(m); py != "" {
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("no CPython under pyenv")
-	}
+	py := anyPython(t)
 	cmd, _ := startTarget(t, py)
 	// The test binary must be executable by nobody: copy it somewhere open.
 	dir, err := os.MkdirTemp("", "pyproc-perm")

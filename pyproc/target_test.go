@@ -9,12 +9,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
 )
 
 // testedMinors are the CPython versions the live tests expect pyenv to
 // provide; an absent one is skipped with a message.
 var testedMinors = []string{"3.10", "3.11", "3.12", "3.13"}
+
+// anyPython is the first tested CPython pyenv has; the test is skipped
+// when there is none.
+func anyPython(t testing.TB) string {
+	t.Helper()
+	for _, m := range testedMinors {
+		if py := pyenv.Python(m); py != "" {
+			return py
+		}
+	}
+	t.Skip("no CPython under pyenv")
+	return ""
+}
 
 // targetView is what testdata/target.py reports about itself.
 type targetView struct {
