@@ -6,8 +6,8 @@ import (
 
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/benchlog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/internal/benchlog"
 	"github.com/bringup-tool/bringup/record"
 )
 
