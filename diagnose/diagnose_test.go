@@ -190,8 +190,17 @@ func TestVersionGateAppliesAfterStreaming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if finding(d, "implicit-fallback-logged") != nil {
-		t.Errorf("rule gated on torch < 2.13 fired with torch %s", d.Versions["torch"])
+	if d.Versions["torch"] != "2.13.0+cu128" || finding(d, "implicit-fallback-logged") != nil {
+		t.Errorf("rule gated on torch < 2.13 fired with torch %q", d.Versions["torch"])
+	}
+	// The same log with an older torch printed last fires it: the quiet
+	// run above is the gate's doing, not a rule that never matched.
+	old := strings.Replace(log, "2.13.0+cu128", "2.7.1+cu128", 1)
+	if d, err = Run([]string{"-"}, Options{Stdin: strings.NewReader(old)}); err != nil {
+		t.Fatal(err)
+	}
+	if finding(d, "implicit-fallback-logged") == nil {
+		t.Errorf("rule gated on torch < 2.13 did not fire with torch %q: %v", d.Versions["torch"], ruleIDs(d))
 	}
 }
 
