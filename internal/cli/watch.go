@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -86,6 +87,13 @@ error-level finding, 2 could not run.`,
 			}
 			if silence < 0 || timeout < 0 || grace < 0 {
 				return Usagef("durations must not be negative")
+			}
+			// pollReady cannot report a URL it cannot GET (it runs beside the
+			// boot), so one without http(s)://host would wait out --timeout.
+			if readyURL != "" {
+				if u, err := url.Parse(readyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return Usagef("--ready-url %q: give a full URL such as http://localhost:8000/health", readyURL)
+				}
 			}
 			env := map[string]string{}
 			if envFile != "" {
