@@ -44,6 +44,10 @@ func (f Failure) Error() string {
 	return fmt.Sprintf("pid %d: %s", f.PID, msg)
 }
 
+// Unwrap lets callers test the cause (pyproc.ErrPermission, ErrNotPython)
+// of the error CaptureLive returns when no pid could be read.
+func (f Failure) Unwrap() error { return f.Err }
+
 // PySpyTimeout bounds one py-spy dump.
 var PySpyTimeout = 30 * time.Second
 

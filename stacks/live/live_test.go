@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/pyproc"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
 )
@@ -30,6 +32,19 @@ func interpreters(t *testing.T) []string {
 		t.Skip("no CPython on this machine")
 	}
 	return out
+}
+
+// skipIfDenied skips when this machine forbids reading another process's
+// memory (ptrace scope, no CAP_SYS_PTRACE); any other capture error is a
+// failure, so a capture broken for every process cannot pass as a skip.
+func skipIfDenied(t *testing.T, err error) {
+	t.Helper()
+	if errors.Is(err, pyproc.ErrPermission) {
+		t.Skipf("live capture not permitted here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // startHang runs testdata/hang.py and waits until its main thread is
@@ -68,9 +83,7 @@ func TestCaptureLiveOperatorStrHang(t *testing.T) {
 			p0 := startHang(t, py, 9, "VLLM::Worker_TP0")
 			p1 := startHang(t, py, 14, "VLLM::Worker_TP1")
 			res, err := CaptureLive([]int{p0, p1}, 2, 100*time.Millisecond)
-			if err != nil {
-				t.Skipf("live capture unavailable here: %v", err)
-			}
+			skipIfDenied(t, err)
 			if len(res.Processes) != 4 || len(res.Failures) != 0 {
 				t.Fatalf("captured %d snapshots, failures %v", len(res.Processes), res.Failures)
 			}
@@ -137,9 +150,7 @@ func TestCaptureTreeSkipsNonPython(t *testing.T) {
 	py := interpreters(t)[0]
 	pid := startHang(t, py, 3, "VLLM::Worker_TP0")
 	res, err := CaptureTree([]int{os.Getpid()}, 1, 0)
-	if err != nil {
-		t.Skipf("live capture unavailable here: %v", err)
-	}
+	skipIfDenied(t, err)
 	// The Go test binary is not Python and is left out quietly; the child is kept.
 	if len(res.Processes) != 1 || res.Processes[0].PID != pid {
 		t.Errorf("tree capture: %d processes, failures %v", len(res.Processes), res.Failures)
@@ -149,5 +160,13 @@ func TestCaptureTreeSkipsNonPython(t *testing.T) {
 func TestNotPythonIsAnError(t *testing.T) {
 	if _, err := CaptureLive([]int{os.Getpid()}, 1, 0); err == nil {
 		t.Error("capturing the Go test binary succeeded")
+	}
+}
+
+// The error CaptureLive returns when no pid could be read keeps its cause.
+func TestFailureUnwraps(t *testing.T) {
+	var err error = Failure{PID: 7, Err: fmt.Errorf("%w (py-spy is not on PATH for a fallback)", pyproc.ErrPermission)}
+	if !errors.Is(err, pyproc.ErrPermission) || !strings.HasPrefix(err.Error(), "pid 7: ") {
+		t.Errorf("%v: cause lost", err)
 	}
 }
