@@ -70,6 +70,11 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if count < 1 {
 				return Usagef("--count must be at least 1")
 			}
+			// Snapshots taken back to back all look alike: every thread would
+			// be called stuck.
+			if interval < 0 || (count > 1 && interval == 0) {
+				return Usagef("--interval %s: give a positive time between snapshots (e.g. --interval 5s)", interval)
+			}
 			live := len(pids) > 0 || treePID > 0
 			if !live && len(args) == 0 {
 				if f, ok := cmd.InOrStdin().(*os.File); ok && isTerminal(f) || !ok {

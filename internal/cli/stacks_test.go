@@ -33,6 +33,9 @@ func TestStacksCommand(t *testing.T) {
 	if code, _, errs := runCLI("stacks", "--json", "--collapsed", dir); code != ExitUsage || !strings.Contains(errs, "choose one") {
 		t.Errorf("two formats: exit %d stderr %q", code, errs)
 	}
+	if code, _, errs := runCLI("stacks", "--count", "2", "--interval", "-1s", "--pid", "1"); code != ExitUsage || !strings.Contains(errs, "--interval") {
+		t.Errorf("negative interval: exit %d stderr %q", code, errs)
+	}
 	if code, _, errs := runCLI("stacks", "no/such/file"); code != ExitUsage || !strings.Contains(errs, "no/such/file") {
 		t.Errorf("missing file: exit %d stderr %q", code, errs)
 	}
