@@ -85,8 +85,11 @@ error-level finding, 2 could not run.`,
 			if then != "stop" && then != "keep" {
 				return Usagef("--then %q: use stop or keep", then)
 			}
-			if silence < 0 || timeout < 0 || grace < 0 {
+			if silence < 0 || timeout < 0 || grace < 0 || snapEvery < 0 {
 				return Usagef("durations must not be negative")
+			}
+			if snapshots > 1 && snapEvery == 0 {
+				return Usagef("--snapshot-interval 0s: give a positive time between the %d stack snapshots (e.g. 1s)", snapshots)
 			}
 			// pollReady cannot report a URL it cannot GET (it runs beside the
 			// boot), so one without http(s)://host would wait out --timeout.

@@ -108,6 +108,8 @@ func TestWatchBadInput(t *testing.T) {
 		{[]string{"watch", "--store", db, "--env-file", badEnv, "--", "true"}, "bad.env:3"},
 		{[]string{"watch", "--store", db, "--on-silence", "panic", "--", "true"}, "--on-silence"},
 		{[]string{"watch", "--store", db, "--ready-url", "localhost:8000/health", "--", "true"}, "--ready-url"},
+		{[]string{"watch", "--store", db, "--snapshot-interval", "-1s", "--", "true"}, "negative"},
+		{[]string{"watch", "--store", db, "--snapshot-interval", "0s", "--", "true"}, "--snapshot-interval"},
 		{[]string{"watch", "--store", db, "--patches", dir, "--", "true"}, "--patch-root"},
 		{[]string{"runs", "show", "99", "--store", db}, "no such run"},
 		{[]string{"runs", "show", "yesterday", "--store", db}, "not a run id"},
