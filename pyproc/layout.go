@@ -38,16 +38,20 @@ type Layout struct {
 	TstateFrame                          int64 // 3.10 frame; 3.13 current_frame
 	TstateCFrame, CFrameCurrentFrame     int64 // 3.11/3.12
 
-	FramePrevious, FrameCode       int64
-	FrameLasti, FrameLastiSize     int64 // 3.10
-	FrameInstr                     int64 // prev_instr (3.11/3.12), instr_ptr (3.13)
-	FrameOwner, FrameOwnerSize     int64
-	OwnerGenerator, OwnerCStack    int64 // OwnerCStack -1 when the version has no shim frames
-	CodeFilename, CodeName         int64
-	CodeQualname                   int64 // 3.11+
-	CodeLinetable, CodeFirstlineno int64
-	CodeCodeAdaptive               int64 // 3.11+: instructions inline in the code object
-	CodeFirstTraceable             int64 // 3.11+
+	FramePrevious, FrameCode   int64
+	FrameLasti, FrameLastiSize int64 // 3.10
+	// 3.10: f_state, and the value of a frame that is running (on a
+	// thread's chain every frame is); anything else is a freed or zombie
+	// frame object reached through a stale link.
+	FrameState, FrameStateSize, FrameExecuting int64
+	FrameInstr                                 int64 // prev_instr (3.11/3.12), instr_ptr (3.13)
+	FrameOwner, FrameOwnerSize                 int64
+	OwnerGenerator, OwnerCStack                int64 // OwnerCStack -1 when the version has no shim frames
+	CodeFilename, CodeName                     int64
+	CodeQualname                               int64 // 3.11+
+	CodeLinetable, CodeFirstlineno             int64
+	CodeCodeAdaptive                           int64 // 3.11+: instructions inline in the code object
+	CodeFirstTraceable                         int64 // 3.11+
 
 	// Thread names (threading._active), 3.11+; NamesSupported is 0 where
 	// the headers do not describe dicts (3.10).

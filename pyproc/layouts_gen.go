@@ -39,6 +39,9 @@ var generatedLayouts = map[string]*Layout{
 		FrameCode:               32,
 		FrameLasti:              96,
 		FrameLastiSize:          4,
+		FrameState:              108,
+		FrameStateSize:          1,
+		FrameExecuting:          0,
 	},
 	"3.11": {
 		Source:                  "3.11.7",

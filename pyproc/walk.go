@@ -81,7 +81,7 @@ type rawThread struct {
 
 func newTarget(mem Memory, lay *Layout, runtime, codeType, strType uint64) *target {
 	return &target{mem: reader{mem}, lay: lay, runtime: runtime, codeType: codeType, strType: strType, codes: map[uint64]*codeInfo{},
-		frameSpan: span(lay.FramePrevious, lay.FrameCode, lay.FrameLasti, lay.FrameInstr, lay.FrameOwner, lay.FrameGlobals),
+		frameSpan: span(lay.FramePrevious, lay.FrameCode, lay.FrameLasti, lay.FrameState, lay.FrameInstr, lay.FrameOwner, lay.FrameGlobals),
 		codeSpan:  span(lay.ObType, lay.CodeFilename, lay.CodeName, lay.CodeQualname, lay.CodeLinetable, lay.CodeFirstlineno, lay.CodeFirstTraceable),
 	}
 }
@@ -195,7 +195,8 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 	// only a chain that read the same twice is taken whole. A running
 	// thread reuses frame memory as it calls and returns, so one pass can
 	// stitch frames from different moments into a stack that never was.
-	var last, again []link
+	var last []link
+	var reads [][]link // every chain read, for the root-path agreement below
 	var lastFrames record.Stack
 	var lastErr error
 	for attempt := 0; attempt < threadAttempts; attempt++ {
@@ -209,20 +210,23 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 			th.frames = frames
 			return th, nil
 		}
-		last, again, lastFrames = links, check, frames
+		last, lastFrames = links, frames
+		reads = append(reads, links)
+		if err == nil {
+			reads = append(reads, check)
+		}
 	}
 	if last == nil {
 		return th, lastErr
 	}
 	// Never settled: the thread keeps calling and returning. Keep only the
-	// outer frames both reads agreed on (its root path) and say the rest
-	// moved: an unconfirmed inner part can hold anything the thread's frame
-	// memory held a moment ago (on 3.10, even a recycled frame object of
-	// another thread), which is worse than no leaf.
-	k := 0
-	for k < len(last) && k < len(again) && last[len(last)-1-k].same(again[len(again)-1-k]) {
-		k++
-	}
+	// outer frames that every read agreed on (its root path) and say the
+	// rest moved: an unconfirmed inner part can hold anything the thread's
+	// frame memory held a moment ago (on 3.10, even a recycled frame object
+	// of another thread), which is worse than no leaf. Two reads alone are
+	// not enough: both can pass through the same recycled frame whose f_back
+	// was cleared and so agree on a "root" that is not the thread's.
+	k := commonRoot(reads)
 	first := len(lastFrames)
 	for i := len(last) - k; i < len(last); i++ {
 		if last[i].frame >= 0 {
@@ -268,6 +272,23 @@ type link struct {
 }
 
 func (a link) same(b link) bool { return a.addr == b.addr && a.code == b.code && a.prev == b.prev }
+
+// commonRoot is how many links, counted from the root end, every chain in
+// reads shares.
+func commonRoot(reads [][]link) int {
+	if len(reads) == 0 {
+		return 0
+	}
+	k := len(reads[0])
+	for _, r := range reads[1:] {
+		n := 0
+		for n < k && n < len(r) && reads[0][len(reads[0])-1-n].same(r[len(r)-1-n]) {
+			n++
+		}
+		k = n
+	}
+	return k
+}
 
 func sameLinks(a, b []link) bool {
 	if len(a) != len(b) {
@@ -323,6 +344,14 @@ func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
 		}
 		code, _ := at(buf, l.FrameCode, 8)
 		prev, _ := at(buf, l.FramePrevious, 8)
+		if l.FrameModel == 0 && l.FrameStateSize == 1 {
+			// A running thread can leave a link to a frame object that has
+			// since returned (3.10 keeps it as the code's zombie frame, its
+			// old f_back intact): the chain from there is stale history.
+			if st, ok := at(buf, l.FrameState, 1); ok && int8(st) != int8(l.FrameExecuting) {
+				return nil, nil, badRead("frame %#x on the chain is not executing (state %d): stale link", frame, int8(st))
+			}
+		}
 		lk := link{addr: frame, code: code, prev: prev, frame: -1}
 		if decode {
 			f, ok, err := t.frame(frame, buf)

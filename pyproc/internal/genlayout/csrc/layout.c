@@ -234,6 +234,9 @@ int main(void) {
     OFF("FrameCode", PyFrameObject, f_code);
     OFF("FrameLasti", PyFrameObject, f_lasti);
     F("FrameLastiSize", sizeof(((PyFrameObject *)0)->f_lasti));
+    OFF("FrameState", PyFrameObject, f_state);
+    F("FrameStateSize", sizeof(((PyFrameObject *)0)->f_state));
+    F("FrameExecuting", FRAME_EXECUTING);
 #endif
 #endif
     return 0;
