@@ -354,6 +354,15 @@ func (w *watcher) becameReady(how string) bool {
 	if w.isReady {
 		return false
 	}
+	// Look at the process tree as it stands at ready before concluding:
+	// a boot whose workers start and report in between two periodic scans
+	// would otherwise be called ready with their environment unchecked
+	// (and --env-strict would not stop it).
+	if w.scan() && w.cfg.EnvStrict {
+		w.conclude(store.OutcomeFailed, "a process lacks a requested environment variable (--env-strict)")
+		w.stopBoot()
+		return true
+	}
 	w.isReady = true
 	w.conclude(store.OutcomeReady, how)
 	w.say("%s after %s (%s)", w.cfg.Style.Green(w.cfg.Style.Bold("ready")), round(time.Since(w.run.Started)), how)
@@ -706,7 +715,13 @@ func (w *watcher) finish() {
 	// Verdict first: the outcome line heads the closing block, then the
 	// diagnosis that explains it.
 	fmt.Fprintf(w.cfg.Messages, "\n%s\n", Headline(w.run, w.cfg.Style))
-	if w.run.Outcome != store.OutcomeReady && w.cfg.Diagnose != nil {
+	switch {
+	case w.run.Outcome == store.OutcomeReady || w.cfg.Diagnose == nil:
+	case w.run.Bytes == 0:
+		// Nothing was printed: nothing to diagnose, and not a failure of
+		// the diagnosis.
+		w.say("no output to diagnose (the boot printed nothing)")
+	default:
 		w.save() // logs are complete; the diagnosis reads them
 		// The boot's context is over (after Ctrl-C it is cancelled); a
 		// second Ctrl-C (Hurry) abandons the diagnosis.

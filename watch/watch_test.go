@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -242,6 +244,35 @@ func TestSilentBootIsCaptured(t *testing.T) {
 	}
 }
 
+// A boot that prints nothing has nothing to diagnose: said plainly, not as
+// a failed diagnosis.
+func TestSilentExitSaysNoOutput(t *testing.T) {
+	py := needPython(t)
+	for _, c := range []struct {
+		code    string
+		outcome string
+	}{{"0", store.OutcomeExited}, {"3", store.OutcomeFailed}} {
+		r := boot(t, t.Context(), Config{
+			Command:  []string{py, "-c", "import sys; sys.exit(" + c.code + ")"},
+			Timeout:  30 * time.Second,
+			Diagnose: PipelineDiagnose(nil, report.Style{}),
+		})
+		msgs := r.msgs.String()
+		if r.run.Outcome != c.outcome {
+			t.Errorf("exit %s: outcome %q, want %q", c.code, r.run.Outcome, c.outcome)
+		}
+		if strings.Contains(msgs, "diagnosis failed") || strings.Contains(msgs, "warning") {
+			t.Errorf("exit %s: an empty run is reported as a problem of bringup:\n%s", c.code, msgs)
+		}
+		if !strings.Contains(msgs, "no output to diagnose") {
+			t.Errorf("exit %s: messages do not say there was no output to diagnose:\n%s", c.code, msgs)
+		}
+		if r.run.Lines != 0 || r.run.Bytes != 0 {
+			t.Errorf("exit %s: %d lines %d bytes recorded", c.code, r.run.Lines, r.run.Bytes)
+		}
+	}
+}
+
 func TestEnvDroppedByLauncher(t *testing.T) {
 	py := needPython(t)
 	for _, strict := range []bool{false, true} {
@@ -310,6 +341,53 @@ func TestEnvDroppedByLauncher(t *testing.T) {
 			}
 			if !strings.Contains(r.msgs.String(), "missing VLLM_COMPILE_FULLGRAPH, VLLM_USE_AOT_COMPILE") {
 				t.Errorf("mismatch not printed while running")
+			}
+		})
+	}
+}
+
+// The env check of a boot that comes up between two scans of the process
+// tree: the workers exec, report in and the launcher prints ready before
+// the periodic scan (here: never, Poll is an hour) has looked at them. The
+// scan taken at ready still sees every worker as it runs (it was flaky
+// under heavy load with a 100 ms poll: ready was seen before the scan that
+// would have found the workers).
+func TestEnvCheckedAtReadyWithoutPeriodicScan(t *testing.T) {
+	py := needPython(t)
+	readyFile := filepath.Join(t.TempDir(), "ready")
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		if _, err := os.Stat(readyFile); err != nil {
+			rw.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	for _, strict := range []bool{false, true} {
+		t.Run("strict="+strconv.FormatBool(strict), func(t *testing.T) {
+			os.Remove(readyFile)
+			r := boot(t, t.Context(), Config{
+				Command:   []string{py, script("envdrop.py")},
+				Env:       map[string]string{"VLLM_USE_AOT_COMPILE": "0", "VLLM_COMPILE_FULLGRAPH": "0", "TORCH_COMPILE_DEBUG": "1", "ENVDROP_READY_FILE": readyFile},
+				EnvStrict: strict,
+				ReadyURL:  srv.URL,
+				Poll:      time.Hour,
+				Timeout:   30 * time.Second,
+			})
+			workers := 0
+			for _, ec := range r.run.EnvCheck {
+				if strings.Contains(ec.Process, "envdrop.py worker") &&
+					strings.Join(ec.Missing, ",") == "VLLM_COMPILE_FULLGRAPH,VLLM_USE_AOT_COMPILE" {
+					workers++
+				}
+			}
+			if workers != 2 || len(r.run.EnvCheck) != 2 {
+				t.Errorf("env check %+v, want both workers missing the VLLM_* variables", r.run.EnvCheck)
+			}
+			want := store.OutcomeReady
+			if strict {
+				want = store.OutcomeFailed
+			}
+			if r.run.Outcome != want {
+				t.Errorf("outcome %q (%s), want %q", r.run.Outcome, r.run.Reason, want)
 			}
 		})
 	}

@@ -19,4 +19,6 @@ if __name__ == "__main__":
     for _ in range(2):
         os.read(r, 1)  # each worker reports in once it has compiled
     fe.engine_ready()
+    if os.environ.get("ENVDROP_READY_FILE"):  # for a --ready-url test server
+        open(os.environ["ENVDROP_READY_FILE"], "w").close()
     fe.serve_forever()
