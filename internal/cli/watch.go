@@ -88,6 +88,12 @@ error-level finding, 2 could not run.`,
 			if silence < 0 || timeout < 0 || grace < 0 || snapEvery < 0 {
 				return Usagef("durations must not be negative")
 			}
+			// A capture is at least one snapshot (like stacks --count); 0 is
+			// refused rather than quietly taken as 1. To capture nothing, do not
+			// watch for silence (--silence 0); --timeout still captures.
+			if snapshots < 1 {
+				return Usagef("--snapshots %d: a stack capture takes at least 1 snapshot (2+ tells stuck from slow); to never capture on silence use --silence 0", snapshots)
+			}
 			if snapshots > 1 && snapEvery == 0 {
 				return Usagef("--snapshot-interval 0s: give a positive time between the %d stack snapshots (e.g. 1s)", snapshots)
 			}
@@ -215,7 +221,7 @@ error-level finding, 2 could not run.`,
 	f.BoolVar(&envStrict, "env-strict", false, "stop the boot when a process lacks a requested variable or has another value")
 	f.DurationVar(&silence, "silence", 5*time.Minute, "no output this long → capture stacks (0: never)")
 	f.StringVar(&onSilence, "on-silence", "dump", "after a silence capture: dump (keep watching) or stop (outcome hung)")
-	f.IntVar(&snapshots, "snapshots", 3, "stack snapshots per capture (stuck vs slow needs 2 or more)")
+	f.IntVar(&snapshots, "snapshots", 3, "stack snapshots per capture, at least 1 (stuck vs slow needs 2 or more)")
 	f.DurationVar(&snapEvery, "snapshot-interval", time.Second, "time between stack snapshots")
 	f.DurationVar(&timeout, "timeout", 0, "stop the boot (after capturing stacks) when not ready after this long (0: never)")
 	f.DurationVar(&grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when stopping the boot")

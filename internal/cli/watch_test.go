@@ -110,6 +110,8 @@ func TestWatchBadInput(t *testing.T) {
 		{[]string{"watch", "--store", db, "--ready-url", "localhost:8000/health", "--", "true"}, "--ready-url"},
 		{[]string{"watch", "--store", db, "--snapshot-interval", "-1s", "--", "true"}, "negative"},
 		{[]string{"watch", "--store", db, "--snapshot-interval", "0s", "--", "true"}, "--snapshot-interval"},
+		{[]string{"watch", "--store", db, "--snapshots", "0", "--", "true"}, "--snapshots 0: a stack capture takes at least 1 snapshot"},
+		{[]string{"watch", "--store", db, "--snapshots", "-2", "--", "true"}, "--snapshots -2"},
 		{[]string{"watch", "--store", db, "--patches", dir, "--", "true"}, "--patch-root"},
 		{[]string{"runs", "show", "99", "--store", db}, "no such run"},
 		{[]string{"runs", "show", "yesterday", "--store", db}, "not a run id"},
