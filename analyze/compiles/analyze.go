@@ -70,6 +70,7 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 	// The caps are shared between files so that many ranks together stay
 	// within them while they are read at once.
 	perFile := max(MaxPhases/max(len(inputs), 1), 1000)
+	verified := torchtrace.NewVerified()
 	var done atomic.Int64
 	files := make([]*fileAnalysis, len(inputs))
 	stats := make([]*torchtrace.Stats, len(inputs))
@@ -80,7 +81,7 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
-			files[i], stats[i] = analyzeFile(inputs[i], perFile, &countingReader{done: &done, total: total, fn: opts.Progress})
+			files[i], stats[i] = analyzeFile(inputs[i], perFile, &countingReader{done: &done, total: total, fn: opts.Progress}, verified)
 		}(i)
 	}
 	wg.Wait()
@@ -90,7 +91,7 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 	return merge(files, stats, ignored)
 }
 
-func analyzeFile(in Input, maxPhases int, cr *countingReader) (*fileAnalysis, *torchtrace.Stats) {
+func analyzeFile(in Input, maxPhases int, cr *countingReader, verified *torchtrace.Verified) (*fileAnalysis, *torchtrace.Stats) {
 	fa := newFileAnalysis(in, maxPhases)
 	f, err := os.Open(in.Path)
 	if err != nil {
@@ -103,7 +104,7 @@ func analyzeFile(in Input, maxPhases int, cr *countingReader) (*fileAnalysis, *t
 	cr.r = f
 	sc := torchtrace.NewScanner(cr, in.Path)
 	sc.Want = fa.want
-	scanPipelined(sc, fa)
+	scanPipelined(sc, fa, verified)
 	st := sc.Stats()
 	if err := sc.Err(); err != nil {
 		st.ReadError = err.Error()
@@ -584,7 +585,7 @@ var needsMeta = map[string]bool{
 // allocations nor GC cycles (they are most of the payload bytes). A batch
 // closes at 512 events or 1 MiB of copied bytes, which bounds what is in
 // flight.
-func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
+func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis, verified *torchtrace.Verified) {
 	sc.BorrowBody = true
 	sc.DeferMD5 = true
 	scanned := make(chan *evBatch, 2)
@@ -625,7 +626,7 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis) {
 		for b := range scanned {
 			for i := range b.evs {
 				if ev := &b.evs[i]; ev.MD5Deferred {
-					ev.MD5OK = torchtrace.CheckMD5(ev)
+					ev.MD5OK = verified.CheckMD5(ev)
 					if !ev.MD5OK {
 						mismatch = append(mismatch, ev.Line)
 					}

@@ -34,3 +34,24 @@ func BenchmarkAnalyzeCorpus(b *testing.B) {
 		AnalyzeInputs(in, nil, Options{})
 	}
 }
+
+// BenchmarkAnalyzeFile analyses the trace named by $BENCH_TRACE (skipped
+// when unset): a profile of the summary path on a large input, e.g. the
+// file scripts/bench-trace builds, with -cpuprofile or -memprofile.
+func BenchmarkAnalyzeFile(b *testing.B) {
+	p := os.Getenv("BENCH_TRACE")
+	if p == "" {
+		b.Skip("BENCH_TRACE names no trace file")
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := []Input{{Path: p, Rank: -1, RankFrom: "none", Bytes: st.Size()}}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		AnalyzeInputs(in, nil, Options{})
+	}
+}

@@ -28,7 +28,7 @@ func DiagnoseAnalyzer(path string, r io.Reader) (diagnose.Analysis, error) {
 	fa := newFileAnalysis(in, MaxPhases)
 	sc := torchtrace.NewScanner(r, path)
 	sc.Want = fa.want
-	scanPipelined(sc, fa)
+	scanPipelined(sc, fa, torchtrace.NewVerified())
 	st := sc.Stats()
 	if err := sc.Err(); err != nil {
 		return diagnose.Analysis{}, err

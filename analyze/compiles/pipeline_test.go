@@ -89,7 +89,7 @@ func samePipelined(t *testing.T, data []byte) {
 		sc := torchtrace.NewScanner(bytes.NewReader(data), "fuzz.log")
 		sc.Want = fa.want
 		if pipelined {
-			scanPipelined(sc, fa)
+			scanPipelined(sc, fa, torchtrace.NewVerified())
 		} else {
 			for sc.Next() {
 				fa.add(sc.Event())

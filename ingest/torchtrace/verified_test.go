@@ -1,0 +1,72 @@
+package torchtrace
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"strings"
+	"testing"
+)
+
+func md5Event(announced, payload string) *Event {
+	return &Event{HasPayload: announced, HashInput: []byte(payload), MD5Deferred: true}
+}
+
+func hexMD5(s string) string { h := md5.Sum([]byte(s)); return hex.EncodeToString(h[:]) }
+
+// TestVerifiedSameAsCheckMD5: the cache answers what CheckMD5 answers, for
+// a repeat (answered by comparison), a payload that differs from the
+// remembered one under the same announced MD5, an empty payload, a wrong
+// MD5 never remembered, and across the budget reset.
+func TestVerifiedSameAsCheckMD5(t *testing.T) {
+	v := NewVerified()
+	good := "def forward(x):\n    return x + 1"
+	cases := []struct {
+		ev   *Event
+		want bool
+	}{
+		{md5Event(hexMD5(good), good), true},
+		{md5Event(hexMD5(good), good), true},                   // remembered
+		{md5Event(hexMD5(good), good+" "), false},              // longer
+		{md5Event(hexMD5(good), strings.ToUpper(good)), false}, // same length, other bytes
+		{md5Event(hexMD5(""), ""), true},
+		{md5Event(hexMD5(""), ""), true},
+		{md5Event(hexMD5("a"), "b"), false},
+		{md5Event(hexMD5("a"), "b"), false}, // a mismatch is never remembered
+		{md5Event(hexMD5(good), good), true},
+	}
+	for i, c := range cases {
+		if got, direct := v.CheckMD5(c.ev), CheckMD5(c.ev); got != c.want || direct != c.want {
+			t.Errorf("case %d: cache %v, CheckMD5 %v, want %v", i, got, direct, c.want)
+		}
+	}
+	if _, ok := v.m[hexMD5("a")]; ok {
+		t.Error("a payload that did not match was remembered")
+	}
+	if len(v.m) != 2 {
+		t.Errorf("%d payloads remembered, want 2", len(v.m))
+	}
+	// Filling past the budget forgets and starts again; answers stay right.
+	big := strings.Repeat("z", maxVerifiedPayload)
+	for i := 0; i < VerifiedBudget/maxVerifiedPayload+3; i++ {
+		p := big[:len(big)-i]
+		if !v.CheckMD5(md5Event(hexMD5(p), p)) {
+			t.Fatalf("payload %d did not match", i)
+		}
+		if v.bytes > VerifiedBudget {
+			t.Fatalf("cache holds %d bytes, budget %d", v.bytes, VerifiedBudget)
+		}
+	}
+	if v.CheckMD5(md5Event(hexMD5(good), good+"!")) {
+		t.Error("a changed payload matched after the reset")
+	}
+	// Too big to remember: checked, not kept.
+	huge := strings.Repeat("h", maxVerifiedPayload+1)
+	before := v.bytes
+	if !v.CheckMD5(md5Event(hexMD5(huge), huge)) || v.bytes != before {
+		t.Errorf("payload over maxVerifiedPayload: bytes %d → %d", before, v.bytes)
+	}
+	var nilCache *Verified
+	if !nilCache.CheckMD5(md5Event(hexMD5(good), good)) || nilCache.CheckMD5(md5Event(hexMD5(good), "x")) {
+		t.Error("a nil cache does not answer as CheckMD5")
+	}
+}
