@@ -1,6 +1,7 @@
 package patchset
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"os"
@@ -52,13 +53,24 @@ func FuzzParse(f *testing.F) {
 }
 
 func FuzzParseRecord(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join("testdata", "pip-23.0.1.RECORD")); err == nil {
+		f.Add(b) // a slice of a real wheel's RECORD
+	}
 	f.Add([]byte("vllm/x.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,3\nvllm/__pycache__/x.pyc,,\n"))
 	f.Add([]byte("a,\"b\nc\",1\n\"unterminated"))
+	f.Add([]byte("ok.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,3\nbad.py,sha256=tooshort,1\nq.py,\"x\"y,1\nlast.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,3\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, _ := ParseRecord(data)
+		rows, bad := ParseRecord(data)
 		for _, h := range rows {
 			if !hexRe.MatchString(h) {
 				t.Fatalf("bad hash %q", h)
+			}
+		}
+		// Malformed rows are named by line, in order, within the input.
+		lines := bytes.Count(data, []byte{'\n'}) + 1
+		for i, l := range bad {
+			if l < 1 || l > lines || (i > 0 && l <= bad[i-1]) {
+				t.Fatalf("bad row lines %v (input has %d lines)", bad, lines)
 			}
 		}
 	})

@@ -151,13 +151,14 @@ func FromGitDiff(root string, diff []byte) ([]FileChange, error) {
 }
 
 // PackageOf names the distribution whose RECORD lists rel under root, as
-// "name==version", or "" when none does.
-func PackageOf(root, rel string) string {
+// "name==version", or "" when none does. The warnings name a damaged
+// RECORD the answer depends on (file and lines of its malformed rows).
+func PackageOf(root, rel string) (string, []string) {
 	ix := recordIndex{root: root}
 	if e, ok := ix.lookup(rel); ok {
-		return e.Dist + "==" + e.Version
+		return e.Dist + "==" + e.Version, ix.warnings
 	}
-	return ""
+	return "", ix.warnings
 }
 
 // Refresh re-pins a patch after its diff was edited, or after the target

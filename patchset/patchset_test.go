@@ -14,6 +14,7 @@ import (
 
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/patchset/udiff"
+	"github.com/bringup-tool/bringup/report"
 )
 
 func seedPath(t testing.TB) string {
@@ -373,6 +374,65 @@ func TestRecordNamesUpstreamVersion(t *testing.T) {
 	if !strings.Contains(tg.Detail, "as fakepkg 2.0.1 ships it") || !strings.Contains(tg.Detail, "rebasable") ||
 		!strings.HasPrefix(tg.Detail, "the patch was written for fakepkg==1.0, the root has fakepkg 2.0.1") {
 		t.Fatalf("detail: %s", tg.Detail)
+	}
+}
+
+// A damaged RECORD (a slice of pip's real one with rows broken) is used
+// for what parses, and every lookup that depends on it says which RECORD
+// and which lines; nothing of it is silently half-used.
+func TestDamagedRecordIsNamedWithLines(t *testing.T) {
+	real, err := os.ReadFile(filepath.Join("testdata", "pip-23.0.1.RECORD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, bad := ParseRecord(real)
+	if len(bad) != 0 || rows["pip/__init__.py"] != "e72ae879dcdcd9d28a6dcca70eb1d7f2f0682f1a94dbb2a616fbc799da9037dc" {
+		t.Fatalf("real RECORD: bad lines %v, pip/__init__.py %q", bad, rows["pip/__init__.py"])
+	}
+	for _, c := range []struct {
+		name, broken, want string
+	}{
+		// The target's own row is malformed: its shipped hash is unknown.
+		{"own row", "fakepkg/textwrap.py,sha256=notbase64!,12\n",
+			"fakepkg-2.0.1.dist-info/RECORD: malformed row at line 3 skipped; it names fakepkg/textwrap.py, so what the wheel shipped for that file is unknown"},
+		// A quote left open swallows the rows after it, the target's among them.
+		{"open quote", "pip/x.py,\"sha256=abc,1\n",
+			"fakepkg-2.0.1.dist-info/RECORD: malformed row at line 3 skipped; it names fakepkg/textwrap.py"},
+		// Another row is malformed: the target's row is used, the damage named.
+		{"other row", "pip/x.py,sha256=AAAA,1\npip/y.py,sha256=x\"y,1\n",
+			"fakepkg-2.0.1.dist-info/RECORD: 2 malformed rows at lines 3, 4 skipped; the row of fakepkg/textwrap.py parsed and was used, but this RECORD is damaged"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := newTree(t)
+			tr.standardSeries(t)
+			newer := append([]byte("# 2.0\n"), tr.orig["fakepkg/textwrap.py"]...)
+			os.WriteFile(filepath.Join(tr.root, "fakepkg/textwrap.py"), newer, 0o644)
+			di := filepath.Join(tr.root, "fakepkg-2.0.1.dist-info")
+			os.MkdirAll(di, 0o755)
+			lines := strings.SplitAfter(string(real), "\n")
+			own := fmt.Sprintf("fakepkg/textwrap.py,sha256=%s,%d\n", b64(sha(newer)), len(newer))
+			if c.name == "own row" {
+				own = ""
+			}
+			rec := lines[0] + lines[1] + c.broken + own + strings.Join(lines[2:], "")
+			os.WriteFile(filepath.Join(di, "RECORD"), []byte(rec), 0o644)
+			r, err := SeriesStatus(tr.root, tr.patches)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(r.Warnings, "\n"); !strings.Contains(got, c.want) || len(r.Warnings) != 1 {
+				t.Errorf("warnings:\n%s\nwant one: %s", got, c.want)
+			}
+			tg := r.Patches[2].Targets[0]
+			if (c.name == "other row") != (tg.Upstream != nil && tg.Upstream.MatchesActual) {
+				t.Errorf("upstream %+v", tg.Upstream)
+			}
+			var out bytes.Buffer
+			WriteText(&out, r, report.Style{})
+			if !strings.Contains(out.String(), "warning: "+c.want) {
+				t.Errorf("status text does not carry the warning:\n%s", out.String())
+			}
+		})
 	}
 }
 

@@ -239,6 +239,7 @@ func evaluate(root string, s *Series) (*evaluation, error) {
 		}
 		pr.State = patchState(pr.Targets)
 	}
+	r.Warnings = append(r.Warnings, ev.rec.warnings...)
 	r.OK = r.Consistent()
 	return ev, nil
 }

@@ -280,7 +280,11 @@ are read under --root and the diff applied exactly. The patch is verified
 				}
 				changes = []patchset.FileChange{{Path: target, Original: orig, Edited: edited}}
 			}
-			h := patchset.Header{Status: status, Description: desc, Package: patchset.PackageOf(root, changes[0].Path)}
+			pkg, warns := patchset.PackageOf(root, changes[0].Path)
+			for _, w := range warns {
+				fmt.Fprintf(cmd.ErrOrStderr(), "bringup: warning: %s\n", w)
+			}
+			h := patchset.Header{Status: status, Description: desc, Package: pkg}
 			for _, e := range envs {
 				kv, note, _ := strings.Cut(e, " ")
 				name, val, _ := strings.Cut(kv, "=")

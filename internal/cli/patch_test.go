@@ -86,3 +86,29 @@ func TestPatchCommands(t *testing.T) {
 		t.Fatalf("missing patch: %d %s", code, errs)
 	}
 }
+
+// patch new names the package from the wheel's RECORD; when that RECORD
+// has malformed rows, it says which file and lines instead of using the
+// rest silently.
+func TestPatchNewWarnsOfDamagedRecord(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "site-packages")
+	os.MkdirAll(filepath.Join(root, "pkg"), 0o755)
+	os.MkdirAll(filepath.Join(root, "pkg-1.2.dist-info"), 0o755)
+	os.WriteFile(filepath.Join(root, "pkg", "wrapper.py"), []byte("x = 1\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "pkg-1.2.dist-info", "RECORD"),
+		[]byte("pkg/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\npkg/wrapper.py,sha256=truncat\n"), 0o644)
+	ed := filepath.Join(dir, "wrapper.py.edited")
+	os.WriteFile(ed, []byte("x = 2\n"), 0o644)
+	code, out, errs := runCLI("patch", "new", "--root", root, "--target", "pkg/wrapper.py", ed)
+	if code != 0 || !strings.Contains(out, "+x = 2") {
+		t.Fatalf("new: %d %s %s", code, out, errs)
+	}
+	want := "bringup: warning: pkg-1.2.dist-info/RECORD: malformed row at line 2 skipped; it names pkg/wrapper.py"
+	if !strings.Contains(errs, want) {
+		t.Errorf("stderr %q, want %q", errs, want)
+	}
+	if strings.Contains(out, "Package:") {
+		t.Errorf("a Package: line from a RECORD row that does not parse:\n%s", out)
+	}
+}
