@@ -374,6 +374,20 @@ func explainMisses(res *Result) {
 		i    int
 		comp map[string]string
 	}
+	// A file shares one Components slice between lookups with the same
+	// list, so the maps and the differences are computed once per distinct
+	// list (per pair of lists) instead of once per lookup: a huge trace of
+	// repeated compiles has thousands of lookups and a handful of lists.
+	maps := map[*string]map[string]string{}
+	compOf := func(list []string) map[string]string {
+		m, ok := maps[&list[0]]
+		if !ok {
+			m = compMap(list)
+			maps[&list[0]] = m
+		}
+		return m
+	}
+	diffs := map[[2]*string][]string{}
 	byKey := map[string][]hit{}
 	add := func(k string, h hit) {
 		l := byKey[k]
@@ -391,7 +405,7 @@ func explainMisses(res *Result) {
 		if ce.Outcome != OutcomeHit || len(ce.Components) == 0 {
 			continue
 		}
-		h := hit{i, compMap(ce.Components)}
+		h := hit{i, compOf(ce.Components)}
 		add(ce.Kind+"|id|"+ce.CompileID, h)
 		if g := graphHash(h.comp); g != "" {
 			add(ce.Kind+"|gm|"+g, h)
@@ -400,15 +414,16 @@ func explainMisses(res *Result) {
 	if len(byKey) == 0 {
 		return
 	}
+	var cands []hit
 	for i := range res.Cache {
 		m := &res.Cache[i]
 		if m.Outcome != OutcomeMiss || len(m.Components) == 0 {
 			continue
 		}
-		mc := compMap(m.Components)
-		cands := byKey[m.Kind+"|id|"+m.CompileID]
+		mc := compOf(m.Components)
+		cands = append(cands[:0], byKey[m.Kind+"|id|"+m.CompileID]...)
 		if g := graphHash(mc); g != "" {
-			cands = append(append([]hit(nil), cands...), byKey[m.Kind+"|gm|"+g]...)
+			cands = append(cands, byKey[m.Kind+"|gm|"+g]...)
 		}
 		best, bestDiff := -1, []string(nil)
 		for _, h := range cands {
@@ -416,7 +431,12 @@ func explainMisses(res *Result) {
 			if hc.Path == m.Path && hc.Rank == m.Rank && hc.Line == m.Line {
 				continue
 			}
-			d := diffComponents(mc, h.comp)
+			k := [2]*string{&m.Components[0], &hc.Components[0]}
+			d, ok := diffs[k]
+			if !ok {
+				d = diffComponents(mc, h.comp)
+				diffs[k] = d
+			}
 			if best < 0 || len(d) < len(bestDiff) {
 				best, bestDiff = h.i, d
 			}
@@ -611,9 +631,17 @@ func scanPipelined(sc *torchtrace.Scanner, fa *fileAnalysis, verified *torchtrac
 				scanned <- b
 				b = get()
 			}
+			// A kept body that is not truncated is the hash input, byte
+			// for byte (the scanner appends the same pieces to both):
+			// one copy serves both.
+			same := ev.HashInput != nil && ev.Body != nil && !ev.BodyTruncated && len(ev.Body) == len(ev.HashInput)
 			ev.Meta = b.copy(ev.Meta)
 			ev.Body = b.copy(ev.Body)
-			ev.HashInput = b.copy(ev.HashInput)
+			if same {
+				ev.HashInput = ev.Body
+			} else {
+				ev.HashInput = b.copy(ev.HashInput)
+			}
 			b.evs = append(b.evs, ev)
 		}
 		if len(b.evs) > 0 {

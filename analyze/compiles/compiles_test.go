@@ -1,6 +1,7 @@
 package compiles
 
 import (
+	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -827,5 +829,55 @@ func TestPhaseSeconds(t *testing.T) {
 	}
 	if dynamo <= 0 || sum < dynamo*0.999 || sum > dynamo*1.001 {
 		t.Errorf("self times add up to %.6fs, dynamo took %.6fs", sum, dynamo)
+	}
+}
+
+// TestWriteJSONParallelSameBytes: the long arrays, marshalled in chunks on
+// several goroutines, give the bytes of the one-goroutine path, and the
+// same document as json.Marshal (the corpus block three times over has
+// arrays of several chunks).
+func TestWriteJSONParallelSameBytes(t *testing.T) {
+	var data []byte
+	for _, pat := range []string{"*.log", "*.txt"} {
+		ms, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "tlparse-inputs"), pat))
+		for _, m := range ms {
+			b, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, b...)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "three.log")
+	if err := os.WriteFile(p, bytes.Repeat(data, 3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := analyze(t, p)
+	if len(res.Phases) <= 2*jsonChunk {
+		t.Fatalf("only %d phases: the test needs arrays of several chunks", len(res.Phases))
+	}
+	var par, seq bytes.Buffer
+	if err := WriteJSON(&par, res); err != nil {
+		t.Fatal(err)
+	}
+	old := runtime.GOMAXPROCS(1)
+	err := WriteJSON(&seq, res)
+	runtime.GOMAXPROCS(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old < 2 {
+		t.Log("GOMAXPROCS is 1: both runs took the one-goroutine path")
+	}
+	if !bytes.Equal(par.Bytes(), seq.Bytes()) {
+		t.Error("parallel WriteJSON differs from the one-goroutine output")
+	}
+	m, _ := json.Marshal(res)
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, par.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(compact.Bytes(), m) {
+		t.Error("WriteJSON differs from json.Marshal")
 	}
 }
