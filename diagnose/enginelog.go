@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/bringup-tool/bringup/analyze/timeline"
 	"github.com/bringup-tool/bringup/analyze/versions"
@@ -35,25 +36,149 @@ type logResult struct {
 
 var gpuUtilRe = regexp.MustCompile(`gpu_memory_utilization[=:]?\s*\(?\s*([0-9]*\.?[0-9]+)`)
 
-// gpuUtilWord gates gpuUtilRe: a strided scan instead of strings.Contains,
-// whose byte search stops at every 'g' of a line.
-var gpuUtilWord = litscan.New([]string{"gpu_memory_utilization"})
+// Literal groups: which analyzers a record's text concerns. The parser
+// scans every line once for all their literals in its parallel stage
+// (enginelog.Options.Scan); the analyzers test bits instead of scanning
+// the text again, and a record no analyzer reads needs no Text string.
+const (
+	gRules     uint64 = 1 << iota // a rule's prefilter literal
+	gVersions                     // versions.GateLiterals
+	gTraceback                    // pytrace.GateLiterals
+	gTimeline                     // timeline.Markers
+	gGPU                          // gpuUtilWord
+	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU
+)
+
+// gpuUtilWord gates gpuUtilRe.
+const gpuUtilWord = "gpu_memory_utilization"
+
+// gate is the literal scan of one rules.Set: lits holds the literals of
+// the groups not in always, whose bits every record gets.
+type gate struct {
+	scan   *litscan.Grouped
+	always uint64
+	rules  []string // the rules' literals it was built from
+}
+
+// gates caches a gate per rules.Set: a directory of thousands of small
+// logs would otherwise compile one per file.
+var gates sync.Map // *rules.Set -> *gate
+
+// forceAll (tests): every record concerns every analyzer, as if no gate
+// existed, and every analyzer gets a Text of its own (none borrows the
+// batch's memory); the results must be the same.
+var forceAll bool
+
+func gateFor(set *rules.Set) *gate {
+	rl, rulesAlways := set.TextLiterals()
+	if g, ok := gates.Load(set); ok {
+		if g := g.(*gate); sameSlice(g.rules, rl) {
+			return g
+		}
+	}
+	g := &gate{rules: rl}
+	var lits []string
+	var masks []uint64
+	add := func(bit uint64, ls []string) {
+		for _, l := range ls {
+			// A literal that could span lines or be only blanks
+			// (trimmed off a record's end) cannot be found line by line.
+			if strings.ContainsRune(l, '\n') || strings.TrimSpace(l) == "" {
+				g.always |= bit
+				return
+			}
+		}
+		for _, l := range ls {
+			lits = append(lits, l)
+			masks = append(masks, bit)
+		}
+	}
+	if rulesAlways {
+		g.always |= gRules
+	} else {
+		add(gRules, rl)
+	}
+	add(gVersions, versions.GateLiterals())
+	add(gTraceback, pytrace.GateLiterals())
+	add(gTimeline, timeline.Markers())
+	add(gGPU, []string{gpuUtilWord})
+	g.scan = litscan.NewGrouped(lits, masks)
+	if g.scan == nil {
+		g.always = gAll
+	}
+	gates.Store(set, g)
+	return g
+}
+
+func sameSlice(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
 
 // batchSize records travel together between the pipeline's goroutines:
 // big enough to make channel costs vanish, small enough to stay in cache.
+// A batch is sent early when its texts pass arenaMax bytes.
 const (
 	batchSize = 512
 	nBatches  = 8
+	arenaMax  = 1 << 20
 )
 
+// batch is records with their literal masks and their texts, back to back
+// in arena (the record's Text is unset: only the few records an analyzer
+// reads get a string).
 type batch struct {
-	recs []record.Record
-	refs atomic.Int32 // consumers still reading it
+	recs  []record.Record
+	masks []uint64
+	ends  []int // end of record i's text in arena; it starts at ends[i-1]
+	arena []byte
+	refs  atomic.Int32 // consumers still reading it
 }
+
+func (b *batch) text(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.arena[start:b.ends[i]]
+}
+
+// addText appends a record's text to the arena.
+func (b *batch) addText(t []byte) {
+	if poisonArena && len(b.arena)+len(t) > cap(b.arena) {
+		// Grow by hand so the old memory can be poisoned too.
+		old := b.arena
+		b.arena = append(make([]byte, 0, 2*cap(old)+len(t)), old...)
+		poison(old[:cap(old)])
+	}
+	b.arena = append(b.arena, t...)
+	b.ends = append(b.ends, len(b.arena))
+}
+
+func poison(b []byte) {
+	for i := range b {
+		b[i] = 0xA5
+	}
+}
+
+func (b *batch) reset() {
+	if poisonArena {
+		poison(b.arena[:cap(b.arena)])
+	}
+	b.recs, b.masks, b.ends, b.arena = b.recs[:0], b.masks[:0], b.ends[:0], b.arena[:0]
+	if cap(b.arena) > 2*arenaMax {
+		b.arena = nil // one huge record: do not keep its memory
+	}
+}
+
+// poisonArena (tests): overwrite a batch's texts when it is released, so a
+// string still pointing into them shows up as a wrong result.
+var poisonArena bool
 
 // batchPool keeps batches between inputs: a directory of thousands of
 // small logs would otherwise allocate nBatches × batchSize records each.
-var batchPool = sync.Pool{New: func() any { return &batch{recs: make([]record.Record, 0, batchSize)} }}
+var batchPool = sync.Pool{New: func() any {
+	return &batch{recs: make([]record.Record, 0, batchSize), masks: make([]uint64, 0, batchSize), ends: make([]int, 0, batchSize)}
+}}
 
 // analyzeLog streams one engine log through the parser, the traceback
 // extractor, the timeline and version detectors and the text rules. Only
@@ -62,11 +187,17 @@ var batchPool = sync.Pool{New: func() any { return &batch{recs: make([]record.Re
 //
 // The parser's goroutine batches records; two consumers read every batch
 // in order, one matching rules, detecting versions and extracting
-// tracebacks, one building the timeline (about equal shares of the work
-// since the literal gates made rules, versions and tracebacks cheap on
-// ordinary lines), so a multi-core machine runs them side by side.
+// tracebacks, one building the timeline, so a multi-core machine runs them
+// side by side. The parser's literal masks say which records each analyzer
+// must read: an ordinary line costs the consumers a few compares.
 func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	res := logResult{input: Input{Path: path, Kind: KindEngineLog}, hits: rules.NewCollector()}
+	g := gateFor(set)
+	always := g.always
+	scan := g.scan
+	if forceAll {
+		always, scan = gAll, nil
+	}
 	// Batches are taken from the pool as the parser fills them: a small
 	// log uses one.
 	free := make(chan *batch, nBatches)
@@ -82,7 +213,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	toFacts := make(chan *batch, nBatches)
 	release := func(b *batch) {
 		if b.refs.Add(-1) == 0 {
-			b.recs = b.recs[:0]
+			b.reset()
 			free <- b
 		}
 	}
@@ -97,9 +228,24 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		for b := range toMatch {
 			for i := range b.recs {
-				m.match(&b.recs[i])
-				vd.Add(b.recs[i])
-				x.Add(b.recs[i])
+				rec := &b.recs[i]
+				mask := b.masks[i] | always
+				tb := mask&gTraceback != 0 || !x.Skip(rec)
+				if mask&(gRules|gVersions|gGPU) == 0 && !tb {
+					continue // the common case: nothing here reads this record
+				}
+				// A copy with a Text of its own: the timeline's goroutine
+				// reads the batch too, and what the analyzers keep of the
+				// text must outlive the batch.
+				r := *rec
+				r.Text = string(b.text(i))
+				m.match(&r, mask)
+				if mask&gVersions != 0 {
+					vd.Feed(&r)
+				}
+				if tb {
+					x.Feed(&r)
+				}
 			}
 			release(b)
 		}
@@ -108,7 +254,19 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		defer wg.Done()
 		for b := range toFacts {
 			for i := range b.recs {
-				tl.Add(b.recs[i])
+				if (b.masks[i]|always)&gTimeline == 0 {
+					tl.Feed(&b.recs[i], false)
+					continue
+				}
+				// The Builder keeps nothing of the text: it may point
+				// into the batch, which outlives the call.
+				r := b.recs[i]
+				if t := b.text(i); forceAll {
+					r.Text = string(t) // the reference path borrows nothing
+				} else if len(t) > 0 {
+					r.Text = unsafe.String(&t[0], len(t))
+				}
+				tl.Feed(&r, true)
 			}
 			release(b)
 		}
@@ -120,9 +278,11 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		toMatch <- cur
 		toFacts <- cur
 	}
-	st, err := enginelog.Parse(r, path, func(rec record.Record) {
-		cur.recs = append(cur.recs, rec)
-		if len(cur.recs) == batchSize {
+	st, err := enginelog.ParseWith(r, path, enginelog.Options{Scan: scan, RawText: true}, func(rec *record.Record, mask uint64, text []byte) {
+		cur.recs = append(cur.recs, *rec)
+		cur.masks = append(cur.masks, mask)
+		cur.addText(text)
+		if len(cur.recs) == batchSize || len(cur.arena) >= arenaMax {
 			send()
 			cur = next()
 		}
@@ -164,11 +324,15 @@ type matcher struct {
 	fields map[string]string // reused: Match does not keep it
 }
 
-func (m *matcher) match(rec *record.Record) {
-	if m.res.gpuUtil == "" && gpuUtilWord.Any(rec.Text) {
+// match matches rec, whose literal groups are mask.
+func (m *matcher) match(rec *record.Record, mask uint64) {
+	if mask&gGPU != 0 && m.res.gpuUtil == "" {
 		if g := gpuUtilRe.FindStringSubmatch(rec.Text); g != nil {
 			m.res.gpuUtil = g[1]
 		}
+	}
+	if mask&gRules == 0 {
+		return
 	}
 	// Versions are not final while streaming: match without them and
 	// apply the gates once the whole run is read (Rule.Allows).

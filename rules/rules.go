@@ -104,6 +104,7 @@ type Set struct {
 	byID   map[string]*Rule
 	ac     *automaton
 	win    *litscan.Set     // literal scan; nil (a literal under 4 bytes): the automaton scans
+	lits   []string         // the prefilter literals, by index
 	litOf  [][]int          // literal index -> rules needing it
 	always []int            // rules with a text regex but no derivable literal: always run
 	byFact map[string][]int // rules triggered by a fact ("" = any subject with frames or a fact)
@@ -510,6 +511,7 @@ func (s *Set) build() {
 		}
 	}
 	s.ac = newAutomaton(lits)
+	s.lits = lits
 	s.win = nil
 	if s.ac != nil {
 		s.win = litscan.New(lits)
@@ -527,6 +529,21 @@ func (s *Set) build() {
 		}
 		s.litOf = nil
 	}
+}
+
+// TextLiterals returns the literals of the text prefilter: a text subject
+// (no fact, no frames) holding none of them matches no rule, unless always
+// is true (a rule has a text regex without a required literal, or the
+// prefilter is off), when every text subject must be matched. The caller
+// must not modify the slice.
+func (s *Set) TextLiterals() (lits []string, always bool) {
+	if len(s.always) > 0 {
+		return nil, true
+	}
+	if s.ac == nil {
+		return nil, false // no literal at all: no text rule
+	}
+	return s.lits, false
 }
 
 // prefilterKey shortens a literal to keep the automaton small; any

@@ -154,7 +154,14 @@ func (s *sourceState) normalize(t time.Time) time.Time {
 }
 
 // Add feeds one record.
-func (b *Builder) Add(rec record.Record) {
+func (b *Builder) Add(rec record.Record) { b.Feed(&rec, true) }
+
+// Feed feeds one record without copying it; Builder keeps nothing that
+// points into rec.Text. With marks false the caller promises that no line
+// of rec.Text holds one of Markers() (a scan it made anyway says so), and
+// the text is not read: only the record's time, lines, level and rank
+// count, which is what such a record can change.
+func (b *Builder) Feed(rec *record.Record, marks bool) {
 	ss := b.lastSS
 	if ss == nil || rec.Source != b.lastSrc {
 		if ss = b.sources[rec.Source]; ss == nil {
@@ -197,6 +204,9 @@ func (b *Builder) Add(rec record.Record) {
 	if isErr {
 		state().errLine = rec.Line
 	}
+	if !marks {
+		return
+	}
 	// Every line: unprefixed continuation lines (SGLang, tqdm bars joined
 	// into one record) can carry markers too.
 	text := rec.Text
@@ -236,7 +246,9 @@ type event struct {
 	ready  bool     // the engine is up: every open phase in the source is done
 }
 
-func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line int, rec record.Record) {
+func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line int, rec *record.Record) {
+	// A detail is a piece of the record's text, which Feed's caller may
+	// reuse: every Phase keeps a copy (keepDetail).
 	for _, n := range e.drops {
 		delete(rs.open, n)
 	}
@@ -267,12 +279,12 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 	switch {
 	case e.open && !e.close:
 		if rs.open[e.name] == nil {
-			rs.open[e.name] = &Phase{Rank: key.rank, Name: e.name, Detail: e.detail, Start: t, Source: rec.Source, Line: line}
+			rs.open[e.name] = &Phase{Rank: key.rank, Name: e.name, Detail: keepDetail(e.detail), Start: t, Source: rec.Source, Line: line}
 		}
 	case e.close:
 		if p := rs.open[e.name]; p != nil {
-			if e.detail != "" {
-				p.Detail = e.detail
+			if e.detail != "" && e.detail != p.Detail {
+				p.Detail = keepDetail(e.detail)
 			}
 			b.close(rs, e.name, t, line, e.secs)
 			if e.name == PhaseDynamo && rs.open[PhaseInductor] == nil {
@@ -293,7 +305,7 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 			}
 			return
 		}
-		p := Phase{Rank: key.rank, Name: e.name, Detail: e.detail, End: t, Status: StatusDone,
+		p := Phase{Rank: key.rank, Name: e.name, Detail: keepDetail(e.detail), End: t, Status: StatusDone,
 			Source: rec.Source, Line: line, EndLine: line}
 		if e.secs >= 0 {
 			p.Seconds = e.secs
@@ -310,6 +322,10 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 		rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: line}
 	}
 }
+
+// keepDetail copies a detail out of the record's text: Feed's caller may
+// reuse the text's memory once Feed returns.
+func keepDetail(d string) string { return strings.Clone(d) }
 
 func (b *Builder) close(rs *rankState, name string, t time.Time, line int, secs float64) {
 	p := rs.open[name]

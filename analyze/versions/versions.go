@@ -46,8 +46,19 @@ type Detector struct {
 	pythonPrio, vllmPrio int
 }
 
+// GateLiterals returns literals such that a record holding none of them
+// cannot tell a version: the caller may leave it out. The caller must not
+// modify the slice.
+func GateLiterals() []string { return gateWords }
+
+var gateWords = append(markerWords(), "==")
+
 // Add feeds one record.
-func (d *Detector) Add(rec record.Record) {
+func (d *Detector) Add(rec record.Record) { d.Feed(&rec) }
+
+// Feed is Add without copying the record; the Detector keeps no pointer to
+// rec.
+func (d *Detector) Feed(rec *record.Record) {
 	if !mayHold(rec.Text) {
 		return // the common case: a line no check in scan can act on
 	}

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -97,6 +98,27 @@ type block struct {
 // continuation lines and calls emit. emit is only ever called from the
 // caller's goroutine.
 func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) {
+	return ParseWith(r, source, Options{}, func(rec *record.Record, _ uint64, _ []byte) { emit(*rec) })
+}
+
+// Options tune ParseWith.
+type Options struct {
+	// Scan, when set, runs over the body of every line in the parallel
+	// peel stage; a record's mask is the union of its lines' masks (every
+	// bit set when its text held invalid UTF-8, which was replaced). A
+	// literal holding '\n' or only blanks can span or lose a line join:
+	// the caller must not put such literals in Scan.
+	Scan *litscan.Grouped
+	// RawText: records are emitted with Text unset and no string built;
+	// the text argument of emit holds it.
+	RawText bool
+}
+
+// ParseWith is Parse for a caller that takes records by pointer: rec and
+// text (the record's text, valid UTF-8) are only valid during the call to
+// emit, which must copy what it keeps. mask is the record's literal groups
+// (see Options.Scan), 0 without a scan.
+func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Record, mask uint64, text []byte)) (Stats, error) {
 	peelers := min(max(runtime.GOMAXPROCS(0), 1), 4)
 	nb := peelers + 3
 	// Blocks are taken from the pool only as the reader needs them: a
@@ -140,7 +162,7 @@ func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) 
 	}()
 	for i := 0; i < peelers; i++ {
 		go func() {
-			var p peeler
+			p := peeler{scan: opt.Scan}
 			for b := range read {
 				p.peelBlock(b, b.first-1)
 				b.ready <- struct{}{}
@@ -148,7 +170,7 @@ func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) 
 		}()
 	}
 
-	j := newJoiner(source, emit)
+	j := &joiner{source: source, emitPtr: emit, raw: opt.RawText, labels: map[string][]string{}}
 	var err error
 	for b := range order {
 		<-b.ready
@@ -362,9 +384,11 @@ func stripANSI(dst, src []byte) []byte {
 
 // joiner turns peeled lines into records, joining continuation lines.
 type joiner struct {
-	source string
-	emit   func(record.Record)
-	st     Stats
+	source  string
+	emitPtr func(*record.Record, uint64, []byte)
+	raw     bool // Options.RawText
+	st      Stats
+	mask    uint64 // union of the open record's line masks
 
 	open    bool
 	rec     record.Record
@@ -383,7 +407,7 @@ type joiner struct {
 }
 
 func newJoiner(source string, emit func(record.Record)) *joiner {
-	return &joiner{source: source, emit: emit, labels: map[string][]string{}}
+	return &joiner{source: source, emitPtr: func(rec *record.Record, _ uint64, _ []byte) { emit(*rec) }, labels: map[string][]string{}}
 }
 
 func (j *joiner) skip(line int64, reason string) {
@@ -412,6 +436,7 @@ func (j *joiner) add(l *peeled) {
 		j.text = append(j.text, '\n')
 		j.text = append(j.text, body...)
 		j.valid = j.valid && l.validUTF8
+		j.mask |= l.mask
 		j.lines++
 		j.rec.EndLine = int(l.n)
 		return
@@ -428,6 +453,7 @@ func (j *joiner) add(l *peeled) {
 	j.text = append(j.text[:0], body...)
 	j.lines = 1
 	j.valid = l.validUTF8
+	j.mask = l.mask
 	j.rec = record.Record{
 		Source:  j.source,
 		Line:    int(l.n),
@@ -479,14 +505,17 @@ func (j *joiner) flush() {
 		}
 		break
 	}
-	if j.valid || utf8.Valid(text) {
-		j.rec.Text = string(text)
-	} else {
+	if !j.valid && !utf8.Valid(text) {
 		j.st.InvalidUTF8++
-		j.rec.Text = strings.ToValidUTF8(string(text), "\uFFFD")
+		text = bytes.ToValidUTF8(text, []byte("\uFFFD"))
+		j.mask = ^uint64(0) // the replacement may have made or broken a literal
+	}
+	j.rec.Text = ""
+	if !j.raw {
+		j.rec.Text = string(text)
 	}
 	j.st.Records++
-	j.emit(j.rec)
+	j.emitPtr(&j.rec, j.mask, text)
 }
 
 const maxInterned = 4096

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
+	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -58,6 +60,9 @@ type peeled struct {
 	labelStrs []string
 	emitStr   string
 	validUTF8 bool
+	// mask is the literal groups found in the body (Options.Scan); 0
+	// without a scan.
+	mask uint64
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -164,6 +169,7 @@ type peeler struct {
 	prefixes    map[string]*prefixEntry
 	recent      [8]*prefixEntry
 	nextRec     int
+	scan        *litscan.Grouped // nil: no literal masks
 }
 
 // prefixEntry is a parsed run of process prefixes.
@@ -330,6 +336,12 @@ func (p *peeler) peel(l *peeled) {
 				l.repeat, _ = atoi(body, s)
 				l.body.b = l.body.a + int32(s-len(pre))
 			}
+		}
+	}
+	l.mask = 0
+	if p.scan != nil {
+		if body := l.body.of(b); len(body) > 0 {
+			l.mask = p.scan.Mask(unsafe.String(&body[0], len(body)))
 		}
 	}
 }

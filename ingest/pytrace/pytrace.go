@@ -274,6 +274,8 @@ type Extractor struct {
 	streams map[streamKey]*stream
 	out     []Traceback
 	order   map[string]int // source -> first-seen order
+	lastSrc string         // the source last noted in order
+	noted   bool           // lastSrc is set
 	// Dropped counts tracebacks not kept because MaxTracebacks was reached.
 	Dropped int
 }
@@ -292,10 +294,40 @@ func NewExtractor() *Extractor {
 	return &Extractor{streams: map[streamKey]*stream{}, order: map[string]int{}}
 }
 
+// GateLiterals returns literals such that a record holding none of them
+// opens no traceback: Skip may then be called instead of Add. The caller
+// must not modify the slice.
+func GateLiterals() []string { return gateWords }
+
+var gateWords = []string{`File "`, "Traceback (most recent call last)"}
+
 // Add feeds one record; call it for every record in order.
-func (x *Extractor) Add(rec record.Record) {
-	if _, ok := x.order[rec.Source]; !ok {
-		x.order[rec.Source] = len(x.order)
+func (x *Extractor) Add(rec record.Record) { x.Feed(&rec) }
+
+// Skip stands for Add of a record that holds none of GateLiterals, whose
+// text the caller has not built: it reports true when Add would have done
+// nothing with it. When it reports false (a traceback of the record's rank
+// is open, so the record may continue it), the caller must call Add or
+// Feed with the record's text.
+func (x *Extractor) Skip(rec *record.Record) bool {
+	if rec.Source != x.lastSrc || !x.noted {
+		x.noteSource(rec.Source)
+	}
+	return len(x.streams) == 0 || x.streams[streamKey{rec.Source, rec.Rank}] == nil
+}
+
+func (x *Extractor) noteSource(src string) {
+	if _, ok := x.order[src]; !ok {
+		x.order[src] = len(x.order)
+	}
+	x.lastSrc, x.noted = src, true
+}
+
+// Feed is Add without copying the record; the Extractor keeps no pointer
+// to rec.
+func (x *Extractor) Feed(rec *record.Record) {
+	if rec.Source != x.lastSrc || !x.noted {
+		x.noteSource(rec.Source)
 	}
 	k := streamKey{rec.Source, rec.Rank}
 	s := x.streams[k]
@@ -307,12 +339,12 @@ func (x *Extractor) Add(rec record.Record) {
 		s = &stream{codeFor: -1}
 		x.streams[k] = s
 	}
-	id := identityOf(&rec)
+	id := identityOf(rec)
 	text := rec.Text
 	n := rec.Line
 	for {
 		line, rest, more := strings.Cut(text, "\n")
-		x.feed(s, &rec, id, line, n)
+		x.feed(s, rec, id, line, n)
 		if !more {
 			break
 		}

@@ -99,3 +99,85 @@ func BenchmarkAny(b *testing.B) {
 		})
 	}
 }
+
+// maskOf is Grouped.Mask the slow way.
+func maskOf(lits []string, masks []uint64, text string) uint64 {
+	var m uint64
+	for i, l := range lits {
+		if strings.Contains(text, l) {
+			m |= masks[i]
+		}
+	}
+	return m
+}
+
+// groupedSets: the literal sets above, with a group per literal (bits
+// 0..n-1), one shared by every literal, and literals of both scans.
+func groupedSets(extra string) (out []struct {
+	lits  []string
+	masks []uint64
+}) {
+	add := func(lits []string, masks []uint64) {
+		out = append(out, struct {
+			lits  []string
+			masks []uint64
+		}{lits, masks})
+	}
+	for _, lits := range sets {
+		ms := make([]uint64, len(lits))
+		one := make([]uint64, len(lits))
+		for i := range lits {
+			ms[i] = 1 << (i % 64)
+			one[i] = 1 << 5
+		}
+		add(lits, ms)
+		add(lits, one)
+	}
+	add([]string{"==", `File "`, "Traceback (most recent call last)", "python3.", "gpu_memory_utilization", "Traceback (m", "=="},
+		[]uint64{1, 2, 2, 1, 4, 8, 16})
+	if extra != "" {
+		add([]string{extra, "Traceback (most recent call last)", "==", extra + extra}, []uint64{1, 2, 4, 1 | 8})
+	}
+	return out
+}
+
+func checkGrouped(t *testing.T, lits []string, masks []uint64, text string) {
+	t.Helper()
+	g := NewGrouped(lits, masks)
+	if got, want := g.Mask(text), maskOf(lits, masks, text); got != want {
+		t.Fatalf("Mask(%q) over %q = %b, want %b", text, lits, got, want)
+	}
+}
+
+func TestGroupedMask(t *testing.T) {
+	for _, gs := range groupedSets("") {
+		for _, l := range gs.lits {
+			for _, text := range []string{"", "abc", l, "x" + l, l + "x", "xy" + l + "z", "xyz" + l + l,
+				strings.Repeat("ab", 30) + l + strings.Repeat("cd", 30), l[:len(l)-1], l[1:]} {
+				checkGrouped(t, gs.lits, gs.masks, text)
+			}
+		}
+	}
+	if NewGrouped(nil, nil) != nil || NewGrouped([]string{""}, []uint64{1}) != nil || NewGrouped([]string{"abc"}, nil) != nil {
+		t.Fatal("no literals, an empty literal, or masks not matching lits must give nil")
+	}
+	if g := NewGrouped([]string{"==", "gpu_memory_utilization"}, []uint64{1, 6}); g.All() != 7 {
+		t.Fatalf("All = %b, want 111", g.All())
+	}
+}
+
+// FuzzGroupedMask: Mask equals the union of the masks of the literals a
+// brute-force search finds, for the fixed sets and one taken from the input.
+func FuzzGroupedMask(f *testing.F) {
+	f.Add("INFO 11-29 [x.py:1] gpu_memory_utilization=0.9 File \"x.py\" python3.12 ==", "ython3.")
+	f.Add("Traceback (most recent call last):", "Trace")
+	f.Add("aaaaaaaaaaaaaaaaaaab", "aaab")
+	f.Fuzz(func(t *testing.T, text, lit string) {
+		if len(lit) > 40 {
+			lit = lit[:40]
+		}
+		for _, gs := range groupedSets(lit) {
+			checkGrouped(t, gs.lits, gs.masks, text)
+		}
+	})
+}

@@ -1,0 +1,175 @@
+package litscan
+
+import "strings"
+
+// Grouped finds which groups of literals occur in a text, in one pass: each
+// literal carries a bit mask of the groups (analyzers) that want it, and
+// Mask returns the union of the masks of the literals that occur. A log
+// parser runs it once per line in its parallel stage, so each analyzer
+// tests a bit instead of scanning the line again.
+//
+// Literals of at least groupedLong bytes share one strided scan of 8-byte
+// windows (a Set); shorter ones are found by a vector byte search for
+// their rarest byte ('"' of `File "`, '=' of "=="), one search per
+// distinct byte, each hit checked in place. The answer is exact: a bit is
+// set if and only if one of its literals occurs.
+type Grouped struct {
+	long     *Set
+	longMask []uint64 // by literal index of long
+	short    []byGroup
+	all      uint64
+}
+
+// byGroup is the short literals found by one byte: each occurrence of b
+// in the text is checked against every literal at its offset of b.
+type byGroup struct {
+	b    byte
+	lits []shortLit
+}
+
+type shortLit struct {
+	s    string
+	at   int // offset of the byte searched for
+	mask uint64
+}
+
+// groupedLong is the shortest literal the window scan takes: 8-byte
+// windows with a stride of at least 5.
+const groupedLong = 12
+
+// NewGrouped compiles lits, where masks[i] is the group bits of lits[i]
+// (a literal listed twice gets the union). It returns nil when lits is
+// empty, a literal is empty, or len(masks) != len(lits).
+func NewGrouped(lits []string, masks []uint64) *Grouped {
+	if len(lits) == 0 || len(lits) != len(masks) {
+		return nil
+	}
+	byLit := map[string]uint64{}
+	var order []string
+	for i, l := range lits {
+		if l == "" {
+			return nil
+		}
+		if _, ok := byLit[l]; !ok {
+			order = append(order, l)
+		}
+		byLit[l] |= masks[i]
+	}
+	g := &Grouped{}
+	var long []string
+	for _, l := range order {
+		g.all |= byLit[l]
+		if len(l) >= groupedLong {
+			long = append(long, l)
+			g.longMask = append(g.longMask, byLit[l])
+		} else {
+			g.addShort(l, byLit[l])
+		}
+	}
+	if len(long) > 0 {
+		g.long = New(long)
+	}
+	return g
+}
+
+// All is the union of every literal's mask.
+func (g *Grouped) All() uint64 { return g.all }
+
+// addShort files l under its rarest byte (the first of equal rarity).
+func (g *Grouped) addShort(l string, mask uint64) {
+	at := 0
+	for i := 1; i < len(l); i++ {
+		if rarity(l[i]) < rarity(l[at]) {
+			at = i
+		}
+	}
+	for k := range g.short {
+		if g.short[k].b == l[at] {
+			g.short[k].lits = append(g.short[k].lits, shortLit{l, at, mask})
+			return
+		}
+	}
+	g.short = append(g.short, byGroup{b: l[at], lits: []shortLit{{l, at, mask}}})
+}
+
+// rarity ranks a byte by how often it occurs in log text (lower: rarer),
+// so the byte search of a short literal stops seldom.
+func rarity(c byte) int {
+	switch {
+	case c >= 'a' && c <= 'z':
+		if c == 'j' || c == 'q' || c == 'x' || c == 'z' || c == 'y' || c == 'k' || c == 'v' || c == 'w' {
+			return 2
+		}
+		return 4
+	case c >= '0' && c <= '9', c == ' ', c == '.', c == '/', c == ':', c == ',', c == '_':
+		return 4
+	case c >= 'A' && c <= 'Z', c == '(' || c == ')' || c == '[' || c == ']' || c == '-':
+		return 3
+	}
+	return 1
+}
+
+// Mask returns the union of the masks of the literals that occur in text.
+func (g *Grouped) Mask(text string) uint64 {
+	var m uint64
+	for k := range g.short {
+		m |= g.short[k].find(text, m)
+	}
+	if s := g.long; s != nil {
+		b, k := s.bits, s.stride
+		for i := 0; i+8 <= len(text); i += k {
+			w := le64(text, i)
+			if h := hash(w); b[h/64]&(1<<(h%64)) != 0 {
+				m |= g.verify(text, i, w, m)
+			}
+		}
+	}
+	return m
+}
+
+// find returns the masks of bg's literals found in text; literals adding
+// no bit to have are not looked for.
+func (bg *byGroup) find(text string, have uint64) uint64 {
+	var want, m uint64
+	for _, l := range bg.lits {
+		want |= l.mask
+	}
+	if want&^have == 0 {
+		return 0
+	}
+	for off := 0; ; {
+		i := strings.IndexByte(text[off:], bg.b)
+		if i < 0 {
+			return m
+		}
+		i += off
+		for _, l := range bg.lits {
+			start := i - l.at
+			if start >= 0 && start+len(l.s) <= len(text) && text[start:start+len(l.s)] == l.s {
+				m |= l.mask
+			}
+		}
+		if want&^(have|m) == 0 {
+			return m
+		}
+		off = i + 1
+	}
+}
+
+// verify returns the masks of the literals anchored on window w, read at
+// text[i:], that are there; literals adding no bit to have are skipped.
+func (g *Grouped) verify(text string, i int, w uint64, have uint64) uint64 {
+	var m uint64
+	for _, a := range g.long.anchors[w] {
+		lm := g.longMask[a.lit]
+		if lm&^(have|m) == 0 {
+			continue
+		}
+		l := g.long.lits[a.lit]
+		start := i - int(a.off)
+		if start >= 0 && start+len(l) <= len(text) && text[start:start+len(l)] == l {
+			m |= lm
+		}
+	}
+	return m
+}
