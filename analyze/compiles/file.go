@@ -253,6 +253,8 @@ func (f *fileAnalysis) add(ev *torchtrace.Event) {
 			a.PayloadRef = ev.Envelope
 			a.Envelope = true
 			a.MD5OK = true // nothing to check
+		} else if ev.MD5OK {
+			a.MD5 = ev.HasPayload
 		}
 		if a.Name == "" {
 			a.Name = ev.Kind

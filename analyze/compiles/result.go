@@ -429,6 +429,11 @@ type Artifact struct {
 	// value under Kind). Otherwise fetch with torchtrace.ReadPayload.
 	Envelope bool `json:"envelope,omitempty"`
 	MD5OK    bool `json:"md5_ok"`
+	// MD5 is the payload's MD5 as announced, set only when the payload
+	// matched it: it names the payload's content, so a renderer can show
+	// identical payloads (every rank's copy of a graph, a repeated log)
+	// from one file. Not part of the JSON document.
+	MD5 string `json:"-"`
 }
 
 // Link is a `link` event.

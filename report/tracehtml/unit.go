@@ -165,6 +165,9 @@ func (s *site) writeUnit(dir string, ui int) error {
 	npages, used := 1, int64(0)
 	for j, ai := range u.Artifacts {
 		n := min(s.opts.MaxInline, s.res.Artifacts[ai].Length)
+		if s.sharedOf(&s.res.Artifacts[ai]) != "" {
+			n = 0 // embedded, not inline
+		}
 		if used > 0 && used+n > s.opts.MaxPageInline {
 			npages, used = npages+1, 0
 		}
@@ -207,7 +210,14 @@ func (s *site) writeUnit(dir string, ui int) error {
 				if pageOf[j] != k {
 					continue
 				}
-				if err := s.writeArtifact(w, dir, stem, j, &s.res.Artifacts[ai], heads[j]); err != nil {
+				a := &s.res.Artifacts[ai]
+				if md5 := s.sharedOf(a); md5 != "" {
+					if err := s.writeSharedArtifact(w, root, md5, a, heads[j]); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := s.writeArtifact(w, dir, stem, j, a, heads[j]); err != nil {
 					return err
 				}
 			}

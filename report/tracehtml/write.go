@@ -105,7 +105,10 @@ func Write(dir string, res *compiles.Result, opts Options) error {
 		}
 	}
 	s := newSite(res, opts)
-	if err := s.writeUnits(dir); err != nil {
+	if err := s.parallel(len(s.sharedList), func(i int) error { return s.writeShared(dir, s.sharedList[i]) }); err != nil {
+		return err
+	}
+	if err := s.parallel(len(s.units), func(i int) error { return s.writeUnit(dir, i) }); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error {
@@ -113,10 +116,11 @@ func Write(dir string, res *compiles.Result, opts Options) error {
 	})
 }
 
-// writeUnits writes the unit pages on a few goroutines: pages are
-// independent, and each holds one payload at a time, so memory stays flat.
-func (s *site) writeUnits(dir string) error {
-	workers := min(runtime.GOMAXPROCS(0), 4, max(len(s.units), 1))
+// parallel runs write(0..n-1) on a few goroutines (the unit pages, the
+// shared payload pages): pages are independent, and each holds one payload
+// at a time, so memory stays flat. It returns the first error.
+func (s *site) parallel(n int, write func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), 4, max(n, 1))
 	next := make(chan int)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -125,7 +129,7 @@ func (s *site) writeUnits(dir string) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				if err := s.writeUnit(dir, i); err != nil {
+				if err := write(i); err != nil {
 					errs <- err
 					for range next { // drain so the sender finishes
 					}
@@ -134,7 +138,7 @@ func (s *site) writeUnits(dir string) error {
 			}
 		}()
 	}
-	for i := range s.units {
+	for i := range n {
 		next <- i
 	}
 	close(next)
@@ -190,6 +194,13 @@ type site struct {
 	// and res.OpenPhases; phaseUnit and openUnit the reverse (-1: none).
 	phases, open        [][]int
 	phaseUnit, openUnit []int
+	// shared maps the MD5 of a payload shown on more than one page (every
+	// rank's copy of a graph, a repeated or concatenated log) to the index
+	// of the artifact it is written from, once, as payloads/<md5>.html;
+	// sharedTimes is how many artifacts show it.
+	shared      map[string]int
+	sharedList  []string // the keys of shared, in first-seen order
+	sharedTimes map[string]int
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -287,6 +298,7 @@ func newSite(res *compiles.Result, opts Options) *site {
 	for _, list := range s.byKey { // log order, so occurrences line up
 		sort.SliceStable(list, func(i, j int) bool { return s.units[list[i]].C.Line < s.units[list[j]].C.Line })
 	}
+	s.findShared()
 	s.phases, s.open = make([][]int, len(s.units)), make([][]int, len(s.units))
 	s.phaseUnit = s.assignPhases(res.Phases, s.phases)
 	s.openUnit = s.assignPhases(res.OpenPhases, s.open)

@@ -1,6 +1,7 @@
 package tracehtml
 
 import (
+	"fmt"
 	"html"
 	"io/fs"
 	"os"
@@ -150,11 +151,13 @@ func TestWriteCorpus(t *testing.T) {
 			if units < len(res.Compiles) {
 				t.Errorf("%d unit pages for %d compile units", units, len(res.Compiles))
 			}
-			// Every payload shown in full on its page, escaped.
+			// Every payload shown in full on its page, escaped: inline, or,
+			// when the trace repeats it, in the artifact's frame, whose
+			// shared page holds it.
 			s := newSite(res, Options{}.withDefaults())
 			for _, u := range s.units {
 				page := pages[u.File]
-				for _, ai := range u.Artifacts {
+				for j, ai := range u.Artifacts {
 					a := res.Artifacts[ai]
 					if a.Envelope || a.Length == 0 || a.Length > 64<<10 {
 						continue
@@ -163,13 +166,41 @@ func TestWriteCorpus(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s:%d: %v", a.Path, a.Line, err)
 					}
-					if !strings.Contains(page, htmlEscaped(body)) {
+					if !shownOnPage(t, dir, u.File, page, j, body) {
 						t.Errorf("%s: payload of %s (line %d) not shown in full", u.File, a.Name, a.Line)
 					}
 				}
 			}
 		})
 	}
+}
+
+var frameRE = regexp.MustCompile(`<iframe class="payload [^"]*" src="([^"]*)"`)
+
+// shownOnPage says whether unit page file (text page) shows body in full as
+// artifact j: escaped in the page, or, for a payload the trace repeats,
+// in artifact j's frame, whose page holds exactly the escaped payload.
+func shownOnPage(t *testing.T, dir, file, page string, j int, body string) bool {
+	t.Helper()
+	if strings.Contains(page, htmlEscaped(body)) {
+		return true
+	}
+	start := strings.Index(page, fmt.Sprintf(`<details class="artifact" id="a%d"`, j))
+	if start < 0 {
+		return false
+	}
+	art := page[start:]
+	art = art[:strings.Index(art, "</details>")]
+	m := frameRE.FindStringSubmatch(art)
+	if m == nil {
+		return false
+	}
+	shared, err := os.ReadFile(filepath.Join(dir, filepath.Dir(filepath.FromSlash(file)), filepath.FromSlash(html.UnescapeString(m[1]))))
+	if err != nil {
+		t.Errorf("%s: artifact %d frames %s: %v", file, j, m[1], err)
+		return false
+	}
+	return strings.Contains(string(shared), "<pre>"+htmlEscaped(body)+"</pre>")
 }
 
 // htmlEscaped is what escapeText writes for s.
