@@ -93,3 +93,37 @@ func BenchmarkSmallFiles(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/500, "µs/file")
 }
+
+// BenchmarkGateMask: the per-line literal scan of the built-in rules and
+// analyzers (what the parser's peelers run on every body) over the bodies
+// of the benchmark log.
+func BenchmarkGateMask(b *testing.B) {
+	set, err := rules.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := gateFor(set)
+	var bodies []string
+	size := 0
+	for _, line := range bytes.Split(benchLog(1<<20), []byte("\n")) {
+		// The body follows the vLLM header's "] ".
+		if k := bytes.Index(line, []byte("] ")); k >= 0 {
+			bodies = append(bodies, string(line[k+2:]))
+			size += len(line) - k - 2
+		}
+	}
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	var m uint64
+	c0 := cputime.Used(cputime.Self)
+	for i := 0; i < b.N; i++ {
+		for _, s := range bodies {
+			m |= g.scan.Mask(s)
+		}
+	}
+	// CPU time, not wall: a loaded machine does not inflate it as much.
+	b.ReportMetric(float64((cputime.Used(cputime.Self)-c0).Nanoseconds())/float64(b.N)/float64(len(bodies)), "cpu-ns/line")
+	if m == 0 {
+		b.Fatal("no literal found")
+	}
+}

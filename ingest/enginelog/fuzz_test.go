@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -57,5 +59,71 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		_ = Sniff("f.log", data)
+	})
+}
+
+// peelView is what peel decides about a line, for comparisons.
+type peelView struct {
+	Labels          []span
+	Coll, Proc, Key int32
+	Body, Emitter   span
+	Hdr             hdrKind
+	Level           record.Level
+	Rank            record.Rank
+	Time            string
+	Repeat          int
+	LabelStrs       []string
+	EmitStr         string
+	Valid           bool
+}
+
+func viewOf(l *peeled) peelView {
+	// labelStrs is a memo the first peel of a prefix run leaves unset (the
+	// joiner then builds the same strings from the spans).
+	strs := l.labelStrs
+	if strs == nil {
+		for _, s := range l.labels[:l.nlabels] {
+			strs = append(strs, strings.ToValidUTF8(string(s.of(l.line)), "\uFFFD"))
+		}
+	}
+	return peelView{Labels: append([]span(nil), l.labels[:l.nlabels]...), Coll: l.collEnd, Proc: l.procEnd, Key: l.keyEnd,
+		Body: l.body, Emitter: l.emitter, Hdr: l.hdr, Level: l.level, Rank: l.rank, Time: l.tm.String(), Repeat: l.repeat,
+		LabelStrs: strs, EmitStr: l.emitStr, Valid: l.validUTF8}
+}
+
+// FuzzPeelCache: a peeler that has seen the lines before (its prefix,
+// header, time and emitter caches warm) peels every line exactly as a
+// fresh one does.
+func FuzzPeelCache(f *testing.F) {
+	for _, p := range seedFiles() {
+		if b, err := os.ReadFile(p); err == nil && filepath.Base(p) != "MANIFEST.md" {
+			if len(b) > 64<<10 {
+				b = b[:64<<10]
+			}
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("(EngineCore_DP0 pid=1) (Worker_TP1 pid=2) INFO 11-29 00:00:32 [metrics.py:455] x\n" +
+		"(EngineCore_DP0 pid=1) (Worker_TP1 pid=2) INFO 11-29 00:00:32 [metrics.py:455]\n" +
+		"(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)(x) INFO 11-29 00:00:32 [metrics.py:455] y\n" +
+		"(EngineCore_DP0 pid=1) (Worker_TP1 pid=2) [rank1]:INFO 11-29 00:00:32 [metrics.py:455]] z\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// Twice over, so the second time the caches know every line.
+		in := append(append(append([]byte(nil), data...), '\n'), data...)
+		var warm peeler
+		b := &block{data: in}
+		warm.peelBlock(b, 0)
+		for k := range b.lines {
+			l := &b.lines[k]
+			if l.skip != "" {
+				continue
+			}
+			var cold peeler
+			c := peeled{n: l.n, line: l.line}
+			cold.peel(&c)
+			if w, f := viewOf(l), viewOf(&c); !reflect.DeepEqual(w, f) {
+				t.Fatalf("line %d %q:\nwarm %+v\ncold %+v", l.n, l.line, w, f)
+			}
+		}
 	})
 }

@@ -170,11 +170,14 @@ type peeler struct {
 	recent      [8]*prefixEntry
 	nextRec     int
 	scan        *litscan.Grouped // nil: no literal masks
+	hdrs        [8]hdrEntry
+	nextHdr     int
 }
 
 // prefixEntry is a parsed run of process prefixes.
 type prefixEntry struct {
 	key    string
+	tail   uint64 // key's last 8 bytes (0 when shorter)
 	rank   record.Rank
 	labels [maxLabels]span // relative to the run's start
 	n      int
@@ -232,6 +235,86 @@ func (p *peeler) cachedPrefix(key []byte) *prefixEntry {
 	return nil
 }
 
+// recentPrefix finds, among the recently used prefix runs, one that b[i:]
+// starts with and that prefixRegion would end right after: the same
+// answer as cachedPrefix(b[i:prefixRegion(b, i)]) without the region scan.
+// A run that ended at its line's end without a separator (")" last) is
+// left to the slow path: on a longer line the region would not take it.
+func (p *peeler) recentPrefix(b []byte, i int) *prefixEntry {
+	r := b[i:]
+	for _, e := range p.recent {
+		if e == nil {
+			continue
+		}
+		n := len(e.key)
+		if n < 8 || n > len(r) || e.key[n-1] == ')' || le64b(r, n-8) != e.tail || string(r[:n]) != e.key {
+			continue
+		}
+		if prefixRegion(b, i+n) != i+n {
+			return nil // more groups follow: a longer run
+		}
+		return e
+	}
+	return nil
+}
+
+func le64b(b []byte, i int) uint64 {
+	b = b[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// hdrEntry is a vLLM header already parsed: "INFO 11-29 00:00:32
+// [metrics.py:455] " repeats on the lines every rank prints in that second.
+type hdrEntry struct {
+	key     []byte // the header bytes with the space after it
+	tail    uint64 // key's last 8 bytes
+	level   record.Level
+	emitter span // relative to the header's start
+	emitStr string
+	tm      time.Time
+	keyEnd  int32 // relative
+}
+
+// cachedHeader peels a vLLM header at b[i:] that is a recent one byte for
+// byte. vllmHeader reads nothing past the space after "]", so equal bytes
+// give an equal result.
+func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
+	r := b[i:]
+	for k := range p.hdrs {
+		e := &p.hdrs[k]
+		n := len(e.key)
+		if n == 0 || n > len(r) || le64b(r, n-8) != e.tail || string(r[:n]) != string(e.key) {
+			continue
+		}
+		l.hdr = hdrVLLM
+		l.level = e.level
+		l.emitter = span{int32(i) + e.emitter.a, int32(i) + e.emitter.b}
+		l.emitStr = e.emitStr
+		l.tm = e.tm
+		l.keyEnd = int32(i) + e.keyEnd
+		return i + n, true
+	}
+	return 0, false
+}
+
+// storeHeader keeps the vLLM header just peeled at b[i:j] for the lines
+// that repeat it.
+func (p *peeler) storeHeader(l *peeled, b []byte, i, j int) {
+	if l.hdr != hdrVLLM || j-i < 9 || j-i > 300 || b[j-1] != ' ' {
+		return
+	}
+	e := &p.hdrs[p.nextHdr%len(p.hdrs)]
+	p.nextHdr++
+	e.key = append(e.key[:0], b[i:j]...)
+	e.tail = le64b(e.key, len(e.key)-8)
+	e.level = l.level
+	e.emitter = span{l.emitter.a - int32(i), l.emitter.b - int32(i)}
+	e.emitStr = l.emitStr
+	e.tm = l.tm
+	e.keyEnd = l.keyEnd - int32(i)
+}
+
 func (p *peeler) storePrefix(key []byte, l *peeled, start, n0 int) {
 	if p.prefixes == nil {
 		p.prefixes = map[string]*prefixEntry{}
@@ -240,6 +323,9 @@ func (p *peeler) storePrefix(key []byte, l *peeled, start, n0 int) {
 		return
 	}
 	e := &prefixEntry{key: string(key), rank: l.rank}
+	if len(key) >= 8 {
+		e.tail = le64b(key, len(key)-8)
+	}
 	for k := n0; k < l.nlabels; k++ {
 		e.labels[e.n] = span{l.labels[k].a - int32(start), l.labels[k].b - int32(start)}
 		e.strs = append(e.strs, strings.ToValidUTF8(string(l.labels[k].of(l.line)), "\uFFFD"))
@@ -276,9 +362,18 @@ func (p *peeler) peel(l *peeled) {
 	// Process prefixes, nested: "(EngineCore_DP0 pid=1) (Worker_TP7 pid=2) ",
 	// "[rank0]:", "[default3]:". The first may have lost its "(". The same
 	// few prefixes start almost every line, so parsed ones are cached.
-	end := prefixRegion(b, i)
+	var c *prefixEntry
+	end := i
+	if i < len(b) && (b[i] == '(' || b[i] == '[') {
+		if c = p.recentPrefix(b, i); c != nil {
+			end = i + len(c.key)
+		} else {
+			end = prefixRegion(b, i)
+			c = p.cachedPrefix(b[i:end])
+		}
+	}
 	l.labelStrs = nil
-	if c := p.cachedPrefix(b[i:end]); c != nil && l.rank == record.NoRank {
+	if c != nil && l.rank == record.NoRank {
 		l.rank = c.rank
 		if l.nlabels == 0 {
 			l.labelStrs = c.strs
@@ -303,11 +398,16 @@ func (p *peeler) peel(l *peeled) {
 	l.procEnd = int32(i)
 	l.keyEnd = int32(i)
 	n0 := l.nlabels
-	i = p.header(l, b, i)
-	if l.nlabels != n0 {
-		l.labelStrs = nil // glog compile-id tags are labels too
+	if j, ok := p.cachedHeader(l, b, i); ok {
+		i = j
+	} else {
+		i = p.header(l, b, i)
+		if l.nlabels != n0 {
+			l.labelStrs = nil // glog compile-id tags are labels too
+		}
+		l.emitStr = p.emitter(l.emitter.of(b))
+		p.storeHeader(l, b, int(l.procEnd), i)
 	}
-	l.emitStr = p.emitter(l.emitter.of(b))
 	l.body = span{int32(i), int32(len(b))}
 	// tqdm redraws a line with '\r': keep what a terminal would show last.
 	if bytes.IndexByte(b[i:], '\r') >= 0 {

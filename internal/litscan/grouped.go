@@ -16,6 +16,11 @@ import "strings"
 type Grouped struct {
 	long     *Set
 	longMask []uint64 // by literal index of long
+	// The long literals' anchors by hash, in one array: bucket h holds
+	// ents[start[h]:start[h+1]] (a map lookup per bitmap hit cost more
+	// than the scan).
+	start []uint32
+	ents  []gAnchor
 	short    []byGroup
 	all      uint64
 }
@@ -25,6 +30,13 @@ type Grouped struct {
 type byGroup struct {
 	b    byte
 	lits []shortLit
+}
+
+type gAnchor struct {
+	w    uint64 // the anchor window
+	lit  int32
+	off  int32
+	mask uint64
 }
 
 type shortLit struct {
@@ -68,6 +80,22 @@ func NewGrouped(lits []string, masks []uint64) *Grouped {
 	}
 	if len(long) > 0 {
 		g.long = New(long)
+		g.start = make([]uint32, 1<<hashBits+1)
+		for w, as := range g.long.anchors {
+			g.start[hash(w)+1] += uint32(len(as))
+		}
+		for h := 1; h < len(g.start); h++ {
+			g.start[h] += g.start[h-1]
+		}
+		g.ents = make([]gAnchor, g.start[len(g.start)-1])
+		fill := append([]uint32(nil), g.start...)
+		for w, as := range g.long.anchors {
+			h := hash(w)
+			for _, a := range as {
+				g.ents[fill[h]] = gAnchor{w: w, lit: a.lit, off: a.off, mask: g.longMask[a.lit]}
+				fill[h]++
+			}
+		}
 	}
 	return g
 }
@@ -160,15 +188,15 @@ func (bg *byGroup) find(text string, have uint64) uint64 {
 // text[i:], that are there; literals adding no bit to have are skipped.
 func (g *Grouped) verify(text string, i int, w uint64, have uint64) uint64 {
 	var m uint64
-	for _, a := range g.long.anchors[w] {
-		lm := g.longMask[a.lit]
-		if lm&^(have|m) == 0 {
+	h := hash(w)
+	for _, a := range g.ents[g.start[h]:g.start[h+1]] {
+		if a.w != w || a.mask&^(have|m) == 0 {
 			continue
 		}
 		l := g.long.lits[a.lit]
 		start := i - int(a.off)
 		if start >= 0 && start+len(l) <= len(text) && text[start:start+len(l)] == l {
-			m |= lm
+			m |= a.mask
 		}
 	}
 	return m
