@@ -21,8 +21,8 @@ type Grouped struct {
 	// than the scan).
 	start []uint32
 	ents  []gAnchor
-	short    []byGroup
-	all      uint64
+	short []byGroup
+	all   uint64
 }
 
 // byGroup is the short literals found by one byte: each occurrence of b
