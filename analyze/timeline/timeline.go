@@ -90,6 +90,11 @@ type Builder struct {
 	names   map[record.Rank]string // Rank.String, computed once per rank
 	lastSrc string                 // records come in runs from one source
 	lastSS  *sourceState
+	// recentRanks and recentMarks: see rankState and match.
+	recentRanks [8]recentRank
+	nextRank    int
+	recentMarks [4]recentMark
+	nextMark    int
 	// Dropped counts phases not kept because MaxPhases was reached (a log
 	// that repeats its startup markers endlessly).
 	Dropped int
@@ -193,11 +198,7 @@ func (b *Builder) Feed(rec *record.Record, marks bool) {
 	var key rankKey
 	state := func() *rankState {
 		if rs == nil {
-			key = rankKey{rec.Source, b.rankName(rec.Rank)}
-			if rs = b.ranks[key]; rs == nil {
-				rs = &rankState{open: map[string]*Phase{}, closed: map[string]int{}}
-				b.ranks[key] = rs
-			}
+			rs, key = b.rankState(rec)
 		}
 		return rs
 	}
@@ -212,7 +213,7 @@ func (b *Builder) Feed(rec *record.Record, marks bool) {
 	text := rec.Text
 	for n := rec.Line; ; n++ {
 		line, rest, more := strings.Cut(text, "\n")
-		if m, ok := match(line); ok {
+		if m, ok := b.match(line); ok {
 			st := state()
 			b.apply(st, key, m, t, n, rec)
 		} else if strings.HasPrefix(line, "Traceback (most recent call last)") {
@@ -223,6 +224,58 @@ func (b *Builder) Feed(rec *record.Record, marks bool) {
 		}
 		text = rest
 	}
+}
+
+// rankState returns the state of rec's rank in rec's source. The ranks of
+// a log take turns (TP=8 workers each print the same lines), so the last
+// few are kept in a list compared field by field before any map is hashed.
+func (b *Builder) rankState(rec *record.Record) (*rankState, rankKey) {
+	for k := range b.recentRanks {
+		e := &b.recentRanks[k]
+		if e.rs != nil && e.rank == rec.Rank && e.key.source == rec.Source {
+			return e.rs, e.key
+		}
+	}
+	key := rankKey{rec.Source, b.rankName(rec.Rank)}
+	rs := b.ranks[key]
+	if rs == nil {
+		rs = &rankState{open: map[string]*Phase{}, closed: map[string]int{}}
+		b.ranks[key] = rs
+	}
+	b.recentRanks[b.nextRank%len(b.recentRanks)] = recentRank{rank: rec.Rank, key: key, rs: rs}
+	b.nextRank++
+	return rs, key
+}
+
+type recentRank struct {
+	rank record.Rank
+	key  rankKey
+	rs   *rankState
+}
+
+// match is the package's match with a memo of the last few marker lines:
+// every rank of a TP group prints the same marker, often to the byte.
+func (b *Builder) match(line string) (event, bool) {
+	for k := range b.recentMarks {
+		if e := &b.recentMarks[k]; e.line == line && e.line != "" {
+			return e.ev, true
+		}
+	}
+	ev, ok := match(line)
+	if ok && len(line) <= 512 {
+		// A copy of the line: the caller's text may be reused, and the
+		// event's detail points into it.
+		c := strings.Clone(line)
+		ev2, _ := match(c)
+		b.recentMarks[b.nextMark%len(b.recentMarks)] = recentMark{line: c, ev: ev2}
+		b.nextMark++
+	}
+	return ev, ok
+}
+
+type recentMark struct {
+	line string
+	ev   event
 }
 
 func (s *sourceState) addGap(g Gap) {
