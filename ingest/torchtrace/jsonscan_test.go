@@ -1,8 +1,13 @@
 package torchtrace
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
 var jsonSeeds = []string{
@@ -104,6 +109,43 @@ func FuzzInternEntry(f *testing.F) {
 		got, idx, ok := InternEntry(b)
 		if ok != wantOK || (ok && (got != want || idx != wantIdx)) {
 			t.Fatalf("%q: InternEntry (%q, %d, %v), encoding/json (%q, %d, %v)", b, got, idx, ok, want, wantIdx, wantOK)
+		}
+	})
+}
+
+// FuzzEnvelopeValue: EnvelopeValue answers what ReadEnvelope's map does for
+// one key (value, presence, error), on envelope lines from the corpus and
+// mutations of them (duplicate keys, escaped keys, bad JSON, no prefix).
+func FuzzEnvelopeValue(f *testing.F) {
+	for _, name := range []string{"comp_metrics.log", "simple.log", "links.log"} {
+		b, err := os.ReadFile(testcorpus.File(f, "tlparse-inputs", name))
+		if err != nil {
+			continue
+		}
+		for i, line := range bytes.Split(b, []byte("\n")) {
+			if i%7 == 0 && len(line) > 0 && line[0] == 'V' {
+				f.Add(line, "compilation_metrics")
+				f.Add(line, "dynamo_start")
+			}
+		}
+	}
+	f.Add([]byte(`V0101 00:00:00.000000 1 a.py:1] {"k": 1, "k": {"a": 2}, "\u006b": 3}`), "k")
+	f.Add([]byte(`V0101 00:00:00.000000 1 a.py:1] {"k": 1,}`), "k")
+	f.Add([]byte(`not an envelope`), "k")
+	f.Fuzz(func(t *testing.T, line []byte, key string) {
+		p := filepath.Join(t.TempDir(), "t.log")
+		if err := os.WriteFile(p, line, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ref := PayloadRef{Path: p, Length: int64(len(line))}
+		got, found, err := EnvelopeValue(ref, key)
+		m, werr := ReadEnvelope(ref)
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Fatalf("error %v, ReadEnvelope %v", err, werr)
+		}
+		want, wfound := m[key]
+		if found != wfound || !bytes.Equal(got, want) {
+			t.Fatalf("%q: got %q (%v), ReadEnvelope %q (%v)", key, got, found, want, wfound)
 		}
 	})
 }

@@ -915,6 +915,40 @@ func CopyPayload(w io.Writer, ref PayloadRef) error {
 	return sc.err
 }
 
+// EnvelopeValue fetches one envelope line by its reference and returns
+// the raw value of one of its keys (the event kind's key holds the
+// metadata): what ReadEnvelope(ref)[key] is, errors included, without
+// decoding every key into a map (the HTML report reads the metadata of
+// thousands of payload-less events this way). found is false when the key
+// is absent.
+func EnvelopeValue(ref PayloadRef, key string) (val []byte, found bool, err error) {
+	f, err := os.Open(ref.Path)
+	if err != nil {
+		return nil, false, err
+	}
+	b := make([]byte, ref.Length)
+	_, err = f.ReadAt(b, ref.Offset)
+	f.Close()
+	if err != nil && err != io.EOF {
+		return nil, false, err
+	}
+	_, _, _, _, js, ok := parsePrefix(trimEOL(b))
+	if ok && eachFieldBytes(js, func(k, v []byte) {
+		if string(k) == key { // the last one wins, as in a map
+			val, found = v, true
+		}
+	}) {
+		return val, found, nil
+	}
+	// Not an envelope, or not valid JSON: ReadEnvelope says why, in its words.
+	m, err := ReadEnvelope(ref)
+	if err != nil {
+		return nil, false, err
+	}
+	val, found = m[key]
+	return val, found, nil
+}
+
 // ReadEnvelope fetches one envelope line by its reference and returns its
 // keys, still raw (the event kind's value holds the metadata).
 func ReadEnvelope(ref PayloadRef) (map[string]json.RawMessage, error) {

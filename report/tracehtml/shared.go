@@ -151,5 +151,5 @@ func (s *site) writeSharedArtifact(w io.Writer, root, md5 string, a *compiles.Ar
 	if a.Length > s.opts.MaxInline {
 		v.Full = root + sharedFull(md5)
 	}
-	return pages.ExecuteTemplate(w, "artifact_shared", v)
+	return renderPage(w, "artifact_shared", v)
 }

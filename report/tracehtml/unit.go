@@ -203,7 +203,7 @@ func (s *site) writeUnit(dir string, ui int) error {
 			if k > 0 {
 				tmpl, data = "unit_cont_top", cont
 			}
-			if err := pages.ExecuteTemplate(w, tmpl, data); err != nil {
+			if err := renderPage(w, tmpl, data); err != nil {
 				return err
 			}
 			for j, ai := range u.Artifacts {
@@ -226,7 +226,7 @@ func (s *site) writeUnit(dir string, ui int) error {
 					return err
 				}
 			}
-			return pages.ExecuteTemplate(w, "unit_bottom", top)
+			return renderPage(w, "unit_bottom", top)
 		})
 		if err != nil {
 			return err
@@ -252,7 +252,7 @@ type pageLink struct {
 // most MaxInline of it; a larger payload is also written whole, unescaped,
 // to a .txt file beside the page (stem/) and linked.
 func (s *site) writeArtifact(w io.Writer, dir, stem string, j int, a *compiles.Artifact, head artifactHead) error {
-	if err := pages.ExecuteTemplate(w, "artifact_open", head); err != nil {
+	if err := renderPage(w, "artifact_open", head); err != nil {
 		return err
 	}
 	var tail artifactTail
@@ -289,7 +289,7 @@ func (s *site) writeArtifact(w io.Writer, dir, stem string, j int, a *compiles.A
 			return ew.err
 		}
 	}
-	return pages.ExecuteTemplate(w, "artifact_close", tail)
+	return renderPage(w, "artifact_close", tail)
 }
 
 // sideName is the file beside a unit page that holds artifact j whole.
@@ -303,11 +303,10 @@ func fetch(w io.Writer, a *compiles.Artifact) error {
 	if !a.Envelope {
 		return torchtrace.CopyPayload(w, a.PayloadRef)
 	}
-	m, err := torchtrace.ReadEnvelope(a.PayloadRef)
+	meta, ok, err := torchtrace.EnvelopeValue(a.PayloadRef, a.Kind)
 	if err != nil {
 		return err
 	}
-	meta, ok := m[a.Kind]
 	if !ok {
 		return fmt.Errorf("%s:%d: envelope has no %q key", filepath.Base(a.Path), a.Line, a.Kind)
 	}
