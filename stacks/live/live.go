@@ -172,6 +172,9 @@ func PySpy(pyspy string, pid int) (*stacks.Process, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("py-spy dump --pid %d did not finish within %s", pid, PySpyTimeout)
+		}
 		msg := strings.TrimSpace(errb.String())
 		if msg == "" {
 			msg = err.Error()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/pyproc"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
@@ -168,5 +169,109 @@ func TestFailureUnwraps(t *testing.T) {
 	var err error = Failure{PID: 7, Err: fmt.Errorf("%w (py-spy is not on PATH for a fallback)", pyproc.ErrPermission)}
 	if !errors.Is(err, pyproc.ErrPermission) || !strings.HasPrefix(err.Error(), "pid 7: ") {
 		t.Errorf("%v: cause lost", err)
+	}
+}
+
+// The py-spy fallback against a real py-spy, when one is installed: it is
+// not packaged for Debian and PyPI is not reachable where this was
+// written, so there it skips, and TestPySpyReadsRecordedDump is what runs.
+func TestPySpyFallbackReal(t *testing.T) {
+	path, err := exec.LookPath("py-spy")
+	if err != nil {
+		t.Skip("py-spy is not on PATH: the fallback is not run against a real py-spy (install it with pip to run this test)")
+	}
+	py := interpreters(t)[0]
+	pid := startHang(t, py, 12, "VLLM::Worker_TP0")
+	p, err := PySpy(path, pid)
+	if err != nil {
+		if strings.Contains(err.Error(), "ermission") {
+			t.Skipf("py-spy may not read this process here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	if p.PID != pid || p.Source != stacks.SourceLive {
+		t.Fatalf("process %d source %q, want %d live", p.PID, p.Source, pid)
+	}
+	var main *stacks.Thread
+	for i := range p.Threads {
+		if p.Threads[i].Name == "MainThread" {
+			main = &p.Threads[i]
+		}
+	}
+	if main == nil {
+		t.Fatalf("no MainThread among %d threads", len(p.Threads))
+	}
+	strs := 0
+	for _, f := range main.Frames {
+		if f.Func == "__str__" && strings.HasSuffix(f.File, "torch/_inductor/ir.py") {
+			strs++
+		}
+	}
+	if strs < 12 {
+		t.Errorf("main thread has %d __str__ frames of torch/_inductor/ir.py, want the 12+ of the recursion:\n%v", strs, main.Frames)
+	}
+}
+
+// What PySpy does around py-spy itself — run `py-spy dump --pid N`, read
+// its text with the dump reader, keep the process with that pid, report a
+// failure with py-spy's own message, give up after PySpyTimeout — run on
+// a stand-in executable that replays a real py-spy dump from the corpus
+// (transformers PR 17308) and py-spy's real permission error. py-spy's
+// output format itself is covered by ingest/stackdump's corpus tests.
+func TestPySpyReadsRecordedDump(t *testing.T) {
+	dump := testcorpus.File(t, "stackdumps", "transformers-pr-17308-torchdynamo-pyspy.txt")
+	dir := t.TempDir()
+	args := filepath.Join(dir, "args")
+	write := func(body string) string {
+		p := filepath.Join(dir, "py-spy")
+		os.Remove(p)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho \"$@\" > "+args+"\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// The recording starts with the shell prompt line that names the pid;
+	// py-spy prints what follows it.
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(b), "\n")
+	if first != "$ py-spy dump --pid 530235" {
+		t.Fatalf("recording starts %q", first)
+	}
+	out := filepath.Join(dir, "out.txt")
+	os.WriteFile(out, []byte(rest), 0o644)
+	p, err := PySpy(write("cat "+out+"\n"), 530235)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := os.ReadFile(args); strings.TrimSpace(string(a)) != "dump --pid 530235" {
+		t.Errorf("py-spy ran with %q", a)
+	}
+	if p.PID != 530235 || p.Source != stacks.SourceLive || len(p.Threads) == 0 {
+		t.Fatalf("process %d source %q, %d threads", p.PID, p.Source, len(p.Threads))
+	}
+	if f := p.Threads[0].Frames; len(f) < 3 || f[0].Func != "backward" || f[0].File != "torch/autograd/__init__.py" || f[0].Line != 173 {
+		t.Errorf("first thread frames %v", f)
+	}
+
+	// py-spy's message when it may not read the process, as it prints it.
+	_, err = PySpy(write("echo 'Error: Permission Denied (os error 13)' >&2\nexit 1\n"), 4242)
+	if err == nil || !strings.Contains(err.Error(), "py-spy dump --pid 4242: Error: Permission Denied (os error 13)") {
+		t.Errorf("failure: %v", err)
+	}
+	// Nothing printed is an error, not an empty process.
+	if _, err = PySpy(write("exit 0\n"), 4242); err == nil {
+		t.Error("an empty py-spy output gave a process")
+	}
+	// A py-spy that hangs is given up after PySpyTimeout.
+	old := PySpyTimeout
+	PySpyTimeout = 300 * time.Millisecond
+	defer func() { PySpyTimeout = old }()
+	start := time.Now()
+	_, err = PySpy(write("exec sleep 30\n"), 4242)
+	if err == nil || !strings.Contains(err.Error(), "py-spy dump --pid 4242 did not finish within 300ms") || time.Since(start) > 10*time.Second {
+		t.Errorf("hanging py-spy: %v after %s", err, time.Since(start))
 	}
 }
