@@ -180,6 +180,15 @@ func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Re
 		if b.err != nil {
 			err = fmt.Errorf("%s: read: %w", source, b.err)
 		}
+		j.detach()
+		if poisonBlocks {
+			for i := range b.buf {
+				b.buf[i] = 0xA5
+			}
+			for i := range b.clean[:cap(b.clean)] {
+				b.clean[:cap(b.clean)][i] = 0xA5
+			}
+		}
 		free <- b
 	}
 	j.flush()
@@ -193,6 +202,10 @@ func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Re
 	j.st.Bytes = bytesRead
 	return j.st, err
 }
+
+// poisonBlocks (tests): overwrite a block's memory when the joiner is done
+// with it, so a record still pointing into it shows up as wrong text.
+var poisonBlocks bool
 
 // readBlocks fills blocks with whole lines. It returns the number of bytes
 // read. A line longer than a block is cut at MaxLine, the rest discarded
@@ -390,15 +403,18 @@ type joiner struct {
 	st      Stats
 	mask    uint64 // union of the open record's line masks
 
-	open    bool
-	rec     record.Record
-	hdr     hdrKind
-	key     []byte // prefix bytes continuation lines must repeat
-	proc    []byte // process/collector prefix bytes of the first line
-	text    []byte
-	valid   bool // every joined body was valid UTF-8
-	lines   int
-	lastEnd int64
+	open  bool
+	rec   record.Record
+	hdr   hdrKind
+	key   []byte // prefix bytes continuation lines must repeat
+	proc  []byte // process/collector prefix bytes of the first line
+	text  []byte // the record's text: a line's body (borrowed) or buf
+	owned bool   // text is in buf
+	// buf, keyBuf, procBuf: the joiner's own copies (see detach).
+	buf, keyBuf, procBuf []byte
+	valid                bool // every joined body was valid UTF-8
+	lines                int
+	lastEnd              int64
 
 	labels     map[string][]string
 	recent     [8]recentLabels
@@ -433,8 +449,10 @@ func (j *joiner) add(l *peeled) {
 	}
 	body := l.body.of(l.line)
 	if j.open && j.continues(l) {
+		j.own()
 		j.text = append(j.text, '\n')
 		j.text = append(j.text, body...)
+		j.buf = j.text
 		j.valid = j.valid && l.validUTF8
 		j.mask |= l.mask
 		j.lines++
@@ -448,9 +466,11 @@ func (j *joiner) add(l *peeled) {
 	}
 	j.open = true
 	j.hdr = l.hdr
-	j.key = append(j.key[:0], l.line[:l.keyEnd]...)
-	j.proc = append(j.proc[:0], l.line[:l.procEnd]...)
-	j.text = append(j.text[:0], body...)
+	// Borrowed from the block until the record continues or the block is
+	// handed back (detach): most records are one line, emitted before.
+	j.key = l.line[:l.keyEnd:l.keyEnd]
+	j.proc = l.line[:l.procEnd:l.procEnd]
+	j.text, j.owned = body, false
 	j.lines = 1
 	j.valid = l.validUTF8
 	j.mask = l.mask
@@ -489,6 +509,26 @@ func (j *joiner) continues(l *peeled) bool {
 		return false
 	}
 	return bytes.Equal(j.proc, l.line[:l.procEnd])
+}
+
+// own moves the open record's text into the joiner's buffer.
+func (j *joiner) own() {
+	if !j.owned {
+		j.buf = append(j.buf[:0], j.text...)
+		j.text, j.owned = j.buf, true
+	}
+}
+
+// detach copies what the open record borrows from the lines just added:
+// their memory is reused once the caller moves on.
+func (j *joiner) detach() {
+	if !j.open {
+		return
+	}
+	j.own()
+	j.keyBuf = append(j.keyBuf[:0], j.key...)
+	j.procBuf = append(j.procBuf[:0], j.proc...)
+	j.key, j.proc = j.keyBuf, j.procBuf
 }
 
 func (j *joiner) flush() {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/internal/benchlog"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 )
@@ -606,5 +607,35 @@ func TestSmallFirstBlockGrows(t *testing.T) {
 		if last := got[len(got)-1]; last.Line != want {
 			t.Errorf("size %d: last record on line %d, want %d", size, last.Line, want)
 		}
+	}
+}
+
+// TestBlocksNotBorrowedPastTheirTurn: with every block's memory
+// overwritten once the joiner hands it back, Parse gives the same records
+// (records continuing across block boundaries copy what they borrowed).
+func TestBlocksNotBorrowedPastTheirTurn(t *testing.T) {
+	var buf bytes.Buffer
+	if err := benchlog.Write(&buf, 6<<20, 8); err != nil {
+		t.Fatal(err)
+	}
+	in := buf.Bytes()
+	want, _ := parseBytes(t, in)
+	poisonBlocks = true
+	defer func() { poisonBlocks = false }()
+	got, _ := parseBytes(t, in)
+	if len(got) != len(want) {
+		t.Fatalf("%d records with poisoned blocks, %d without", len(got), len(want))
+	}
+	multi := 0
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("record %d differs:\npoisoned %+v\nplain    %+v", i, got[i], want[i])
+		}
+		if want[i].EndLine > want[i].Line {
+			multi++
+		}
+	}
+	if multi == 0 {
+		t.Fatal("no multi-line record: the test shows nothing")
 	}
 }

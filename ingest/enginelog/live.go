@@ -33,6 +33,7 @@ func (l *Live) Write(data []byte) {
 	for k := range l.b.lines {
 		l.j.add(&l.b.lines[k])
 	}
+	l.j.detach() // the caller may reuse data
 	l.b.data = nil
 }
 

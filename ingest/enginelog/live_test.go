@@ -31,12 +31,19 @@ func TestLiveMatchesParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := NewLive("x", func(r record.Record) { got = append(got, r) })
+		var buf []byte
 		for len(data) > 0 {
 			k := bytes.IndexByte(data, '\n')
 			if k < 0 {
 				k = len(data) - 1
 			}
-			l.Write(data[:k+1])
+			// Through one buffer, overwritten after each Write: the caller
+			// may reuse it, so a record held open must not point into it.
+			buf = append(buf[:0], data[:k+1]...)
+			l.Write(buf)
+			for i := range buf {
+				buf[i] = 0xA5
+			}
 			data = data[k+1:]
 		}
 		l.Flush()
