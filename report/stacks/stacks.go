@@ -57,7 +57,15 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 	}
 
 	if len(a.Shared.RootPath) > 0 || len(a.Shared.Diverge) > 0 {
-		ew.printf("\n%s\n", st.Bold(fmt.Sprintf("shared by all %d primary threads:", a.Shared.Processes)))
+		// Stacks of unrelated programs share no frame: say so, rather than
+		// a "shared by all" heading over nothing and "diverge" from a root
+		// path that is not there.
+		noRoot := len(a.Shared.RootPath) == 0
+		if noRoot && len(a.Shared.LeafPath) == 0 {
+			ew.printf("\n%s\n", st.Bold(fmt.Sprintf("no frame shared by all %d primary threads:", a.Shared.Processes)))
+		} else {
+			ew.printf("\n%s\n", st.Bold(fmt.Sprintf("shared by all %d primary threads:", a.Shared.Processes)))
+		}
 		if n := len(a.Shared.RootPath); n > 0 {
 			ew.printf("  root path (%d frames, outermost first): %s\n", n, pathLine(a.Shared.RootPath, true))
 		}
@@ -68,10 +76,20 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 			who := d.RankSet
 			if who == "" {
 				who = fmt.Sprintf("pids %s", intsJoin(d.PIDs))
+				if len(d.PIDs) == 1 {
+					who = fmt.Sprintf("pid %d", d.PIDs[0])
+				}
 			}
 			next := "stack ends there"
 			if d.Frame != nil {
 				next = "then " + d.Frame.Func + " (" + d.Frame.File + ")"
+			}
+			if noRoot {
+				// No common root: each group's outermost frame.
+				if d.Frame != nil {
+					ew.printf("  starts: %s in %s (%s)  [bucket #%d]\n", who, d.Frame.Func, d.Frame.File, d.Bucket)
+				}
+				continue
 			}
 			ew.printf("  diverge: %s → %s  [bucket #%d]\n", who, next, d.Bucket)
 		}

@@ -149,3 +149,38 @@ func TestTextVerdictFirstAndColour(t *testing.T) {
 		t.Error("no colour when asked")
 	}
 }
+
+// Dumps of unrelated programs (py-spy dumps from issues) share no root
+// frame: the text says where each starts instead of "diverge" from a root
+// path that is not there, and "no frame shared" when no leaf is shared
+// either (it was a "shared by all" heading over nothing).
+func TestTextNothingShared(t *testing.T) {
+	for _, c := range []struct {
+		files []string
+		head  string
+	}{
+		{[]string{"transformers-pr-17308-torchdynamo-pyspy.txt", "accelerate-issue-3104-deepspeed-pyspy.txt"}, "shared by all 2 primary threads:"},
+		{[]string{"transformers-pr-17308-torchdynamo-pyspy.txt", "pytorch-pr-174808-debugserver-stacks.txt"}, "no frame shared by all 2 primary threads:"},
+	} {
+		var procs []*stacks.Process
+		for _, name := range c.files {
+			res, err := stackdump.ParseFile(testcorpus.File(t, "stackdumps", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			procs = append(procs, res.Processes...)
+		}
+		a := stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel})
+		if len(a.Shared.RootPath) != 0 || len(a.Shared.Diverge) == 0 {
+			t.Fatalf("fixture %v: shared %+v", c.files, a.Shared)
+		}
+		var buf bytes.Buffer
+		if err := Text(&buf, a, TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.Contains(out, "diverge:") || !strings.Contains(out, "\n"+c.head+"\n") || !strings.Contains(out, "  starts: pid 530235 in ") {
+			t.Errorf("%v: want %q and where pid 530235 starts, no diverge:\n%s", c.files, c.head, out)
+		}
+	}
+}
