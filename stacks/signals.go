@@ -137,7 +137,10 @@ func orPIDs(b *Bucket) string {
 	if len(ps) == 0 {
 		return fmt.Sprintf("%d thread(s)", b.Count)
 	}
-	return "pid " + strings.Join(ps, ",")
+	if len(ps) == 1 {
+		return "pid " + ps[0]
+	}
+	return "pids " + strings.Join(ps, ",")
 }
 
 func joinKeys(keys []Key) string {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -69,7 +70,9 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 		if n := len(a.Shared.RootPath); n > 0 {
 			ew.printf("  root path (%d frames, outermost first): %s\n", n, pathLine(a.Shared.RootPath, true))
 		}
-		if n := len(a.Shared.LeafPath); n > 0 {
+		// The leaf path is left out when it is the root path read backwards
+		// (every primary thread has the same whole stack).
+		if n := len(a.Shared.LeafPath); n > 0 && !reversedOf(a.Shared.LeafPath, a.Shared.RootPath) {
 			ew.printf("  leaf path (%d frames, innermost first): %s\n", n, pathLine(a.Shared.LeafPath, false))
 		}
 		for _, d := range a.Shared.Diverge {
@@ -136,6 +139,18 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 	return ew.err
 }
 
+func reversedOf(a, b []stacks.Frame) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[len(b)-1-i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func writeFinding(ew *errWriter, st report.Style, f record.Finding, total int) {
 	who := ""
 	if len(f.Ranks) > 0 {
@@ -184,7 +199,11 @@ func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int
 		if who != "" {
 			who += " + "
 		}
-		who += "pid " + intsJoin(unranked)
+		if len(unranked) == 1 {
+			who += "pid " + intsJoin(unranked)
+		} else {
+			who += "pids " + intsJoin(unranked)
+		}
 	}
 	names := map[string]bool{}
 	var nl []string

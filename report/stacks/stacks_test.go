@@ -179,8 +179,36 @@ func TestTextNothingShared(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := buf.String()
-		if strings.Contains(out, "diverge:") || !strings.Contains(out, "\n"+c.head+"\n") || !strings.Contains(out, "  starts: pid 530235 in ") {
+		if strings.Contains(out, "diverge:") || !strings.Contains(out, "\n"+c.head+"\n") || !strings.Contains(out, "  starts: pid 530235 in ") ||
+			!strings.Contains(out, "#1 · pid 530235 · ") {
 			t.Errorf("%v: want %q and where pid 530235 starts, no diverge:\n%s", c.files, c.head, out)
 		}
+	}
+}
+
+// Two unranked pids with the same whole stack: "pids A,B" in the bucket
+// heading, and the leaf path is not printed as the root path backwards.
+func TestTextSameWholeStack(t *testing.T) {
+	dump := testcorpus.File(t, "stackdumps", "transformers-pr-17308-torchdynamo-pyspy.txt")
+	var procs []*stacks.Process
+	for _, pid := range []int{101, 102} {
+		res, err := stackdump.ParseFile(dump)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Processes[0].PID = pid
+		procs = append(procs, res.Processes[0])
+	}
+	a := stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel})
+	var buf bytes.Buffer
+	if err := Text(&buf, a, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "#1 · pids 101,102 · 2 thread(s)") {
+		t.Errorf("bucket heading:\n%s", out)
+	}
+	if !strings.Contains(out, "root path (") || strings.Contains(out, "leaf path (") {
+		t.Errorf("want the root path only:\n%s", out)
 	}
 }
