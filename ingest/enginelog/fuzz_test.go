@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 )
@@ -75,6 +76,7 @@ type peelView struct {
 	LabelStrs       []string
 	EmitStr         string
 	Valid           bool
+	Mask            uint64
 }
 
 func viewOf(l *peeled) peelView {
@@ -88,8 +90,14 @@ func viewOf(l *peeled) peelView {
 	}
 	return peelView{Labels: append([]span(nil), l.labels[:l.nlabels]...), Coll: l.collEnd, Proc: l.procEnd, Key: l.keyEnd,
 		Body: l.body, Emitter: l.emitter, Hdr: l.hdr, Level: l.level, Rank: l.rank, Time: l.tm.String(), Repeat: l.repeat,
-		LabelStrs: strs, EmitStr: l.emitStr, Valid: l.validUTF8}
+		LabelStrs: strs, EmitStr: l.emitStr, Valid: l.validUTF8, Mask: l.mask}
 }
+
+// fuzzScan: literals of both kinds (window scan and byte search) in
+// several groups, so masks are compared too.
+var fuzzScan = litscan.NewGrouped(
+	[]string{"Traceback (most recent call last)", `File "`, "==", "gpu_memory_utilization", "Model loading took", "x", "metrics.py"},
+	[]uint64{1, 1, 2, 4, 8, 16, 32})
 
 // FuzzPeelCache: a peeler that has seen the lines before (its prefix,
 // header, time and emitter caches warm) peels every line exactly as a
@@ -110,7 +118,7 @@ func FuzzPeelCache(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Twice over, so the second time the caches know every line.
 		in := append(append(append([]byte(nil), data...), '\n'), data...)
-		var warm peeler
+		warm := peeler{scan: fuzzScan}
 		b := &block{data: in}
 		warm.peelBlock(b, 0)
 		for k := range b.lines {
@@ -118,7 +126,7 @@ func FuzzPeelCache(f *testing.F) {
 			if l.skip != "" {
 				continue
 			}
-			var cold peeler
+			cold := peeler{scan: fuzzScan}
 			c := peeled{n: l.n, line: l.line}
 			cold.peel(&c)
 			if w, f := viewOf(l), viewOf(&c); !reflect.DeepEqual(w, f) {

@@ -172,6 +172,8 @@ type peeler struct {
 	scan        *litscan.Grouped // nil: no literal masks
 	hdrs        [8]hdrEntry
 	nextHdr     int
+	masks       [8]maskEntry // see maskOf
+	nextMask    int
 }
 
 // prefixEntry is a parsed run of process prefixes.
@@ -441,9 +443,34 @@ func (p *peeler) peel(l *peeled) {
 	l.mask = 0
 	if p.scan != nil {
 		if body := l.body.of(b); len(body) > 0 {
-			l.mask = p.scan.Mask(unsafe.String(&body[0], len(body)))
+			l.mask = p.maskOf(body)
 		}
 	}
+}
+
+// maskOf is p.scan.Mask of body, from a memo of the last few bodies when
+// it is one of them byte for byte: the workers of a TP group print the
+// same messages one after another, and comparing a body costs a fraction
+// of scanning it.
+func (p *peeler) maskOf(body []byte) uint64 {
+	for k := range p.masks {
+		if e := &p.masks[k]; len(e.body) == len(body) && string(e.body) == string(body) {
+			return e.mask
+		}
+	}
+	m := p.scan.Mask(unsafe.String(&body[0], len(body)))
+	if len(body) <= 512 {
+		e := &p.masks[p.nextMask%len(p.masks)]
+		p.nextMask++
+		e.body = append(e.body[:0], body...)
+		e.mask = m
+	}
+	return m
+}
+
+type maskEntry struct {
+	body []byte
+	mask uint64
 }
 
 func (l *peeled) addLabel(a, b int) {
