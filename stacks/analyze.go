@@ -90,7 +90,13 @@ type Branch struct {
 	Ranks   []string `json:"ranks"`
 	PIDs    []int    `json:"pids"`
 	Frame   *Frame   `json:"frame,omitempty"` // nil: the stack ends at the shared path
-	Bucket  int      `json:"bucket"`
+	Bucket  int      `json:"bucket"`          // the group's first (largest) bucket
+	// Buckets lists every bucket the group's threads are in, when more than
+	// one (threads that take the same next frame can differ further in).
+	Buckets []int `json:"buckets,omitempty"`
+	// Unranked are the group's pids with no known rank (RankSet names only
+	// the ranked ones).
+	Unranked []int `json:"unranked_pids,omitempty"`
 }
 
 // Outlier is a rank whose primary thread is elsewhere than the majority's:
@@ -558,11 +564,16 @@ func shared(infos []*threadInfo, a *Analysis) Shared {
 		}
 		g := groups[key]
 		if g == nil {
-			g = &Branch{Frame: fr, Bucket: bucketOf(a, prims[i])}
+			g = &Branch{Frame: fr}
 			groups[key] = g
 			order = append(order, key)
 		}
-		if r := prims[i].proc.Rank; r != "" && !slices.Contains(g.Ranks, r) {
+		if b := bucketOf(a, prims[i]); b > 0 && !slices.Contains(g.Buckets, b) {
+			g.Buckets = append(g.Buckets, b)
+		}
+		if r := prims[i].proc.Rank; r == "" {
+			g.Unranked = append(g.Unranked, prims[i].proc.PID)
+		} else if !slices.Contains(g.Ranks, r) {
 			g.Ranks = append(g.Ranks, r)
 		}
 		g.PIDs = append(g.PIDs, prims[i].proc.PID)
@@ -570,6 +581,16 @@ func shared(infos []*threadInfo, a *Analysis) Shared {
 	if len(groups) > 1 {
 		for _, k := range order {
 			g := groups[k]
+			slices.Sort(g.Buckets)
+			if len(g.Buckets) > 0 {
+				g.Bucket = g.Buckets[0]
+			}
+			if len(g.Buckets) < 2 {
+				g.Buckets = nil
+			}
+			if len(g.Ranks) == 0 {
+				g.Unranked = nil // PIDs says it all
+			}
 			sortRanks(g.Ranks)
 			g.RankSet = RankSet(g.Ranks, a.RankTotal)
 			sh.Diverge = append(sh.Diverge, *g)

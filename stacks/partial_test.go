@@ -1,9 +1,13 @@
 package stacks_test
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bringup-tool/bringup/record"
+	reportstacks "github.com/bringup-tool/bringup/report/stacks"
 	"github.com/bringup-tool/bringup/stacks"
 )
 
@@ -25,5 +29,54 @@ func TestPartialThreadMarksBucket(t *testing.T) {
 	}
 	if !a.Buckets[0].Partial {
 		t.Errorf("bucket holding a partial thread is not marked partial")
+	}
+}
+
+// Processes that leave the shared root by the same frame but differ further
+// in (two ranked workers and an unranked helper, all started by a spawn
+// `<module>` of `<string>`) are one branch: it names the unranked pid next to
+// the ranks and every bucket it spans (it named the first member's bucket
+// only, and the rank set alone).
+func TestBranchNamesUnrankedAndBuckets(t *testing.T) {
+	spawned := func(inner ...record.Frame) record.Stack {
+		return append(record.Stack(inner),
+			record.Frame{Func: "spawn_main", File: "/usr/lib/python3.11/multiprocessing/spawn.py", Line: 122},
+			record.Frame{Func: "<module>", File: "<string>", Line: 1})
+	}
+	worker := spawned(record.Frame{Func: "lower", File: "/srv/torch/_inductor/graph.py", Line: 11},
+		record.Frame{Func: "worker", File: "/srv/boot.py", Line: 23})
+	tracker := record.Stack{
+		{Func: "main", File: "/usr/lib/python3.11/multiprocessing/resource_tracker.py", Line: 227},
+		{Func: "<module>", File: "<string>", Line: 1},
+	}
+	engine := record.Stack{{Func: "join", File: "/usr/lib/python3.11/multiprocessing/process.py", Line: 149}, {Func: "<module>", File: "/srv/boot.py", Line: 33}}
+	rank := func(tp int) record.Rank { r := record.NoRank; r.TP = tp; return r }
+	procs := []*stacks.Process{
+		{PID: 9, RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 9, Main: true, Frames: tracker}}},
+		{PID: 10, Rank: "TP0", RankInfo: rank(0), Threads: []stacks.Thread{{TID: 10, Main: true, Frames: worker}}},
+		{PID: 11, Rank: "TP1", RankInfo: rank(1), Threads: []stacks.Thread{{TID: 11, Main: true, Frames: worker}}},
+		{PID: 8, Rank: "EngineCore DP0", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 8, Main: true, Frames: engine}}},
+	}
+	a := stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel})
+	var spawn *stacks.Branch
+	for i, b := range a.Shared.Diverge {
+		if b.Frame != nil && b.Frame.File == "<string>" {
+			spawn = &a.Shared.Diverge[i]
+		}
+	}
+	if spawn == nil {
+		t.Fatalf("no branch starting in <string>: %+v", a.Shared.Diverge)
+	}
+	if len(spawn.PIDs) != 3 || len(spawn.Unranked) != 1 || spawn.Unranked[0] != 9 {
+		t.Errorf("branch pids %v unranked %v, want 3 pids with 9 unranked", spawn.PIDs, spawn.Unranked)
+	}
+	if len(spawn.Buckets) != 2 || spawn.Bucket != spawn.Buckets[0] || spawn.Buckets[0] >= spawn.Buckets[1] {
+		t.Errorf("branch bucket %d buckets %v, want the workers' and the tracker's, smallest first", spawn.Bucket, spawn.Buckets)
+	}
+	var buf bytes.Buffer
+	reportstacks.Text(&buf, a, reportstacks.TextOptions{})
+	want := fmt.Sprintf("  starts: ranks 0-1 (2/3) + pid 9 in <module> (<string>)  [buckets #%d, #%d]\n", spawn.Buckets[0], spawn.Buckets[1])
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, buf.String())
 	}
 }

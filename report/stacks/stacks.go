@@ -77,11 +77,25 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 		}
 		for _, d := range a.Shared.Diverge {
 			who := d.RankSet
-			if who == "" {
-				who = fmt.Sprintf("pids %s", intsJoin(d.PIDs))
-				if len(d.PIDs) == 1 {
-					who = fmt.Sprintf("pid %d", d.PIDs[0])
+			if pids := d.Unranked; who == "" || len(pids) > 0 {
+				if who == "" {
+					pids = d.PIDs
+				} else {
+					who += " + "
 				}
+				if len(pids) == 1 {
+					who += fmt.Sprintf("pid %d", pids[0])
+				} else {
+					who += fmt.Sprintf("pids %s", intsJoin(pids))
+				}
+			}
+			where := fmt.Sprintf("[bucket #%d]", d.Bucket)
+			if len(d.Buckets) > 1 {
+				var bs []string
+				for _, b := range d.Buckets {
+					bs = append(bs, fmt.Sprintf("#%d", b))
+				}
+				where = "[buckets " + strings.Join(bs, ", ") + "]"
 			}
 			next := "stack ends there"
 			if d.Frame != nil {
@@ -90,11 +104,11 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 			if noRoot {
 				// No common root: each group's outermost frame.
 				if d.Frame != nil {
-					ew.printf("  starts: %s in %s (%s)  [bucket #%d]\n", who, d.Frame.Func, d.Frame.File, d.Bucket)
+					ew.printf("  starts: %s in %s (%s)  %s\n", who, d.Frame.Func, d.Frame.File, where)
 				}
 				continue
 			}
-			ew.printf("  diverge: %s → %s  [bucket #%d]\n", who, next, d.Bucket)
+			ew.printf("  diverge: %s → %s  %s\n", who, next, where)
 		}
 	}
 	if len(a.Outliers) > 0 {
