@@ -815,12 +815,12 @@ func TestForkedProcessesInOneFile(t *testing.T) {
 func TestPhaseSeconds(t *testing.T) {
 	res := analyze(t, corpus(t, "simple.log"))
 	c := compile(res, -1, "0/0")
-	if c == nil || c.PhaseSeconds["GraphLowering.run"] <= 0 {
+	if c == nil || c.PhaseSeconds.Get("GraphLowering.run") <= 0 {
 		t.Fatalf("phase seconds %v", c)
 	}
 	var sum, dynamo float64
-	for _, v := range c.PhaseSeconds {
-		sum += v
+	for _, p := range c.PhaseSeconds {
+		sum += p.Seconds
 	}
 	for _, p := range res.Phases {
 		if p.Name == "dynamo" && p.CompileID == "0/0" {

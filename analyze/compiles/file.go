@@ -254,7 +254,7 @@ func (f *fileAnalysis) add(ev *torchtrace.Event) {
 			a.Envelope = true
 			a.MD5OK = true // nothing to check
 		} else if ev.MD5OK {
-			a.MD5 = ev.HasPayload
+			hex.Decode(a.MD5[:], []byte(ev.HasPayload))
 		}
 		if a.Name == "" {
 			a.Name = ev.Kind
@@ -391,6 +391,22 @@ type metricsRec struct {
 	GCUs                  *float64        `json:"gc_time_us"`
 }
 
+// smallInts backs sharedInt; nothing writes through a Compile's counts.
+var smallInts = func() (a [4096]int) {
+	for i := range a {
+		a[i] = i
+	}
+	return
+}()
+
+// sharedInt returns a pointer to the same value, shared for small ones.
+func sharedInt(p *int) *int {
+	if p != nil && *p >= 0 && *p < len(smallInts) {
+		return &smallInts[*p]
+	}
+	return p
+}
+
 func fv(p *float64) float64 {
 	if p == nil {
 		return 0
@@ -515,20 +531,23 @@ func (f *fileAnalysis) metrics(u *unit, ev *torchtrace.Event) {
 	u.metrics = true
 	c := &u.c
 	c.MetricsLine = ev.Line
+	// What a compile keeps is interned (a repeated frame, file or failure
+	// is stored once) and small counts point into one shared table: a huge
+	// trace holds one Compile per unit, and these were most of its bytes.
 	if m.CoName != nil {
-		c.Frame.Func = *m.CoName
+		c.Frame.Func = f.intern(*m.CoName)
 	}
 	if m.CoFilename != nil {
-		c.Frame.File = *m.CoFilename
+		c.Frame.File = f.intern(*m.CoFilename)
 	}
 	if m.CoFirstlineno != nil {
 		c.Frame.Line = *m.CoFirstlineno
 	}
-	c.CacheSize, c.GuardCount, c.GraphOps = m.CacheSize, m.GuardCount, m.GraphOpCount
+	c.CacheSize, c.GuardCount, c.GraphOps = sharedInt(m.CacheSize), sharedInt(m.GuardCount), sharedInt(m.GraphOpCount)
 	if m.FailType != nil && *m.FailType != "" {
-		c.FailType = *m.FailType
+		c.FailType = f.intern(*m.FailType)
 		if m.FailReason != nil {
-			c.FailReason = *m.FailReason
+			c.FailReason = f.intern(*m.FailReason)
 		}
 		if m.FailUserFrameFilename != nil && *m.FailUserFrameFilename != "" {
 			c.FailUserFrame = *m.FailUserFrameFilename
@@ -541,13 +560,14 @@ func (f *fileAnalysis) metrics(u *unit, ev *torchtrace.Event) {
 		}
 	}
 	for _, r := range stringList(m.RestartReasons) {
+		r = f.intern(r)
 		c.RestartReasons = append(c.RestartReasons, r)
 		if limitRE.MatchString(r) {
 			f.limitHit[c.ID] = r
 		}
 	}
 	if m.RecompileReason != nil && *m.RecompileReason != "" {
-		c.RecompileReasons = appendNew(c.RecompileReasons, *m.RecompileReason)
+		c.RecompileReasons = appendNew(c.RecompileReasons, f.intern(*m.RecompileReason))
 	}
 	if m.NumGraphBreaks != nil {
 		c.GraphBreaks = *m.NumGraphBreaks
@@ -736,6 +756,7 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 	case name == "recompile_reasons":
 		if u != nil {
 			for _, r := range stringList(body) {
+				r = f.intern(r)
 				u.c.RecompileReasons = appendNew(u.c.RecompileReasons, r)
 				if limitRE.MatchString(r) {
 					f.limitHit[u.c.ID] = r
@@ -791,12 +812,12 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 		}
 		ce.Outcome = outcome
 		if p.BypassReason != nil {
-			ce.Reason = strings.TrimSpace(*p.BypassReason)
+			ce.Reason = f.intern(strings.TrimSpace(*p.BypassReason))
 		} else if p.Detailed != nil && *p.Detailed != outcome {
-			ce.Reason = *p.Detailed
+			ce.Reason = f.intern(*p.Detailed)
 		}
 		if p.Key != nil {
-			ce.Key = *p.Key
+			ce.Key = f.intern(*p.Key)
 		}
 		ce.TimeSavedMs = fv(p.TimeSavedMs)
 		if ce.TimeSavedMs == 0 && p.TimeSavedNs != nil {
@@ -1138,12 +1159,7 @@ func (f *fileAnalysis) phaseTime(rank int, p Phase, selfUs float64) {
 	if u == nil {
 		return
 	}
-	if u.c.PhaseSeconds == nil {
-		u.c.PhaseSeconds = map[string]float64{}
-	}
-	if len(u.c.PhaseSeconds) < 256 {
-		u.c.PhaseSeconds[p.Name] += selfUs / 1e6
-	}
+	u.c.PhaseSeconds.add(p.Name, selfUs/1e6)
 }
 
 func (f *fileAnalysis) keep(p Phase) {
@@ -1185,6 +1201,9 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 	for _, u := range f.order {
 		c := &u.c
 		fix(&c.Rank)
+		if cap(c.PhaseSeconds) > len(c.PhaseSeconds) { // kept to the end: no growth slack
+			c.PhaseSeconds = append(PhaseTimes(nil), c.PhaseSeconds...)
+		}
 		n := 0
 		u.attempts.each(func(a int) {
 			if a >= 0 {

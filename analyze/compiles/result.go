@@ -9,6 +9,9 @@
 package compiles
 
 import (
+	"encoding/json"
+	"sort"
+
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
 	"github.com/bringup-tool/bringup/record"
 )
@@ -161,7 +164,7 @@ type Compile struct {
 	// PhaseSeconds is the self time of each chromium phase of this compile
 	// (B/E pairs and X events, by name, nested phases subtracted, so the
 	// values add up to the outermost phase), e.g. {"async_compile.wait": 3.0}.
-	PhaseSeconds map[string]float64 `json:"phase_seconds,omitempty"`
+	PhaseSeconds PhaseTimes `json:"phase_seconds,omitempty"`
 	// Frame is the user frame being compiled: co_name/co_filename/
 	// co_firstlineno from the metrics, else the innermost dynamo_start frame.
 	Frame record.Frame `json:"frame"`
@@ -181,6 +184,66 @@ type Compile struct {
 	Artifacts []int `json:"artifacts"`
 	// Cache indexes Result.Cache.
 	Cache []int `json:"cache"`
+}
+
+// PhaseTimes are a compile's phase self times by name: in JSON an object
+// {"name": seconds}, keys sorted, as a map prints. A slice, not a map: a
+// huge trace holds one per compile unit, and a map of a dozen phases took
+// 630 bytes, the slice 24 per phase.
+type PhaseTimes []PhaseTime
+
+// PhaseTime is the self time of one phase name.
+type PhaseTime struct {
+	Name    string
+	Seconds float64
+}
+
+// Get returns the seconds of a phase name (0 when absent).
+func (p PhaseTimes) Get(name string) float64 {
+	for _, x := range p {
+		if x.Name == name {
+			return x.Seconds
+		}
+	}
+	return 0
+}
+
+// add adds seconds to a name; like adding to a map that stops taking
+// writes at 256 names.
+func (p *PhaseTimes) add(name string, s float64) {
+	if len(*p) >= 256 {
+		return
+	}
+	for i := range *p {
+		if (*p)[i].Name == name {
+			(*p)[i].Seconds += s
+			return
+		}
+	}
+	*p = append(*p, PhaseTime{name, s})
+}
+
+// MarshalJSON prints the times as the map[string]float64 they stand for.
+func (p PhaseTimes) MarshalJSON() ([]byte, error) {
+	m := make(map[string]float64, len(p))
+	for _, x := range p {
+		m[x.Name] = x.Seconds
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads the object MarshalJSON writes, names sorted.
+func (p *PhaseTimes) UnmarshalJSON(b []byte) error {
+	var m map[string]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*p = (*p)[:0]
+	for k, v := range m {
+		*p = append(*p, PhaseTime{k, v})
+	}
+	sort.Slice(*p, func(i, j int) bool { return (*p)[i].Name < (*p)[j].Name })
+	return nil
 }
 
 // Seconds is the time breakdown from compilation_metrics: the older *_s
@@ -429,11 +492,12 @@ type Artifact struct {
 	// value under Kind). Otherwise fetch with torchtrace.ReadPayload.
 	Envelope bool `json:"envelope,omitempty"`
 	MD5OK    bool `json:"md5_ok"`
-	// MD5 is the payload's MD5 as announced, set only when the payload
-	// matched it: it names the payload's content, so a renderer can show
-	// identical payloads (every rank's copy of a graph, a repeated log)
-	// from one file. Not part of the JSON document.
-	MD5 string `json:"-"`
+	// MD5 is the payload's MD5, set only when the payload matched the one
+	// its envelope announced (zero otherwise): it names the payload's
+	// content, so a renderer can show identical payloads (every rank's copy
+	// of a graph, a repeated log) from one file. Not part of the JSON
+	// document.
+	MD5 [16]byte `json:"-"`
 }
 
 // Link is a `link` event.

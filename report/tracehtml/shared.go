@@ -2,6 +2,7 @@ package tracehtml
 
 import (
 	"bufio"
+	"encoding/hex"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,8 +23,11 @@ import (
 // sharable says whether an artifact's payload can be shared: a real
 // payload whose MD5 matched (so the MD5 names its content).
 func sharable(a *compiles.Artifact) bool {
-	return !a.Envelope && a.Length > 0 && a.MD5 != ""
+	return !a.Envelope && a.Length > 0 && a.MD5 != [16]byte{}
 }
+
+// md5Of is the hex MD5 naming a sharable artifact's payload.
+func md5Of(a *compiles.Artifact) string { return hex.EncodeToString(a.MD5[:]) }
 
 // findShared counts the payloads the pages show by MD5 and keeps those
 // shown more than once.
@@ -32,7 +36,7 @@ func (s *site) findShared() {
 	for _, u := range s.units {
 		for _, ai := range u.Artifacts {
 			if a := &s.res.Artifacts[ai]; sharable(a) {
-				s.sharedTimes[a.MD5]++
+				s.sharedTimes[md5Of(a)]++
 			}
 		}
 	}
@@ -40,12 +44,16 @@ func (s *site) findShared() {
 	for _, u := range s.units {
 		for _, ai := range u.Artifacts {
 			a := &s.res.Artifacts[ai]
-			if !sharable(a) || s.sharedTimes[a.MD5] < 2 {
+			if !sharable(a) {
 				continue
 			}
-			if _, ok := s.shared[a.MD5]; !ok {
-				s.shared[a.MD5] = ai
-				s.sharedList = append(s.sharedList, a.MD5)
+			md5 := md5Of(a)
+			if s.sharedTimes[md5] < 2 {
+				continue
+			}
+			if _, ok := s.shared[md5]; !ok {
+				s.shared[md5] = ai
+				s.sharedList = append(s.sharedList, md5)
 			}
 		}
 	}
@@ -61,8 +69,9 @@ func (s *site) sharedOf(a *compiles.Artifact) string {
 	if !sharable(a) {
 		return ""
 	}
-	if _, ok := s.shared[a.MD5]; ok {
-		return a.MD5
+	md5 := md5Of(a)
+	if _, ok := s.shared[md5]; ok {
+		return md5
 	}
 	return ""
 }

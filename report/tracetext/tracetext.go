@@ -529,14 +529,14 @@ func (p *printer) parity(res *compiles.Result) {
 }
 
 // topPhases lists the phases with the most self time.
-func topPhases(m map[string]float64, n int) string {
+func topPhases(m compiles.PhaseTimes, n int) string {
 	type kv struct {
 		k string
 		v float64
 	}
 	var l []kv
-	for k, v := range m {
-		l = append(l, kv{k, v})
+	for _, p := range m {
+		l = append(l, kv{p.Name, p.Seconds})
 	}
 	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || l[i].v == l[j].v && l[i].k < l[j].k })
 	var out []string
