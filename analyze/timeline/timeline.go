@@ -93,6 +93,7 @@ type Builder struct {
 	// recentRanks and recentMarks: see rankState and match.
 	recentRanks [8]recentRank
 	nextRank    int
+	lastRank    int // where the last hit in recentRanks was
 	recentMarks [4]recentMark
 	nextMark    int
 	// Dropped counts phases not kept because MaxPhases was reached (a log
@@ -230,9 +231,11 @@ func (b *Builder) Feed(rec *record.Record, marks bool) {
 // a log take turns (TP=8 workers each print the same lines), so the last
 // few are kept in a list compared field by field before any map is hashed.
 func (b *Builder) rankState(rec *record.Record) (*rankState, rankKey) {
-	for k := range b.recentRanks {
-		e := &b.recentRanks[k]
-		if e.rs != nil && e.rank == rec.Rank && e.key.source == rec.Source {
+	for k := range len(b.recentRanks) {
+		at := (b.lastRank + k) % len(b.recentRanks) // the last hit first
+		e := &b.recentRanks[at]
+		if e.rs != nil && e.rank.PID == rec.Rank.PID && e.rank == rec.Rank && e.key.source == rec.Source {
+			b.lastRank = at
 			return e.rs, e.key
 		}
 	}
@@ -242,7 +245,8 @@ func (b *Builder) rankState(rec *record.Record) (*rankState, rankKey) {
 		rs = &rankState{open: map[string]*Phase{}, closed: map[string]int{}}
 		b.ranks[key] = rs
 	}
-	b.recentRanks[b.nextRank%len(b.recentRanks)] = recentRank{rank: rec.Rank, key: key, rs: rs}
+	b.lastRank = b.nextRank % len(b.recentRanks)
+	b.recentRanks[b.lastRank] = recentRank{rank: rec.Rank, key: key, rs: rs}
 	b.nextRank++
 	return rs, key
 }

@@ -174,6 +174,8 @@ type peeler struct {
 	nextHdr     int
 	masks       [8]maskEntry // see maskOf
 	nextMask    int
+	// where the last hit of recent, hdrs and masks was
+	lastRec, lastHdr, lastMask int
 }
 
 // prefixEntry is a parsed run of process prefixes.
@@ -244,7 +246,10 @@ func (p *peeler) cachedPrefix(key []byte) *prefixEntry {
 // left to the slow path: on a longer line the region would not take it.
 func (p *peeler) recentPrefix(b []byte, i int) *prefixEntry {
 	r := b[i:]
-	for _, e := range p.recent {
+	// Ranks take turns, each printing a few lines: start where the last
+	// hit was, then the entry after it.
+	for k := range len(p.recent) {
+		e := p.recent[(p.lastRec+k)%len(p.recent)]
 		if e == nil {
 			continue
 		}
@@ -255,6 +260,7 @@ func (p *peeler) recentPrefix(b []byte, i int) *prefixEntry {
 		if prefixRegion(b, i+n) != i+n {
 			return nil // more groups follow: a longer run
 		}
+		p.lastRec = (p.lastRec + k) % len(p.recent)
 		return e
 	}
 	return nil
@@ -283,8 +289,11 @@ type hdrEntry struct {
 // give an equal result.
 func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 	r := b[i:]
-	for k := range p.hdrs {
-		e := &p.hdrs[k]
+	// Each rank prints the same headers in the same order: try the entry
+	// after the last hit first.
+	for k := range len(p.hdrs) {
+		at := (p.lastHdr + 1 + k) % len(p.hdrs)
+		e := &p.hdrs[at]
 		n := len(e.key)
 		if n == 0 || n > len(r) || le64b(r, n-8) != e.tail || string(r[:n]) != string(e.key) {
 			continue
@@ -295,6 +304,7 @@ func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 		l.emitStr = e.emitStr
 		l.tm = e.tm
 		l.keyEnd = int32(i) + e.keyEnd
+		p.lastHdr = at
 		return i + n, true
 	}
 	return 0, false
@@ -306,7 +316,8 @@ func (p *peeler) storeHeader(l *peeled, b []byte, i, j int) {
 	if l.hdr != hdrVLLM || j-i < 9 || j-i > 300 || b[j-1] != ' ' {
 		return
 	}
-	e := &p.hdrs[p.nextHdr%len(p.hdrs)]
+	p.lastHdr = p.nextHdr % len(p.hdrs)
+	e := &p.hdrs[p.lastHdr]
 	p.nextHdr++
 	e.key = append(e.key[:0], b[i:j]...)
 	e.tail = le64b(e.key, len(e.key)-8)
@@ -453,14 +464,17 @@ func (p *peeler) peel(l *peeled) {
 // same messages one after another, and comparing a body costs a fraction
 // of scanning it.
 func (p *peeler) maskOf(body []byte) uint64 {
-	for k := range p.masks {
-		if e := &p.masks[k]; len(e.body) == len(body) && string(e.body) == string(body) {
+	for k := range len(p.masks) {
+		at := (p.lastMask + 1 + k) % len(p.masks)
+		if e := &p.masks[at]; len(e.body) == len(body) && string(e.body) == string(body) {
+			p.lastMask = at
 			return e.mask
 		}
 	}
 	m := p.scan.Mask(unsafe.String(&body[0], len(body)))
 	if len(body) <= 512 {
-		e := &p.masks[p.nextMask%len(p.masks)]
+		p.lastMask = p.nextMask % len(p.masks)
+		e := &p.masks[p.lastMask]
 		p.nextMask++
 		e.body = append(e.body[:0], body...)
 		e.mask = m
