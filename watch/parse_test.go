@@ -157,6 +157,9 @@ func TestStatusText(t *testing.T) {
 	if got != want {
 		t.Errorf("status %q\nwant   %q", got, want)
 	}
+	if got := statusText(1400*time.Millisecond, -1, nil, ""); got != "watch 1.4s · no output yet" {
+		t.Errorf("status before any output %q", got)
+	}
 	var term bytes.Buffer
 	s := &statusLine{w: &term, atStart: false}
 	s.drawLocked("x")

@@ -44,9 +44,14 @@ func (s *statusLine) drawLocked(text string) {
 }
 
 // statusText is the live status: elapsed, silence, current phase per rank.
+// A negative silent means the boot has printed nothing yet.
 func statusText(elapsed, silent time.Duration, phases []store.Phase, note string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "watch %s · last output %s ago", round(elapsed), round(silent))
+	if silent < 0 {
+		fmt.Fprintf(&b, "watch %s · no output yet", round(elapsed))
+	} else {
+		fmt.Fprintf(&b, "watch %s · last output %s ago", round(elapsed), round(silent))
+	}
 	if cur := currentPhases(phases); cur != "" {
 		b.WriteString(" · " + cur)
 	}

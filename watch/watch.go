@@ -813,6 +813,9 @@ func (w *watcher) drawStatus(now time.Time, silent time.Duration) {
 		if w.isReady {
 			note = "ready"
 		}
+		if w.tee.bytes == 0 {
+			silent = -1 // "last output 1.4s ago" of a boot that printed nothing misleads
+		}
 		w.status.drawLocked(statusText(now.Sub(w.run.Started), silent, phases, note))
 	})
 }

@@ -704,3 +704,22 @@ func TestPipelineDiagnoseIsBounded(t *testing.T) {
 		t.Errorf("unbounded run: %+v, %v", d, err)
 	}
 }
+
+// The live status line of a boot that has printed nothing says so; it
+// read "last output 1.4s ago" (the time since the start).
+func TestStatusBeforeAnyOutput(t *testing.T) {
+	var status bytes.Buffer
+	r := boot(t, t.Context(), Config{
+		Command: []string{"sh", "-c", "sleep 1.5; echo hi; sleep 1.2"},
+		Status:  &status,
+		Timeout: 30 * time.Second,
+	})
+	if r.run.Outcome != store.OutcomeExited {
+		t.Errorf("outcome %q", r.run.Outcome)
+	}
+	s := status.String()
+	before, after, _ := strings.Cut(s, "last output")
+	if !strings.Contains(before, "· no output yet") || strings.Contains(after, "no output yet") {
+		t.Errorf("status line drawn:\n%q", s)
+	}
+}
