@@ -436,6 +436,44 @@ func TestDamagedRecordIsNamedWithLines(t *testing.T) {
 	}
 }
 
+// The text of a drifted target: every statement of the explanation on its
+// own line (it was one line of 300+ characters), and no table row ends in
+// spaces (rows with an empty ACTION did).
+func TestDriftTextOneStatementPerLine(t *testing.T) {
+	tr := newTree(t)
+	tr.standardSeries(t)
+	pf := filepath.Join(tr.patches, "03-textwrap.patch")
+	pb, _ := os.ReadFile(pf)
+	os.WriteFile(pf, bytes.Replace(pb, []byte("# Status: active\n"), []byte("# Status: active\n# Package: fakepkg==1.0\n"), 1), 0o644)
+	newer := append([]byte("# 2.0\n"), tr.orig["fakepkg/textwrap.py"]...)
+	os.WriteFile(filepath.Join(tr.root, "fakepkg/textwrap.py"), newer, 0o644)
+	di := filepath.Join(tr.root, "fakepkg-2.0.1.dist-info")
+	os.MkdirAll(di, 0o755)
+	os.WriteFile(filepath.Join(di, "RECORD"), []byte(fmt.Sprintf("fakepkg/textwrap.py,sha256=%s,%d\n", b64(sha(newer)), len(newer))), 0o644)
+	r, err := SeriesStatus(tr.root, tr.patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	WriteText(&buf, r, report.Style{})
+	out := buf.String()
+	for _, want := range []string{
+		"\n    the patch was written for fakepkg==1.0, the root has fakepkg 2.0.1\n",
+		"\n    the file is as fakepkg 2.0.1 ships it (RECORD), not the base this patch was written against: the image changed\n",
+		"\n    try 'bringup patch rebase'\n",
+		"\n    rebasable: every hunk matches exactly at offsets [1]\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks the line %q:\n%s", strings.TrimSpace(want), out)
+		}
+	}
+	for i, l := range strings.Split(out, "\n") {
+		if strings.HasSuffix(l, " ") {
+			t.Errorf("line %d ends in spaces: %q", i+1, l)
+		}
+	}
+}
+
 func TestCrashMidSeriesRollsForward(t *testing.T) {
 	tr := newTree(t)
 	tr.standardSeries(t)

@@ -1,6 +1,7 @@
 package patchset
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -52,7 +53,10 @@ func WriteText(w io.Writer, r *Report, st report.Style) error {
 		fmt.Fprintf(w, "%s %s\n", st.Yellow("journal:"), r.Journal)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	// The table goes through a buffer so that rows ending in an empty
+	// column do not end in spaces.
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATCH\tSTATUS\tSTATE\tTARGET\tFILE\tACTION")
 	for _, p := range r.Patches {
 		status := p.Status
@@ -78,6 +82,11 @@ func WriteText(w io.Writer, r *Report, st report.Style) error {
 		}
 	}
 	tw.Flush()
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		if line != "" {
+			fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+		}
+	}
 	var details []string
 	for _, p := range r.Patches {
 		if p.Error != "" {
@@ -91,8 +100,12 @@ func WriteText(w io.Writer, r *Report, st report.Style) error {
 			if t.Upstream != nil {
 				d += fmt.Sprintf("\n    RECORD  sha256 %s (%s %s, %s)", t.Upstream.SHA256, t.Upstream.Dist, t.Upstream.Version, t.Upstream.Record)
 			}
-			if t.Detail != "" {
-				d += "\n    " + t.Detail
+			// One line per statement of the explanation (they are joined
+			// with "; " in the JSON detail).
+			for _, part := range strings.Split(t.Detail, "; ") {
+				if part != "" {
+					d += "\n    " + part
+				}
 			}
 			details = append(details, d)
 		}

@@ -333,10 +333,19 @@ func reportFile(cmd *cobra.Command, root, file string, asJSON bool, verb string)
 	for _, p := range r.Patches {
 		fmt.Fprintf(w, "%s %s\n", verb, p.Path)
 		for _, t := range p.Targets {
-			fmt.Fprintf(w, "  %s  base %s  patched %s  (the file under --root is %s)\n", t.Path, t.BaseSHA256, t.PatchedSHA256, t.State)
+			fmt.Fprintf(w, "  %s  base %s  patched %s  (the file under --root is %s)\n", t.Path, shortHash(t.BaseSHA256), shortHash(t.PatchedSHA256), t.State)
 		}
 	}
 	return nil
+}
+
+// shortHash is "533c6dfd…8664": enough to tell hashes apart on one line
+// (the patch header and 'patch status' carry them whole).
+func shortHash(h string) string {
+	if len(h) > 16 {
+		return h[:8] + "…" + h[len(h)-4:]
+	}
+	return h
 }
 
 func newPatchRefreshCmd() *cobra.Command {
