@@ -468,16 +468,26 @@ func (p *peeler) maskOf(body []byte) uint64 {
 		at := (p.lastMask + 1 + k) % len(p.masks)
 		if e := &p.masks[at]; len(e.body) == len(body) && string(e.body) == string(body) {
 			p.lastMask = at
+			p.nextMask++
+			e.used = p.nextMask
 			return e.mask
 		}
 	}
 	m := p.scan.Mask(unsafe.String(&body[0], len(body)))
 	if len(body) <= 512 {
-		p.lastMask = p.nextMask % len(p.masks)
-		e := &p.masks[p.lastMask]
+		// Replace the entry unused longest: a body that never repeats
+		// (it names its rank) must not push out the ones that do.
+		old := 0
+		for k := range p.masks {
+			if p.masks[k].used < p.masks[old].used {
+				old = k
+			}
+		}
 		p.nextMask++
+		e := &p.masks[old]
 		e.body = append(e.body[:0], body...)
-		e.mask = m
+		e.mask, e.used = m, p.nextMask
+		p.lastMask = old
 	}
 	return m
 }
@@ -485,6 +495,7 @@ func (p *peeler) maskOf(body []byte) uint64 {
 type maskEntry struct {
 	body []byte
 	mask uint64
+	used int // p.nextMask when last hit or stored
 }
 
 func (l *peeled) addLabel(a, b int) {
