@@ -417,7 +417,11 @@ PYTHONPATH. It prints both ways to use it.`,
 				}
 			} else if len(res.Refused) == 0 {
 				st := style(cmd)
-				fmt.Fprintf(w, "%s %d patched files in %s (the image is untouched)\n\n", st.Green("overlay:"), len(res.Files), res.Out)
+				files := "patched files"
+				if len(res.Files) == 1 {
+					files = "patched file"
+				}
+				fmt.Fprintf(w, "%s %d %s in %s (the image is untouched)\n\n", st.Green("overlay:"), len(res.Files), files, res.Out)
 				fmt.Fprintf(w, "Python path (shadows the whole touched packages):\n  PYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH}\n\n", res.PythonPath)
 				fmt.Fprintf(w, "docker / podman run:\n  %s\n\n", strings.Join(res.Docker, " \\\n  "))
 				fmt.Fprintf(w, "apptainer exec/run:\n  %s\n", strings.Join(res.Apptainer, " \\\n  "))

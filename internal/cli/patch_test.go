@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,10 @@ func TestPatchCommands(t *testing.T) {
 	code, out, errs := runCLI("patch", "new", "--root", root, "--target", "pkg/wrapper.py", "--env", "PKG_FULLGRAPH=1  (0 disables fullgraph)", "-o", pf, ed)
 	if code != 0 || !strings.Contains(out, "pkg/wrapper.py") {
 		t.Fatalf("new: %d %s %s", code, out, errs)
+	}
+	// The pins, shortened on the summary line.
+	if !regexp.MustCompile(`pkg/wrapper\.py  base [0-9a-f]{8}…[0-9a-f]{4}  patched [0-9a-f]{8}…[0-9a-f]{4}  \(the file under --root is base\)`).MatchString(out) {
+		t.Errorf("new summary: %s", out)
 	}
 	code, out, _ = runCLI("patch", "status", "--root", root, "--json", patches)
 	var rep struct {
@@ -74,6 +79,17 @@ func TestPatchCommands(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(target); string(b) != orig {
 		t.Fatalf("revert left %q", b)
+	}
+	// The overlay holds the patched file; the root is left as it is.
+	ov := filepath.Join(dir, "overlay")
+	if code, out, errs = runCLI("patch", "overlay", "--root", root, "--out", ov, patches); code != 0 || !strings.Contains(out, "overlay: 1 patched file in ") {
+		t.Fatalf("overlay: %d %s %s", code, out, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ov, "pythonpath", "pkg", "wrapper.py")); string(b) != edited {
+		t.Errorf("overlay file %q", b)
+	}
+	if b, _ := os.ReadFile(target); string(b) != orig {
+		t.Errorf("overlay changed the root: %q", b)
 	}
 	// Could not run: exit 2 with a reason.
 	if code, _, errs = runCLI("patch", "status", patches); code != 2 || !strings.Contains(errs, "--root is required") {
