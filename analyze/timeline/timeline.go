@@ -282,10 +282,21 @@ type recentMark struct {
 	ev   event
 }
 
+// addGap keeps the GapsPerSource longest gaps, longest first, an earlier
+// one first among equals (what a stable sort of all of them would keep),
+// by insertion: a log that ticks every second adds a gap per second.
 func (s *sourceState) addGap(g Gap) {
-	s.gaps = append(s.gaps, g)
+	k := len(s.gaps)
+	for k > 0 && s.gaps[k-1].Seconds < g.Seconds {
+		k--
+	}
+	if k >= GapsPerSource {
+		return
+	}
+	s.gaps = append(s.gaps, Gap{})
+	copy(s.gaps[k+1:], s.gaps[k:])
+	s.gaps[k] = g
 	if len(s.gaps) > GapsPerSource {
-		sort.SliceStable(s.gaps, func(i, j int) bool { return s.gaps[i].Seconds > s.gaps[j].Seconds })
 		s.gaps = s.gaps[:GapsPerSource]
 	}
 }
@@ -353,7 +364,7 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 		// A second closing line for a phase that just closed (vLLM logs
 		// "Loading weights took" then "Model loading took") extends it.
 		if k, ok := rs.closed[e.name]; ok && e.detail == "" && b.phases[k].Detail == "" && !t.IsZero() &&
-			t.Sub(b.phases[k].End) <= 5*time.Second && t.Sub(b.phases[k].End) >= 0 {
+			within(t.Sub(b.phases[k].End), 0, 5*time.Second) {
 			q := &b.phases[k]
 			q.End, q.EndLine = t, line
 			if e.secs > q.Seconds {
@@ -379,6 +390,8 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 		rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: line}
 	}
 }
+
+func within(d, lo, hi time.Duration) bool { return d >= lo && d <= hi }
 
 // keepDetail copies a detail out of the record's text: Feed's caller may
 // reuse the text's memory once Feed returns.

@@ -2,8 +2,11 @@ package timeline
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -278,5 +281,29 @@ func TestMarkersCoverMatch(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Error("no marker line in the corpus logs: the check checked nothing")
+	}
+}
+
+// TestAddGapKeepsLongest: the gaps kept are the GapsPerSource longest,
+// longest first and the earlier first among equals, as a stable sort of
+// every gap would give (what Finish reported when every gap was kept).
+func TestAddGapKeepsLongest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 2000; round++ {
+		var s sourceState
+		var all []Gap
+		n := rng.IntN(20)
+		for i := 0; i < n; i++ {
+			g := Gap{Line: i, Seconds: float64(1 + rng.IntN(4))}
+			all = append(all, g)
+			s.addGap(g)
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Seconds > all[j].Seconds })
+		if len(all) > GapsPerSource {
+			all = all[:GapsPerSource]
+		}
+		if !reflect.DeepEqual(s.gaps, all) && !(len(s.gaps) == 0 && len(all) == 0) {
+			t.Fatalf("round %d: kept %+v, want %+v", round, s.gaps, all)
+		}
 	}
 }
