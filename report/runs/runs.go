@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -173,7 +174,10 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 	if len(r.Timeline) > 0 {
 		ew.printf("\n%s\n", st.Bold("timeline"))
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		for _, p := range r.Timeline {
+		// Each rank's phases together, in the order they were seen.
+		tl := slices.Clone(r.Timeline)
+		sort.SliceStable(tl, func(i, j int) bool { return tl[i].Rank < tl[j].Rank })
+		for _, p := range tl {
 			name := p.Name
 			if p.Detail != "" {
 				name += " (" + p.Detail + ")"
@@ -182,7 +186,16 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 			if status == "" && p.Open {
 				status = "open"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%.1fs\t%s\n", orDash(p.Rank), name, p.Seconds, status)
+			took := fmt.Sprintf("%.1fs", p.Seconds)
+			if p.Open {
+				// Open until the run ended: its length as far as the log
+				// says (often 0 s) understates it; the run's end bounds it.
+				took = "-"
+				if !p.Start.IsZero() && r.Ended.After(p.Start) && r.Ended.Sub(p.Start) <= r.Duration()+time.Minute {
+					took = fmt.Sprintf("≥%.1fs", r.Ended.Sub(p.Start).Seconds())
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", orDash(p.Rank), name, took, status)
 		}
 		tw.Flush()
 	}

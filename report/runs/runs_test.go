@@ -1,0 +1,57 @@
+package runs
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/store"
+)
+
+// A hung run's timeline as watch records it for seed 004's shape: the log
+// has second-resolution timestamps, so the phases left open (inductor)
+// measure 0 s in the log. Show prints each rank's phases together and an
+// open phase's length as at least the time to the run's end (it printed
+// "0.0s unfinished"); an open phase whose start is not within the run
+// (log clock in another zone) gets "-".
+func TestShowOpenPhases(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 1, 39, 30, 0, time.UTC)
+	run := &store.Run{
+		ID: 4, Outcome: store.OutcomeHung, Reason: "no output for 5.1s", Command: []string{"python3", "silent.py"},
+		Started: t0.Add(-59 * time.Millisecond), Ended: t0.Add(6500 * time.Millisecond),
+		Timeline: []store.Phase{
+			{Rank: "TP1", Name: "load", Status: "done", Start: t0.Add(-120 * time.Millisecond), End: t0, Seconds: 0.12},
+			{Rank: "TP0", Name: "dynamo", Status: "done", Start: t0, End: t0, Seconds: 1.08},
+			{Rank: "TP0", Name: "inductor", Status: "unfinished", Start: t0, End: t0, Open: true},
+			{Rank: "TP1", Name: "dynamo", Status: "done", Start: t0, End: t0, Seconds: 1.08},
+			{Rank: "TP1", Name: "inductor", Status: "unfinished", Start: t0.Add(-3 * time.Hour), End: t0, Open: true},
+		},
+	}
+	var buf bytes.Buffer
+	if err := Show(&buf, run, report.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	_, tl, _ := strings.Cut(out, "\ntimeline\n")
+	tl, _, _ = strings.Cut(tl, "\n\n")
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSpace(tl), "\n") {
+		rows = append(rows, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{
+		"TP0 dynamo 1.1s done",
+		"TP0 inductor ≥6.5s unfinished",
+		"TP1 load 0.1s done",
+		"TP1 dynamo 1.1s done",
+		"TP1 inductor - unfinished",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("timeline rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	if regexp.MustCompile(`inductor +0\.0s`).MatchString(out) {
+		t.Errorf("an open phase shown as 0.0s:\n%s", out)
+	}
+}
