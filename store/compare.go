@@ -177,8 +177,12 @@ func Compare(runs []*Run) *Comparison {
 				if p.Name == name {
 					found = true
 					open = open || p.Open
-					if p.Seconds > best {
-						best = p.Seconds
+					sec := p.Seconds
+					if o, ok := r.OpenSeconds(p); ok && o > sec {
+						sec = o // open until the run ended
+					}
+					if sec > best {
+						best = sec
 					}
 				}
 			}

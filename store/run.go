@@ -114,6 +114,18 @@ type Phase struct {
 	Open    bool      `json:"open,omitempty"` // opened and never closed
 }
 
+// OpenSeconds is how long an open phase (opened, never closed) lasted at
+// least: from its start to the end of the run, when its start lies within
+// the run (ok). The phase's own Seconds, as far as the log tells, often
+// reads 0 with second-resolution log stamps; a start outside the run (a
+// log clock in another zone) gives ok false.
+func (r *Run) OpenSeconds(p Phase) (float64, bool) {
+	if !p.Open || p.Start.IsZero() || r.Ended.IsZero() || !r.Ended.After(p.Start) || r.Ended.Sub(p.Start) > r.Duration()+time.Minute {
+		return 0, false
+	}
+	return r.Ended.Sub(p.Start).Seconds(), true
+}
+
 // PatchState is a patch series' state when the run started.
 type PatchState struct {
 	Dir     string `json:"dir"`

@@ -359,3 +359,19 @@ func TestUpgradeFromLayout1(t *testing.T) {
 		t.Errorf("cpu not kept after upgrade: %+v", r.CPU)
 	}
 }
+
+// An open phase of a watched run lasted until the run ended: compare shows
+// that, not the 0 s its second-resolution log stamps give.
+func TestCompareOpenPhaseUntilTheEnd(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 1, 39, 30, 0, time.UTC)
+	a := sampleRun(OutcomeHung, nil)
+	a.ID, a.Started, a.Ended = 1, t0, t0.Add(6500*time.Millisecond)
+	a.Timeline = []Phase{{Rank: "TP0", Name: "inductor", Start: t0.Add(500 * time.Millisecond), End: t0.Add(500 * time.Millisecond), Open: true}}
+	b := sampleRun(OutcomeHung, nil)
+	b.ID, b.Started, b.Ended = 2, t0, t0.Add(6500*time.Millisecond)
+	b.Timeline = []Phase{{Rank: "TP0", Name: "inductor", Start: t0.Add(-5 * time.Hour), Open: true}} // log clock in another zone
+	c := Compare([]*Run{a, b})
+	if len(c.Phases) != 1 || c.Phases[0].Values[0] != "6.0s (open)" || c.Phases[0].Values[1] != "0.0s (open)" {
+		t.Errorf("phases %+v", c.Phases)
+	}
+}

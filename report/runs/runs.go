@@ -191,8 +191,8 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 				// Open until the run ended: its length as far as the log
 				// says (often 0 s) understates it; the run's end bounds it.
 				took = "-"
-				if !p.Start.IsZero() && r.Ended.After(p.Start) && r.Ended.Sub(p.Start) <= r.Duration()+time.Minute {
-					took = fmt.Sprintf("≥%.1fs", r.Ended.Sub(p.Start).Seconds())
+				if sec, ok := r.OpenSeconds(p); ok {
+					took = fmt.Sprintf("≥%.1fs", sec)
 				}
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", orDash(p.Rank), name, took, status)
