@@ -135,3 +135,33 @@ func FuzzPeelCache(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanLine: scanLine cuts where the first '\n' is, and its two claims
+// hold (no byte under 0x20, no byte from 0x80 in the line); on a plain
+// ASCII line it makes both.
+func FuzzScanLine(f *testing.F) {
+	f.Add([]byte("(Worker_TP1 pid=2) INFO 11-29 00:00:32 [metrics.py:455] Avg prompt throughput\nnext"))
+	f.Add([]byte("a\tb\x1b[31mc\r\n\xff\x00"))
+	f.Add([]byte("\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		line, rest, noCtl, ascii := scanLine(data)
+		wantLine, wantRest := cutLine(data)
+		if !bytes.Equal(line, wantLine) || !bytes.Equal(rest, wantRest) || len(rest) != len(wantRest) {
+			t.Fatalf("scanLine(%q) = %q, %q; want %q, %q", data, line, rest, wantLine, wantRest)
+		}
+		ctl, high := false, false
+		for _, c := range line {
+			ctl = ctl || c < 0x20
+			high = high || c >= 0x80
+		}
+		if noCtl && ctl || ascii && high {
+			t.Fatalf("scanLine(%q): noCtl %v ascii %v, but the line has control %v high %v", data, noCtl, ascii, ctl, high)
+		}
+		if bytes.IndexByte(data, '\n') < 0 && len(data) > 0 && noCtl != !ctl {
+			t.Fatalf("scanLine(%q): noCtl %v on a whole input with control %v", data, noCtl, ctl)
+		}
+		if len(line) == len(data) && !ctl && !high && !(noCtl && ascii) {
+			t.Fatalf("scanLine(%q): a plain ASCII line not called so (noCtl %v, ascii %v)", data, noCtl, ascii)
+		}
+	})
+}

@@ -63,6 +63,9 @@ type peeled struct {
 	// mask is the literal groups found in the body (Options.Scan); 0
 	// without a scan.
 	mask uint64
+	// Set by peelBlock's line scan (false: not known): the line holds no
+	// byte under 0x20, and none from 0x80.
+	noCtl, ascii bool
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -423,11 +426,11 @@ func (p *peeler) peel(l *peeled) {
 	}
 	l.body = span{int32(i), int32(len(b))}
 	// tqdm redraws a line with '\r': keep what a terminal would show last.
-	if bytes.IndexByte(b[i:], '\r') >= 0 {
+	if !l.noCtl && bytes.IndexByte(b[i:], '\r') >= 0 {
 		l.body.a = int32(i + bytes.LastIndexByte(b[i:], '\r') + 1)
 	}
 	body := l.body.of(b)
-	l.validUTF8 = utf8.Valid(body)
+	l.validUTF8 = l.ascii || utf8.Valid(body)
 	// Meta-internal torch builds append these to every glog line.
 	if len(body) > 0 && body[len(body)-1] == '"' {
 		if k := bytes.LastIndex(body, []byte(` #threadId="`)); k >= 0 {
