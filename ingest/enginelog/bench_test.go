@@ -78,3 +78,26 @@ func TestGeneratedLogShape(t *testing.T) {
 		t.Errorf("%d records from %d lines, %d joined", len(recs), st.Lines, joined)
 	}
 }
+
+// BenchmarkScanLine: peelBlock's line scan over the benchmark log, in
+// CPU ns per line.
+func BenchmarkScanLine(b *testing.B) {
+	in := benchInput(b)[:8<<20]
+	lines := bytes.Count(in, []byte("\n"))
+	b.SetBytes(int64(len(in)))
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		for data := in; len(data) > 0; {
+			var ok bool
+			_, data, ok, _ = scanLine(data)
+			if ok {
+				n++
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(lines), "ns/line")
+	if n == 0 {
+		b.Fatal("no plain line")
+	}
+}
