@@ -220,7 +220,10 @@ func expandInputs(args []string, stderr io.Writer) []string {
 				fmt.Fprintf(stderr, "bringup: %v\n", err)
 				return nil
 			}
-			if !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+			// Notes beside the dumps (README.md, a MANIFEST.md quoting dump
+			// lines) are not dumps; a file named on the command line is
+			// always read.
+			if !d.IsDir() && !strings.HasPrefix(d.Name(), ".") && !strings.EqualFold(filepath.Ext(d.Name()), ".md") {
 				files = append(files, p)
 			}
 			return nil

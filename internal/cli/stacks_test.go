@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,5 +59,24 @@ func TestStacksEveryCorpusFile(t *testing.T) {
 	}
 	if !strings.Contains(out, "gloo-recv-wait") || !strings.Contains(out, "interleaved") {
 		t.Errorf("corpus run misses the gloo finding or the interleave report:\n%s", out)
+	}
+}
+
+// A directory of dumps with a Markdown note beside them (the corpus's
+// MANIFEST.md quotes interleaved faulthandler lines): the note is not read
+// as a dump; it was reported as "error MANIFEST.md:31: output of several
+// processes is interleaved".
+func TestStacksDirSkipsMarkdownNotes(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"MANIFEST.md", "transformers-pr-17308-torchdynamo-pyspy.txt"} {
+		b, err := os.ReadFile(testcorpus.File(t, "stackdumps", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	}
+	code, out, errs := runCLI("stacks", dir)
+	if code != ExitOK || strings.Contains(out+errs, "MANIFEST.md") || !strings.Contains(out, "1 process(es)") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }
