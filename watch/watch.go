@@ -722,6 +722,10 @@ func (w *watcher) finish() {
 		// the diagnosis.
 		w.say("no output to diagnose (the boot printed nothing)")
 	default:
+		if w.run.Bytes >= DiagnoseNoteBytes {
+			// Reading a large log takes a while: say what is going on.
+			w.say("diagnosing %s of output (a second Ctrl-C skips it)", sizeText(w.run.Bytes))
+		}
 		w.save() // logs are complete; the diagnosis reads them
 		// The boot's context is over (after Ctrl-C it is cancelled); a
 		// second Ctrl-C (Hurry) abandons the diagnosis.
@@ -749,6 +753,23 @@ func (w *watcher) finish() {
 	}
 	w.save()
 }
+
+// sizeText is "1.2 GB", "340 MB", "12 KB" or "512 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.0f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.0f KB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// DiagnoseNoteBytes is the output size from which the closing diagnosis
+// is announced (it reads the whole log).
+var DiagnoseNoteBytes int64 = 64 << 20
 
 // Headline is the one-line outcome of a run: "HUNG after 7.2s — no output
 // for 5s (…) (run #1)".

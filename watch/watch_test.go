@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -721,5 +722,36 @@ func TestStatusBeforeAnyOutput(t *testing.T) {
 	before, after, _ := strings.Cut(s, "last output")
 	if !strings.Contains(before, "· no output yet") || strings.Contains(after, "no output yet") {
 		t.Errorf("status line drawn:\n%q", s)
+	}
+}
+
+// The closing diagnosis of a large log is announced (it reads the whole
+// log, which takes seconds per GB); a small one is not.
+func TestLargeDiagnosisAnnounced(t *testing.T) {
+	py := needPython(t)
+	old := DiagnoseNoteBytes
+	defer func() { DiagnoseNoteBytes = old }()
+	for _, c := range []struct {
+		limit int64
+		want  bool
+	}{{1 << 30, false}, {100, true}} {
+		DiagnoseNoteBytes = c.limit
+		r := boot(t, t.Context(), Config{
+			Command:  []string{py, "-c", "import sys\nfor i in range(20): print('line', i)\nsys.exit(1)"},
+			Timeout:  30 * time.Second,
+			Diagnose: PipelineDiagnose(nil, report.Style{}),
+		})
+		got := strings.Contains(r.msgs.String(), fmt.Sprintf("bringup watch: diagnosing %d bytes of output (a second Ctrl-C skips it)", r.run.Bytes))
+		if got != c.want {
+			t.Errorf("limit %d, %d bytes: announced %v, want %v\n%s", c.limit, r.run.Bytes, got, c.want, r.msgs.String())
+		}
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{512: "512 bytes", 12_300: "12 KB", 340_000_000: "340 MB", 1_230_000_000: "1.2 GB"} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
