@@ -132,6 +132,9 @@ func New() *Builder {
 	return &Builder{ranks: map[rankKey]*rankState{}, sources: map[string]*sourceState{}}
 }
 
+// maxShift bounds sourceState.shift: 200 years of rollovers.
+const maxShift = 200 * 365 * 24 * time.Hour
+
 // normalize makes times from one source monotonic enough across rollovers:
 // vLLM prints no year (Dec 31 → Jan 1 goes back a year), ATOM prints no
 // date at all (23:59:59 → 00:00:00 goes back a day).
@@ -141,7 +144,9 @@ func (s *sourceState) normalize(t time.Time) time.Time {
 	}
 	// Only a clock that went backwards can have rolled over; checking that
 	// first keeps the calendar arithmetic off the common path.
-	if !s.rawLast.IsZero() && t.Before(s.rawLast) && t.Year() == 0 {
+	// (A shift is capped at maxShift: a log whose clock jumps back and
+	// forth endlessly would overflow it into garbage times.)
+	if !s.rawLast.IsZero() && t.Before(s.rawLast) && t.Year() == 0 && s.shift < maxShift {
 		back := s.rawLast.Sub(t)
 		switch {
 		case t.Month() == time.January && t.Day() == 1 && s.rawLast.Month() == time.January && s.rawLast.Day() == 1 && back > 12*time.Hour:
@@ -369,7 +374,7 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 			q.End, q.EndLine = t, line
 			if e.secs > q.Seconds {
 				q.Seconds = e.secs
-				q.Start = t.Add(-time.Duration(e.secs * float64(time.Second)))
+				q.Start = startOf(t, e.secs)
 			}
 			return
 		}
@@ -377,7 +382,7 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 			Source: rec.Source, Line: line, EndLine: line}
 		if e.secs >= 0 {
 			p.Seconds = e.secs
-			p.Start = t.Add(-time.Duration(e.secs * float64(time.Second)))
+			p.Start = startOf(t, e.secs)
 		} else {
 			p.Start = t
 		}
@@ -389,6 +394,21 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 	if e.name == PhaseDynamo && e.close && rs.open[PhaseInductor] == nil {
 		rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: line}
 	}
+}
+
+// yearZero is the earliest time a report can hold (JSON writes years 0
+// to 9999); vLLM's year-less times are in year 0 already.
+var yearZero = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// startOf is t less secs seconds, the start of a phase a marker closes
+// with its duration, but not before yearZero: a phase closed at 00:00:10
+// on Jan 1 of a year-less log, or a garbage duration, made a time the
+// report could not be written with ("year outside of range").
+func startOf(t time.Time, secs float64) time.Time {
+	if secs*float64(time.Second) >= float64(t.Sub(yearZero)) {
+		return yearZero
+	}
+	return t.Add(-time.Duration(secs * float64(time.Second)))
 }
 
 func within(d, lo, hi time.Duration) bool { return d >= lo && d <= hi }

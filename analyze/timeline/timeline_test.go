@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -304,6 +305,33 @@ func TestAddGapKeepsLongest(t *testing.T) {
 		}
 		if !reflect.DeepEqual(s.gaps, all) && !(len(s.gaps) == 0 && len(all) == 0) {
 			t.Fatalf("round %d: kept %+v, want %+v", round, s.gaps, all)
+		}
+	}
+}
+
+// TestTimesStayWritable: a phase closed with its duration just after
+// midnight on Jan 1 of a year-less log, a garbage duration, or a clock
+// that rolls over again and again give times a report can hold (JSON
+// writes years 0-9999 only: `diagnose --json` failed on such logs).
+func TestTimesStayWritable(t *testing.T) {
+	for name, text := range map[string]string{
+		"jan1":    "INFO 01-01 00:00:10 [x.py:1] Loading weights took 45.1 seconds\n",
+		"garbage": "Model loading took70000000 second0\nINFO 01-01 00:00:10 [x.py:1] Loading weights took 1e300 seconds\nINFO 01-01 00:00:10 [x.py:1] Loading weights took 99999999999999999999 seconds\n",
+		"flips":   strings.Repeat("INFO 12-31 23:59:59 [x.py:1] tick\nINFO 01-01 00:00:01 [x.py:1] Loading weights took 2 seconds\n", 400),
+	} {
+		b := New()
+		if _, err := enginelog.Parse(strings.NewReader(text), name, func(r record.Record) { b.Add(r) }); err != nil {
+			t.Fatal(err)
+		}
+		phases, gaps := b.Finish()
+		if len(phases) == 0 {
+			t.Fatalf("%s: no phase", name)
+		}
+		if _, err := json.Marshal(struct {
+			P []Phase
+			G []Gap
+		}{phases, gaps}); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
