@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/pyproc"
 	"github.com/bringup-tool/bringup/record"
 	reportstacks "github.com/bringup-tool/bringup/report/stacks"
 	"github.com/bringup-tool/bringup/stacks"
@@ -93,7 +95,19 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if live {
 				res, err := captureLive(pids, treePID, count, interval)
 				if err != nil && (res == nil || len(res.Processes) == 0) && len(args) == 0 {
-					return Usagef("%v (give the pid of a Python process such as an engine worker; --tree PID finds them below a launcher)", err)
+					// Every pid failed: name each one's reason, and the hint
+					// about pids only where a pid is not Python at all (an
+					// unsupported CPython is a Python process).
+					if res != nil && len(res.Failures) > 1 {
+						for _, f := range res.Failures {
+							fmt.Fprintf(stderr, "bringup: %v\n", f)
+						}
+						return Usagef("none of the %d processes could be read (reasons above)", len(res.Failures))
+					}
+					if errors.Is(err, pyproc.ErrNotPython) && !errors.Is(err, pyproc.ErrUnsupported) {
+						return Usagef("%v (give the pid of a Python process such as an engine worker; --tree PID finds them below a launcher)", err)
+					}
+					return Usagef("%v", err)
 				}
 				if res != nil {
 					for _, f := range res.Failures {

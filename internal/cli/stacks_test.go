@@ -2,11 +2,15 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
@@ -78,5 +82,46 @@ func TestStacksDirSkipsMarkdownNotes(t *testing.T) {
 	code, out, errs := runCLI("stacks", dir)
 	if code != ExitOK || strings.Contains(out+errs, "MANIFEST.md") || !strings.Contains(out, "1 process(es)") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+// Live pids that cannot be read: each one's reason is printed (only the
+// first was), and an older CPython is not called "not a Python process"
+// with the hint to give a Python pid.
+func TestStacksLiveFailuresNamed(t *testing.T) {
+	py39 := pyenv.Python("3.9")
+	if py39 == "" {
+		t.Skip("pyenv has no CPython 3.9 (the unsupported interpreter of this test)")
+	}
+	start := func(name string, args ...string) int {
+		cmd := exec.Command(name, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd.Process.Pid
+	}
+	old := start(py39, "-c", "import time; time.sleep(60)")
+	shell := start("sleep", "60")
+	// The interpreter has to be up before it is read.
+	for i := 0; i < 100; i++ {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", old)); strings.Contains(string(b), "python3.9") || strings.Contains(string(b), "libpython3.9") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	code, _, errs := runCLI("stacks", "--pid", fmt.Sprintf("%d,%d", old, shell))
+	if code != ExitUsage || !strings.Contains(errs, fmt.Sprintf("pid %d: CPython 3.9 is older than 3.10", old)) ||
+		!strings.Contains(errs, fmt.Sprintf("pid %d: not a Python process", shell)) || !strings.Contains(errs, "none of the 2 processes could be read") {
+		t.Errorf("two pids: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runCLI("stacks", "--pid", fmt.Sprint(old))
+	if code != ExitUsage || !strings.Contains(errs, "CPython 3.9 is older than 3.10") || strings.Contains(errs, "give the pid of a Python process") {
+		t.Errorf("CPython 3.9: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runCLI("stacks", "--pid", fmt.Sprint(shell))
+	if code != ExitUsage || !strings.Contains(errs, "give the pid of a Python process") {
+		t.Errorf("sleep: exit %d\n%s", code, errs)
 	}
 }
