@@ -402,7 +402,11 @@ func (h *htmlOut) artifactShared(v *sharedHead) {
 	h.url(v.Src)
 	h.raw("\" title=\"")
 	h.text(v.Name)
-	h.raw("\"></iframe><p class=\"note\">&nbsp;Logged ")
+	h.raw("\"")
+	if !v.Open {
+		h.raw(" loading=\"lazy\"")
+	}
+	h.raw("></iframe><p class=\"note\">&nbsp;Logged ")
 	h.int(v.Times)
 	h.raw(" times in this trace, written once: <a href=\"")
 	h.url(v.Src)

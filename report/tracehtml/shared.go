@@ -2,12 +2,14 @@ package tracehtml
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/ingest/torchtrace"
 )
 
 // Shared payloads. A trace repeats payloads: every rank logs the same
@@ -18,42 +20,64 @@ import (
 // payloads/<md5>.html (named by its MD5, which the trace announced and the
 // parser checked), and every page that shows it embeds that page in an
 // iframe (same-directory file://, allowed by the pages' frame-src 'self')
-// and links it. A payload shown once stays inline as before.
+// and links it; the frame of an artifact shown closed loads when opened
+// (loading="lazy"), so a page of thousands of them opens at once. A
+// payload shown once stays inline as before. The metadata
+// of payload-less events (compilation_metrics, guards, dynamo_start
+// stacks), shown indented, is shared the same way, keyed by its SHA-256.
 
-// sharable says whether an artifact's payload can be shared: a real
-// payload whose MD5 matched (so the MD5 names its content).
-func sharable(a *compiles.Artifact) bool {
-	return !a.Envelope && a.Length > 0 && a.MD5 != [16]byte{}
+// contentKey names what artifact a shows, by content: the hex MD5 of a
+// payload that matched it, or for a payload-less event the SHA-256 of its
+// kind and metadata (the text its page shows is the metadata indented);
+// "" when it has none (a payload whose MD5 did not match, metadata that
+// cannot be read: those stay inline, with their note).
+func contentKey(a *compiles.Artifact) string {
+	if !a.Envelope {
+		if a.Length > 0 && a.MD5 != [16]byte{} {
+			return hex.EncodeToString(a.MD5[:])
+		}
+		return ""
+	}
+	meta, ok, err := torchtrace.EnvelopeValue(a.PayloadRef, a.Kind)
+	if err != nil || !ok {
+		return ""
+	}
+	h := sha256.New()
+	h.Write([]byte(a.Kind))
+	h.Write([]byte{0})
+	h.Write(meta)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
-// md5Of is the hex MD5 naming a sharable artifact's payload.
-func md5Of(a *compiles.Artifact) string { return hex.EncodeToString(a.MD5[:]) }
-
-// findShared counts the payloads the pages show by MD5 and keeps those
-// shown more than once.
+// findShared keys every artifact the pages show by content (reading the
+// metadata of payload-less events, on a few goroutines) and keeps the
+// keys shown more than once.
 func (s *site) findShared() {
+	s.keys = make([]string, len(s.res.Artifacts))
+	_ = s.parallel(len(s.units), func(i int) error {
+		for _, ai := range s.units[i].Artifacts {
+			s.keys[ai] = contentKey(&s.res.Artifacts[ai])
+		}
+		return nil
+	})
 	s.sharedTimes = map[string]int{}
 	for _, u := range s.units {
 		for _, ai := range u.Artifacts {
-			if a := &s.res.Artifacts[ai]; sharable(a) {
-				s.sharedTimes[md5Of(a)]++
+			if k := s.keys[ai]; k != "" {
+				s.sharedTimes[k]++
 			}
 		}
 	}
 	s.shared = map[string]int{}
 	for _, u := range s.units {
 		for _, ai := range u.Artifacts {
-			a := &s.res.Artifacts[ai]
-			if !sharable(a) {
+			k := s.keys[ai]
+			if k == "" || s.sharedTimes[k] < 2 {
 				continue
 			}
-			md5 := md5Of(a)
-			if s.sharedTimes[md5] < 2 {
-				continue
-			}
-			if _, ok := s.shared[md5]; !ok {
-				s.shared[md5] = ai
-				s.sharedList = append(s.sharedList, md5)
+			if _, ok := s.shared[k]; !ok {
+				s.shared[k] = ai
+				s.sharedList = append(s.sharedList, k)
 			}
 		}
 	}
@@ -64,14 +88,12 @@ func (s *site) findShared() {
 	}
 }
 
-// sharedOf returns the MD5 under which artifact a is shared, or "".
-func (s *site) sharedOf(a *compiles.Artifact) string {
-	if !sharable(a) {
-		return ""
-	}
-	md5 := md5Of(a)
-	if _, ok := s.shared[md5]; ok {
-		return md5
+// sharedOf returns the key under which artifact ai is shared, or "".
+func (s *site) sharedOf(ai int) string {
+	if k := s.keys[ai]; k != "" {
+		if _, ok := s.shared[k]; ok {
+			return k
+		}
 	}
 	return ""
 }

@@ -3,12 +3,15 @@ package tracehtml
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bringup-tool/bringup/analyze/compiles"
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
@@ -33,10 +36,11 @@ func repeatedTrace(t *testing.T) (path string) {
 	return path
 }
 
-// TestSharedPayloadOnEveryPage: a payload the trace repeats is written
-// once, and every compile-unit page that has it shows it (its frame's page
-// holds it in full, escaped) and links it; a payload logged once stays
-// inline; no shared page is written for nothing.
+// TestSharedPayloadOnEveryPage: a payload (or the metadata of a
+// payload-less event) the trace repeats is written once, and every
+// compile-unit page that has it shows it (its frame's page holds it in
+// full, escaped) and links it; one logged once stays inline; no shared
+// page is written for nothing.
 func TestSharedPayloadOnEveryPage(t *testing.T) {
 	res := analyze(t, repeatedTrace(t))
 	dir := render(t, res, Options{})
@@ -51,17 +55,14 @@ func TestSharedPayloadOnEveryPage(t *testing.T) {
 		page := pages[u.File]
 		for j, ai := range u.Artifacts {
 			a := res.Artifacts[ai]
-			if a.Envelope || a.Length == 0 {
+			if a.Length == 0 {
 				continue
 			}
-			body, err := torchtrace.ReadPayload(a.PayloadRef)
-			if err != nil {
-				t.Fatal(err)
-			}
+			body := shownText(t, &a)
 			if !shownOnPage(t, dir, u.File, page, j, body) {
 				t.Errorf("%s: payload of %s (line %d) not shown", u.File, a.Name, a.Line)
 			}
-			if md5 := s.sharedOf(&a); md5 != "" {
+			if md5 := s.sharedOf(ai); md5 != "" {
 				if strings.Contains(page, htmlEscaped(body)) && len(body) > 200 {
 					t.Errorf("%s: shared payload of %s (line %d) also written inline", u.File, a.Name, a.Line)
 				}
@@ -97,6 +98,15 @@ func TestSharedPayloadOnEveryPage(t *testing.T) {
 	if inline == 0 {
 		t.Error("the payloads logged once are not inline")
 	}
+	envShared := 0
+	for _, k := range s.sharedList {
+		if res.Artifacts[s.shared[k]].Envelope {
+			envShared++
+		}
+	}
+	if envShared == 0 {
+		t.Error("no payload-less event's metadata is shared: the test checks nothing of them")
+	}
 	// Three runs: every payload of simple.log is on three unit pages.
 	three := 0
 	for _, p := range onPages {
@@ -107,6 +117,28 @@ func TestSharedPayloadOnEveryPage(t *testing.T) {
 	if three == 0 {
 		t.Error("no shared payload is shown on the three runs' pages")
 	}
+}
+
+// shownText is the text a page shows for an artifact: its payload, or its
+// metadata indented.
+func shownText(t *testing.T, a *compiles.Artifact) string {
+	t.Helper()
+	if !a.Envelope {
+		body, err := torchtrace.ReadPayload(a.PayloadRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	m, err := torchtrace.ReadEnvelope(a.PayloadRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, m[a.Kind], "", "  ") != nil {
+		return string(m[a.Kind])
+	}
+	return buf.String()
 }
 
 // TestSharedPayloadInBrowser: in Chromium, a unit page loads the frames of
@@ -128,25 +160,34 @@ func TestSharedPayloadInBrowser(t *testing.T) {
 		if checked == 3 {
 			break
 		}
-		var want []string // shared pages this unit page must load
+		var want []string // shared pages this unit page must load: the frames shown open
+		lazy := 0
 		for _, ai := range u.Artifacts {
-			if md5 := s.sharedOf(&res.Artifacts[ai]); md5 != "" {
-				want = append(want, sharedPage(md5))
+			if md5 := s.sharedOf(ai); md5 != "" {
+				if a := &res.Artifacts[ai]; openByDefault[a.Name] || openByDefault[a.Kind] {
+					want = append(want, sharedPage(md5))
+				} else {
+					lazy++
+				}
 			}
 		}
 		if len(want) == 0 {
-			continue
+			continue // no frame shown open to see loaded
 		}
 		checked++
 		url := "file://" + filepath.ToSlash(filepath.Join(dir, u.File))
 		v, err := b.visit(ctx, url, map[string]string{
 			"frames": `String(document.querySelectorAll("iframe.payload").length)`,
+			"lazy":   `String(document.querySelectorAll("details:not([open]) > iframe.payload[loading=lazy]").length)`,
 		}, "")
 		if err != nil {
 			t.Fatalf("%s: %v", u.File, err)
 		}
 		if len(v.Console) > 0 {
 			t.Errorf("%s: console/log errors:\n  %s", u.File, strings.Join(v.Console, "\n  "))
+		}
+		if v.Texts["lazy"] != strconv.Itoa(lazy) {
+			t.Errorf("%s: %s frames load when opened, want the %d of closed artifacts", u.File, v.Texts["lazy"], lazy)
 		}
 		for _, w := range want {
 			loaded := false
@@ -166,24 +207,36 @@ func TestSharedPayloadInBrowser(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no unit page with a shared payload: the test checks nothing")
 	}
-	// The shared page itself shows the payload as text.
-	md5 := s.sharedList[0]
-	a := res.Artifacts[s.shared[md5]]
-	body, err := torchtrace.ReadPayload(a.PayloadRef)
-	if err != nil {
-		t.Fatal(err)
+	// The shared pages themselves show the text: a payload's and a
+	// payload-less event's metadata.
+	seen := map[bool]bool{}
+	for _, key := range s.sharedList {
+		a := res.Artifacts[s.shared[key]]
+		if seen[a.Envelope] {
+			continue
+		}
+		seen[a.Envelope] = true
+		v, err := b.visit(ctx, "file://"+filepath.ToSlash(filepath.Join(dir, sharedPage(key))), map[string]string{
+			"text": `document.body.innerText`,
+		}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The longest line: the page shows the text whole, not a prefix.
+		want := ""
+		for _, l := range strings.Split(shownText(t, &a), "\n") {
+			if l = strings.TrimSpace(l); len(l) > len(want) {
+				want = l
+			}
+		}
+		if !strings.Contains(v.Texts["text"], want) {
+			t.Errorf("shared page %s does not show %q:\n%.500s", sharedPage(key), want, v.Texts["text"])
+		}
+		if len(v.Console) > 0 {
+			t.Errorf("%s: console/log errors:\n  %s", sharedPage(key), strings.Join(v.Console, "\n  "))
+		}
 	}
-	v, err := b.visit(ctx, "file://"+filepath.ToSlash(filepath.Join(dir, sharedPage(md5))), map[string]string{
-		"text": `document.body.innerText`,
-	}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := strings.TrimSpace(strings.SplitN(body, "\n", 2)[0])
-	if !strings.Contains(v.Texts["text"], first) {
-		t.Errorf("shared page %s does not show %q:\n%.500s", sharedPage(md5), first, v.Texts["text"])
-	}
-	if len(v.Console) > 0 {
-		t.Errorf("%s: console/log errors:\n  %s", sharedPage(md5), strings.Join(v.Console, "\n  "))
+	if !seen[true] || !seen[false] {
+		t.Errorf("shared pages visited: payload %v, metadata %v; want both", seen[false], seen[true])
 	}
 }

@@ -165,7 +165,7 @@ func (s *site) writeUnit(dir string, ui int) error {
 	npages, used := 1, int64(0)
 	for j, ai := range u.Artifacts {
 		n := min(s.opts.MaxInline, s.res.Artifacts[ai].Length)
-		if s.sharedOf(&s.res.Artifacts[ai]) != "" {
+		if s.sharedOf(ai) != "" {
 			n = 0 // embedded, not inline
 		}
 		if used > 0 && used+n > s.opts.MaxPageInline {
@@ -211,7 +211,7 @@ func (s *site) writeUnit(dir string, ui int) error {
 					continue
 				}
 				a := &s.res.Artifacts[ai]
-				if md5 := s.sharedOf(a); md5 != "" {
+				if md5 := s.sharedOf(ai); md5 != "" {
 					if err := s.writeSharedArtifact(w, root, md5, a, heads[j]); err != nil {
 						return err
 					}

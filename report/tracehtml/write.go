@@ -201,6 +201,7 @@ type site struct {
 	shared      map[string]int
 	sharedList  []string // the keys of shared, in first-seen order
 	sharedTimes map[string]int
+	keys        []string // per artifact, its content key ("": none)
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
