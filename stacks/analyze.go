@@ -625,10 +625,25 @@ func bucketOf(_ *Analysis, ti *threadInfo) int {
 // outliers: when most ranks' primary threads share one bucket, the ranks
 // whose primary thread is elsewhere.
 func outliers(infos []*threadInfo, a *Analysis) []Outlier {
-	count := map[int][]*threadInfo{}
-	total := 0
+	// A launcher waiting for its workers (the parent of other captured
+	// processes) is not a rank that went elsewhere.
+	pids, launchers := map[int]bool{}, map[int]bool{}
 	for _, ti := range infos {
 		if ti.primary {
+			pids[ti.proc.PID] = true
+		}
+	}
+	for _, ti := range infos {
+		if ti.primary && ti.proc.PPID > 0 && pids[ti.proc.PPID] {
+			launchers[ti.proc.PPID] = true
+		}
+	}
+	count := map[int][]*threadInfo{}
+	total := 0
+	ranked := true
+	for _, ti := range infos {
+		if ti.primary && !launchers[ti.proc.PID] {
+			ranked = ranked && ti.proc.Rank != ""
 			id := bucketOf(a, ti)
 			count[id] = append(count[id], ti)
 			total++
@@ -646,6 +661,10 @@ func outliers(infos []*threadInfo, a *Analysis) []Outlier {
 	if best*2 <= total {
 		return nil
 	}
+	what := "ranks"
+	if !ranked {
+		what = "processes"
+	}
 	var out []Outlier
 	for id, tis := range count {
 		if id == maj {
@@ -658,7 +677,7 @@ func outliers(infos []*threadInfo, a *Analysis) []Outlier {
 				leaf = k.String()
 			}
 			out = append(out, Outlier{Rank: ti.proc.Rank, PID: ti.proc.PID, Bucket: id, Majority: maj, Leaf: leaf,
-				Why: fmt.Sprintf("%d of %d ranks are in bucket #%d; this one is in bucket #%d", best, total, maj, id)})
+				Why: fmt.Sprintf("%d of %d %s are in bucket #%d; this one is in bucket #%d", best, total, what, maj, id)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

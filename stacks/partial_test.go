@@ -80,3 +80,32 @@ func TestBranchNamesUnrankedAndBuckets(t *testing.T) {
 		t.Errorf("text lacks %q:\n%s", want, buf.String())
 	}
 }
+
+// A launcher waiting for its workers is not an outlier when the capture
+// knows it is their parent (live captures record the parent pid); without
+// parents (dump files) it still is, and unranked processes are counted as
+// processes, not ranks.
+func TestLauncherIsNotAnOutlier(t *testing.T) {
+	worker := record.Stack{{Func: "inner", File: "/srv/tree.py", Line: 5}, {Func: "work", File: "/srv/tree.py", Line: 7}, {Func: "<module>", File: "/srv/tree.py", Line: 10}}
+	launcher := record.Stack{{Func: "poll", File: "/usr/lib/python3.12/multiprocessing/popen_fork.py", Line: 27}, {Func: "<module>", File: "/srv/tree.py", Line: 11}}
+	procs := func(ppid int) []*stacks.Process {
+		out := []*stacks.Process{{PID: 100, Source: stacks.SourceLive, RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 100, Main: true, Frames: launcher}}}}
+		for pid := 101; pid <= 103; pid++ {
+			out = append(out, &stacks.Process{PID: pid, PPID: ppid, Source: stacks.SourceLive, RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: uint64(pid), Main: true, Frames: worker}}})
+		}
+		return out
+	}
+	a := stacks.Analyze(procs(100), stacks.Options{Level: stacks.DefaultLevel})
+	if len(a.Outliers) != 0 {
+		t.Errorf("the workers' parent is an outlier: %+v", a.Outliers)
+	}
+	var buf bytes.Buffer
+	reportstacks.Text(&buf, a, reportstacks.TextOptions{})
+	if !strings.Contains(buf.String(), "  root path (1 frame, outermost first): <module>\n") {
+		t.Errorf("root path line:\n%s", buf.String())
+	}
+	a = stacks.Analyze(procs(0), stacks.Options{Level: stacks.DefaultLevel})
+	if len(a.Outliers) != 1 || a.Outliers[0].PID != 100 || !strings.HasPrefix(a.Outliers[0].Why, "3 of 4 processes are in bucket #") {
+		t.Errorf("without parents: outliers %+v", a.Outliers)
+	}
+}

@@ -68,12 +68,12 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 			ew.printf("\n%s\n", st.Bold(fmt.Sprintf("shared by all %d primary threads:", a.Shared.Processes)))
 		}
 		if n := len(a.Shared.RootPath); n > 0 {
-			ew.printf("  root path (%d frames, outermost first): %s\n", n, pathLine(a.Shared.RootPath, true))
+			ew.printf("  root path (%s, outermost first): %s\n", frames(n), pathLine(a.Shared.RootPath, true))
 		}
 		// The leaf path is left out when it is the root path read backwards
 		// (every primary thread has the same whole stack).
 		if n := len(a.Shared.LeafPath); n > 0 && !reversedOf(a.Shared.LeafPath, a.Shared.RootPath) {
-			ew.printf("  leaf path (%d frames, innermost first): %s\n", n, pathLine(a.Shared.LeafPath, false))
+			ew.printf("  leaf path (%s, innermost first): %s\n", frames(n), pathLine(a.Shared.LeafPath, false))
 		}
 		for _, d := range a.Shared.Diverge {
 			who := d.RankSet
@@ -151,6 +151,13 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 		ew.printf("\n%s\n", st.Dim(fmt.Sprintf("skipped input: %d line(s) not understood; first: %s", n, a.Warnings[0].String())))
 	}
 	return ew.err
+}
+
+func frames(n int) string {
+	if n == 1 {
+		return "1 frame"
+	}
+	return fmt.Sprintf("%d frames", n)
 }
 
 func reversedOf(a, b []stacks.Frame) bool {

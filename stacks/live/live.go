@@ -188,6 +188,7 @@ func PySpy(pyspy string, pid int) (*stacks.Process, error) {
 	for _, p := range res.Processes {
 		if p.PID == pid || p.PID == 0 {
 			p.PID = pid
+			p.PPID = ppidOf(pid)
 			p.Source = stacks.SourceLive
 			return p, nil
 		}
@@ -209,6 +210,7 @@ func fromPyproc(pp *pyproc.Process) *stacks.Process {
 		Path: fmt.Sprintf("pid %d", pp.PID), RankInfo: stackdump.RankFromTitle(name),
 	}
 	p.Rank = p.RankInfo.Key()
+	p.PPID = ppidOf(pp.PID)
 	for i, t := range pp.Threads {
 		th := stacks.Thread{TID: uint64(t.TID), Name: t.Name, Main: t.Main, Frames: t.Frames, Partial: t.Partial, Line: i + 1}
 		if t.Ident != 0 {
@@ -224,6 +226,26 @@ func fromPyproc(pp *pyproc.Process) *stacks.Process {
 		p.RankInfo = record.NoRank
 	}
 	return p
+}
+
+// ppidOf is the parent pid from /proc/PID/stat (0 when unknown); the
+// command name in parentheses may hold spaces and ')', so the fields are
+// read after the last ')'.
+func ppidOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // osState is py-spy's notion of active/idle on Linux: the kernel's thread

@@ -275,3 +275,15 @@ func TestPySpyReadsRecordedDump(t *testing.T) {
 		t.Errorf("hanging py-spy: %v after %s", err, time.Since(start))
 	}
 }
+
+// A live capture records the parent pid (the outlier analysis uses it to
+// tell a launcher from its workers).
+func TestCaptureRecordsParent(t *testing.T) {
+	py := interpreters(t)[0]
+	pid := startHang(t, py, 3, "VLLM::Worker_TP0")
+	p, err := One(pid)
+	skipIfDenied(t, err)
+	if p.PPID != os.Getpid() {
+		t.Errorf("ppid %d, want %d (this test, which started it)", p.PPID, os.Getpid())
+	}
+}
