@@ -3,8 +3,8 @@ package stacks
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
