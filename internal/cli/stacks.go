@@ -93,7 +93,11 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			var warns, interleaved []stacks.Warning
 			stderr := cmd.ErrOrStderr()
 			if live {
-				res, err := captureLive(pids, treePID, count, interval)
+				var progress io.Writer
+				if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+					progress = stderr
+				}
+				res, err := captureLive(pids, treePID, count, interval, progress)
 				if err != nil && (res == nil || len(res.Processes) == 0) && len(args) == 0 {
 					// Every pid failed: name each one's reason, and the hint
 					// about pids only where a pid is not Python at all (an
@@ -206,12 +210,25 @@ func parsePIDs(s string) ([]int, error) {
 	return out, nil
 }
 
-func captureLive(pids []int, tree, count int, interval time.Duration) (*live.Result, error) {
+func captureLive(pids []int, tree, count int, interval time.Duration, progress io.Writer) (*live.Result, error) {
+	o := live.Options{Count: count, Interval: interval}
 	if tree > 0 {
-		res, err := live.CaptureTree(append([]int{tree}, pids...), count, interval)
-		return res, err
+		o.Tree, pids = true, append([]int{tree}, pids...)
 	}
-	return live.CaptureLive(pids, count, interval)
+	if progress != nil && count > 1 {
+		o.Progress = snapshotProgress(progress, interval)
+		defer fmt.Fprint(progress, "\r\x1b[K")
+	}
+	return live.Capture(pids, o)
+}
+
+// snapshotProgress draws "snapshot 2/5 of 8 process(es) (2s apart)" on one
+// terminal line, redrawn as each snapshot starts: a capture of several
+// snapshots takes (count-1) × interval.
+func snapshotProgress(w io.Writer, interval time.Duration) func(round, count, procs int) {
+	return func(round, count, procs int) {
+		fmt.Fprintf(w, "\r\x1b[Kbringup: snapshot %d/%d of %d process(es) (%s apart)…", round, count, procs, interval)
+	}
 }
 
 // expandInputs turns directories into the files under them (sorted, so

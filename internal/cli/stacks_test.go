@@ -125,3 +125,15 @@ func TestStacksLiveFailuresNamed(t *testing.T) {
 		t.Errorf("sleep: exit %d\n%s", code, errs)
 	}
 }
+
+// The progress line of a several-snapshot capture (drawn on a terminal).
+func TestSnapshotProgressLine(t *testing.T) {
+	var b strings.Builder
+	p := snapshotProgress(&b, 2*time.Second)
+	p(1, 3, 8)
+	p(2, 3, 7)
+	want := "\r\x1b[Kbringup: snapshot 1/3 of 8 process(es) (2s apart)…\r\x1b[Kbringup: snapshot 2/3 of 7 process(es) (2s apart)…"
+	if b.String() != want {
+		t.Errorf("progress %q\nwant     %q", b.String(), want)
+	}
+}

@@ -76,7 +76,31 @@ func Tree(pids []int) ([]int, error) {
 // walk meets shells and compile workers' parents); otherwise they are
 // failures.
 func CaptureLive(pids []int, count int, interval time.Duration) (*Result, error) {
-	return capture(pids, count, interval, false)
+	return capture(pids, count, interval, false, nil)
+}
+
+// Options are a capture's settings for Capture.
+type Options struct {
+	Count    int           // snapshots, at least one
+	Interval time.Duration // between snapshots
+	// Tree: the pids are roots; their Python descendants are captured too
+	// and non-Python processes left out quietly (CaptureTree).
+	Tree bool
+	// Progress, when set, is called as each snapshot round starts (round
+	// from 1 to count) with the number of processes still captured.
+	Progress func(round, count, procs int)
+}
+
+// Capture is CaptureLive, or CaptureTree with o.Tree, with progress.
+func Capture(pids []int, o Options) (*Result, error) {
+	if o.Tree {
+		all, err := Tree(pids)
+		if err != nil {
+			return nil, err
+		}
+		return capture(all, o.Count, o.Interval, true, o.Progress)
+	}
+	return capture(pids, o.Count, o.Interval, false, o.Progress)
 }
 
 // CaptureTree is CaptureLive over pids and their descendants, keeping only
@@ -86,10 +110,10 @@ func CaptureTree(roots []int, count int, interval time.Duration) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	return capture(pids, count, interval, true)
+	return capture(pids, count, interval, true, nil)
 }
 
-func capture(pids []int, count int, interval time.Duration, quietNonPython bool) (*Result, error) {
+func capture(pids []int, count int, interval time.Duration, quietNonPython bool, progress func(round, count, procs int)) (*Result, error) {
 	if len(pids) == 0 {
 		return nil, errors.New("no pid to capture")
 	}
@@ -101,6 +125,9 @@ func capture(pids []int, count int, interval time.Duration, quietNonPython bool)
 	for round := 0; round < count; round++ {
 		if round > 0 && interval > 0 {
 			time.Sleep(interval)
+		}
+		if progress != nil {
+			progress(round+1, count, len(pids)-len(failed))
 		}
 		procs := make([]*stacks.Process, len(pids))
 		errs := make([]error, len(pids))

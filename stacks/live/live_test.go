@@ -287,3 +287,18 @@ func TestCaptureRecordsParent(t *testing.T) {
 		t.Errorf("ppid %d, want %d (this test, which started it)", p.PPID, os.Getpid())
 	}
 }
+
+// Capture reports each snapshot round as it starts (the CLI draws it on a
+// terminal: several snapshots take (count-1) × interval).
+func TestCaptureProgress(t *testing.T) {
+	py := interpreters(t)[0]
+	pid := startHang(t, py, 3, "VLLM::Worker_TP0")
+	var rounds []string
+	res, err := Capture([]int{pid}, Options{Count: 3, Interval: 10 * time.Millisecond, Progress: func(round, count, procs int) {
+		rounds = append(rounds, fmt.Sprintf("%d/%d:%d", round, count, procs))
+	}})
+	skipIfDenied(t, err)
+	if len(res.Processes) != 3 || strings.Join(rounds, " ") != "1/3:1 2/3:1 3/3:1" {
+		t.Errorf("%d snapshots, progress %v", len(res.Processes), rounds)
+	}
+}
