@@ -279,6 +279,7 @@ func le64b(b []byte, i int) uint64 {
 // [metrics.py:455] " repeats on the lines every rank prints in that second.
 type hdrEntry struct {
 	key     []byte // the header bytes with the space after it
+	head    uint64 // key's first 8 bytes
 	tail    uint64 // key's last 8 bytes
 	level   record.Level
 	emitter span // relative to the header's start
@@ -292,13 +293,17 @@ type hdrEntry struct {
 // give an equal result.
 func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 	r := b[i:]
+	if len(r) < 9 {
+		return 0, false
+	}
+	head := le64b(r, 0) // "INFO 11-": a line with no header fails here
 	// Each rank prints the same headers in the same order: try the entry
 	// after the last hit first.
 	for k := range len(p.hdrs) {
 		at := (p.lastHdr + 1 + k) % len(p.hdrs)
 		e := &p.hdrs[at]
 		n := len(e.key)
-		if n == 0 || n > len(r) || le64b(r, n-8) != e.tail || string(r[:n]) != string(e.key) {
+		if n == 0 || e.head != head || n > len(r) || le64b(r, n-8) != e.tail || string(r[:n]) != string(e.key) {
 			continue
 		}
 		l.hdr = hdrVLLM
@@ -324,6 +329,7 @@ func (p *peeler) storeHeader(l *peeled, b []byte, i, j int) {
 	p.nextHdr++
 	e.key = append(e.key[:0], b[i:j]...)
 	e.tail = le64b(e.key, len(e.key)-8)
+	e.head = le64b(e.key, 0)
 	e.level = l.level
 	e.emitter = span{l.emitter.a - int32(i), l.emitter.b - int32(i)}
 	e.emitStr = l.emitStr
