@@ -18,6 +18,7 @@ import (
 
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
+	reportruns "github.com/bringup-tool/bringup/report/runs"
 	"github.com/bringup-tool/bringup/store"
 	"github.com/bringup-tool/bringup/watch"
 )
@@ -246,7 +247,7 @@ func printOutcome(w io.Writer, run *store.Run, st report.Style) {
 			fmt.Fprintf(w, "  stacks after %.0fs of silence: %s\n", s.Seconds, s.StacksPath)
 		}
 	}
-	fmt.Fprintf(w, "  output: %s (%d lines)\n", filepath.Join(run.Dir, "output.log"), run.Lines)
+	fmt.Fprintf(w, "  output: %s (%s)\n", filepath.Join(run.Dir, "output.log"), reportruns.Lines(run.Lines))
 }
 
 func refOf(run *store.Run) string {

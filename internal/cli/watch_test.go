@@ -176,3 +176,16 @@ func TestWatchRefusesDriftedPatches(t *testing.T) {
 		t.Errorf("series state not recorded:\n%s", out)
 	}
 }
+
+// One line of output is "1 line" in watch's closing block and in runs show.
+func TestWatchOneLine(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "runs.db")
+	code, _, stderr := runCLI("watch", "--store", db, "--", "sh", "-c", "echo one")
+	if code != ExitOK || !strings.Contains(stderr, "/output.log (1 line)\n") {
+		t.Errorf("watch: exit %d\n%s", code, stderr)
+	}
+	code, out, _ := runCLI("runs", "show", "last", "--store", db)
+	if code != ExitOK || !strings.HasPrefix(out, "EXITED run #1 after ") || !strings.Contains(out, "(1 line of output)") {
+		t.Errorf("runs show: exit %d\n%s", code, out)
+	}
+}

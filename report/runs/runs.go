@@ -109,7 +109,8 @@ func List(w io.Writer, rs []*store.Run, st report.Style) error {
 // silences, timeline, findings, files.
 func Show(w io.Writer, r *store.Run, st report.Style) error {
 	ew := &errWriter{w: w}
-	ew.printf("%s run #%d: %s after %s", st.Bold(strings.ToUpper(r.Outcome)), r.ID, r.Reason, r.Duration().Round(100*time.Millisecond))
+	// As watch's closing line puts it: outcome, time, then the reason.
+	ew.printf("%s run #%d after %s — %s", st.Bold(strings.ToUpper(r.Outcome)), r.ID, r.Duration().Round(100*time.Millisecond), r.Reason)
 	if r.ExitCode != nil {
 		ew.printf(" (exit %d)", *r.ExitCode)
 	} else if r.Signal != "" {
@@ -222,11 +223,19 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 			}
 		}
 	}
-	ew.printf("\nrun directory: %s (%d lines of output)\n", r.Dir, r.Lines)
+	ew.printf("\nrun directory: %s (%s of output)\n", orDash(r.Dir), Lines(r.Lines))
 	if r.CPU != nil {
 		ew.printf("cpu: watching %.2fs, the boot %.2fs\n", r.CPU.WatchSeconds, r.CPU.BootSeconds)
 	}
 	return ew.err
+}
+
+// Lines is "1 line" or "N lines".
+func Lines(n int64) string {
+	if n == 1 {
+		return "1 line"
+	}
+	return fmt.Sprintf("%d lines", n)
 }
 
 func firstLine(s string) string {

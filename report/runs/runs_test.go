@@ -55,3 +55,24 @@ func TestShowOpenPhases(t *testing.T) {
 		t.Errorf("an open phase shown as 0.0s:\n%s", out)
 	}
 }
+
+// The first line reads like watch's closing line (outcome, time, reason);
+// it read "EXITED run #6: the command exited … before it was ready after
+// 200ms". One line of output is "1 line".
+func TestShowHeadline(t *testing.T) {
+	code := 0
+	t0 := time.Date(2026, 11, 30, 1, 57, 51, 0, time.UTC)
+	run := &store.Run{ID: 6, Outcome: store.OutcomeExited, Reason: "the command exited with status 0 before it was ready",
+		ExitCode: &code, Started: t0, Ended: t0.Add(200 * time.Millisecond), Dir: "runs/6", Lines: 1, Command: []string{"true"}}
+	var buf bytes.Buffer
+	if err := Show(&buf, run, report.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if first, _, _ := strings.Cut(out, "\n"); first != "EXITED run #6 after 200ms — the command exited with status 0 before it was ready (exit 0)" {
+		t.Errorf("first line %q", first)
+	}
+	if !strings.Contains(out, "run directory: runs/6 (1 line of output)\n") {
+		t.Errorf("run directory line:\n%s", out)
+	}
+}
