@@ -297,7 +297,7 @@ func (w *watcher) loop(ctx context.Context) {
 			if w.isReady {
 				w.say("interrupted after ready: stopping the boot")
 			} else {
-				w.conclude(store.OutcomeInterrupted, "interrupted (Ctrl-C or SIGTERM)")
+				w.conclude(store.OutcomeInterrupted, "stopped by Ctrl-C or SIGTERM before it was ready")
 			}
 			w.stopBoot()
 			return
@@ -430,7 +430,11 @@ func (w *watcher) capture(ctx context.Context, name string) *CaptureResult {
 		w.status.clearLocked()
 		fmt.Fprintf(w.cfg.Messages, "%s\n", strings.TrimRight(res.Text, "\n"))
 		if res.Path != "" {
-			fmt.Fprintf(w.cfg.Messages, "bringup watch: stacks of %d processes saved to %s\n", res.Processes, res.Path)
+			what := fmt.Sprintf("%d processes", res.Processes)
+			if res.Processes == 1 {
+				what = "1 process"
+			}
+			fmt.Fprintf(w.cfg.Messages, "bringup watch: stacks of %s saved to %s\n", what, res.Path)
 		}
 	})
 	return res

@@ -519,6 +519,10 @@ func TestInterruptStopsEverything(t *testing.T) {
 	if r.run.Outcome != store.OutcomeInterrupted {
 		t.Errorf("outcome %q, want interrupted", r.run.Outcome)
 	}
+	// The closing line does not say it twice ("INTERRUPTED … — interrupted").
+	if !strings.Contains(r.msgs.String(), " — stopped by Ctrl-C or SIGTERM before it was ready (run #") {
+		t.Errorf("closing line:\n%s", r.msgs.String())
+	}
 	if time.Since(start) > 15*time.Second {
 		t.Errorf("interrupt took %v", time.Since(start))
 	}
@@ -753,5 +757,18 @@ func TestSizeText(t *testing.T) {
 		if got := sizeText(n); got != want {
 			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A timeout capture of one process says "1 process".
+func TestTimeoutCaptureOneProcess(t *testing.T) {
+	py := needPython(t)
+	r := boot(t, t.Context(), Config{
+		Command: []string{py, "-c", "import time; print('up', flush=True); time.sleep(60)"},
+		Timeout: 2 * time.Second,
+		Capture: StacksCapture(1, time.Second, report.Style{}),
+	})
+	if r.run.Outcome != store.OutcomeTimeout || !strings.Contains(r.msgs.String(), "bringup watch: stacks of 1 process saved to ") {
+		t.Errorf("outcome %q\n%s", r.run.Outcome, r.msgs.String())
 	}
 }
