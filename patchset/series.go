@@ -3,7 +3,9 @@ package patchset
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -49,7 +51,13 @@ func Load(args []string) (*Series, error) {
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
-			return nil, fmt.Errorf("patch %s: %w", a, err)
+			// The *PathError repeats the path ("patch x: stat x: …"): keep
+			// its cause only.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("patch or series %s: %w", a, err)
 		}
 		if st.IsDir() {
 			sub, err := LoadSeries(a)

@@ -101,6 +101,10 @@ func TestPatchCommands(t *testing.T) {
 	if code, _, errs = runCLI("patch", "apply", "--root", root, filepath.Join(dir, "none.patch")); code != 2 {
 		t.Fatalf("missing patch: %d %s", code, errs)
 	}
+	// Said once, not "patch X: stat X: …".
+	if want := "bringup: patch or series " + filepath.Join(dir, "none.patch") + ": no such file or directory (check the path)\n"; errs != want {
+		t.Errorf("missing patch: stderr %q, want %q", errs, want)
+	}
 }
 
 // patch new names the package from the wheel's RECORD; when that RECORD
