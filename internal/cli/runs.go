@@ -97,7 +97,12 @@ A run is named by its id or "last".`,
 	show := &cobra.Command{
 		Use:   "show ID|last [--json]",
 		Short: "Show one run: outcome, env report, silences, timeline, findings",
-		Args:  cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return Usagef("runs show takes one run: an id from 'bringup runs list', or last")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rs, err := getRuns(args[0])
 			if err != nil {
@@ -116,7 +121,12 @@ A run is named by its id or "last".`,
 	compare := &cobra.Command{
 		Use:   "compare ID|last ID... [--json]",
 		Short: "Runs side by side: settings that differ, outcome, phase times, findings",
-		Args:  cobra.MinimumNArgs(2),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return Usagef("runs compare takes two or more runs, e.g. 'bringup runs compare 12 13' or '12 last'")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rs, err := getRuns(args...)
 			if err != nil {

@@ -116,6 +116,8 @@ func TestWatchBadInput(t *testing.T) {
 		{[]string{"runs", "show", "99", "--store", db}, "no such run"},
 		{[]string{"runs", "show", "yesterday", "--store", db}, "not a run id"},
 		{[]string{"runs", "matrix", "--store", db}, "--by"},
+		{[]string{"runs", "compare", "1", "--store", db}, "runs compare takes two or more runs, e.g. 'bringup runs compare 12 13'"},
+		{[]string{"runs", "show", "--store", db}, "runs show takes one run: an id from 'bringup runs list', or last"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
