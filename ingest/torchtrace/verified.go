@@ -16,12 +16,19 @@ import (
 //
 // It holds at most VerifiedBudget bytes of payloads; when a new one would
 // not fit, everything is forgotten and filling starts again (recent
-// payloads are the likely repeats). Safe for concurrent use: the files of a
+// payloads are the likely repeats), after a pause when none of them was
+// seen again (see skip). Safe for concurrent use: the files of a
 // directory are read on several goroutines and share one.
 type Verified struct {
 	mu    sync.Mutex
 	bytes int
 	m     map[string][]byte // announced MD5 → payload that matched it
+	hits  int               // answers by comparison since the last reset
+	// skip is how many payload bytes are still to pass unremembered: a
+	// trace whose payloads do not repeat would otherwise have every one
+	// copied for nothing (allocation and GC), so a budget's worth without
+	// a single hit backs off for 16 budgets' worth before trying again.
+	skip int
 }
 
 // VerifiedBudget bounds the bytes a Verified holds.
@@ -45,26 +52,41 @@ func (v *Verified) CheckMD5(ev *Event) bool {
 	v.mu.Unlock()
 	// prev is never modified once stored, so it is compared unlocked.
 	if ok && bytes.Equal(prev, ev.HashInput) {
+		v.mu.Lock()
+		v.hits++
+		v.mu.Unlock()
 		return true
 	}
 	if !CheckMD5(ev) {
 		return false
 	}
-	if n := len(ev.HashInput); n <= maxVerifiedPayload && !ok {
+	n := len(ev.HashInput)
+	if n > maxVerifiedPayload || ok {
+		return true
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.skip > 0 {
+		v.skip -= n
+		return true
+	}
+	if v.bytes+n > VerifiedBudget {
+		if v.hits == 0 {
+			v.skip = 16 * VerifiedBudget
+		}
+		clear(v.m)
+		v.bytes, v.hits = 0, 0
+		if v.skip > 0 {
+			return true
+		}
+	}
+	if _, dup := v.m[ev.HasPayload]; !dup {
 		cp := bytes.Clone(ev.HashInput)
 		if cp == nil {
 			cp = []byte{}
 		}
-		v.mu.Lock()
-		if v.bytes+n > VerifiedBudget {
-			clear(v.m)
-			v.bytes = 0
-		}
-		if _, dup := v.m[ev.HasPayload]; !dup {
-			v.m[ev.HasPayload] = cp
-			v.bytes += n
-		}
-		v.mu.Unlock()
+		v.m[ev.HasPayload] = cp
+		v.bytes += n
 	}
 	return true
 }

@@ -3,6 +3,7 @@ package torchtrace
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,47 @@ func TestVerifiedSameAsCheckMD5(t *testing.T) {
 	var nilCache *Verified
 	if !nilCache.CheckMD5(md5Event(hexMD5(good), good)) || nilCache.CheckMD5(md5Event(hexMD5(good), "x")) {
 		t.Error("a nil cache does not answer as CheckMD5")
+	}
+}
+
+// TestVerifiedBacksOff: payloads that never repeat stop being remembered
+// for a while once a whole budget of them had no hit, then are again;
+// repeated payloads keep being answered by comparison.
+func TestVerifiedBacksOff(t *testing.T) {
+	v := NewVerified()
+	unique := func(i int) *Event {
+		p := fmt.Sprintf("%08d", i) + strings.Repeat("u", maxVerifiedPayload-8)
+		return md5Event(hexMD5(p), p)
+	}
+	i := 0
+	for ; v.skip == 0; i++ {
+		if !v.CheckMD5(unique(i)) {
+			t.Fatalf("payload %d did not match", i)
+		}
+		if i > 2*VerifiedBudget/maxVerifiedPayload {
+			t.Fatal("a budget of payloads without a hit did not back off")
+		}
+	}
+	if v.bytes != 0 || len(v.m) != 0 {
+		t.Errorf("backing off holds %d bytes in %d payloads", v.bytes, len(v.m))
+	}
+	for ; v.skip > 0; i++ {
+		if !v.CheckMD5(unique(i)) || v.bytes != 0 {
+			t.Fatalf("payload %d while backing off: %d bytes held", i, v.bytes)
+		}
+	}
+	if !v.CheckMD5(unique(i)) || v.bytes == 0 {
+		t.Error("payloads are not remembered again after backing off")
+	}
+	// With repeats, a full budget keeps going without a pause.
+	w := NewVerified()
+	for r := 0; r < 3*VerifiedBudget/maxVerifiedPayload; r++ {
+		e := unique(r)
+		if !w.CheckMD5(e) || !w.CheckMD5(unique(r)) {
+			t.Fatal("no match")
+		}
+		if w.skip != 0 {
+			t.Fatalf("backed off at payload %d although every payload repeated", r)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func (s *site) findShared() {
 	for _, u := range s.units {
 		for _, ai := range u.Artifacts {
 			k := s.keys[ai]
-			if k == "" || s.sharedTimes[k] < 2 {
+			if k == "" || !worthSharing(s.res.Artifacts[ai].Length, s.sharedTimes[k]) {
 				continue
 			}
 			if _, ok := s.shared[k]; !ok {
@@ -81,11 +81,19 @@ func (s *site) findShared() {
 			}
 		}
 	}
-	for k, n := range s.sharedTimes {
-		if n < 2 {
+	for k := range s.sharedTimes {
+		if _, ok := s.shared[k]; !ok {
 			delete(s.sharedTimes, k)
 		}
 	}
+}
+
+// worthSharing says whether a text of n bytes shown on times pages is
+// better written once: it saves more than a file and a frame cost (a file
+// to create, ~600 bytes of frame markup per page). Small repeats stay
+// inline.
+func worthSharing(n int64, times int) bool {
+	return times >= 2 && n >= 512 && n*int64(times-1) >= 16<<10
 }
 
 // sharedOf returns the key under which artifact ai is shared, or "".
@@ -129,7 +137,7 @@ func (s *site) writeShared(dir, md5 string) error {
 			if side, err = createSide(filepath.Join(dir, filepath.FromSlash(sharedFull(md5)))); err != nil {
 				return err
 			}
-			sideBuf = bufio.NewWriterSize(side, 256<<10)
+			sideBuf = getWriter(side)
 			ew.full = sideBuf
 			tail.Full = filepath.Base(sharedFull(md5))
 			tail.Shown = fmtSize(limit)
@@ -141,6 +149,7 @@ func (s *site) writeShared(dir, md5 string) error {
 			if err := sideBuf.Flush(); err != nil && ew.err == nil {
 				ew.err = err
 			}
+			putWriter(sideBuf)
 			if err := side.Close(); err != nil && ew.err == nil {
 				ew.err = err
 			}

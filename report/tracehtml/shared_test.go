@@ -16,9 +16,13 @@ import (
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
-// repeatedTrace writes simple.log three times over (a log concatenated
-// from three runs: every payload logged three times, the script-injection
-// fixture once at the end so one payload stays unique) and analyses it.
+// runs is how many times repeatedTrace repeats simple.log: enough that
+// its larger payloads and metadata are worth sharing (worthSharing).
+const runs = 20
+
+// repeatedTrace writes simple.log runs times over (a log concatenated from
+// several runs: every payload logged runs times, the script-injection
+// fixture once at the end so some payloads stay unique).
 func repeatedTrace(t *testing.T) (path string) {
 	t.Helper()
 	b, err := os.ReadFile(testcorpus.File(t, "tlparse-inputs", "simple.log"))
@@ -29,8 +33,8 @@ func repeatedTrace(t *testing.T) (path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path = filepath.Join(t.TempDir(), "three_runs.log")
-	if err := os.WriteFile(path, append(bytes.Repeat(b, 3), inj...), 0o644); err != nil {
+	path = filepath.Join(t.TempDir(), "repeated_runs.log")
+	if err := os.WriteFile(path, append(bytes.Repeat(b, runs), inj...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -47,7 +51,7 @@ func TestSharedPayloadOnEveryPage(t *testing.T) {
 	pages := checkSite(t, dir)
 	s := newSite(res, Options{}.withDefaults())
 	if len(s.sharedList) == 0 {
-		t.Fatal("no shared payload in a log repeated three times: the test checks nothing")
+		t.Fatal("no shared payload in a log of repeated runs: the test checks nothing")
 	}
 	onPages := map[string]map[string]bool{} // md5 → unit pages showing it
 	inline := 0
@@ -107,15 +111,22 @@ func TestSharedPayloadOnEveryPage(t *testing.T) {
 	if envShared == 0 {
 		t.Error("no payload-less event's metadata is shared: the test checks nothing of them")
 	}
-	// Three runs: every payload of simple.log is on three unit pages.
-	three := 0
+	// Every run has its unit pages: a shared payload of simple.log is on
+	// each run's page.
+	all := 0
 	for _, p := range onPages {
-		if len(p) >= 3 {
-			three++
+		if len(p) >= runs {
+			all++
 		}
 	}
-	if three == 0 {
-		t.Error("no shared payload is shown on the three runs' pages")
+	if all == 0 {
+		t.Errorf("no shared payload is shown on the pages of all %d runs", runs)
+	}
+	// What is small, or seldom repeated, stays inline.
+	for k, ai := range s.shared {
+		if n := res.Artifacts[ai].Length; !worthSharing(n, s.sharedTimes[k]) {
+			t.Errorf("%s shared: %d bytes shown %d times", k, n, s.sharedTimes[k])
+		}
 	}
 }
 

@@ -269,7 +269,7 @@ func (s *site) writeArtifact(w io.Writer, dir, stem string, j int, a *compiles.A
 			if side, err = createSide(filepath.Join(dir, filepath.FromSlash(stem), name)); err != nil {
 				return err
 			}
-			sideBuf = bufio.NewWriterSize(side, 256<<10)
+			sideBuf = getWriter(side)
 			ew.full = sideBuf
 			tail.Full = path.Base(stem) + "/" + name
 			tail.Shown = fmtSize(limit)
@@ -281,6 +281,7 @@ func (s *site) writeArtifact(w io.Writer, dir, stem string, j int, a *compiles.A
 			if err := sideBuf.Flush(); err != nil && ew.err == nil {
 				ew.err = err
 			}
+			putWriter(sideBuf)
 			if err := side.Close(); err != nil && ew.err == nil {
 				ew.err = err
 			}

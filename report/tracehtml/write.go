@@ -147,6 +147,22 @@ func (s *site) parallel(n int, write func(i int) error) error {
 	return <-errs // nil when none
 }
 
+// writers are the 256 KiB write buffers, reused: a report is thousands of
+// files, most of them a few KiB (a fresh buffer per file was most of the
+// bytes the report allocated, and their GC).
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+
+func getWriter(w io.Writer) *bufio.Writer {
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(w)
+	return bw
+}
+
+func putWriter(bw *bufio.Writer) {
+	bw.Reset(nil)
+	writers.Put(bw)
+}
+
 // writeFile creates path and hands fill a buffered writer on it.
 func writeFile(path string, fill func(w io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -156,11 +172,12 @@ func writeFile(path string, fill func(w io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
+	bw := getWriter(f)
 	err = fill(bw)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
+	putWriter(bw)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
