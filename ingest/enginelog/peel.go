@@ -38,34 +38,36 @@ func (s span) of(b []byte) []byte { return b[s.a:s.b] }
 // into the chunk's read buffer or its ANSI-stripped copy; nothing here is
 // allocated per line.
 type peeled struct {
-	n       int64  // 1-based physical line number
-	line    []byte // the line without '\n', trailing '\r' and ANSI escapes
-	labels  [maxLabels]span
-	nlabels int
-	collEnd int32 // end of collector prefixes
-	procEnd int32 // end of collector and process prefixes
-	keyEnd  int32 // end of the logger header (without its separating space)
-	body    span
-	hdr     hdrKind
-	level   record.Level
-	emitter span
-	rank    record.Rank
-	tm      time.Time
-	repeat  int
-	skip    string // non-empty: the line is not used, and why
-	cutLen  int64  // >0: the line was cut; its original length
+	// What the joiner reads of every line comes first, so it shares as
+	// few cache lines as possible (another core wrote them).
+	n         int64  // 1-based physical line number
+	line      []byte // the line without '\n', trailing '\r' and ANSI escapes
+	cutLen    int64  // >0: the line was cut; its original length
+	skip      string // non-empty: the line is not used, and why
+	nlabels   int
+	procEnd   int32 // end of collector and process prefixes
+	keyEnd    int32 // end of the logger header (without its separating space)
+	body      span
+	hdr       hdrKind
+	validUTF8 bool
+	// Set by peelBlock's line scan (false: not known): the line holds no
+	// byte under 0x20, and none from 0x80.
+	noCtl, ascii bool
+	// mask is the literal groups found in the body (Options.Scan); 0
+	// without a scan.
+	mask   uint64
+	level  record.Level
+	rank   record.Rank
+	tm     time.Time
+	repeat int
 	// Computed by the peeler so the (serial) joiner does less: the labels
 	// as shared strings when they are exactly a cached prefix run, the
 	// emitter as a shared string, and whether the body is valid UTF-8.
 	labelStrs []string
 	emitStr   string
-	validUTF8 bool
-	// mask is the literal groups found in the body (Options.Scan); 0
-	// without a scan.
-	mask uint64
-	// Set by peelBlock's line scan (false: not known): the line holds no
-	// byte under 0x20, and none from 0x80.
-	noCtl, ascii bool
+	collEnd   int32 // end of collector prefixes
+	emitter   span
+	labels    [maxLabels]span
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
