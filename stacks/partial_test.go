@@ -104,6 +104,11 @@ func TestLauncherIsNotAnOutlier(t *testing.T) {
 	if !strings.Contains(buf.String(), "  root path (1 frame, outermost first): <module>\n") {
 		t.Errorf("root path line:\n%s", buf.String())
 	}
+	// The verdict says the workers agree and where the launcher is (it said
+	// "4 processes in 2 different stacks").
+	if v := a.Verdict(); v != "3/3 workers share one stack (funcs level), bucket #1; launcher pid 100 in bucket #2" {
+		t.Errorf("verdict %q", v)
+	}
 	a = stacks.Analyze(procs(0), stacks.Options{Level: stacks.DefaultLevel})
 	if len(a.Outliers) != 1 || a.Outliers[0].PID != 100 || !strings.HasPrefix(a.Outliers[0].Why, "3 of 4 processes are in bucket #") {
 		t.Errorf("without parents: outliers %+v", a.Outliers)

@@ -24,6 +24,38 @@ func (a *Analysis) Verdict() string {
 			}
 		}
 	}
+	// Launchers: processes that are the parent of other captured ones
+	// (known for live captures). When every worker's primary thread is in
+	// one bucket, that is the verdict, not "N processes in M stacks".
+	cur, launch := map[int]bool{}, map[int]bool{}
+	for _, p := range a.Current {
+		cur[p.PID] = true
+	}
+	for _, p := range a.Current {
+		if p.PPID > 0 && cur[p.PPID] {
+			launch[p.PPID] = true
+		}
+	}
+	var wb *Bucket
+	workers, split := 0, false
+	var launchAt []string
+	for _, b := range prim {
+		for _, m := range b.Threads {
+			if !m.Primary {
+				continue
+			}
+			if launch[m.PID] {
+				launchAt = append(launchAt, fmt.Sprintf("pid %d in bucket #%d", m.PID, b.ID))
+				continue
+			}
+			workers++
+			if wb == nil {
+				wb = b
+			} else if wb != b {
+				split = true
+			}
+		}
+	}
 	switch {
 	case len(a.Current) == 0:
 		parts = append(parts, "no stacks found")
@@ -33,6 +65,8 @@ func (a *Analysis) Verdict() string {
 			who = fmt.Sprintf("%d/%d ranks", len(prim[0].Ranks), a.RankTotal)
 		}
 		parts = append(parts, fmt.Sprintf("%s share one stack (%s level), bucket #%d", who, a.Level, prim[0].ID))
+	case len(launch) > 0 && workers > 1 && !split && len(launchAt) > 0:
+		parts = append(parts, fmt.Sprintf("%d/%d workers share one stack (%s level), bucket #%d; launcher %s", workers, workers, a.Level, wb.ID, strings.Join(launchAt, ", ")))
 	case len(a.Outliers) > 0:
 		var who []string
 		for _, o := range a.Outliers {
