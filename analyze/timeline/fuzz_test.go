@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
@@ -54,6 +56,47 @@ func FuzzTimeline(f *testing.F) {
 			if v == "" || v[0] < '0' || v[0] > '9' {
 				t.Fatalf("version %s=%q", k, v)
 			}
+		}
+	})
+}
+
+// FuzzFeedBorrowed: a Builder fed texts that are overwritten as soon as
+// Feed returns (what diagnose does: the texts live in a batch's reused
+// memory) ends with exactly the phases and gaps of one fed strings of
+// their own. Marker lines repeat, so the marker memo is exercised too.
+func FuzzFeedBorrowed(f *testing.F) {
+	for _, p := range []string{"../../examples/aot-graph-break/vllm-serve.log", "../../examples/inductor-hang/vllm-serve.log"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("INFO 11-29 00:00:32 [a.py:1] Capturing CUDA graphs (decode, FULL):  52%|#####     | 35/67 [00:08<00:07,  4.12it/s]\n" +
+		"INFO 11-29 00:00:33 [a.py:1] Capturing CUDA graphs (decode, FULL): 100%|##########| 67/67 [00:11<00:00,  4.12it/s]\n" +
+		"INFO 11-29 00:00:33 [a.py:1] Compiling a graph for compile range (1, 8192) takes 12.5 s\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var recs []record.Record
+		if _, err := enginelog.Parse(bytes.NewReader(data), "f", func(r record.Record) { recs = append(recs, r) }); err != nil {
+			t.Fatal(err)
+		}
+		own, borrowed := New(), New()
+		for pass := 0; pass < 2; pass++ { // twice over: the memo knows every line the second time
+			for i := range recs {
+				own.Feed(&recs[i], true)
+				r := recs[i]
+				buf := []byte(r.Text) // poisoned below
+				if len(buf) > 0 {
+					r.Text = unsafe.String(&buf[0], len(buf))
+				}
+				borrowed.Feed(&r, true)
+				for k := range buf {
+					buf[k] = 0xA5
+				}
+			}
+		}
+		p1, g1 := own.Finish()
+		p2, g2 := borrowed.Finish()
+		if !reflect.DeepEqual(p1, p2) || !reflect.DeepEqual(g1, g2) {
+			t.Fatalf("borrowed texts changed the result:\nown      %+v %+v\nborrowed %+v %+v", p1, g1, p2, g2)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/bringup-tool/bringup/record"
 )
@@ -95,7 +96,7 @@ type Builder struct {
 	nextRank    int
 	lastRank    int // where the last hit in recentRanks was
 	recentMarks [4]recentMark
-	nextMark    int
+	markTick    int
 	// Dropped counts phases not kept because MaxPhases was reached (a log
 	// that repeats its startup markers endlessly).
 	Dropped int
@@ -263,28 +264,59 @@ type recentRank struct {
 }
 
 // match is the package's match with a memo of the last few marker lines:
-// every rank of a TP group prints the same marker, often to the byte.
+// every rank of a TP group prints the same marker, often to the byte. An
+// entry keeps its line in a buffer of its own (the caller's text may be
+// reused), which is overwritten only when the entry is replaced; the event
+// returned is applied before the next call, and apply copies the detail it
+// keeps.
 func (b *Builder) match(line string) (event, bool) {
 	for k := range b.recentMarks {
-		if e := &b.recentMarks[k]; e.line == line && e.line != "" {
+		if e := &b.recentMarks[k]; len(e.line) == len(line) && e.line == line && e.line != "" {
+			b.markTick++
+			e.used = b.markTick
 			return e.ev, true
 		}
 	}
 	ev, ok := match(line)
 	if ok && len(line) <= 512 {
-		// A copy of the line: the caller's text may be reused, and the
-		// event's detail points into it.
-		c := strings.Clone(line)
-		ev2, _ := match(c)
-		b.recentMarks[b.nextMark%len(b.recentMarks)] = recentMark{line: c, ev: ev2}
-		b.nextMark++
+		// Replace the entry unused longest: a tqdm line seen once must not
+		// push out the markers every rank repeats.
+		old := &b.recentMarks[0]
+		for k := range b.recentMarks {
+			if b.recentMarks[k].used < old.used {
+				old = &b.recentMarks[k]
+			}
+		}
+		old.buf = append(old.buf[:0], line...)
+		old.line = unsafe.String(unsafe.SliceData(old.buf), len(old.buf))
+		old.ev = ev
+		old.ev.detail = rebase(ev.detail, line, old.line)
+		b.markTick++
+		old.used = b.markTick
 	}
 	return ev, ok
 }
 
+// rebase returns the substring of to at the place sub has in from, or sub
+// itself when it is not a piece of from (a constant detail).
+func rebase(sub, from, to string) string {
+	if sub == "" || from == "" {
+		return sub
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(sub)))
+	f := uintptr(unsafe.Pointer(unsafe.StringData(from)))
+	if p < f || p+uintptr(len(sub)) > f+uintptr(len(from)) {
+		return sub
+	}
+	off := int(p - f)
+	return to[off : off+len(sub)]
+}
+
 type recentMark struct {
-	line string
+	buf  []byte
+	line string // buf's bytes
 	ev   event
+	used int // Builder.markTick when last hit or stored
 }
 
 // addGap keeps the GapsPerSource longest gaps, longest first, an earlier
