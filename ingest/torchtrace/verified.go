@@ -22,7 +22,13 @@ import (
 type Verified struct {
 	mu    sync.Mutex
 	bytes int
-	m     map[string][]byte // announced MD5 → payload that matched it
+	m     map[string][]byte // announced MD5 → payload that matched it, in arena
+	// arena holds the remembered payloads of this generation: one
+	// allocation per budget instead of one per payload (fewer, larger
+	// objects: less GC work and less heap left fragmented). A reset starts
+	// a new arena, so comparisons still running against the old one are
+	// never overwritten.
+	arena []byte
 	hits  int               // answers by comparison since the last reset
 	// skip is how many payload bytes are still to pass unremembered: a
 	// trace whose payloads do not repeat would otherwise have every one
@@ -31,8 +37,11 @@ type Verified struct {
 	skip int
 }
 
-// VerifiedBudget bounds the bytes a Verified holds.
-const VerifiedBudget = 16 << 20
+// VerifiedBudget bounds the bytes a Verified holds: enough for the
+// payloads the ranks of a run log at about the same time (they are read
+// together) and for a short repeated stretch; every byte of it is held
+// live, about twice that in peak RSS.
+const VerifiedBudget = 4 << 20
 
 // maxVerifiedPayload: payloads larger than this are not remembered (a few
 // of them would flush the rest).
@@ -75,17 +84,18 @@ func (v *Verified) CheckMD5(ev *Event) bool {
 			v.skip = 16 * VerifiedBudget
 		}
 		clear(v.m)
-		v.bytes, v.hits = 0, 0
+		v.bytes, v.hits, v.arena = 0, 0, nil
 		if v.skip > 0 {
 			return true
 		}
 	}
 	if _, dup := v.m[ev.HasPayload]; !dup {
-		cp := bytes.Clone(ev.HashInput)
-		if cp == nil {
-			cp = []byte{}
+		if v.arena == nil {
+			v.arena = make([]byte, 0, VerifiedBudget)
 		}
-		v.m[ev.HasPayload] = cp
+		start := len(v.arena)
+		v.arena = append(v.arena, ev.HashInput...) // within cap: bytes+n <= budget
+		v.m[ev.HasPayload] = v.arena[start:len(v.arena):len(v.arena)]
 		v.bytes += n
 	}
 	return true
