@@ -638,11 +638,20 @@ func outliers(infos []*threadInfo, a *Analysis) []Outlier {
 			launchers[ti.proc.PPID] = true
 		}
 	}
+	// Where ranks are known, only ranked processes are compared: an
+	// unranked helper (multiprocessing's resource tracker) is not a rank
+	// that went elsewhere.
+	anyRank := false
+	for _, ti := range infos {
+		if ti.primary && !launchers[ti.proc.PID] && ti.proc.Rank != "" {
+			anyRank = true
+		}
+	}
 	count := map[int][]*threadInfo{}
 	total := 0
 	ranked := true
 	for _, ti := range infos {
-		if ti.primary && !launchers[ti.proc.PID] {
+		if ti.primary && !launchers[ti.proc.PID] && (!anyRank || ti.proc.Rank != "") {
 			ranked = ranked && ti.proc.Rank != ""
 			id := bucketOf(a, ti)
 			count[id] = append(count[id], ti)

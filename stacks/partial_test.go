@@ -114,3 +114,27 @@ func TestLauncherIsNotAnOutlier(t *testing.T) {
 		t.Errorf("without parents: outliers %+v", a.Outliers)
 	}
 }
+
+// A boot's helper without a rank (multiprocessing's resource tracker, a
+// child of the engine core like the workers) is not an outlier among the
+// ranked workers: watch's capture of silent.py called it one once the
+// engine core was known to be the launcher.
+func TestUnrankedHelperIsNotAnOutlier(t *testing.T) {
+	worker := record.Stack{{Func: "lower", File: "/srv/torch/_inductor/graph.py", Line: 11}, {Func: "worker", File: "/srv/boot.py", Line: 23}}
+	tracker := record.Stack{{Func: "main", File: "/usr/lib/python3.11/multiprocessing/resource_tracker.py", Line: 227}, {Func: "<module>", File: "<string>", Line: 1}}
+	engine := record.Stack{{Func: "join", File: "/usr/lib/python3.11/multiprocessing/process.py", Line: 149}, {Func: "<module>", File: "/srv/boot.py", Line: 33}}
+	rank := func(tp int) record.Rank { r := record.NoRank; r.TP = tp; return r }
+	procs := []*stacks.Process{
+		{PID: 8, Rank: "EngineCore DP0", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 8, Main: true, Frames: engine}}},
+		{PID: 9, PPID: 8, RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 9, Main: true, Frames: tracker}}},
+		{PID: 10, PPID: 8, Rank: "TP0", RankInfo: rank(0), Threads: []stacks.Thread{{TID: 10, Main: true, Frames: worker}}},
+		{PID: 11, PPID: 8, Rank: "TP1", RankInfo: rank(1), Threads: []stacks.Thread{{TID: 11, Main: true, Frames: worker}}},
+	}
+	a := stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel})
+	if len(a.Outliers) != 0 {
+		t.Errorf("outliers %+v", a.Outliers)
+	}
+	if v := a.Verdict(); !strings.HasPrefix(v, "2/2 workers share one stack (funcs level), bucket #1; launcher pid 8 in bucket #") {
+		t.Errorf("verdict %q", v)
+	}
+}

@@ -36,6 +36,16 @@ func (a *Analysis) Verdict() string {
 			launch[p.PPID] = true
 		}
 	}
+	// As for outliers: where ranks are known, unranked helpers (the
+	// resource tracker) are not workers.
+	anyRank := false
+	for _, b := range prim {
+		for _, m := range b.Threads {
+			if m.Primary && !launch[m.PID] && m.Rank != "" {
+				anyRank = true
+			}
+		}
+	}
 	var wb *Bucket
 	workers, split := 0, false
 	var launchAt []string
@@ -46,6 +56,9 @@ func (a *Analysis) Verdict() string {
 			}
 			if launch[m.PID] {
 				launchAt = append(launchAt, fmt.Sprintf("pid %d in bucket #%d", m.PID, b.ID))
+				continue
+			}
+			if anyRank && m.Rank == "" {
 				continue
 			}
 			workers++
