@@ -244,7 +244,10 @@ func fromPyproc(pp *pyproc.Process) *stacks.Process {
 			th.Ident = "0x" + strconv.FormatUint(t.Ident, 16)
 		}
 		th.State = osState(pp.PID, t.TID)
-		if th.Main && th.Name == "" {
+		// pyproc has no threading names on 3.10 (the OS name, usually the
+		// executable's, stands in); the main thread's is MainThread, as on
+		// the other versions, so buckets do not read "MainThread,python".
+		if th.Main && (th.Name == "" || strings.HasPrefix(pp.Python, "3.10")) {
 			th.Name = "MainThread"
 		}
 		p.Threads = append(p.Threads, th)

@@ -302,3 +302,21 @@ func TestCaptureProgress(t *testing.T) {
 		t.Errorf("%d snapshots, progress %v", len(res.Processes), rounds)
 	}
 }
+
+// On CPython 3.10 the main thread is named MainThread like on 3.11+ (pyproc
+// gives OS names there, and a bucket of one script under 3.10-3.13 read
+// "MainThread,python").
+func TestMainThreadNamedOn310(t *testing.T) {
+	py := pyenv.Python("3.10")
+	if py == "" {
+		t.Skip("pyenv has no CPython 3.10")
+	}
+	pid := startHang(t, py, 3, "VLLM::Worker_TP0")
+	p, err := One(pid)
+	skipIfDenied(t, err)
+	for _, th := range p.Threads {
+		if th.Main != (th.Name == "MainThread") {
+			t.Errorf("thread %d main %v name %q", th.TID, th.Main, th.Name)
+		}
+	}
+}
