@@ -7,6 +7,7 @@ package benchlog
 import (
 	"bufio"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
@@ -25,8 +26,21 @@ func WorkerPID(tp int) int { return 4190 + tp }
 // line; every 50 s an API server WARNING; every 500 s a multi-line
 // traceback from rank 3 with the header repeated on each line (the
 // aot-compile graph-break failure, so diagnose has something to find).
-func Write(w io.Writer, size int64, tp int) error {
+func Write(w io.Writer, size int64, tp int) error { return WriteVaried(w, size, tp, false) }
+
+// WriteVaried is Write; with vary the numbers of the metrics and tqdm
+// lines differ from line to line (a fixed seed, so the log is the same on
+// every run), as in a real serving log: each rank then prints its own
+// bodies, and caches keyed on repeated text see fewer hits.
+func WriteVaried(w io.Writer, size int64, tp int, vary bool) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
+	rng := rand.New(rand.NewPCG(7, 11))
+	var num []byte
+	// fixed formats a number in [lo, lo+span) with d decimals.
+	fixed := func(lo, span float64, d int) string {
+		num = strconv.AppendFloat(num[:0], lo+rng.Float64()*span, 'f', d, 64)
+		return string(num)
+	}
 	var n int64
 	put := func(parts ...string) {
 		for _, p := range parts {
@@ -49,8 +63,14 @@ func Write(w io.Writer, size int64, tp int) error {
 			g := strconv.Itoa(s % 67)
 			put(pre, "DEBUG ", ts, " [compilation/backends.py:124] Directly load the ", g, "-th graph for compile range (1, 8192) from inductor via handle (\"artifact_shape_None_subgraph_", g,
 				"\", \"/root/.cache/vllm/torch_compile_cache/3f9c1e7a2b/rank_", strconv.Itoa(r), "_0/backbone\")")
-			put(pre, "INFO ", ts, " [metrics.py:455] Avg prompt throughput: 1532.4 tokens/s, Avg generation throughput: 412.9 tokens/s, Running: 64 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 41.2%, CPU KV cache usage: 0.0%.")
-			put(pre, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  52%|#####     | 35/67 [00:08<00:07,  4.12it/s]")
+			if !vary {
+				put(pre, "INFO ", ts, " [metrics.py:455] Avg prompt throughput: 1532.4 tokens/s, Avg generation throughput: 412.9 tokens/s, Running: 64 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 41.2%, CPU KV cache usage: 0.0%.")
+				put(pre, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  52%|#####     | 35/67 [00:08<00:07,  4.12it/s]")
+				continue
+			}
+			put(pre, "INFO ", ts, " [metrics.py:455] Avg prompt throughput: ", fixed(1000, 900, 1), " tokens/s, Avg generation throughput: ", fixed(300, 200, 1),
+				" tokens/s, Running: ", strconv.Itoa(rng.IntN(128)), " reqs, Swapped: 0 reqs, Pending: ", strconv.Itoa(rng.IntN(8)), " reqs, GPU KV cache usage: ", fixed(0, 99, 1), "%, CPU KV cache usage: 0.0%.")
+			put(pre, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  52%|#####     | 35/67 [00:08<00:07,  ", fixed(1, 8, 2), "it/s]")
 		}
 		if s%50 == 0 {
 			put("(APIServer pid=4101) WARNING ", ts, " [protocol.py:93] The following fields were present in the request but ignored: {\"top_k\"}")

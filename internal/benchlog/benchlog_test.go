@@ -33,3 +33,36 @@ func TestWrite(t *testing.T) {
 		t.Error("tp=8 wrote a ninth rank")
 	}
 }
+
+// TestWriteVaried: the varied log is reproducible, has the plain log's
+// shape line for line, and its metrics and tqdm lines differ between ranks.
+func TestWriteVaried(t *testing.T) {
+	var plain, a, b bytes.Buffer
+	Write(&plain, 2<<20, 8)
+	if err := WriteVaried(&a, 2<<20, 8, true); err != nil {
+		t.Fatal(err)
+	}
+	WriteVaried(&b, 2<<20, 8, true)
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two runs differ: the benchmark input must be reproducible")
+	}
+	var p0 bytes.Buffer
+	if WriteVaried(&p0, 2<<20, 8, false); !bytes.Equal(p0.Bytes(), plain.Bytes()) {
+		t.Fatal("WriteVaried without vary is not Write")
+	}
+	pl, vl := strings.Split(plain.String(), "\n"), strings.Split(a.String(), "\n")
+	n := min(len(pl), len(vl)) - 1
+	metrics := map[string]bool{}
+	for i := 0; i < n; i++ {
+		// The same line up to the body: prefixes, headers, order.
+		if pre := pl[i][:min(len(pl[i]), 60)]; !strings.HasPrefix(vl[i], pre) {
+			t.Fatalf("line %d: %q, plain %q", i+1, vl[i], pl[i])
+		}
+		if k := strings.Index(vl[i], "Avg prompt throughput: "); k >= 0 {
+			metrics[vl[i][k:]] = true
+		}
+	}
+	if len(metrics) < 100 {
+		t.Fatalf("%d distinct metrics bodies", len(metrics))
+	}
+}

@@ -15,6 +15,7 @@ func main() {
 	mb := flag.Int64("mb", 1100, "size in MiB")
 	tp := flag.Int("tp", 8, "tensor-parallel ranks")
 	out := flag.String("o", "", "file to write (required)")
+	vary := flag.Bool("vary", false, "vary the numbers of the metrics and tqdm lines (fewer repeated bodies)")
 	flag.Parse()
 	if *out == "" || *mb <= 0 || *tp <= 0 {
 		fmt.Fprintln(os.Stderr, "genlog: give -o FILE, and -mb and -tp above 0")
@@ -22,7 +23,7 @@ func main() {
 	}
 	f, err := os.Create(*out)
 	if err == nil {
-		err = benchlog.Write(f, *mb<<20, *tp)
+		err = benchlog.WriteVaried(f, *mb<<20, *tp, *vary)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
