@@ -52,8 +52,10 @@ const (
 // gpuUtilWord gates gpuUtilRe.
 const gpuUtilWord = "gpu_memory_utilization"
 
-// gate is the literal scan of one rules.Set: lits holds the literals of
-// the groups not in always, whose bits every record gets.
+// gate is the per-line literal scan for one rules.Set: scan finds the
+// literals of every group not in always; the groups in always (a literal
+// that cannot be found line by line, or rules that must see every text)
+// are set on every record.
 type gate struct {
 	scan   *litscan.Grouped
 	always uint64
