@@ -143,10 +143,19 @@ func (h *htmlOut) url(s string) {
 	}
 }
 
-// num writes a number as fmt.Sprint does (what a template prints).
+// num writes a number as a template prints it: fmt.Sprint, then escaped
+// ("1e+21" and "+Inf" carry a '+').
 func (h *htmlOut) num(f float64) {
 	h.scratch = fmt.Append(h.scratch[:0], f)
-	h.w.Write(h.scratch)
+	start := 0
+	for i, c := range h.scratch {
+		if r := htmlSpecial[c]; r != "" {
+			h.w.Write(h.scratch[start:i])
+			h.w.WriteString(r)
+			start = i + 1
+		}
+	}
+	h.w.Write(h.scratch[start:])
 }
 
 func (h *htmlOut) int(n int) {

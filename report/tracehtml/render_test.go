@@ -104,3 +104,51 @@ func FuzzGoRenderSameAsTemplates(f *testing.F) {
 		writeBoth(t, res, Options{})
 	})
 }
+
+// FuzzRenderEscapes: the Go twins escape every string, URL and number the
+// way the templates do, on views built from arbitrary text (no trace, no
+// disk: thousands of cases a second).
+func FuzzRenderEscapes(f *testing.F) {
+	f.Add("<script>x</script>", "../../", "unit_0_0.html#a1", "a&b'c\"+d", 12.5, 3)
+	f.Add("javascript:alert(1)", "", "mailto:x@y", "\x00\xff\xfe", 1e21, 9)
+	f.Add("%zz %41 é", "http://h/", "HTTPS://x/y?q=1&r=2", "title", -0.0001, 0)
+	f.Fuzz(func(t *testing.T, a, b, c, d string, x float64, n int) {
+		page := pageMeta{Title: a, Subtitle: d, Root: b, Footer: c, Back: n%2 == 0}
+		tl := &timelineView{Width: x, Height: x * 2, Ticks: []tick{{X: x, Label: a}}, Lanes: []laneView{{Name: b, Full: c, LabelY: x}},
+			Bars: []bar{{X: x, Y: 1, W: x / 3, H: 2, Class: d, Title: a, Href: c}, {Class: "f-open", Title: b}},
+			Legend: legend, Dropped: n, Relative: n%3 == 0}
+		top := unitTop{Page: page, Status: a, StatusClass: b, VerdictClass: c, Headline: d, Points: []string{a, d},
+			Facts: []kv{{a, b}, {c, d}}, Timeline: tl, PhaseNote: c, Stack: []frameRow{{a, b}, {c, d}}, Inner: frameRow{d, a},
+			Metrics: []kv{{d, c}}, Links: []kv{{b, a}}, Artifacts: []artifactHead{{Anchor: a, Href: c, Name: b, Meta: d, Open: n%2 == 1}}}
+		if n%4 == 0 {
+			top.Timeline, top.Stack, top.Artifacts, top.Points = nil, nil, nil, nil
+		}
+		head := artifactHead{Anchor: a, Href: c, Name: b, Meta: d, Open: n%2 == 0}
+		cases := []struct {
+			name string
+			data any
+		}{
+			{"unit_top", top}, {"unit_bottom", top}, {"artifact_open", head},
+			{"artifact_close", artifactTail{Full: c, Shown: a, Err: b}}, {"artifact_close", artifactTail{}},
+			{"artifact_shared", sharedHead{artifactHead: head, Src: c, Full: b, Times: n, Height: d}},
+			{"artifact_shared", sharedHead{artifactHead: head, Src: b, Times: n}},
+		}
+		for _, k := range cases {
+			var want, got bytes.Buffer
+			if err := pages.ExecuteTemplate(&want, k.name, k.data); err != nil {
+				t.Skip(err) // the template itself refuses (nothing to compare)
+			}
+			if err := renderPage(&got, k.name, k.data); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				w, g := want.Bytes(), got.Bytes()
+				i := 0
+				for i < len(g) && i < len(w) && g[i] == w[i] {
+					i++
+				}
+				t.Fatalf("%s differs at byte %d:\ntemplate %q\ngo       %q", k.name, i, w[max(0, i-60):min(len(w), i+60)], g[max(0, i-60):min(len(g), i+60)])
+			}
+		}
+	})
+}
