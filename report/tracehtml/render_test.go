@@ -115,7 +115,7 @@ func FuzzRenderEscapes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b, c, d string, x float64, n int) {
 		page := pageMeta{Title: a, Subtitle: d, Root: b, Footer: c, Back: n%2 == 0}
 		tl := &timelineView{Width: x, Height: x * 2, Ticks: []tick{{X: x, Label: a}}, Lanes: []laneView{{Name: b, Full: c, LabelY: x}},
-			Bars: []bar{{X: x, Y: 1, W: x / 3, H: 2, Class: d, Title: a, Href: c}, {Class: "f-open", Title: b}},
+			Bars:   []bar{{X: x, Y: 1, W: x / 3, H: 2, Class: d, Title: a, Href: c}, {Class: "f-open", Title: b}},
 			Legend: legend, Dropped: n, Relative: n%3 == 0}
 		top := unitTop{Page: page, Status: a, StatusClass: b, VerdictClass: c, Headline: d, Points: []string{a, d},
 			Facts: []kv{{a, b}, {c, d}}, Timeline: tl, PhaseNote: c, Stack: []frameRow{{a, b}, {c, d}}, Inner: frameRow{d, a},
