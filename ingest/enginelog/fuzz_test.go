@@ -94,10 +94,11 @@ func viewOf(l *peeled) peelView {
 }
 
 // fuzzScan: literals of both kinds (window scan and byte search) in
-// several groups, so masks are compared too.
+// several groups, so masks are compared too, and literals holding digits
+// (a body alike but for its numbers may differ in them).
 var fuzzScan = litscan.NewGrouped(
-	[]string{"Traceback (most recent call last)", `File "`, "==", "gpu_memory_utilization", "Model loading took", "x", "metrics.py"},
-	[]uint64{1, 1, 2, 4, 8, 16, 32})
+	[]string{"Traceback (most recent call last)", `File "`, "==", "gpu_memory_utilization", "Model loading took", "x", "metrics.py", "python3.1", "collect2: fatal error"},
+	[]uint64{1, 1, 2, 4, 8, 16, 32, 64, 128})
 
 // FuzzPeelCache: a peeler that has seen the lines before (its prefix,
 // header, time and emitter caches warm) peels every line exactly as a
@@ -115,6 +116,14 @@ func FuzzPeelCache(f *testing.F) {
 		"(EngineCore_DP0 pid=1) (Worker_TP1 pid=2) INFO 11-29 00:00:32 [metrics.py:455]\n" +
 		"(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)(x) INFO 11-29 00:00:32 [metrics.py:455] y\n" +
 		"(EngineCore_DP0 pid=1) (Worker_TP1 pid=2) [rank1]:INFO 11-29 00:00:32 [metrics.py:455]] z\n"))
+	// Bodies alike but for their numbers, with and without a literal
+	// holding a digit nearby.
+	f.Add([]byte("(Worker_TP1 pid=2) INFO 11-29 00:00:32 [metrics.py:455] Avg prompt throughput: 1440.3 tokens/s, Running: 61 reqs\n" +
+		"(Worker_TP2 pid=3) INFO 11-29 00:00:32 [metrics.py:455] Avg prompt throughput: 87.25 tokens/s, Running: 101 reqs\n" +
+		"(Worker_TP1 pid=2) INFO 11-29 00:00:33 [x.py:1] /usr/lib/python3.9/site-packages/x.py gpu_memory_utilization=0.9\n" +
+		"(Worker_TP2 pid=3) INFO 11-29 00:00:33 [x.py:1] /usr/lib/python3.12/site-packages/x.py gpu_memory_utilization=0.9\n" +
+		"(Worker_TP2 pid=3) INFO 11-29 00:00:33 [x.py:1] /usr/lib/python3.1/site-packages/x.py gpu_memory_utilization=0.9\n" +
+		"ld: collect2: fatal error: 3\nld: collect12: fatal error: 3\nld: collect2: fatal error: 3\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Twice over, so the second time the caches know every line.
 		in := append(append(append([]byte(nil), data...), '\n'), data...)

@@ -471,20 +471,30 @@ func (p *peeler) peel(l *peeled) {
 }
 
 // maskOf is p.scan.Mask of body, from a memo of the last few bodies when
-// it is one of them byte for byte: the workers of a TP group print the
-// same messages one after another, and comparing a body costs a fraction
-// of scanning it.
+// it is one of them byte for byte, or one of them but for its numbers and
+// no literal holding a digit can be on either (litscan.SameButNumbers,
+// Grouped.NumbersMatter): the workers of a TP group print the same
+// messages one after another, most of them again and again with other
+// numbers (throughput, progress bars, timings), and comparing a body
+// costs a fraction of scanning it.
 func (p *peeler) maskOf(body []byte) uint64 {
+	text := unsafe.String(&body[0], len(body))
 	for k := range len(p.masks) {
 		at := (p.lastMask + 1 + k) % len(p.masks)
-		if e := &p.masks[at]; len(e.body) == len(body) && string(e.body) == string(body) {
-			p.lastMask = at
-			p.nextMask++
-			e.used = p.nextMask
-			return e.mask
+		e := &p.masks[at]
+		if len(e.body) == 0 {
+			continue
 		}
+		old := unsafe.String(&e.body[0], len(e.body))
+		if e.numbers && (len(old) != len(text) || old != text) || !e.numbers && !litscan.SameButNumbers(old, text) {
+			continue
+		}
+		p.lastMask = at
+		p.nextMask++
+		e.used = p.nextMask
+		return e.mask
 	}
-	m := p.scan.Mask(unsafe.String(&body[0], len(body)))
+	m := p.scan.Mask(text)
 	if len(body) <= 512 {
 		// Replace the entry unused longest: a body that never repeats
 		// (it names its rank) must not push out the ones that do.
@@ -498,6 +508,7 @@ func (p *peeler) maskOf(body []byte) uint64 {
 		e := &p.masks[old]
 		e.body = append(e.body[:0], body...)
 		e.mask, e.used = m, p.nextMask
+		e.numbers = p.scan.NumbersMatter(text)
 		p.lastMask = old
 	}
 	return m
@@ -507,6 +518,9 @@ type maskEntry struct {
 	body []byte
 	mask uint64
 	used int // p.nextMask when last hit or stored
+	// numbers: a body that differs from this one in its numbers may
+	// differ in its mask (only an equal one takes it).
+	numbers bool
 }
 
 func (l *peeled) addLabel(a, b int) {

@@ -1,6 +1,9 @@
 package litscan
 
-import "strings"
+import (
+	"math/bits"
+	"strings"
+)
 
 // Grouped finds which groups of literals occur in a text, in one pass: each
 // literal carries a bit mask of the groups (analyzers) that want it, and
@@ -23,6 +26,10 @@ type Grouped struct {
 	ents  []gAnchor
 	short []byGroup
 	all   uint64
+	// numLeads: for each literal holding a digit, its bytes before the
+	// first digit (see NumbersMatter); numAlways: one starts with a digit.
+	numLeads  []string
+	numAlways bool
 }
 
 // byGroup is the short literals found by one byte: each occurrence of b
@@ -71,6 +78,11 @@ func NewGrouped(lits []string, masks []uint64) *Grouped {
 	var long []string
 	for _, l := range order {
 		g.all |= byLit[l]
+		if k := strings.IndexAny(l, "0123456789"); k == 0 {
+			g.numAlways = true
+		} else if k > 0 {
+			g.numLeads = append(g.numLeads, l[:k])
+		}
 		if len(l) >= groupedLong {
 			long = append(long, l)
 			g.longMask = append(g.longMask, byLit[l])
@@ -200,4 +212,74 @@ func (g *Grouped) verify(text string, i int, w uint64, have uint64) uint64 {
 		}
 	}
 	return m
+}
+
+// NumbersMatter reports whether Mask could differ between text and a text
+// that differs from it only in its numbers (see SameButNumbers). A literal
+// with no digit lies, wherever it occurs, inside one run of non-digits,
+// and such texts have the same runs; a literal holding a digit needs its
+// bytes before the first digit to end a run, so it cannot occur in any of
+// them when those bytes occur nowhere in text (or only when the literal
+// starts with a digit). When NumbersMatter is false, Mask of every text
+// SameButNumbers says is alike equals Mask(text).
+func (g *Grouped) NumbersMatter(text string) bool {
+	if g.numAlways {
+		return true
+	}
+	for _, l := range g.numLeads {
+		if strings.Contains(text, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return c-'0' < 10 }
+
+// SameButNumbers reports whether a and b are the same text but for their
+// numbers: cut at every maximal run of digits, both give the same pieces
+// in the same order, with a run of digits in the same places (of any
+// length and value). "took 3.2 s" and "took 10.75 s" are alike; "took 3 s"
+// and "took s" are not. Equal texts are alike. Equal bytes are compared 8
+// at a time.
+func SameButNumbers(a, b string) bool {
+	i, j := 0, 0
+	for {
+		for i+8 <= len(a) && j+8 <= len(b) {
+			x := le64(a, i) ^ le64(b, j)
+			if x != 0 {
+				k := bits.TrailingZeros64(x) / 8
+				i, j = i+k, j+k
+				break
+			}
+			i, j = i+8, j+8
+		}
+		if i == len(a) || j == len(b) || a[i] != b[j] {
+			// At the end of either, or where they differ: alike only
+			// inside runs of digits on both sides.
+			da, db := i < len(a) && isDigit(a[i]), j < len(b) && isDigit(b[j])
+			if !da && !db {
+				if i == len(a) && j == len(b) {
+					return true
+				}
+				return false
+			}
+			if !da || !db {
+				// One run of digits ended before the other: both were in
+				// one only if the byte before (equal on both sides) is a
+				// digit.
+				if i == 0 || !isDigit(a[i-1]) {
+					return false
+				}
+			}
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			continue
+		}
+		i, j = i+1, j+1
+	}
 }

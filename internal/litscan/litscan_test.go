@@ -181,3 +181,130 @@ func FuzzGroupedMask(f *testing.F) {
 		}
 	})
 }
+
+// skeleton is text with every maximal run of digits replaced by one '0'
+// (SameButNumbers the slow way: alike texts have equal skeletons).
+func skeleton(text string) string {
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		if isDigit(text[i]) {
+			if i == 0 || !isDigit(text[i-1]) {
+				b.WriteByte('0')
+			}
+			continue
+		}
+		b.WriteByte(text[i])
+	}
+	return b.String()
+}
+
+// renumber rewrites every run of digits of text with 1 to 3 digits taken
+// from seed (cycled): a text SameButNumbers must call alike.
+func renumber(text, seed string) string {
+	if seed == "" {
+		seed = "7"
+	}
+	var b strings.Builder
+	k := 0
+	for i := 0; i < len(text); i++ {
+		if !isDigit(text[i]) {
+			b.WriteByte(text[i])
+			continue
+		}
+		if i > 0 && isDigit(text[i-1]) {
+			continue
+		}
+		n := 1 + int(seed[k%len(seed)])%3
+		for range n {
+			b.WriteByte('0' + seed[k%len(seed)]%10)
+			k++
+		}
+	}
+	return b.String()
+}
+
+func TestSameButNumbers(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"", "", true},
+		{"took 3.2 s", "took 10.75 s", true},
+		{"took 3 s", "took s", false},
+		{"took 3 s", "took 3 s", true},
+		{"12", "3", true},
+		{"12", "", false},
+		{"x1", "x", false},
+		{"1x", "x", false},
+		{"x12y", "x1y", true},
+		{"x12y", "x1z", false},
+		{"Avg prompt throughput: 1440.3 tokens/s, Running: 61 reqs", "Avg prompt throughput: 987.25 tokens/s, Running: 101 reqs", true},
+		{"Avg prompt throughput: 1440.3 tokens/s, Running: 61 reqs", "Avg prompt throughput: 1440.3 tokens/s, Running: 61 req", false},
+		{" 52%|#####     | 35/67 [00:08<00:07,  3.66it/s]", " 100%|##########| 67/67 [00:11<00:00,  1.20it/s]", false},
+		{" 52%|#####| 35/67 [00:08<00:07,  3.66it/s]", " 9%|#####| 5/67 [00:18<00:17,  1.2it/s]", true},
+	} {
+		if got := SameButNumbers(c.a, c.b); got != c.want {
+			t.Errorf("SameButNumbers(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+		if got := SameButNumbers(c.b, c.a); got != c.want {
+			t.Errorf("SameButNumbers(%q, %q) = %v, want %v", c.b, c.a, got, c.want)
+		}
+	}
+	g := NewGrouped([]string{"collect2: fatal error: c", "Traceback (most recent call last)", "python3."}, []uint64{1, 2, 4})
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"Avg prompt throughput: 1440.3 tokens/s", false},
+		{"ld: collect9: fatal error: c", true},
+		{"/usr/lib/python3.12/x.py", true},
+		{"Traceback (most recent call last):", false},
+	} {
+		if got := g.NumbersMatter(c.text); got != c.want {
+			t.Errorf("NumbersMatter(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+	if !NewGrouped([]string{"3.10", "abcdefghijklmn"}, []uint64{1, 2}).NumbersMatter("x") {
+		t.Error("a literal starting with a digit: numbers always matter")
+	}
+}
+
+// FuzzSameButNumbers: SameButNumbers agrees with comparing skeletons, and
+// a text it calls alike has the same Mask when NumbersMatter says so,
+// for the fixed literal sets, sets with digits in their literals, and
+// one taken from the input.
+func FuzzSameButNumbers(f *testing.F) {
+	f.Add("Avg prompt throughput: 1440.3 tokens/s, Running: 61 reqs", "Avg prompt throughput: 7.3 tokens/s, Running: 1 reqs", "9381", "python3.")
+	f.Add("ld: collect2: fatal error: collect7: x", "", "12", "collect2: fatal error: c")
+	f.Add("/usr/lib/python3.10/site-packages", "/usr/lib/python3.9/site-packages", "3", "3.10")
+	f.Add("12345678x12345678y", "1x2y", "0", "x1")
+	f.Fuzz(func(t *testing.T, a, b, seed, lit string) {
+		if got, want := SameButNumbers(a, b), skeleton(a) == skeleton(b); got != want {
+			t.Fatalf("SameButNumbers(%q, %q) = %v, skeletons %q and %q", a, b, got, skeleton(a), skeleton(b))
+		}
+		r := renumber(a, seed)
+		if !SameButNumbers(a, r) || !SameButNumbers(r, a) {
+			t.Fatalf("SameButNumbers(%q, %q) = false", a, r)
+		}
+		if len(lit) > 40 {
+			lit = lit[:40]
+		}
+		sets := groupedSets(lit)
+		sets = append(sets, struct {
+			lits  []string
+			masks []uint64
+		}{[]string{"collect2: fatal error: c", "/python3.", " python3.", "==", "Traceback (most recent call last)", "x1y2", "0.9"}, []uint64{1, 2, 2, 2, 4, 8, 16}})
+		for _, gs := range sets {
+			g := NewGrouped(gs.lits, gs.masks)
+			if g == nil || g.NumbersMatter(a) {
+				continue
+			}
+			for _, other := range []string{r, b} {
+				if SameButNumbers(a, other) && g.Mask(a) != g.Mask(other) {
+					t.Fatalf("over %q: %q and %q alike but for numbers, NumbersMatter false, masks %b and %b",
+						gs.lits, a, other, g.Mask(a), g.Mask(other))
+				}
+			}
+		}
+	})
+}
