@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
@@ -196,7 +197,9 @@ func TestDescendants(t *testing.T) {
 	// The forked child is "sh" until it has exec'd sleep: wait for that.
 	var pids []int
 	comm := ""
-	for i := 0; i < 300 && comm != "sleep"; i++ {
+	// (a deadline, not a count of tries: under heavy load the shell may
+	// take seconds to fork and exec).
+	for deadline := time.Now().Add(30 * time.Second); comm != "sleep" && time.Now().Before(deadline); {
 		var err error
 		if pids, err = Descendants(cmd.Process.Pid); err != nil {
 			t.Fatal(err)

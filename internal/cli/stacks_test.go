@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,24 +94,37 @@ func TestStacksLiveFailuresNamed(t *testing.T) {
 	if py39 == "" {
 		t.Skip("pyenv has no CPython 3.9 (the unsupported interpreter of this test)")
 	}
-	start := func(name string, args ...string) int {
-		cmd := exec.Command(name, args...)
+	start := func(cmd *exec.Cmd) int {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd.Process.Pid
 	}
-	old := start(py39, "-c", "import time; time.sleep(60)")
-	shell := start("sleep", "60")
-	// The interpreter has to be up before it is read.
-	for i := 0; i < 100; i++ {
-		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", old)); strings.Contains(string(b), "python3.9") || strings.Contains(string(b), "libpython3.9") {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	// The interpreter has to be up before it is read: it says so on
+	// stdout (a fixed wait for its maps plus 300 ms was not always enough
+	// under heavy load).
+	py := exec.Command(py39, "-c", "import time; print('up', flush=True); time.sleep(60)")
+	up, err := py.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	old := start(py)
+	shell := start(exec.Command("sleep", "60"))
+	said := make(chan string, 1)
+	go func() {
+		b := make([]byte, 3)
+		n, _ := io.ReadFull(up, b)
+		said <- string(b[:n])
+	}()
+	select {
+	case s := <-said:
+		if s != "up\n" {
+			t.Fatalf("CPython 3.9 said %q, want up", s)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("CPython 3.9 did not start within 60s")
+	}
 	code, _, errs := runCLI("stacks", "--pid", fmt.Sprintf("%d,%d", old, shell))
 	if code != ExitUsage || !strings.Contains(errs, fmt.Sprintf("pid %d: CPython 3.9 is older than 3.10", old)) ||
 		!strings.Contains(errs, fmt.Sprintf("pid %d: not a Python process", shell)) || !strings.Contains(errs, "none of the 2 processes could be read") {
