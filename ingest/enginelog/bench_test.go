@@ -2,10 +2,13 @@ package enginelog
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"testing"
 
 	"github.com/bringup-tool/bringup/internal/benchlog"
+	"github.com/bringup-tool/bringup/internal/cputime"
+	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -100,4 +103,56 @@ func BenchmarkScanLine(b *testing.B) {
 	if n == 0 {
 		b.Fatal("no plain line")
 	}
+}
+
+// benchScan: literals like the ones diagnose's gate scans for (both
+// kinds, and two holding a digit).
+var benchScan = litscan.NewGrouped(
+	[]string{"Traceback (most recent call last)", `File "`, "==", "gpu_memory_utilization", "/python3.", " python3.",
+		"collect2: fatal error: c", "vLLM version", "Capturing CUDA graph", "Model loading took", "CUDA out of memory", "NCCL error"},
+	[]uint64{1, 1, 2, 4, 2, 2, 8, 2, 16, 16, 8, 8})
+
+// BenchmarkPeelBlock: one peeler over 1 MiB blocks of 64 MiB of the
+// benchmark log with its numbers varied (or of BRINGUP_BENCH_LOG when
+// set), with a literal scan, in CPU ns per line.
+func BenchmarkPeelBlock(b *testing.B) {
+	var in []byte
+	if path := os.Getenv("BRINGUP_BENCH_LOG"); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in = make([]byte, 64<<20)
+		n, _ := io.ReadFull(f, in)
+		f.Close()
+		in = in[:n]
+	} else {
+		var buf bytes.Buffer
+		if err := benchlog.WriteVaried(&buf, 64<<20, 8, true); err != nil {
+			b.Fatal(err)
+		}
+		in = buf.Bytes()
+	}
+	var blocks []*block
+	for len(in) > 0 {
+		k := min(len(in), 1<<20)
+		if j := bytes.LastIndexByte(in[:k], '\n'); j >= 0 && k < len(in) {
+			k = j + 1
+		}
+		blocks = append(blocks, &block{data: in[:k]})
+		in = in[k:]
+	}
+	lines := 0
+	for _, bl := range blocks {
+		lines += bytes.Count(bl.data, []byte("\n"))
+	}
+	b.ResetTimer()
+	c0 := cputime.Used(cputime.Self)
+	for i := 0; i < b.N; i++ {
+		p := peeler{scan: benchScan}
+		for _, bl := range blocks {
+			p.peelBlock(bl, 0)
+		}
+	}
+	b.ReportMetric(float64((cputime.Used(cputime.Self)-c0).Nanoseconds())/float64(b.N)/float64(lines), "cpu-ns/line")
 }

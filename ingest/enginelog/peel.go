@@ -479,8 +479,18 @@ func (p *peeler) peel(l *peeled) {
 // costs a fraction of scanning it.
 func (p *peeler) maskOf(body []byte) uint64 {
 	text := unsafe.String(&body[0], len(body))
-	for k := range len(p.masks) {
-		at := (p.lastMask + 1 + k) % len(p.masks)
+	// Try first the entry that followed the last hit last time (the
+	// ranks print the same few messages in the same order), then the
+	// others from the last hit on.
+	last := p.lastMask
+	for k := -1; k < len(p.masks); k++ {
+		at := p.masks[last].next
+		if k >= 0 {
+			at = (last + 1 + k) % len(p.masks)
+			if at == p.masks[last].next {
+				continue
+			}
+		}
 		e := &p.masks[at]
 		if len(e.body) == 0 {
 			continue
@@ -489,6 +499,7 @@ func (p *peeler) maskOf(body []byte) uint64 {
 		if e.numbers && (len(old) != len(text) || old != text) || !e.numbers && !litscan.SameButNumbers(old, text) {
 			continue
 		}
+		p.masks[last].next = at
 		p.lastMask = at
 		p.nextMask++
 		e.used = p.nextMask
@@ -509,6 +520,7 @@ func (p *peeler) maskOf(body []byte) uint64 {
 		e.body = append(e.body[:0], body...)
 		e.mask, e.used = m, p.nextMask
 		e.numbers = p.scan.NumbersMatter(text)
+		p.masks[last].next = old
 		p.lastMask = old
 	}
 	return m
@@ -521,6 +533,7 @@ type maskEntry struct {
 	// numbers: a body that differs from this one in its numbers may
 	// differ in its mask (only an equal one takes it).
 	numbers bool
+	next    int // the entry hit after this one last time
 }
 
 func (l *peeled) addLabel(a, b int) {

@@ -236,6 +236,14 @@ func (g *Grouped) NumbersMatter(text string) bool {
 
 func isDigit(c byte) bool { return c-'0' < 10 }
 
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// digits8 has the high bit of each byte of w that is an ASCII digit set.
+func digits8(w uint64) uint64 {
+	v := w &^ highs // no carry out of a byte below
+	return (v + 0x50*ones) &^ (v + 0x46*ones) &^ w & highs
+}
+
 // SameButNumbers reports whether a and b are the same text but for their
 // numbers: cut at every maximal run of digits, both give the same pieces
 // in the same order, with a run of digits in the same places (of any
@@ -246,11 +254,17 @@ func SameButNumbers(a, b string) bool {
 	i, j := 0, 0
 	for {
 		for i+8 <= len(a) && j+8 <= len(b) {
-			x := le64(a, i) ^ le64(b, j)
-			if x != 0 {
-				k := bits.TrailingZeros64(x) / 8
-				i, j = i+k, j+k
-				break
+			wa, wb := le64(a, i), le64(b, j)
+			if x := wa ^ wb; x != 0 {
+				// Bytes that differ where both are digits keep the runs
+				// of digits where they were: "1440.3" and "1550.6".
+				const low7 = 0x7f7f7f7f7f7f7f7f
+				diff := ((x & low7) + low7 | x) & highs
+				if diff&^(digits8(wa)&digits8(wb)) != 0 {
+					k := bits.TrailingZeros64(x) / 8
+					i, j = i+k, j+k
+					break
+				}
 			}
 			i, j = i+8, j+8
 		}

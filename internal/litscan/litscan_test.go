@@ -308,3 +308,23 @@ func FuzzSameButNumbers(f *testing.F) {
 		}
 	})
 }
+
+func TestDigits8(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			// The other bytes: every kind of neighbour.
+			for _, fill := range []byte{0, '0', '9', '/', ':', 0x7f, 0x80, 0xb9, 0xff} {
+				var buf [8]byte
+				for k := range buf {
+					buf[k] = fill
+				}
+				buf[pos] = byte(c)
+				w := le64(string(buf[:]), 0)
+				got := digits8(w)>>(8*pos+7)&1 == 1
+				if got != isDigit(byte(c)) {
+					t.Fatalf("digits8(% x): byte %d (%#x) digit %v", buf, pos, c, got)
+				}
+			}
+		}
+	}
+}
