@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,12 +30,32 @@ import (
 
 func needPython(t *testing.T) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
+	py := realPython()
+	if py == "" {
 		t.Skip("python3 is not on PATH: the fake boots need it")
 	}
 	return py
 }
+
+// realPython is the interpreter python3 on PATH runs, not the pyenv shim
+// that may stand in its place: the shim is a shell script that runs a
+// dozen bash helpers before it execs Python. Under heavy load the scans
+// caught those helpers as processes of the boot (env_seen listed three
+// "bash pyenv exec python3 envdrop.py" beside the launcher), and they made
+// every boot start seconds later.
+var realPython = sync.OnceValue(func() string {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(py, "-c", "import sys; print(sys.executable)").Output()
+	if exe := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(exe) {
+		if _, err := os.Stat(exe); err == nil {
+			return exe
+		}
+	}
+	return py
+})
 
 func script(name string) string {
 	abs, _ := filepath.Abs(filepath.Join("testdata", name))
@@ -394,21 +415,29 @@ func TestEnvCheckedAtReadyWithoutPeriodicScan(t *testing.T) {
 	}
 }
 
+// stubbornPids reads the pids stubborn.py writes once it is set up (the
+// SIGTERM-ignoring boot, its child, the daemon), waiting up to 30 s for the
+// file; ok is false when it is not there (yet) with all three.
+func stubbornPids(path string, wait time.Duration) (pids []int, b []byte, ok bool) {
+	deadline := time.Now().Add(wait)
+	for {
+		b, _ = os.ReadFile(path)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			p, _ := strconv.Atoi(f)
+			pids = append(pids, p)
+		}
+		if len(pids) == 3 || time.Now().After(deadline) {
+			return pids, b, len(pids) == 3
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func readPids(t *testing.T, path string) []int {
 	t.Helper()
-	var b []byte
-	for i := 0; i < 100; i++ {
-		if b, _ = os.ReadFile(path); len(b) > 0 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(b)) {
-		p, _ := strconv.Atoi(f)
-		pids = append(pids, p)
-	}
-	if len(pids) != 3 {
+	pids, b, ok := stubbornPids(path, 30*time.Second)
+	if !ok {
 		t.Fatalf("pid file %s: %q", path, b)
 	}
 	return pids
@@ -418,15 +447,32 @@ func TestStubbornBootLeavesNoOrphans(t *testing.T) {
 	py := needPython(t)
 	for _, mode := range []string{"timeout", "exit"} {
 		t.Run(mode, func(t *testing.T) {
-			pidfile := filepath.Join(t.TempDir(), "pids")
-			cmd := []string{py, script("stubborn.py"), pidfile}
+			var pidfile string
+			// The timeout must find the boot set up (SIGTERM ignored, the
+			// daemon started, the pids written): a boot still starting when
+			// it fires dies of SIGTERM and proves nothing. Under heavy load
+			// 2 s is not always enough, so the timeout doubles (up to 32 s)
+			// until a run finds it set up. The exiting boot needs no
+			// timeout: 60 s is there only to end a hung test.
+			timeout := 2 * time.Second
 			if mode == "exit" {
-				cmd = append(cmd, "exit")
+				timeout = 60 * time.Second
 			}
-			r := boot(t, t.Context(), Config{Command: cmd, Timeout: 2 * time.Second, Grace: 500 * time.Millisecond})
-			want := map[string]string{"timeout": store.OutcomeTimeout, "exit": store.OutcomeExited}[mode]
-			if r.run.Outcome != want {
-				t.Errorf("outcome %q, want %q", r.run.Outcome, want)
+			for ; ; timeout *= 2 {
+				pidfile = filepath.Join(t.TempDir(), "pids")
+				cmd := []string{py, script("stubborn.py"), pidfile}
+				if mode == "exit" {
+					cmd = append(cmd, "exit")
+				}
+				r := boot(t, t.Context(), Config{Command: cmd, Timeout: timeout, Grace: 500 * time.Millisecond})
+				want := map[string]string{"timeout": store.OutcomeTimeout, "exit": store.OutcomeExited}[mode]
+				if r.run.Outcome != want {
+					t.Errorf("outcome %q, want %q", r.run.Outcome, want)
+				}
+				if _, _, ok := stubbornPids(pidfile, 0); ok || mode == "exit" || timeout >= 32*time.Second {
+					break
+				}
+				t.Logf("the boot was not set up within --timeout %s: again with twice as long", timeout)
 			}
 			// The SIGTERM-ignoring child and the daemon that left the
 			// process group (setsid + double fork) are gone too.
@@ -513,8 +559,8 @@ func TestCommandProblems(t *testing.T) {
 func TestInterruptStopsEverything(t *testing.T) {
 	py := needPython(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(2500*time.Millisecond, cancel)
-	start := time.Now()
+	interrupted := make(chan time.Time, 1)
+	time.AfterFunc(2500*time.Millisecond, func() { interrupted <- time.Now(); cancel() })
 	r := boot(t, ctx, Config{Command: []string{py, script("silent.py")}})
 	if r.run.Outcome != store.OutcomeInterrupted {
 		t.Errorf("outcome %q, want interrupted", r.run.Outcome)
@@ -523,8 +569,15 @@ func TestInterruptStopsEverything(t *testing.T) {
 	if !strings.Contains(r.msgs.String(), " — stopped by Ctrl-C or SIGTERM before it was ready (run #") {
 		t.Errorf("closing line:\n%s", r.msgs.String())
 	}
-	if time.Since(start) > 15*time.Second {
-		t.Errorf("interrupt took %v", time.Since(start))
+	// Stopping is timed from the interrupt (a boot slow to start under
+	// load is no slower to stop).
+	select {
+	case at := <-interrupted:
+		if took := time.Since(at); took > 15*time.Second {
+			t.Errorf("interrupt took %v", took)
+		}
+	default:
+		t.Error("the boot ended before it was interrupted")
 	}
 	got, err := r.st.Get("last")
 	if err != nil || got.Outcome != store.OutcomeInterrupted || got.Ended.IsZero() {
@@ -616,16 +669,36 @@ func TestReadyURLAndKeep(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	// The server answers after a second; --then keep watches on until
-	// the context ends (Ctrl-C), and the outcome stays ready.
+	// the context ends (Ctrl-C), and the outcome stays ready. The Ctrl-C
+	// comes once the run is stored as ready, and no sooner than 5 s after
+	// the start (a fixed 5 s came before ready when the server took that
+	// long to start under heavy load).
+	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	interrupted := make(chan time.Time, 1)
 	r := boot(t, ctx, Config{
 		Command:  []string{"sh", "-c", "sleep 1; exec " + py + " -m http.server --bind 127.0.0.1 " + strconv.Itoa(port)},
 		ReadyURL: "http://127.0.0.1:" + strconv.Itoa(port) + "/",
 		Then:     "keep",
 		Timeout:  60 * time.Second,
+		Store:    st,
 		NewTracker: func(string) Tracker {
-			time.AfterFunc(5*time.Second, cancel)
+			start := time.Now()
+			go func() {
+				for deadline := start.Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+					if run, err := st.Get("last"); err == nil && run.Outcome == store.OutcomeReady {
+						break
+					}
+				}
+				time.Sleep(time.Until(start.Add(5 * time.Second)))
+				interrupted <- time.Now()
+				cancel()
+			}()
 			return NewEngineTracker("")
 		},
 	})
@@ -634,6 +707,14 @@ func TestReadyURLAndKeep(t *testing.T) {
 	}
 	if r.run.Ended.Sub(r.run.Started) < 4*time.Second {
 		t.Errorf("--then keep stopped watching at ready")
+	}
+	select {
+	case at := <-interrupted:
+		if r.run.Ended.Before(at) {
+			t.Errorf("--then keep stopped watching at %v, before the interrupt at %v", r.run.Ended, at)
+		}
+	default:
+		t.Errorf("--then keep stopped watching before the interrupt")
 	}
 }
 
@@ -663,12 +744,25 @@ func TestHurrySkipsGrace(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	ctx, cancel := context.WithCancel(t.Context())
 	hurry := make(chan struct{})
-	time.AfterFunc(1500*time.Millisecond, cancel)
-	time.AfterFunc(2500*time.Millisecond, func() { close(hurry) })
-	start := time.Now()
+	// The first interrupt comes once the boot is set up (it ignores
+	// SIGTERM from then on: the grace period is all that would end it),
+	// the second a second later. A fixed 1.5 s interrupted a boot still
+	// starting under heavy load: SIGTERM ended it before it wrote its pids.
+	interrupted := make(chan time.Time, 1)
+	go func() {
+		stubbornPids(pidfile, 30*time.Second)
+		interrupted <- time.Now()
+		cancel()
+		time.AfterFunc(time.Second, func() { close(hurry) })
+	}()
 	r := boot(t, ctx, Config{Command: []string{py, script("stubborn.py"), pidfile}, Grace: time.Minute, Hurry: hurry})
-	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("took %v: the second interrupt did not cut the 1m grace", took)
+	select {
+	case at := <-interrupted:
+		if took := time.Since(at); took > 20*time.Second {
+			t.Errorf("took %v after the interrupt: the second interrupt did not cut the 1m grace", took)
+		}
+	default:
+		t.Errorf("the boot ended before it was interrupted")
 	}
 	if r.run.Outcome != store.OutcomeInterrupted {
 		t.Errorf("outcome %q", r.run.Outcome)
@@ -713,11 +807,22 @@ func TestPipelineDiagnoseIsBounded(t *testing.T) {
 // The live status line of a boot that has printed nothing says so; it
 // read "last output 1.4s ago" (the time since the start).
 func TestStatusBeforeAnyOutput(t *testing.T) {
-	var status bytes.Buffer
+	// The boot prints once the status line has been drawn before any
+	// output (it slept 1.5 s, which a watcher starved under load could
+	// sleep through), or after 30 s, which fails the test.
+	var status lockedBuffer
+	drawn := filepath.Join(t.TempDir(), "drawn")
+	go func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(status.String(), "no output yet") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		os.WriteFile(drawn, nil, 0o644)
+	}()
 	r := boot(t, t.Context(), Config{
-		Command: []string{"sh", "-c", "sleep 1.5; echo hi; sleep 1.2"},
+		Command: []string{"sh", "-c", "while [ ! -e \"$1\" ]; do sleep 0.05; done; echo hi; sleep 1.2", "sh", drawn},
 		Status:  &status,
-		Timeout: 30 * time.Second,
+		Timeout: 60 * time.Second,
 	})
 	if r.run.Outcome != store.OutcomeExited {
 		t.Errorf("outcome %q", r.run.Outcome)
@@ -763,12 +868,42 @@ func TestSizeText(t *testing.T) {
 // A timeout capture of one process says "1 process".
 func TestTimeoutCaptureOneProcess(t *testing.T) {
 	py := needPython(t)
-	r := boot(t, t.Context(), Config{
-		Command: []string{py, "-c", "import time; print('up', flush=True); time.sleep(60)"},
-		Timeout: 2 * time.Second,
-		Capture: StacksCapture(1, time.Second, report.Style{}),
-	})
+	// The timeout must find the interpreter up: one still starting cannot
+	// be captured ("none of the processes is a Python process"). Under
+	// heavy load 2 s is not always enough, so while the capture fails the
+	// timeout doubles, up to 32 s (whose run must pass).
+	var r *bootResult
+	for timeout := 2 * time.Second; ; timeout *= 2 {
+		r = boot(t, t.Context(), Config{
+			Command: []string{py, "-c", "import time; print('up', flush=True); time.sleep(60)"},
+			Timeout: timeout,
+			Capture: StacksCapture(1, time.Second, report.Style{}),
+		})
+		if !strings.Contains(r.msgs.String(), "stack capture failed") || timeout >= 32*time.Second {
+			break
+		}
+		t.Logf("no capture at --timeout %s: again with twice as long", timeout)
+	}
 	if r.run.Outcome != store.OutcomeTimeout || !strings.Contains(r.msgs.String(), "bringup watch: stacks of 1 process saved to ") {
 		t.Errorf("outcome %q\n%s", r.run.Outcome, r.msgs.String())
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that the test reads while the watcher
+// writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
