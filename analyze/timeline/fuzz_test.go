@@ -63,8 +63,8 @@ func FuzzTimeline(f *testing.F) {
 // FuzzFeedBorrowed: a Builder fed texts that are overwritten as soon as
 // Feed returns (what diagnose does: the texts live in a batch's reused
 // memory) ends with exactly the phases and gaps of one fed strings of
-// their own without the marker memo. Marker lines repeat, so the memo is
-// exercised.
+// their own without the marker memo and the repeated-stamp shortcut.
+// Marker lines repeat, so the memo is exercised.
 func FuzzFeedBorrowed(f *testing.F) {
 	for _, p := range []string{"../../examples/aot-graph-break/vllm-serve.log", "../../examples/inductor-hang/vllm-serve.log"} {
 		if b, err := os.ReadFile(p); err == nil {
@@ -74,13 +74,17 @@ func FuzzFeedBorrowed(f *testing.F) {
 	f.Add([]byte("INFO 11-29 00:00:32 [a.py:1] Capturing CUDA graphs (decode, FULL):  52%|#####     | 35/67 [00:08<00:07,  4.12it/s]\n" +
 		"INFO 11-29 00:00:33 [a.py:1] Capturing CUDA graphs (decode, FULL): 100%|##########| 67/67 [00:11<00:00,  4.12it/s]\n" +
 		"INFO 11-29 00:00:33 [a.py:1] Compiling a graph for compile range (1, 8192) takes 12.5 s\n"))
+	// Repeated stamps around untimed lines, a gap, a clock that goes back.
+	f.Add([]byte("INFO 12-31 23:59:58 [a.py:1] Model loading took 3.2 GiB and 4.5 seconds\nuntimed\n" +
+		"INFO 12-31 23:59:58 [a.py:1] x\nINFO 01-01 00:00:09 [a.py:1] y\nINFO 01-01 00:00:09 [a.py:1] z\n" +
+		"INFO 12-31 23:59:59 [a.py:1] back\nINFO 12-31 23:59:59 [a.py:1] back again\nINFO 01-01 00:00:09 [a.py:1] w\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var recs []record.Record
 		if _, err := enginelog.Parse(bytes.NewReader(data), "f", func(r record.Record) { recs = append(recs, r) }); err != nil {
 			t.Fatal(err)
 		}
 		own, borrowed := New(), New()
-		own.noMemo = true                 // and matches every marker afresh
+		own.noMemo = true                 // and matches every marker, normalizes every time afresh
 		for pass := 0; pass < 2; pass++ { // twice over: the memo knows every line the second time
 			for i := range recs {
 				own.Feed(&recs[i], true)

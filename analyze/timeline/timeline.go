@@ -80,6 +80,7 @@ type sourceState struct {
 	lastLine int
 	shift    time.Duration // added to year-less / date-less times after a rollover
 	rawLast  time.Time
+	rawNorm  time.Time // normalize(rawLast) when it was fed
 	gaps     []Gap
 }
 
@@ -97,7 +98,7 @@ type Builder struct {
 	lastRank    int // where the last hit in recentRanks was
 	recentMarks [4]recentMark
 	markTick    int
-	noMemo      bool // tests: match every marker line afresh (the reference path)
+	noMemo      bool // tests: match every marker line afresh and normalize every time (the reference path)
 	// Dropped counts phases not kept because MaxPhases was reached (a log
 	// that repeats its startup markers endlessly).
 	Dropped int
@@ -183,21 +184,34 @@ func (b *Builder) Feed(rec *record.Record, marks bool) {
 		}
 		b.lastSrc, b.lastSS = rec.Source, ss
 	}
-	t := ss.normalize(rec.Time)
-	if !t.IsZero() {
-		if !ss.last.IsZero() {
-			if d := t.Sub(ss.last); d >= time.Second {
-				ss.addGap(Gap{Source: rec.Source, Line: ss.lastLine, Start: ss.last, Seconds: d.Seconds()})
-			}
-		}
-		if t.After(ss.last) || ss.last.IsZero() {
-			ss.last = t
-		}
+	var t time.Time
+	if !rec.Time.IsZero() && rec.Time == ss.rawLast && !ss.rawNorm.IsZero() && !ss.last.IsZero() && !b.noMemo {
+		// The stamp of the source's last timed record (lines share their
+		// second): normalize gives the time it gave then, which is not
+		// after ss.last (nothing but a timed record moves either), so no
+		// gap opens and last stays.
+		t = ss.rawNorm
 		ss.lastLine = rec.EndLine
 	} else {
-		t = ss.last // tqdm lines carry no header: use the last time seen
-		if rec.EndLine > ss.lastLine && !ss.last.IsZero() {
+		t = ss.normalize(rec.Time)
+		if !rec.Time.IsZero() {
+			ss.rawNorm = t // what normalize gave for rawLast
+		}
+		if !t.IsZero() {
+			if !ss.last.IsZero() {
+				if d := t.Sub(ss.last); d >= time.Second {
+					ss.addGap(Gap{Source: rec.Source, Line: ss.lastLine, Start: ss.last, Seconds: d.Seconds()})
+				}
+			}
+			if t.After(ss.last) || ss.last.IsZero() {
+				ss.last = t
+			}
 			ss.lastLine = rec.EndLine
+		} else {
+			t = ss.last // tqdm lines carry no header: use the last time seen
+			if rec.EndLine > ss.lastLine && !ss.last.IsZero() {
+				ss.lastLine = rec.EndLine
+			}
 		}
 	}
 
