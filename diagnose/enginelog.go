@@ -280,8 +280,14 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		toMatch <- cur
 		toFacts <- cur
 	}
-	st, err := enginelog.ParseWith(r, path, enginelog.Options{Scan: scan, RawText: true}, func(rec *record.Record, mask uint64, text []byte) {
-		cur.recs = append(cur.recs, *rec)
+	// The parser builds each record in the batch's next slot (a batch is
+	// sent as soon as it is full, so cur always has room for one more).
+	slot := func() *record.Record {
+		n := len(cur.recs)
+		cur.recs = cur.recs[:n+1]
+		return &cur.recs[n]
+	}
+	st, err := enginelog.ParseWith(r, path, enginelog.Options{Scan: scan, RawText: true, Slot: slot}, func(rec *record.Record, mask uint64, text []byte) {
 		cur.masks = append(cur.masks, mask)
 		cur.addText(text)
 		if len(cur.recs) == batchSize || len(cur.arena) >= arenaMax {

@@ -114,6 +114,12 @@ type Options struct {
 	// RawText: records are emitted with Text unset and no string built;
 	// the text argument of emit holds it.
 	RawText bool
+	// Slot, when set, gives the Record the next record is built in, and
+	// emit is called with that pointer (a caller that keeps records in an
+	// array of its own saves copying each). It is called when a record
+	// starts, once per record, after the previous record was emitted;
+	// the parser writes to it until emitting it, and never after.
+	Slot func() *record.Record
 }
 
 // ParseWith is Parse for a caller that takes records by pointer: rec and
@@ -172,7 +178,7 @@ func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Re
 		}()
 	}
 
-	j := &joiner{source: source, emitPtr: emit, raw: opt.RawText, labels: map[string][]string{}}
+	j := &joiner{source: source, emitPtr: emit, raw: opt.RawText, slot: opt.Slot, labels: map[string][]string{}}
 	var err error
 	for b := range order {
 		<-b.ready
@@ -456,13 +462,15 @@ type joiner struct {
 	st      Stats
 	mask    uint64 // union of the open record's line masks
 
-	open  bool
-	rec   record.Record
-	hdr   hdrKind
-	key   []byte // prefix bytes continuation lines must repeat
-	proc  []byte // process/collector prefix bytes of the first line
-	text  []byte // the record's text: a line's body (borrowed) or buf
-	owned bool   // text is in buf
+	open   bool
+	rec    *record.Record // the open record: &recBuf, or from slot
+	recBuf record.Record
+	slot   func() *record.Record // Options.Slot
+	hdr    hdrKind
+	key    []byte // prefix bytes continuation lines must repeat
+	proc   []byte // process/collector prefix bytes of the first line
+	text   []byte // the record's text: a line's body (borrowed) or buf
+	owned  bool   // text is in buf
 	// buf, keyBuf, procBuf: the joiner's own copies (see detach).
 	buf, keyBuf, procBuf []byte
 	valid                bool // every joined body was valid UTF-8
@@ -527,7 +535,12 @@ func (j *joiner) add(l *peeled) {
 	j.lines = 1
 	j.valid = l.validUTF8
 	j.mask = l.mask
-	j.rec = record.Record{
+	if j.slot != nil {
+		j.rec = j.slot()
+	} else {
+		j.rec = &j.recBuf
+	}
+	*j.rec = record.Record{
 		Source:  j.source,
 		Line:    int(l.n),
 		EndLine: int(l.n),
@@ -608,7 +621,7 @@ func (j *joiner) flush() {
 		j.rec.Text = string(text)
 	}
 	j.st.Records++
-	j.emitPtr(&j.rec, j.mask, text)
+	j.emitPtr(j.rec, j.mask, text)
 }
 
 const maxInterned = 4096

@@ -639,3 +639,46 @@ func TestBlocksNotBorrowedPastTheirTurn(t *testing.T) {
 		t.Fatal("no multi-line record: the test shows nothing")
 	}
 }
+
+// TestSlot: records built in the caller's slots are the records Parse
+// gives, one slot per record, each emitted before the next is asked for.
+func TestSlot(t *testing.T) {
+	files := seedFiles()
+	if len(files) == 0 {
+		t.Skip("no corpus")
+	}
+	n := 0
+	defer func() { t.Logf("%d inputs", n) }()
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil || filepath.Base(p) == "MANIFEST.md" {
+			continue
+		}
+		n++
+		want, _ := parseBytes(t, b)
+		var got []record.Record
+		slots := make([]record.Record, 0, len(want)+1)
+		pending := false
+		_, err = ParseWith(bytes.NewReader(b), "in.log", Options{Slot: func() *record.Record {
+			if pending {
+				t.Fatalf("%s: a slot asked for before the last one was emitted", p)
+			}
+			pending = true
+			slots = slots[:len(slots)+1]
+			slots[len(slots)-1] = record.Record{Text: "stale", Line: -7}
+			return &slots[len(slots)-1]
+		}}, func(rec *record.Record, _ uint64, _ []byte) {
+			if !pending || rec != &slots[len(slots)-1] {
+				t.Fatalf("%s: record %d not emitted from its slot", p, len(got))
+			}
+			pending = false
+			got = append(got, *rec)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %d records with slots, %d without, or they differ", p, len(got), len(want))
+		}
+	}
+}
