@@ -59,7 +59,7 @@ func startHang(t *testing.T, python string, depth int, title string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(ready); err == nil {
 			return cmd.Process.Pid
