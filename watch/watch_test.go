@@ -177,14 +177,26 @@ func TestFailedBoot(t *testing.T) {
 
 func TestSilentBootIsCaptured(t *testing.T) {
 	py := needPython(t)
-	const silence = 3 * time.Second
-	r := boot(t, t.Context(), Config{
-		Command:   []string{py, script("silent.py")},
-		Silence:   silence,
-		OnSilence: "stop",
-		Timeout:   60 * time.Second,
-		Capture:   StacksCapture(2, 300*time.Millisecond, report.Style{}),
-	})
+	// The silence must come once the boot is at its hang: both workers
+	// have printed their last line (then they block, and the engine core
+	// stops its heartbeat). A boot starved that long under heavy load
+	// before it got there is silent too, and its stacks show no hang; the
+	// silence then doubles, up to 24 s, whose run must pass.
+	silence := 3 * time.Second
+	var r *bootResult
+	for ; ; silence *= 2 {
+		r = boot(t, t.Context(), Config{
+			Command:   []string{py, script("silent.py")},
+			Silence:   silence,
+			OnSilence: "stop",
+			Timeout:   60 * time.Second,
+			Capture:   StacksCapture(2, 300*time.Millisecond, report.Style{}),
+		})
+		if bytes.Count(readLog(t, r.run), []byte("Cache the graph for dynamic shape")) == 2 || silence >= 24*time.Second {
+			break
+		}
+		t.Logf("the boot was not at its hang after --silence %s: again with twice as long", silence)
+	}
 	run := r.run
 	if run.Outcome != store.OutcomeHung {
 		t.Fatalf("outcome %q, want hung", run.Outcome)
