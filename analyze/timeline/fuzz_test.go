@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -103,6 +104,30 @@ func FuzzFeedBorrowed(f *testing.F) {
 		p2, g2 := borrowed.Finish()
 		if !reflect.DeepEqual(p1, p2) || !reflect.DeepEqual(g1, g2) {
 			t.Fatalf("borrowed texts changed the result:\nown      %+v %+v\nborrowed %+v %+v", p1, g1, p2, g2)
+		}
+	})
+}
+
+// FuzzBarMemo: after the lines of prime went through the Builder's memos
+// (the progress-bar prefix of keepBar among them), line matches to what
+// the plain match gives it.
+func FuzzBarMemo(f *testing.F) {
+	bar := "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  52%|#####     | 35/67 [00:08<00:07,  8.93it/s]"
+	f.Add(bar, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  55%|#####     | 37/67 [00:09<00:07,  7.58it/s]")
+	f.Add(bar, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|##########| 67/67 [00:12<00:00,  5.10it/s]")
+	f.Add(bar, "Capturing CUDA graphs (decode, FULL):  52%|#####     | 35/67 [00:08<00:07,  4.12it/s]")
+	f.Add("  Capturing CUDA graph (x):1", "  Capturing CUDA graph (x):100%|")
+	f.Add("Capturing CUDA graphs (a 100%|):  1%|", "Capturing CUDA graphs (a 100%|): 2%|")
+	f.Add("Capturing CUDA graphs (a):  1%|\nCompiling a graph for (1, 8) takes 2 s", "Capturing CUDA graphs (a): 100")
+	f.Fuzz(func(t *testing.T, prime, line string) {
+		b := New()
+		for l := range strings.SplitSeq(prime, "\n") {
+			b.match(l)
+		}
+		got, gok := b.match(line)
+		want, wok := match(line)
+		if gok != wok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("after %q, %q:\nmemo  %v %+v\nmatch %v %+v", prime, line, gok, got, wok, want)
 		}
 	})
 }

@@ -97,6 +97,7 @@ type Builder struct {
 	nextRank    int
 	lastRank    int // where the last hit in recentRanks was
 	recentMarks [4]recentMark
+	bar         recentBar // see keepBar
 	markTick    int
 	noMemo      bool // tests: match every marker line afresh and normalize every time (the reference path)
 	// Dropped counts phases not kept because MaxPhases was reached (a log
@@ -288,6 +289,10 @@ func (b *Builder) match(line string) (event, bool) {
 	if b.noMemo {
 		return match(line)
 	}
+	if bar := &b.bar; bar.prefix != "" && len(line) > len(bar.prefix) && line[:len(bar.prefix)] == bar.prefix &&
+		!strings.Contains(line[len(bar.prefix):], "100%|") {
+		return bar.ev, true
+	}
 	for k := range b.recentMarks {
 		if e := &b.recentMarks[k]; len(e.line) == len(line) && e.line == line && e.line != "" {
 			b.markTick++
@@ -296,6 +301,11 @@ func (b *Builder) match(line string) (event, bool) {
 		}
 	}
 	ev, ok := match(line)
+	if ok && ev.open && !ev.close && ev.name == PhaseCUDAGraph && ev.detail != "" && len(line) <= 512 {
+		if b.keepBar(line, ev) {
+			return ev, ok
+		}
+	}
 	if ok && len(line) <= 512 {
 		// Replace the entry unused longest: a tqdm line seen once must not
 		// push out the markers every rank repeats.
@@ -328,6 +338,41 @@ func rebase(sub, from, to string) string {
 	}
 	off := int(p - f)
 	return to[off : off+len(sub)]
+}
+
+// keepBar remembers the line of a progress bar that is still running
+// ("Capturing CUDA graphs (decode, FULL):  52%|#####     | 35/67 [00:08<…")
+// up to its "):" as bar.prefix: every line that starts with those bytes and
+// holds no "100%|" after them matches to the same event (match looks at
+// nothing past the "):" but for "100%|", which cannot straddle it), while
+// their counts and rates change on every line and would miss the memo.
+// It reports whether line was kept.
+func (b *Builder) keepBar(line string, ev event) bool {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(ev.detail)))
+	f := uintptr(unsafe.Pointer(unsafe.StringData(line)))
+	if p < f || p+uintptr(len(ev.detail)) > f+uintptr(len(line)) {
+		return false
+	}
+	end := int(p-f) + len(ev.detail)
+	if !strings.HasPrefix(line[end:], "):") || !strings.HasPrefix(strings.TrimLeft(line, " "), "Capturing CUDA graph") {
+		return false
+	}
+	prefix := line[:end+2]
+	if strings.Contains(prefix, "100%|") {
+		return false
+	}
+	bar := &b.bar
+	bar.buf = append(bar.buf[:0], prefix...)
+	bar.prefix = unsafe.String(unsafe.SliceData(bar.buf), len(bar.buf))
+	bar.ev = ev
+	bar.ev.detail = rebase(ev.detail, prefix, bar.prefix)
+	return true
+}
+
+type recentBar struct {
+	buf    []byte
+	prefix string // buf's bytes
+	ev     event
 }
 
 type recentMark struct {
@@ -671,7 +716,7 @@ func match(s string) (event, bool) {
 		case strings.HasPrefix(s, "Capturing CUDA graph"):
 			// vLLM's tqdm bar: "Capturing CUDA graphs (decode, FULL): 100%|…| 51/51 [00:11<00:00, …]".
 			ev := event{name: PhaseCUDAGraph, open: true, secs: none}
-			if k := strings.Index(s, " ("); k >= 0 && k < 24 {
+			if k := strings.Index(s[:min(len(s), 25)], " ("); k >= 0 { // k < 24
 				if e := strings.Index(s[k:], "):"); e > 0 {
 					ev.detail = s[k+2 : k+e]
 				}
