@@ -1,11 +1,9 @@
 package tracehtml
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
@@ -127,35 +125,9 @@ func (s *site) writeShared(dir, md5 string) error {
 		if err := pages.ExecuteTemplate(w, "payload_top", v); err != nil {
 			return err
 		}
-		var tail artifactTail
-		limit := s.opts.MaxInline
-		ew := &escapeWriter{w: w, limit: limit}
-		var side *os.File
-		var sideBuf *bufio.Writer
-		if a.Length > limit {
-			var err error
-			if side, err = createSide(filepath.Join(dir, filepath.FromSlash(sharedFull(md5)))); err != nil {
-				return err
-			}
-			sideBuf = getWriter(side)
-			ew.full = sideBuf
-			tail.Full = filepath.Base(sharedFull(md5))
-			tail.Shown = fmtSize(limit)
-		}
-		if err := fetch(ew, a); err != nil {
-			tail.Err = err.Error()
-		}
-		if side != nil {
-			if err := sideBuf.Flush(); err != nil && ew.err == nil {
-				ew.err = err
-			}
-			putWriter(sideBuf)
-			if err := side.Close(); err != nil && ew.err == nil {
-				ew.err = err
-			}
-		}
-		if ew.err != nil {
-			return ew.err
+		tail, err := s.streamPayload(w, a, filepath.Join(dir, filepath.FromSlash(sharedFull(md5))), filepath.Base(sharedFull(md5)))
+		if err != nil {
+			return err
 		}
 		return pages.ExecuteTemplate(w, "payload_bottom", struct {
 			artifactTail

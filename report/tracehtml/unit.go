@@ -259,38 +259,49 @@ func (s *site) writeArtifact(w io.Writer, dir, stem string, j int, a *compiles.A
 	if a.Length == 0 {
 		io.WriteString(w, "(this event has no payload)")
 	} else {
-		limit := s.opts.MaxInline
-		ew := &escapeWriter{w: w, limit: limit}
-		var side *os.File
-		var sideBuf *bufio.Writer
-		if a.Length > limit {
-			name := sideName(j, a.Name)
-			var err error
-			if side, err = createSide(filepath.Join(dir, filepath.FromSlash(stem), name)); err != nil {
-				return err
-			}
-			sideBuf = getWriter(side)
-			ew.full = sideBuf
-			tail.Full = path.Base(stem) + "/" + name
-			tail.Shown = fmtSize(limit)
-		}
-		if err := fetch(ew, a); err != nil {
-			tail.Err = err.Error()
-		}
-		if side != nil {
-			if err := sideBuf.Flush(); err != nil && ew.err == nil {
-				ew.err = err
-			}
-			putWriter(sideBuf)
-			if err := side.Close(); err != nil && ew.err == nil {
-				ew.err = err
-			}
-		}
-		if ew.err != nil {
-			return ew.err
+		name := sideName(j, a.Name)
+		var err error
+		tail, err = s.streamPayload(w, a, filepath.Join(dir, filepath.FromSlash(stem), name), path.Base(stem)+"/"+name)
+		if err != nil {
+			return err
 		}
 	}
 	return renderPage(w, "artifact_close", tail)
+}
+
+// streamPayload writes a's payload to w escaped, at most MaxInline of it;
+// a longer payload is also written whole, unescaped, to the file side,
+// which the page links as href. The tail says what was shown, and a
+// payload that could not be read; the error is a write error.
+func (s *site) streamPayload(w io.Writer, a *compiles.Artifact, side, href string) (artifactTail, error) {
+	var tail artifactTail
+	limit := s.opts.MaxInline
+	ew := &escapeWriter{w: w, limit: limit}
+	var f *os.File
+	var fb *bufio.Writer
+	if a.Length > limit {
+		var err error
+		if f, err = createSide(side); err != nil {
+			return tail, err
+		}
+		fb = getWriter(f)
+		ew.full = fb
+		tail.Full = href
+		tail.Shown = fmtSize(limit)
+	}
+	if err := fetch(ew, a); err != nil {
+		tail.Err = err.Error()
+	}
+	if f != nil {
+		if err := fb.Flush(); err != nil && ew.err == nil {
+			ew.err = err
+		}
+		putWriter(fb)
+		if err := f.Close(); err != nil && ew.err == nil {
+			ew.err = err
+		}
+	}
+	return tail, ew.err
 }
 
 // sideName is the file beside a unit page that holds artifact j whole.
