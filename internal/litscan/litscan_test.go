@@ -278,6 +278,14 @@ func FuzzSameButNumbers(f *testing.F) {
 	f.Add("ld: collect2: fatal error: collect7: x", "", "12", "collect2: fatal error: c")
 	f.Add("/usr/lib/python3.10/site-packages", "/usr/lib/python3.9/site-packages", "3", "3.10")
 	f.Add("12345678x12345678y", "1x2y", "0", "x1")
+	// Same lengths: numbers of the same widths, a letter off in the
+	// last word (the tail word overlaps), in a word of the pair, a run of
+	// digits that is one digit longer on one side and shorter after.
+	f.Add("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  52%|#####     | 35/67 [00:08<00:07,  8.93it/s]",
+		"Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  55%|#####     | 37/67 [00:09<00:07,  7.58it/s]", "5", "it/s")
+	f.Add("Running: 61 reqs, Waiting: 0 reqs, GPU KV cache usage: 4.1%x", "Running: 11 reqs, Waiting: 9 reqs, GPU KV cache usage: 7.3%y", "7", "%y")
+	f.Add("0123456789abcdefXYZ", "0123456789abcdegXYZ", "1", "efX")
+	f.Add("took 12 s and 3 s to go", "took 1 s and 34 s to go", "2", "s a")
 	f.Fuzz(func(t *testing.T, a, b, seed, lit string) {
 		if got, want := SameButNumbers(a, b), skeleton(a) == skeleton(b); got != want {
 			t.Fatalf("SameButNumbers(%q, %q) = %v, skeletons %q and %q", a, b, got, skeleton(a), skeleton(b))
