@@ -603,8 +603,10 @@ func (j *joiner) flush() {
 	}
 	j.open = false
 	text := j.text
-	// Trailing blank lines belong to no message.
-	for len(text) > 0 && (text[len(text)-1] == '\n' || text[len(text)-1] == ' ') {
+	// Trailing blank lines belong to no message. A record of one line
+	// holds no '\n' and has none (nor is its last byte read: the line is
+	// in memory a peeler's core wrote).
+	for j.lines > 1 && len(text) > 0 && (text[len(text)-1] == '\n' || text[len(text)-1] == ' ') {
 		if k := bytes.LastIndexByte(text, '\n'); k >= 0 && len(bytes.TrimSpace(text[k:])) == 0 {
 			text = text[:k]
 			continue
