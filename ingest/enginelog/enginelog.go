@@ -635,7 +635,7 @@ func (j *joiner) labelsOf(l *peeled) []string {
 		return nil
 	}
 	j.scratch = j.scratch[:0]
-	for k := 0; k < l.nlabels; k++ {
+	for k := 0; k < int(l.nlabels); k++ {
 		j.scratch = append(j.scratch, l.labels[k].of(l.line)...)
 		j.scratch = append(j.scratch, 0)
 	}
@@ -649,7 +649,7 @@ func (j *joiner) labelsOf(l *peeled) []string {
 		return s
 	}
 	out := make([]string, l.nlabels)
-	for k := 0; k < l.nlabels; k++ {
+	for k := 0; k < int(l.nlabels); k++ {
 		lb := l.labels[k].of(l.line)
 		if !utf8.Valid(lb) {
 			out[k] = strings.ToValidUTF8(string(lb), "\uFFFD")

@@ -44,15 +44,20 @@ type peeled struct {
 	line      []byte // the line without '\n', trailing '\r' and ANSI escapes
 	cutLen    int64  // >0: the line was cut; its original length
 	skip      string // non-empty: the line is not used, and why
-	nlabels   int
-	procEnd   int32 // end of collector and process prefixes
-	keyEnd    int32 // end of the logger header (without its separating space)
+	procEnd   int32  // end of collector and process prefixes
+	keyEnd    int32  // end of the logger header (without its separating space)
 	body      span
 	hdr       hdrKind
 	validUTF8 bool
 	// Set by peelBlock's line scan (false: not known): the line holds no
 	// byte under 0x20, and none from 0x80.
 	noCtl, ascii bool
+	// nlabels here fills the bytes after the bools: the struct is 320
+	// bytes, five cache lines, and what the joiner reads lies in the
+	// first four of an entry (a block's lines, once past 32 KiB, are an
+	// allocation of their own that starts on a page, so every entry
+	// starts on a cache line; at 328 bytes most spanned five).
+	nlabels int32
 	// mask is the literal groups found in the body (Options.Scan); 0
 	// without a scan.
 	mask   uint64
@@ -350,7 +355,7 @@ func (p *peeler) storePrefix(key []byte, l *peeled, start, n0 int) {
 	if len(key) >= 8 {
 		e.tail = le64b(key, len(key)-8)
 	}
-	for k := n0; k < l.nlabels; k++ {
+	for k := n0; k < int(l.nlabels); k++ {
 		e.labels[e.n] = span{l.labels[k].a - int32(start), l.labels[k].b - int32(start)}
 		e.strs = append(e.strs, strings.ToValidUTF8(string(l.labels[k].of(l.line)), "\uFFFD"))
 		e.n++
@@ -416,7 +421,7 @@ func (p *peeler) peel(l *peeled) {
 			i = j
 		}
 		if i == end && end > start && rank0 == record.NoRank {
-			p.storePrefix(b[start:end], l, start, n0)
+			p.storePrefix(b[start:end], l, start, int(n0))
 		}
 	}
 	l.procEnd = int32(i)

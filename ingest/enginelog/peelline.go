@@ -79,7 +79,7 @@ func (lp *LinePeeler) Peel(line string) Peeled {
 	out.Stream = cut(span{l.collEnd, l.procEnd})
 	if l.collEnd > 0 {
 		var sb []byte
-		for k := 0; k < l.nlabels && l.labels[k].b <= l.collEnd; k++ {
+		for k := 0; k < int(l.nlabels) && l.labels[k].b <= l.collEnd; k++ {
 			sb = append(sb, collectorStream(l.labels[k].of(l.line))...)
 			sb = append(sb, '|')
 		}
