@@ -160,6 +160,33 @@ func TestExampleInductorHang(t *testing.T) {
 	if finding(d, "startup-stuck") != nil {
 		t.Error("the catch-all startup-stuck must give way to the specific rule")
 	}
+	// A hang reads as one, not as a crash (watch prints HUNG just above).
+	if d.Status != "failed" || !strings.HasPrefix(d.Verdict, "STUCK in phase inductor on DP0 TP0, DP0 TP1, DP0 TP2, DP0 TP3 (still running when the log ends)") {
+		t.Errorf("status %q verdict %q", d.Status, d.Verdict)
+	}
+}
+
+// TestVerdictStuckOnlyWhenOpen: a finding is called STUCK only when its
+// phase is still open on one of its ranks and failed on none; a crash
+// stays FAILED.
+func TestVerdictStuckOnlyWhenOpen(t *testing.T) {
+	f := record.Finding{Rule: "r", Title: "t", Severity: record.SeverityError, Phase: "inductor", Ranks: []string{"TP0", "TP1"}}
+	for _, c := range []struct {
+		name     string
+		timeline []Phase
+		want     string
+	}{
+		{"open on one rank", []Phase{{Rank: "TP0", Phase: "inductor", Status: "done"}, {Rank: "TP0", Phase: "inductor", Status: "unfinished"}, {Rank: "TP1", Phase: "inductor", Status: "done"}}, "STUCK in phase inductor on TP0, TP1 (still running when the log ends): t [r]"},
+		{"failed on a rank", []Phase{{Rank: "TP0", Phase: "inductor", Status: "unfinished"}, {Rank: "TP1", Phase: "inductor", Status: "failed"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
+		{"open only on another rank", []Phase{{Rank: "TP2", Phase: "inductor", Status: "unfinished"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
+		{"another phase open", []Phase{{Rank: "TP0", Phase: "compile", Status: "unfinished"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
+		{"no timeline", nil, "FAILED in phase inductor on TP0, TP1: t [r]"},
+	} {
+		d := &Diagnosis{Findings: []record.Finding{f}, Timeline: c.timeline}
+		if status, v := verdict(d); status != "failed" || v != c.want {
+			t.Errorf("%s: %q %q, want %q", c.name, status, v, c.want)
+		}
+	}
 }
 
 // TestHealthyBoot: no rule fires on a healthy multi-rank boot, so none of

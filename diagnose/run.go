@@ -540,11 +540,41 @@ func verdict(d *Diagnosis) (string, string) {
 	}
 	switch f.Severity {
 	case record.SeverityError:
+		if stuck(d, f) {
+			// A hang is not a crash: say that the phase was still running.
+			return "failed", fmt.Sprintf("STUCK%s%s (still running when the log ends): %s [%s]", phase, where, f.Title, f.Rule)
+		}
 		return "failed", fmt.Sprintf("FAILED%s%s: %s [%s]", phase, where, f.Title, f.Rule)
 	case record.SeverityWarning:
 		return "warnings", fmt.Sprintf("no error-level finding; warning%s%s: %s [%s]", phase, where, f.Title, f.Rule)
 	}
 	return "ok", fmt.Sprintf("no error-level finding; note: %s [%s]", f.Title, f.Rule)
+}
+
+// stuck: the finding's phase is still open at the end of the log on one
+// of its ranks and failed on none of them: the boot hung there rather than
+// crashed.
+func stuck(d *Diagnosis, f record.Finding) bool {
+	if f.Phase == "" {
+		return false
+	}
+	ranks := map[string]bool{}
+	for _, r := range f.Ranks {
+		ranks[r] = true
+	}
+	open := false
+	for _, p := range d.Timeline {
+		if p.Phase != f.Phase || (len(ranks) > 0 && !ranks[p.Rank]) {
+			continue
+		}
+		switch p.Status {
+		case "failed":
+			return false
+		case "unfinished":
+			open = true
+		}
+	}
+	return open
 }
 
 func rankList(rs []string) string {
