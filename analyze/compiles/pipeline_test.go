@@ -132,3 +132,74 @@ func TestStackKeyIsFrameStrings(t *testing.T) {
 		t.Error("an identical stack is not shared")
 	}
 }
+
+// TestCacheMemoSameAsParse: a cache payload answered from the memo of
+// parsed payloads (fileAnalysis.cachePayload) gives the same Result as
+// parsing every payload, on the corpus logs concatenated twice (every
+// cache payload repeats), and the memo is used.
+func TestCacheMemoSameAsParse(t *testing.T) {
+	var data []byte
+	for _, pat := range []string{"*.log", "*.txt"} {
+		ms, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "tlparse-inputs"), pat))
+		for _, m := range ms {
+			b, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, b...)
+		}
+	}
+	if n := sameWithoutCacheMemo(t, append(data, data...)); n == 0 {
+		t.Fatal("no cache payload was remembered")
+	}
+}
+
+// FuzzCacheMemoSame: the same on any input, repeated once.
+func FuzzCacheMemoSame(f *testing.F) {
+	for _, name := range []string{"cache_hit_miss.log", "comp_metrics.log"} {
+		b, err := os.ReadFile(corpusPath(f, name))
+		if err == nil {
+			f.Add(b[:min(len(b), 32768)])
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { sameWithoutCacheMemo(t, append(data, data...)) })
+}
+
+// sameWithoutCacheMemo fails t when data's Result differs with the memo of
+// parsed cache payloads off; it returns how many payloads were remembered.
+func sameWithoutCacheMemo(t *testing.T, data []byte) int {
+	run := func(memo bool) ([]byte, int) {
+		if !memo {
+			defer func(n int) { cacheMemoEntries = n }(cacheMemoEntries)
+			cacheMemoEntries = 0
+		}
+		in := Input{Path: "fuzz.log", Rank: -1, RankFrom: "none"}
+		fa := newFileAnalysis(in, 100)
+		sc := torchtrace.NewScanner(bytes.NewReader(data), "fuzz.log")
+		sc.Want = fa.want
+		for sc.Next() {
+			fa.add(sc.Event())
+		}
+		fa.finish(sc.Stats())
+		res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{sc.Stats()}, nil)
+		out, err := json.Marshal(res)
+		if err != nil {
+			panic(err)
+		}
+		return out, len(fa.cacheMemo)
+	}
+	with, n := run(true)
+	without, m := run(false)
+	if m != 0 {
+		t.Fatalf("memo off still remembered %d payloads", m)
+	}
+	if !bytes.Equal(with, without) {
+		i := 0
+		for i < len(with) && i < len(without) && with[i] == without[i] {
+			i++
+		}
+		t.Fatalf("result with the cache memo differs at byte %d:\nwith    %s\nwithout %s", i,
+			strings.TrimSpace(string(with[max(0, i-80):min(len(with), i+80)])), strings.TrimSpace(string(without[max(0, i-80):min(len(without), i+80)])))
+	}
+	return n
+}
