@@ -1137,13 +1137,20 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 		f.badChromium = append(f.badChromium, [2]int{ev.PID, ev.Line})
 		return
 	}
+	if ce.Ts > f.lastTs {
+		f.lastTs = ce.Ts
+	}
+	switch ce.Ph {
+	case "B", "E", "X":
+	default:
+		// Instant and other events end here: their args (a cache
+		// event's are its whole component list) need no second walk.
+		return
+	}
 	if args != nil {
 		if v, ok := torchtrace.Field(args, "compile_id"); ok {
 			ce.Args.CompileID = v
 		}
-	}
-	if ce.Ts > f.lastTs {
-		f.lastTs = ce.Ts
 	}
 	cid := f.idString(ev.ID)
 	if len(ce.Args.CompileID) > 0 {
