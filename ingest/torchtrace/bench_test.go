@@ -2,6 +2,7 @@ package torchtrace
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,6 +48,23 @@ func BenchmarkScanWantChromium(b *testing.B) {
 		sc := NewScanner(bytes.NewReader(data), "bench.log")
 		sc.Want = func(ev *Event) bool { return ev.Kind == "chromium_event" }
 		for sc.Next() {
+		}
+	}
+}
+
+// BenchmarkSkipString: validating one long JSON string (the corpus text
+// marshalled: escaped newlines, quotes and HTML characters, as in the
+// component lists of cache events).
+func BenchmarkSkipString(b *testing.B) {
+	data := corpusBlock(b)
+	s, err := json.Marshal(string(data[:min(len(data), 1<<20)]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(s)))
+	for i := 0; i < b.N; i++ {
+		if j, _, ok := skipString(s, 0); !ok || j != len(s) {
+			b.Fatal("not one string")
 		}
 	}
 }
