@@ -29,7 +29,7 @@ type Verified struct {
 	// a new arena, so comparisons still running against the old one are
 	// never overwritten.
 	arena []byte
-	hits  int               // answers by comparison since the last reset
+	hits  int // answers by comparison since the last reset
 	// skip is how many payload bytes are still to pass unremembered: a
 	// trace whose payloads do not repeat would otherwise have every one
 	// copied for nothing (allocation and GC), so a budget's worth without
