@@ -837,17 +837,7 @@ func TestPhaseSeconds(t *testing.T) {
 // same document as json.Marshal (the corpus block three times over has
 // arrays of several chunks).
 func TestWriteJSONParallelSameBytes(t *testing.T) {
-	var data []byte
-	for _, pat := range []string{"*.log", "*.txt"} {
-		ms, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "tlparse-inputs"), pat))
-		for _, m := range ms {
-			b, err := os.ReadFile(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data = append(data, b...)
-		}
-	}
+	data := corpusBlock(t)
 	p := filepath.Join(t.TempDir(), "three.log")
 	if err := os.WriteFile(p, bytes.Repeat(data, 3), 0o644); err != nil {
 		t.Fatal(err)
