@@ -6,24 +6,12 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"testing"
-
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
 // BenchmarkAnalyzeCorpus analyses the top-level corpus logs, concatenated
 // into one file: the summary path of bringup trace, minus output.
 func BenchmarkAnalyzeCorpus(b *testing.B) {
-	root := testcorpus.Dir(b, "tlparse-inputs")
-	matches, _ := filepath.Glob(filepath.Join(root, "*.log"))
-	more, _ := filepath.Glob(filepath.Join(root, "*.txt"))
-	var data []byte
-	for _, m := range append(matches, more...) {
-		d, err := os.ReadFile(m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		data = append(data, d...)
-	}
+	data := corpusBlock(b)
 	p := filepath.Join(b.TempDir(), "corpus.log")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		b.Fatal(err)
@@ -41,16 +29,8 @@ func BenchmarkAnalyzeCorpus(b *testing.B) {
 // when unset): a profile of the summary path on a large input, e.g. the
 // file scripts/bench-trace builds, with -cpuprofile or -memprofile.
 func BenchmarkAnalyzeFile(b *testing.B) {
-	p := os.Getenv("BENCH_TRACE")
-	if p == "" {
-		b.Skip("BENCH_TRACE names no trace file")
-	}
-	st, err := os.Stat(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	in := []Input{{Path: p, Rank: -1, RankFrom: "none", Bytes: st.Size()}}
-	b.SetBytes(st.Size())
+	in := benchTrace(b)
+	b.SetBytes(in[0].Bytes)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -64,15 +44,7 @@ func BenchmarkAnalyzeFile(b *testing.B) {
 // $BENCH_HEAP_PROFILE it also writes a heap profile taken while the
 // result is alive.
 func BenchmarkResultHeap(b *testing.B) {
-	p := os.Getenv("BENCH_TRACE")
-	if p == "" {
-		b.Skip("BENCH_TRACE names no trace file")
-	}
-	st, err := os.Stat(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	in := []Input{{Path: p, Rank: -1, RankFrom: "none", Bytes: st.Size()}}
+	in := benchTrace(b)
 	for i := 0; i < b.N; i++ {
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -97,4 +69,18 @@ func BenchmarkResultHeap(b *testing.B) {
 		}
 		runtime.KeepAlive(res)
 	}
+}
+
+// benchTrace is the input named by $BENCH_TRACE; the benchmark is skipped
+// when it is unset.
+func benchTrace(b *testing.B) []Input {
+	p := os.Getenv("BENCH_TRACE")
+	if p == "" {
+		b.Skip("BENCH_TRACE names no trace file")
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return []Input{{Path: p, Rank: -1, RankFrom: "none", Bytes: st.Size()}}
 }

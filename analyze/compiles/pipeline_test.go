@@ -186,7 +186,7 @@ func sameWithoutCacheMemo(t *testing.T, data []byte) int {
 
 // corpusBlock is every top-level corpus log (*.log, *.txt) concatenated:
 // the block the bench scripts repeat.
-func corpusBlock(t *testing.T) []byte {
+func corpusBlock(t testing.TB) []byte {
 	t.Helper()
 	var data []byte
 	for _, pat := range []string{"*.log", "*.txt"} {
