@@ -6,12 +6,14 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"testing"
+
+	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
 // BenchmarkAnalyzeCorpus analyses the top-level corpus logs, concatenated
 // into one file: the summary path of bringup trace, minus output.
 func BenchmarkAnalyzeCorpus(b *testing.B) {
-	data := corpusBlock(b)
+	data := testcorpus.TraceBlock(b)
 	p := filepath.Join(b.TempDir(), "corpus.log")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		b.Fatal(err)

@@ -837,7 +837,7 @@ func TestPhaseSeconds(t *testing.T) {
 // same document as json.Marshal (the corpus block three times over has
 // arrays of several chunks).
 func TestWriteJSONParallelSameBytes(t *testing.T) {
-	data := corpusBlock(t)
+	data := testcorpus.TraceBlock(t)
 	p := filepath.Join(t.TempDir(), "three.log")
 	if err := os.WriteFile(p, bytes.Repeat(data, 3), 0o644); err != nil {
 		t.Fatal(err)

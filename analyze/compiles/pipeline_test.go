@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,7 +67,7 @@ func FuzzPipelineSameAsDirect(f *testing.F) {
 // TestPipelineSameAsDirectCorpus: the same on every top-level corpus log
 // concatenated, twice over (3.6 MB each: many batches, arenas reused).
 func TestPipelineSameAsDirectCorpus(t *testing.T) {
-	data := corpusBlock(t)
+	data := testcorpus.TraceBlock(t)
 	samePipelined(t, append(data, data...))
 }
 
@@ -128,7 +127,7 @@ func TestStackKeyIsFrameStrings(t *testing.T) {
 // parsing every payload, on the corpus logs concatenated twice (every
 // cache payload repeats), and the memo is used.
 func TestCacheMemoSameAsParse(t *testing.T) {
-	data := corpusBlock(t)
+	data := testcorpus.TraceBlock(t)
 	if n := sameWithoutCacheMemo(t, append(data, data...)); n == 0 {
 		t.Fatal("no cache payload was remembered")
 	}
@@ -182,22 +181,4 @@ func sameWithoutCacheMemo(t *testing.T, data []byte) int {
 			strings.TrimSpace(string(with[max(0, i-80):min(len(with), i+80)])), strings.TrimSpace(string(without[max(0, i-80):min(len(without), i+80)])))
 	}
 	return n
-}
-
-// corpusBlock is every top-level corpus log (*.log, *.txt) concatenated:
-// the block the bench scripts repeat.
-func corpusBlock(t testing.TB) []byte {
-	t.Helper()
-	var data []byte
-	for _, pat := range []string{"*.log", "*.txt"} {
-		ms, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "tlparse-inputs"), pat))
-		for _, m := range ms {
-			b, err := os.ReadFile(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data = append(data, b...)
-		}
-	}
-	return data
 }

@@ -3,32 +3,14 @@ package torchtrace
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
-func corpusBlock(b *testing.B) []byte {
-	root := testcorpus.Dir(b, "tlparse-inputs")
-	var data []byte
-	for _, pat := range []string{"*.log", "*.txt"} {
-		ms, _ := filepath.Glob(filepath.Join(root, pat))
-		for _, m := range ms {
-			d, err := os.ReadFile(m)
-			if err != nil {
-				b.Fatal(err)
-			}
-			data = append(data, d...)
-		}
-	}
-	return data
-}
-
 // BenchmarkScan: envelopes parsed, every payload hashed, none kept.
 func BenchmarkScan(b *testing.B) {
-	data := corpusBlock(b)
+	data := testcorpus.TraceBlock(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -41,7 +23,7 @@ func BenchmarkScan(b *testing.B) {
 // BenchmarkScanWantChromium: also keeps every chromium_event payload, as
 // the compile analysis does.
 func BenchmarkScanWantChromium(b *testing.B) {
-	data := corpusBlock(b)
+	data := testcorpus.TraceBlock(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -56,7 +38,7 @@ func BenchmarkScanWantChromium(b *testing.B) {
 // marshalled: escaped newlines, quotes and HTML characters, as in the
 // component lists of cache events).
 func BenchmarkSkipString(b *testing.B) {
-	data := corpusBlock(b)
+	data := testcorpus.TraceBlock(b)
 	s, err := json.Marshal(string(data[:min(len(data), 1<<20)]))
 	if err != nil {
 		b.Fatal(err)

@@ -46,3 +46,23 @@ func File(t testing.TB, sub, name string) string {
 	}
 	return p
 }
+
+// TraceBlock is every top-level TORCH_TRACE log of the corpus
+// (tlparse-inputs/*.log, *.txt) concatenated, the block the trace bench
+// scripts repeat; t is skipped when the corpus is absent.
+func TraceBlock(t testing.TB) []byte {
+	t.Helper()
+	root := Dir(t, "tlparse-inputs")
+	var data []byte
+	for _, pat := range []string{"*.log", "*.txt"} {
+		ms, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, m := range ms {
+			d, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, d...)
+		}
+	}
+	return data
+}
