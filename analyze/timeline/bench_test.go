@@ -1,6 +1,8 @@
 package timeline
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/internal/benchlog"
+	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -35,4 +38,59 @@ func BenchmarkPipelineFile(b *testing.B) {
 		b.ReportMetric(float64(len(tbs)), "tracebacks")
 		b.ReportMetric(float64(len(phases)), "phases")
 	}
+}
+
+// feedRecords parses up to the first 64 MiB of the BRINGUP_BENCH_LOG file
+// (without it, a 32 MiB varied log written here) into records, each with
+// whether its text holds one of Markers() (what diagnose's literal mask
+// tells the timeline's goroutine).
+func feedRecords(b *testing.B) ([]record.Record, []bool) {
+	var in io.Reader
+	name := "bench.log"
+	if path := os.Getenv("BRINGUP_BENCH_LOG"); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		in, name = io.LimitReader(f, 64<<20), path
+	} else {
+		var buf bytes.Buffer
+		if err := benchlog.WriteVaried(&buf, 32<<20, 8, true); err != nil {
+			b.Fatal(err)
+		}
+		in = &buf
+	}
+	var recs []record.Record
+	st, err := enginelog.Parse(in, name, func(r record.Record) { recs = append(recs, r) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Bytes)
+	set := litscan.New(Markers())
+	marks := make([]bool, len(recs))
+	for i := range recs {
+		marks[i] = set.Any(recs[i].Text)
+	}
+	return recs, marks
+}
+
+// BenchmarkFeed is the timeline's goroutine in diagnose: every record fed,
+// a record with a marker copied first (its text borrowed from a batch).
+func BenchmarkFeed(b *testing.B) {
+	recs, marks := feedRecords(b)
+	b.ResetTimer()
+	for b.Loop() {
+		tl := New()
+		for i := range recs {
+			if !marks[i] {
+				tl.Feed(&recs[i], false)
+				continue
+			}
+			r := recs[i]
+			tl.Feed(&r, true)
+		}
+		tl.Finish()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/record")
 }

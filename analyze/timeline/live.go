@@ -12,6 +12,9 @@ func (b *Builder) Current() []Phase {
 	var open []Phase
 	for _, rs := range b.ranks {
 		for _, p := range rs.open {
+			if p == nil {
+				continue
+			}
 			q := *p
 			q.Status = StatusUnfinished
 			open = append(open, q)

@@ -68,9 +68,45 @@ type rankKey struct {
 	rank   string
 }
 
+// phaseID numbers the phase names in their sort order, so a rank's open
+// and closed phases are arrays indexed by it (no string hashing per
+// marker) and walking them goes by name, the order Finish sorts by.
+type phaseID uint8
+
+const (
+	idAOTLoad phaseID = iota
+	idAOTSave
+	idCacheLoad
+	idCompile
+	idCUDAGraph
+	idDynamo
+	idInductor
+	idLoad
+	idProfile
+	idReady
+	nPhases
+)
+
+// phaseNames holds the name of each phaseID.
+var phaseNames = [nPhases]string{PhaseAOTLoad, PhaseAOTSave, PhaseCacheLoad, PhaseCompile, PhaseCUDAGraph,
+	PhaseDynamo, PhaseInductor, PhaseLoad, PhaseProfile, PhaseReady}
+
+// phaseSet is a set of phaseIDs, one bit each.
+type phaseSet uint16
+
+func setOf(ids ...phaseID) phaseSet {
+	var s phaseSet
+	for _, id := range ids {
+		s |= 1 << id
+	}
+	return s
+}
+
+func (s phaseSet) has(id phaseID) bool { return s&(1<<id) != 0 }
+
 type rankState struct {
-	open    map[string]*Phase
-	closed  map[string]int // index in Builder.phases of the last closed phase by name
+	open    [nPhases]*Phase
+	closed  [nPhases]int32 // 1 + index in Builder.phases of the last closed phase by name (0 none)
 	errLine int            // last error line seen on this rank (0 none)
 }
 
@@ -176,7 +212,15 @@ func (b *Builder) Add(rec record.Record) { b.Feed(&rec, true) }
 // of rec.Text holds one of Markers() (a scan it made anyway says so), and
 // the text is not read: only the record's time, lines, level and rank
 // count, which is what such a record can change.
-func (b *Builder) Feed(rec *record.Record, marks bool) {
+func (b *Builder) Feed(rec *record.Record, marks bool) { b.feed(rec, rec.Text, marks) }
+
+// FeedText is Feed(rec, true) with text in place of rec.Text, which is
+// not read: a caller that holds the text apart (in a batch's memory) need
+// not copy the record to set it. Builder keeps nothing that points into
+// text.
+func (b *Builder) FeedText(rec *record.Record, text string) { b.feed(rec, text, true) }
+
+func (b *Builder) feed(rec *record.Record, text string, marks bool) {
 	ss := b.lastSS
 	if ss == nil || rec.Source != b.lastSrc {
 		if ss = b.sources[rec.Source]; ss == nil {
@@ -233,12 +277,11 @@ func (b *Builder) Feed(rec *record.Record, marks bool) {
 	}
 	// Every line: unprefixed continuation lines (SGLang, tqdm bars joined
 	// into one record) can carry markers too.
-	text := rec.Text
 	for n := rec.Line; ; n++ {
 		line, rest, more := strings.Cut(text, "\n")
 		if m, ok := b.match(line); ok {
 			st := state()
-			b.apply(st, key, m, t, n, rec)
+			b.apply(st, key, &m, t, n, rec.Source)
 		} else if strings.HasPrefix(line, "Traceback (most recent call last)") {
 			state().errLine = n
 		}
@@ -264,7 +307,7 @@ func (b *Builder) rankState(rec *record.Record) (*rankState, rankKey) {
 	key := rankKey{rec.Source, b.rankName(rec.Rank)}
 	rs := b.ranks[key]
 	if rs == nil {
-		rs = &rankState{open: map[string]*Phase{}, closed: map[string]int{}}
+		rs = &rankState{}
 		b.ranks[key] = rs
 	}
 	b.lastRank = b.nextRank % len(b.recentRanks)
@@ -301,7 +344,7 @@ func (b *Builder) match(line string) (event, bool) {
 		}
 	}
 	ev, ok := match(line)
-	if ok && ev.open && !ev.close && ev.name == PhaseCUDAGraph && ev.detail != "" && len(line) <= 512 {
+	if ok && ev.open && !ev.close && ev.id == idCUDAGraph && ev.detail != "" && len(line) <= 512 {
 		if b.keepBar(line, ev) {
 			return ev, ok
 		}
@@ -403,67 +446,80 @@ func (s *sourceState) addGap(g Gap) {
 
 // event is what a marker line means.
 type event struct {
-	name   string
-	detail string
+	id     phaseID
 	open   bool     // opens the phase
 	close  bool     // closes it
-	secs   float64  // duration printed on the line; <0 unknown
-	closes []string // other phases this line closes (done)
-	drops  []string // open phases this line shows never ran (a cache hit skips Inductor)
-	opens  []string // other phases this line opens
 	ready  bool     // the engine is up: every open phase in the source is done
+	closes phaseSet // other phases this line closes (done)
+	drops  phaseSet // open phases this line shows never ran (a cache hit skips Inductor)
+	opens  phaseSet // other phases this line opens
+	detail string
+	secs   float64 // duration printed on the line; <0 unknown
 }
 
-func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line int, rec *record.Record) {
+// name is the name of the event's phase.
+func (e *event) name() string { return phaseNames[e.id] }
+
+func (b *Builder) apply(rs *rankState, key rankKey, e *event, t time.Time, line int, source string) {
 	// A detail is a piece of the record's text, which Feed's caller may
 	// reuse: every Phase keeps a copy (keepDetail).
-	for _, n := range e.drops {
-		delete(rs.open, n)
+	if e.drops != 0 {
+		for n := range nPhases {
+			if e.drops.has(n) {
+				rs.open[n] = nil
+			}
+		}
 	}
 	if e.ready {
 		for k, other := range b.ranks {
 			if k.source == key.source && other != rs {
-				for n := range other.open {
-					b.close(other, n, t, line, -1)
+				for n := range nPhases {
+					if other.open[n] != nil {
+						b.close(other, n, t, line, -1)
+					}
 				}
 			}
 		}
-		for n := range rs.open {
-			if n != e.name {
+		for n := range nPhases {
+			if n != e.id && rs.open[n] != nil {
 				b.close(rs, n, t, line, -1)
 			}
 		}
 	}
-	for _, n := range e.opens {
-		if rs.open[n] == nil {
-			rs.open[n] = &Phase{Rank: key.rank, Name: n, Start: t, Source: rec.Source, Line: line}
+	if e.opens != 0 {
+		for n := range nPhases {
+			if e.opens.has(n) && rs.open[n] == nil {
+				rs.open[n] = &Phase{Rank: key.rank, Name: phaseNames[n], Start: t, Source: source, Line: line}
+			}
 		}
 	}
-	for _, n := range e.closes {
-		if p := rs.open[n]; p != nil {
-			b.close(rs, n, t, line, -1)
+	if e.closes != 0 {
+		for n := range nPhases {
+			if e.closes.has(n) && rs.open[n] != nil {
+				b.close(rs, n, t, line, -1)
+			}
 		}
 	}
 	switch {
 	case e.open && !e.close:
-		if rs.open[e.name] == nil {
-			rs.open[e.name] = &Phase{Rank: key.rank, Name: e.name, Detail: keepDetail(e.detail), Start: t, Source: rec.Source, Line: line}
+		if rs.open[e.id] == nil {
+			rs.open[e.id] = &Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), Start: t, Source: source, Line: line}
 		}
 	case e.close:
-		if p := rs.open[e.name]; p != nil {
+		if p := rs.open[e.id]; p != nil {
 			if e.detail != "" && e.detail != p.Detail {
 				p.Detail = keepDetail(e.detail)
 			}
-			b.close(rs, e.name, t, line, e.secs)
-			if e.name == PhaseDynamo && rs.open[PhaseInductor] == nil {
+			b.close(rs, e.id, t, line, e.secs)
+			if e.id == idDynamo && rs.open[idInductor] == nil {
 				// Dynamo done (its phase was opened by "Using cache directory"): Inductor starts now too.
-				rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: line}
+				rs.open[idInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: source, Line: line}
 			}
 			return
 		}
 		// A second closing line for a phase that just closed (vLLM logs
 		// "Loading weights took" then "Model loading took") extends it.
-		if k, ok := rs.closed[e.name]; ok && e.detail == "" && b.phases[k].Detail == "" && !t.IsZero() &&
+		if k := rs.closed[e.id] - 1; k >= 0 && e.detail == "" && b.phases[k].Detail == "" && !t.IsZero() &&
 			within(t.Sub(b.phases[k].End), 0, 5*time.Second) {
 			q := &b.phases[k]
 			q.End, q.EndLine = t, line
@@ -473,8 +529,8 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 			}
 			return
 		}
-		p := Phase{Rank: key.rank, Name: e.name, Detail: keepDetail(e.detail), End: t, Status: StatusDone,
-			Source: rec.Source, Line: line, EndLine: line}
+		p := Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), End: t, Status: StatusDone,
+			Source: source, Line: line, EndLine: line}
 		if e.secs >= 0 {
 			p.Seconds = e.secs
 			p.Start = startOf(t, e.secs)
@@ -482,12 +538,12 @@ func (b *Builder) apply(rs *rankState, key rankKey, e event, t time.Time, line i
 			p.Start = t
 		}
 		if b.keep(p) {
-			rs.closed[e.name] = len(b.phases) - 1
+			rs.closed[e.id] = int32(len(b.phases))
 		}
 	}
 	// Dynamo done: Inductor starts compiling right away.
-	if e.name == PhaseDynamo && e.close && rs.open[PhaseInductor] == nil {
-		rs.open[PhaseInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: rec.Source, Line: line}
+	if e.id == idDynamo && e.close && rs.open[idInductor] == nil {
+		rs.open[idInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: source, Line: line}
 	}
 }
 
@@ -512,9 +568,9 @@ func within(d, lo, hi time.Duration) bool { return d >= lo && d <= hi }
 // reuse the text's memory once Feed returns.
 func keepDetail(d string) string { return strings.Clone(d) }
 
-func (b *Builder) close(rs *rankState, name string, t time.Time, line int, secs float64) {
-	p := rs.open[name]
-	delete(rs.open, name)
+func (b *Builder) close(rs *rankState, id phaseID, t time.Time, line int, secs float64) {
+	p := rs.open[id]
+	rs.open[id] = nil
 	p.End = t
 	p.EndLine = line
 	p.Status = StatusDone
@@ -524,7 +580,7 @@ func (b *Builder) close(rs *rankState, name string, t time.Time, line int, secs 
 		p.Seconds = t.Sub(p.Start).Seconds()
 	}
 	if b.keep(*p) {
-		rs.closed[name] = len(b.phases) - 1
+		rs.closed[id] = int32(len(b.phases))
 	}
 }
 
@@ -536,8 +592,11 @@ func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
 	var open []Phase
 	for key, rs := range b.ranks {
 		ss := b.sources[key.source]
-		for name, p := range rs.open {
-			delete(rs.open, name)
+		for id, p := range rs.open {
+			if p == nil {
+				continue
+			}
+			rs.open[id] = nil
 			p.End = ss.last
 			p.EndLine = ss.lastLine
 			if !p.End.IsZero() && !p.Start.IsZero() {
@@ -657,52 +716,52 @@ func match(s string) (event, bool) {
 	case 'L':
 		switch {
 		case strings.HasPrefix(s, "Loading weights took"):
-			return event{name: PhaseLoad, close: true, secs: after(s, "took")}, true
+			return event{id: idLoad, close: true, secs: after(s, "took")}, true
 		case strings.HasPrefix(s, "Loading model weights took"), strings.HasPrefix(s, "Loading model from scratch"):
 			if strings.Contains(s, "took") {
-				return event{name: PhaseLoad, close: true, secs: numberBefore(s, " second")}, true
+				return event{id: idLoad, close: true, secs: numberBefore(s, " second")}, true
 			}
-			return event{name: PhaseLoad, open: true, secs: none}, true
+			return event{id: idLoad, open: true, secs: none}, true
 		case strings.HasPrefix(s, "Load weight begin"):
-			return event{name: PhaseLoad, open: true, secs: none}, true
+			return event{id: idLoad, open: true, secs: none}, true
 		case strings.HasPrefix(s, "Load weight end"):
-			return event{name: PhaseLoad, close: true, secs: after(s, "elapsed=")}, true
+			return event{id: idLoad, close: true, secs: after(s, "elapsed=")}, true
 		}
 	case 'M':
 		switch {
 		case strings.HasPrefix(s, "Model loading took"):
-			return event{name: PhaseLoad, close: true, secs: numberBefore(s, " second")}, true
+			return event{id: idLoad, close: true, secs: numberBefore(s, " second")}, true
 		case strings.HasPrefix(s, "Memory profiling takes"), strings.HasPrefix(s, "Memory profiling took"):
-			return event{name: PhaseProfile, close: true, secs: after(s, "profiling t")}, true
+			return event{id: idProfile, close: true, secs: after(s, "profiling t")}, true
 		case strings.HasPrefix(s, "Model warmup done"):
-			return event{name: PhaseReady, close: true, secs: none, ready: true}, true
+			return event{id: idReady, close: true, secs: none, ready: true}, true
 		}
 	case 'S':
 		switch {
 		case strings.HasPrefix(s, "Starting to load model"):
-			return event{name: PhaseLoad, open: true, secs: none}, true
+			return event{id: idLoad, open: true, secs: none}, true
 		case strings.HasPrefix(s, "Start compiling function"):
-			return event{name: PhaseDynamo, open: true, secs: none, opens: []string{PhaseCompile}}, true
+			return event{id: idDynamo, open: true, secs: none, opens: setOf(idCompile)}, true
 		}
 	case 'U':
 		if strings.HasPrefix(s, "Using cache directory:") && strings.Contains(s, "torch.compile") {
-			return event{name: PhaseDynamo, open: true, secs: none, opens: []string{PhaseCompile}}, true
+			return event{id: idDynamo, open: true, secs: none, opens: setOf(idCompile)}, true
 		}
 	case 'D':
 		switch {
 		case strings.HasPrefix(s, "Dynamo bytecode transform time:"):
-			return event{name: PhaseDynamo, close: true, secs: after(s, "time:")}, true
+			return event{id: idDynamo, close: true, secs: after(s, "time:")}, true
 		case strings.HasPrefix(s, "Directly load the compiled graph"):
-			ev := event{name: PhaseCacheLoad, close: true, secs: after(s, "took"), drops: []string{PhaseInductor}}
+			ev := event{id: idCacheLoad, close: true, secs: after(s, "took"), drops: setOf(idInductor)}
 			ev.detail = shapeOf(s, " for ", " from the cache")
 			return ev, true
 		case strings.HasPrefix(s, "Directly load AOT compilation"):
-			return event{name: PhaseAOTLoad, close: true, secs: none, drops: []string{PhaseDynamo, PhaseInductor}}, true
+			return event{id: idAOTLoad, close: true, secs: none, drops: setOf(idDynamo, idInductor)}, true
 		}
 	case 'C':
 		switch {
 		case strings.HasPrefix(s, "Compiling a graph for"):
-			ev := event{name: PhaseInductor, close: true, secs: -1}
+			ev := event{id: idInductor, close: true, secs: -1}
 			if k := strings.LastIndex(s, " takes "); k >= 0 {
 				ev.secs = number(s, k+7)
 				ev.detail = shapeOf(s, "Compiling a graph for ", " takes ")
@@ -712,10 +771,10 @@ func match(s string) (event, bool) {
 			}
 			return ev, true
 		case strings.HasPrefix(s, "Cache the graph"):
-			return event{name: PhaseInductor, open: true, secs: none}, true
+			return event{id: idInductor, open: true, secs: none}, true
 		case strings.HasPrefix(s, "Capturing CUDA graph"):
 			// vLLM's tqdm bar: "Capturing CUDA graphs (decode, FULL): 100%|…| 51/51 [00:11<00:00, …]".
-			ev := event{name: PhaseCUDAGraph, open: true, secs: none}
+			ev := event{id: idCUDAGraph, open: true, secs: none}
 			if k := strings.Index(s[:min(len(s), 25)], " ("); k >= 0 { // k < 24
 				if e := strings.Index(s[k:], "):"); e > 0 {
 					ev.detail = s[k+2 : k+e]
@@ -726,45 +785,45 @@ func match(s string) (event, bool) {
 			}
 			return ev, true
 		case strings.HasPrefix(s, "Capturing cudagraphs"), strings.HasPrefix(s, "Capture cuda graph begin"), strings.HasPrefix(s, "Capturing batches"):
-			return event{name: PhaseCUDAGraph, open: true, secs: none}, true
+			return event{id: idCUDAGraph, open: true, secs: none}, true
 		case strings.HasPrefix(s, "Capture cuda graph end"):
-			return event{name: PhaseCUDAGraph, close: true, secs: after(s, "elapsed:")}, true
+			return event{id: idCUDAGraph, close: true, secs: after(s, "elapsed:")}, true
 		case strings.HasPrefix(s, "Capture piecewise CUDA graph begin"):
-			return event{name: PhaseCUDAGraph, detail: "piecewise", open: true, secs: none}, true
+			return event{id: idCUDAGraph, detail: "piecewise", open: true, secs: none}, true
 		case strings.HasPrefix(s, "Capture piecewise CUDA graph end"):
 			// A separate open slot would be cleaner; SGLang captures
 			// piecewise graphs before the decode ones, so the slot is free.
-			return event{name: PhaseCUDAGraph, detail: "piecewise", close: true, secs: after(s, "elapsed:")}, true
+			return event{id: idCUDAGraph, detail: "piecewise", close: true, secs: after(s, "elapsed:")}, true
 		case strings.HasPrefix(s, "Compiling model again due to a load failure"), strings.HasPrefix(s, "Cannot load aot compilation"):
-			return event{name: PhaseDynamo, open: true, secs: none}, true
+			return event{id: idDynamo, open: true, secs: none}, true
 		}
 	case 'G':
 		if strings.HasPrefix(s, "Graph capturing finished in") {
-			return event{name: PhaseCUDAGraph, close: true, secs: after(s, "finished in")}, true
+			return event{id: idCUDAGraph, close: true, secs: after(s, "finished in")}, true
 		}
 	case 'P':
 		if strings.HasPrefix(s, "Profiling CUDA graph memory") {
-			return event{name: PhaseCUDAGraph, open: true, secs: none}, true
+			return event{id: idCUDAGraph, open: true, secs: none}, true
 		}
 	case 'I':
 		if strings.HasPrefix(s, "Initial profiling/warmup run took") {
-			return event{name: PhaseProfile, close: true, secs: after(s, "took")}, true
+			return event{id: idProfile, close: true, secs: after(s, "took")}, true
 		}
 	case 'i':
 		if strings.HasPrefix(s, "init engine (") && strings.Contains(s, "took") {
-			return event{name: PhaseReady, close: true, secs: after(s, ") took"), ready: true}, true
+			return event{id: idReady, close: true, secs: after(s, ") took"), ready: true}, true
 		}
 	case 's':
 		if strings.HasPrefix(s, "saved AOT compiled function to") {
-			return event{name: PhaseAOTSave, close: true, secs: none}, true
+			return event{id: idAOTSave, close: true, secs: none}, true
 		}
 	case 't':
 		if strings.HasPrefix(s, "torch.compile takes") || strings.HasPrefix(s, "torch.compile took") {
-			return event{name: PhaseCompile, close: true, secs: after(s, "torch.compile t"), closes: []string{PhaseDynamo, PhaseInductor}}, true
+			return event{id: idCompile, close: true, secs: after(s, "torch.compile t"), closes: setOf(idDynamo, idInductor)}, true
 		}
 	case 'T':
 		if strings.HasPrefix(s, "The server is fired up and ready to roll") {
-			return event{name: PhaseReady, close: true, secs: none, ready: true}, true
+			return event{id: idReady, close: true, secs: none, ready: true}, true
 		}
 	}
 	return event{}, false

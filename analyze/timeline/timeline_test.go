@@ -181,7 +181,7 @@ func TestMatchWordingDrift(t *testing.T) {
 	}
 	for _, c := range cases {
 		e, ok := match(c.text)
-		if !ok || e.name != c.name || e.detail != c.detail || e.secs != c.secs {
+		if !ok || e.name() != c.name || e.detail != c.detail || e.secs != c.secs {
 			t.Errorf("match(%q) = %+v, %v", c.text, e, ok)
 		}
 	}
