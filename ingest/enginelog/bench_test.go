@@ -133,13 +133,13 @@ func BenchmarkPeelBlock(b *testing.B) {
 		}
 		in = buf.Bytes()
 	}
-	var blocks []*Batch
+	var blocks []*block
 	for len(in) > 0 {
 		k := min(len(in), 1<<20)
 		if j := bytes.LastIndexByte(in[:k], '\n'); j >= 0 && k < len(in) {
 			k = j + 1
 		}
-		blocks = append(blocks, &Batch{data: in[:k]})
+		blocks = append(blocks, &block{data: in[:k]})
 		in = in[k:]
 	}
 	lines := 0

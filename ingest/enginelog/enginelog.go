@@ -17,7 +17,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest"
@@ -70,21 +69,17 @@ func init() {
 
 // blockPool keeps read blocks between Parse calls: diagnose may parse
 // thousands of small files.
-var blockPool = sync.Pool{New: func() any { return &Batch{buf: make([]byte, firstBlock), ready: make(chan struct{}, 1)} }}
+var blockPool = sync.Pool{New: func() any { return &block{buf: make([]byte, firstBlock), ready: make(chan struct{}, 1)} }}
 
 // grow gives b a full-size buffer, keeping its first n bytes.
-func (b *Batch) grow(n int) {
+func (b *block) grow(n int) {
 	buf := make([]byte, blockSize)
 	copy(buf, b.buf[:n])
 	b.buf = buf
 }
 
-// Batch is a block of whole lines read from the input, peeled, and the
-// records that the joiner closed while reading them, in input order. A
-// record lies where the peeler built it (in the entry of its first line),
-// its text in the block's read buffer, so handing records on copies
-// neither. Everything a Batch holds is valid until it is released.
-type Batch struct {
+// block is a run of whole lines read from the input, with the lines peeled.
+type block struct {
 	buf    []byte // backing read buffer (blockSize, or firstBlock until the input fills it)
 	data   []byte // whole lines; the input's last line may lack '\n'
 	clean  []byte // scratch for ANSI-stripped copies of lines
@@ -93,61 +88,6 @@ type Batch struct {
 	err    error // read error after data (not io.EOF)
 	first  int64 // number of the block's first line
 	ready  chan struct{}
-
-	outs []out
-	// arena holds the texts of records joined from several lines (the
-	// joiner's buffer is reused); carried is a record that began in an
-	// earlier block and was closed in this one (at most one can be).
-	arena   []byte
-	carried record.Record
-	refs    atomic.Int32
-	free    chan<- *Batch // where Release puts it back; nil: not pooled
-}
-
-// out is one record of a Batch.
-type out struct {
-	rec  *record.Record
-	text []byte
-	mask uint64
-}
-
-// Len is the number of records in b.
-func (b *Batch) Len() int { return len(b.outs) }
-
-// At returns record i (its Text unset), its literal mask (see
-// Options.Scan) and its text, valid UTF-8. They are valid until b is
-// released; what a reader keeps must be copied.
-func (b *Batch) At(i int) (rec *record.Record, mask uint64, text []byte) {
-	o := &b.outs[i]
-	return o.rec, o.mask, o.text
-}
-
-// Hold keeps b for one more reader, which must call Release when done.
-func (b *Batch) Hold() { b.refs.Add(1) }
-
-// Release ends one reader's use of b (see Hold).
-func (b *Batch) Release() {
-	if b.refs.Add(-1) != 0 {
-		return
-	}
-	if PoisonReleased {
-		b.poison()
-	}
-	b.outs, b.arena = b.outs[:0], b.arena[:0]
-	if cap(b.arena) > 2*blockSize {
-		b.arena = nil // one huge record: do not keep its memory
-	}
-	if b.free != nil {
-		b.free <- b
-	}
-}
-
-func (b *Batch) poison() {
-	for _, m := range [][]byte{b.buf, b.clean[:cap(b.clean)], b.arena[:cap(b.arena)]} {
-		for i := range m {
-			m[i] = 0xA5
-		}
-	}
 }
 
 // Parse streams r and calls emit for each Record in input order.
@@ -158,13 +98,10 @@ func (b *Batch) poison() {
 // continuation lines and calls emit. emit is only ever called from the
 // caller's goroutine.
 func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) {
-	return ParseWith(r, source, Options{}, func(rec *record.Record, _ uint64, text []byte) {
-		rec.Text = string(text)
-		emit(*rec)
-	})
+	return ParseWith(r, source, Options{}, func(rec *record.Record, _ uint64, _ []byte) { emit(*rec) })
 }
 
-// Options tune ParseWith and ParseBatches.
+// Options tune ParseWith.
 type Options struct {
 	// Scan, when set, runs over the body of every line in the parallel
 	// peel stage; a record's mask is the union of its lines' masks (every
@@ -172,45 +109,34 @@ type Options struct {
 	// literal holding '\n' or only blanks can span or lose a line join:
 	// the caller must not put such literals in Scan.
 	Scan *litscan.Grouped
+	// RawText: records are emitted with Text unset and no string built;
+	// the text argument of emit holds it.
+	RawText bool
+	// Slot, when set, gives the Record the next record is built in, and
+	// emit is called with that pointer (a caller that keeps records in an
+	// array of its own saves copying each). It is called when a record
+	// starts, once per record, after the previous record was emitted;
+	// the parser writes to it until emitting it, and never after.
+	Slot func() *record.Record
 }
 
 // ParseWith is Parse for a caller that takes records by pointer: rec and
-// text (the record's text, valid UTF-8; rec.Text is unset) are only valid
-// during the call to emit, which must copy what it keeps. mask is the
-// record's literal groups (see Options.Scan), 0 without a scan.
+// text (the record's text, valid UTF-8) are only valid during the call to
+// emit, which must copy what it keeps. mask is the record's literal groups
+// (see Options.Scan), 0 without a scan.
 func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Record, mask uint64, text []byte)) (Stats, error) {
-	return ParseBatches(r, source, opt, func(b *Batch) {
-		for i := range b.outs {
-			o := &b.outs[i]
-			emit(o.rec, o.mask, o.text)
-		}
-	})
-}
-
-// ParseBatches is ParseWith a block at a time, for a caller that reads
-// the records on other goroutines: emit is called with each Batch in
-// input order, from the caller's goroutine; the Batch is released when
-// emit returns unless emit called Hold for readers that will Release it.
-// Blocks are reused once released, so readers that fall behind hold the
-// parser back (a few blocks ahead at most): memory stays bounded.
-// ParseBatches returns once every Batch is released.
-func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (Stats, error) {
 	peelers := min(max(runtime.GOMAXPROCS(0), 1), 4)
-	// Blocks being read, peeled and joined, and a few more for readers
-	// that run behind.
-	nb := peelers + 6
+	nb := peelers + 3
 	// Blocks are taken from the pool only as the reader needs them: a
 	// small input uses one.
-	free := make(chan *Batch, nb)
+	free := make(chan *block, nb)
 	made := 0
 	done := make(chan struct{})
 	defer close(done)
-	next := func() *Batch { // nil: Parse is returning
+	next := func() *block { // nil: Parse is returning
 		if made < nb && len(free) == 0 {
 			made++
-			b := blockPool.Get().(*Batch)
-			b.free = free
-			return b
+			return blockPool.Get().(*block)
 		}
 		select {
 		case b := <-free:
@@ -219,14 +145,14 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 			return nil
 		}
 	}
-	read := make(chan *Batch, nb)  // to the peelers, any of which may take it
-	order := make(chan *Batch, nb) // to the joiner, in input order
+	read := make(chan *block, nb)  // to the peelers, any of which may take it
+	order := make(chan *block, nb) // to the joiner, in input order
 
 	var bytesRead int64
 	go func() {
 		defer close(read)
 		defer close(order)
-		bytesRead = readBlocks(r, next, func(b *Batch) bool {
+		bytesRead = readBlocks(r, next, func(b *block) bool {
 			select {
 			case order <- b:
 			case <-done:
@@ -242,7 +168,7 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 	}()
 	for i := 0; i < peelers; i++ {
 		go func() {
-			p := peeler{scan: opt.Scan, source: source}
+			p := peeler{scan: opt.Scan}
 			for b := range read {
 				p.peelBlock(b, b.first-1)
 				b.ready <- struct{}{}
@@ -250,16 +176,10 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 		}()
 	}
 
-	j := &joiner{source: source, labels: map[string][]string{}}
+	j := &joiner{source: source, emitPtr: emit, raw: opt.RawText, slot: opt.Slot, labels: map[string][]string{}}
 	var err error
-	hand := func(b *Batch) {
-		b.refs.Store(1)
-		emit(b)
-		b.Release()
-	}
 	for b := range order {
 		<-b.ready
-		j.cur = b
 		for k := range b.lines {
 			j.add(&b.lines[k])
 		}
@@ -267,44 +187,41 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 			err = fmt.Errorf("%s: read: %w", source, b.err)
 		}
 		j.detach()
-		hand(b)
+		if poisonBlocks {
+			for i := range b.buf {
+				b.buf[i] = 0xA5
+			}
+			for i := range b.clean[:cap(b.clean)] {
+				b.clean[:cap(b.clean)][i] = 0xA5
+			}
+		}
+		free <- b
 	}
-	// The record still open is the input's last: it needs a batch of its
-	// own, every block being handed on already.
-	if j.open {
-		tail := &Batch{}
-		j.cur = tail
-		j.flush()
-		hand(tail)
-	}
-	// The reader has exited (order is closed): once the readers release
-	// them, every block it made is back in free: keep them for the next
-	// Parse.
+	j.flush()
+	// The reader has exited (order is closed), so every block it made is
+	// back in free: keep them for the next Parse.
 	for ; made > 0; made-- {
 		b := <-free
 		b.data, b.lines = nil, b.lines[:0]
-		b.free = nil
 		blockPool.Put(b)
 	}
 	j.st.Bytes = bytesRead
 	return j.st, err
 }
 
-// PoisonReleased is for tests, of this package and of readers of
-// batches: when set, a block's memory is overwritten as its last reader
-// releases it, so a record or text still pointing into it shows up as
-// wrong text. Set it only while no parse runs.
-var PoisonReleased bool
+// poisonBlocks (tests): overwrite a block's memory when the joiner is done
+// with it, so a record still pointing into it shows up as wrong text.
+var poisonBlocks bool
 
 // readBlocks fills blocks with whole lines. It returns the number of bytes
 // read. A line longer than a block is cut at MaxLine, the rest discarded
 // while counting its length.
-func readBlocks(r io.Reader, next func() *Batch, out func(*Batch) bool, done <-chan struct{}) int64 {
+func readBlocks(r io.Reader, next func() *block, out func(*block) bool, done <-chan struct{}) int64 {
 	var total int64
 	var carry []byte // tail of the previous block: the start of a partial line
 	eof := false
 	line := int64(1)
-	send := func(b *Batch) bool {
+	send := func(b *block) bool {
 		// Number the lines here so blocks can be peeled in any order.
 		b.first = line
 		if b.cutLen > 0 {
@@ -403,7 +320,7 @@ func readBlocks(r io.Reader, next func() *Batch, out func(*Batch) bool, done <-c
 
 // peelBlock splits b.data into lines and peels each. line is the number of
 // the last line already seen; it returns the new one.
-func (p *peeler) peelBlock(b *Batch, line int64) int64 {
+func (p *peeler) peelBlock(b *block, line int64) int64 {
 	b.lines = b.lines[:0]
 	b.clean = b.clean[:0]
 	data := b.data
@@ -497,34 +414,37 @@ func stripANSI(dst, src []byte) []byte {
 	return dst
 }
 
-// joiner turns peeled lines into records, joining continuation lines. A
-// record is closed into the outs of cur, the block being joined.
+// joiner turns peeled lines into records, joining continuation lines.
 type joiner struct {
-	source string
-	st     Stats
-	mask   uint64 // union of the open record's line masks
-	cur    *Batch
+	source  string
+	emitPtr func(*record.Record, uint64, []byte)
+	raw     bool // Options.RawText
+	st      Stats
+	mask    uint64 // union of the open record's line masks
 
-	open bool
-	// rec is the open record: in the entry of its first line while that
-	// line's block is being joined, then (detach) in held.
-	rec  *record.Record
-	held record.Record
-	hdr  hdrKind
-	key  []byte // prefix bytes continuation lines must repeat
-	proc []byte // process/collector prefix bytes of the first line
-	text []byte // the record's text: a line's body (borrowed) or buf
-	// owned: text is in buf
-	owned bool
+	open   bool
+	rec    *record.Record // the open record: &recBuf, or from slot
+	recBuf record.Record
+	slot   func() *record.Record // Options.Slot
+	hdr    hdrKind
+	key    []byte // prefix bytes continuation lines must repeat
+	proc   []byte // process/collector prefix bytes of the first line
+	text   []byte // the record's text: a line's body (borrowed) or buf
+	owned  bool   // text is in buf
 	// buf, keyBuf, procBuf: the joiner's own copies (see detach).
 	buf, keyBuf, procBuf []byte
 	valid                bool // every joined body was valid UTF-8
 	lines                int
+	lastEnd              int64
 
 	labels     map[string][]string
 	recent     [8]recentLabels
 	nextRecent int
 	scratch    []byte
+}
+
+func newJoiner(source string, emit func(record.Record)) *joiner {
+	return &joiner{source: source, emitPtr: func(rec *record.Record, _ uint64, _ []byte) { emit(*rec) }, labels: map[string][]string{}}
 }
 
 func (j *joiner) skip(line int64, reason string) {
@@ -568,14 +488,30 @@ func (j *joiner) add(l *peeled) {
 	j.open = true
 	j.hdr = l.hdr
 	// Borrowed from the block until the record continues or the block is
-	// handed on (detach): most records are one line, closed before.
+	// handed back (detach): most records are one line, emitted before.
 	j.key = l.line[:l.keyEnd:l.keyEnd]
 	j.proc = l.line[:l.procEnd:l.procEnd]
 	j.text, j.owned = body, false
 	j.lines = 1
 	j.valid = l.validUTF8
 	j.mask = l.mask
-	j.rec = &l.rec
+	if j.slot != nil {
+		j.rec = j.slot()
+	} else {
+		j.rec = &j.recBuf
+	}
+	*j.rec = record.Record{
+		Source:  j.source,
+		Line:    int(l.n),
+		EndLine: int(l.n),
+		Kind:    record.KindLogLine,
+		Rank:    l.rank,
+		Time:    l.tm,
+		Level:   l.level,
+		Emitter: l.emitStr,
+		Labels:  l.labelStrs,
+		Repeat:  l.repeat,
+	}
 	if j.rec.Labels == nil && l.nlabels > 0 {
 		j.rec.Labels = j.labelsOf(l)
 	}
@@ -609,15 +545,11 @@ func (j *joiner) own() {
 	}
 }
 
-// detach moves the open record out of the block just joined, which is
-// handed on next: the record, its text and the prefixes it compares.
+// detach copies what the open record borrows from the lines just added:
+// their memory is reused once the caller moves on.
 func (j *joiner) detach() {
 	if !j.open {
 		return
-	}
-	if j.rec != &j.held {
-		j.held = *j.rec
-		j.rec = &j.held
 	}
 	j.own()
 	j.keyBuf = append(j.keyBuf[:0], j.key...)
@@ -625,7 +557,6 @@ func (j *joiner) detach() {
 	j.key, j.proc = j.keyBuf, j.procBuf
 }
 
-// flush closes the open record into j.cur.
 func (j *joiner) flush() {
 	if !j.open {
 		return
@@ -642,24 +573,17 @@ func (j *joiner) flush() {
 		}
 		break
 	}
-	b := j.cur
 	if !j.valid && !utf8.Valid(text) {
 		j.st.InvalidUTF8++
-		text = bytes.ToValidUTF8(text, []byte("\uFFFD")) // new memory
-		j.mask = ^uint64(0)                              // the replacement may have made or broken a literal
-	} else if j.owned {
-		// buf is the next record's: the block keeps the text.
-		start := len(b.arena)
-		b.arena = append(b.arena, text...)
-		text = b.arena[start:len(b.arena):len(b.arena)]
+		text = bytes.ToValidUTF8(text, []byte("\uFFFD"))
+		j.mask = ^uint64(0) // the replacement may have made or broken a literal
 	}
-	rec := j.rec
-	if rec == &j.held {
-		b.carried = j.held
-		rec = &b.carried
+	j.rec.Text = ""
+	if !j.raw {
+		j.rec.Text = string(text)
 	}
 	j.st.Records++
-	b.outs = append(b.outs, out{rec: rec, text: text, mask: j.mask})
+	j.emitPtr(j.rec, j.mask, text)
 }
 
 const maxInterned = 4096

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -621,8 +620,8 @@ func TestBlocksNotBorrowedPastTheirTurn(t *testing.T) {
 	}
 	in := buf.Bytes()
 	want, _ := parseBytes(t, in)
-	PoisonReleased = true
-	defer func() { PoisonReleased = false }()
+	poisonBlocks = true
+	defer func() { poisonBlocks = false }()
 	got, _ := parseBytes(t, in)
 	if len(got) != len(want) {
 		t.Fatalf("%d records with poisoned blocks, %d without", len(got), len(want))
@@ -641,70 +640,45 @@ func TestBlocksNotBorrowedPastTheirTurn(t *testing.T) {
 	}
 }
 
-// TestBatchesHeldByReaders: records read from batches on other goroutines,
-// after emit has returned, with every block poisoned once its last reader
-// releases it, are the records Parse gives; and blocks are reused, so
-// memory stays bounded however far the readers fall behind.
-func TestBatchesHeldByReaders(t *testing.T) {
-	var buf bytes.Buffer
-	if err := benchlog.Write(&buf, 6<<20, 8); err != nil {
-		t.Fatal(err)
+// TestSlot: records built in the caller's slots are the records Parse
+// gives, one slot per record, each emitted before the next is asked for.
+func TestSlot(t *testing.T) {
+	files := seedFiles()
+	if len(files) == 0 {
+		t.Skip("no corpus")
 	}
-	inputs := [][]byte{buf.Bytes()}
-	for _, p := range seedFiles() {
-		if b, err := os.ReadFile(p); err == nil && filepath.Base(p) != "MANIFEST.md" {
-			inputs = append(inputs, b)
+	n := 0
+	defer func() { t.Logf("%d inputs", n) }()
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil || filepath.Base(p) == "MANIFEST.md" {
+			continue
 		}
-	}
-	PoisonReleased = true
-	defer func() { PoisonReleased = false }()
-	for n, in := range inputs {
-		want, _ := parseBytes(t, in)
-		// Two readers, each with its own copy of every record, as
-		// diagnose's consumers do; the second is slow.
-		got := [2][]record.Record{}
-		chans := [2]chan *Batch{make(chan *Batch, 64), make(chan *Batch, 64)}
-		seen := map[*Batch]bool{}
-		var wg sync.WaitGroup
-		for k := range chans {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for b := range chans[k] {
-					if k == 1 {
-						time.Sleep(time.Millisecond)
-					}
-					for i := 0; i < b.Len(); i++ {
-						rec, _, text := b.At(i)
-						r := *rec
-						r.Text = string(text)
-						got[k] = append(got[k], r)
-					}
-					b.Release()
-				}
-			}()
-		}
-		_, err := ParseBatches(bytes.NewReader(in), "in.log", Options{}, func(b *Batch) {
-			seen[b] = true
-			for _, c := range chans {
-				b.Hold()
-				c <- b
+		n++
+		want, _ := parseBytes(t, b)
+		var got []record.Record
+		slots := make([]record.Record, 0, len(want)+1)
+		pending := false
+		_, err = ParseWith(bytes.NewReader(b), "in.log", Options{Slot: func() *record.Record {
+			if pending {
+				t.Fatalf("%s: a slot asked for before the last one was emitted", p)
 			}
+			pending = true
+			slots = slots[:len(slots)+1]
+			slots[len(slots)-1] = record.Record{Text: "stale", Line: -7}
+			return &slots[len(slots)-1]
+		}}, func(rec *record.Record, _ uint64, _ []byte) {
+			if !pending || rec != &slots[len(slots)-1] {
+				t.Fatalf("%s: record %d not emitted from its slot", p, len(got))
+			}
+			pending = false
+			got = append(got, *rec)
 		})
-		for _, c := range chans {
-			close(c)
-		}
-		wg.Wait()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k := range got {
-			if !reflect.DeepEqual(got[k], want) {
-				t.Fatalf("input %d, reader %d: %d records from held batches, %d from Parse, or they differ", n, k, len(got[k]), len(want))
-			}
-		}
-		if n == 0 && len(seen) > 12 {
-			t.Errorf("%d distinct batches for a 6 MiB input: blocks are not reused", len(seen))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %d records with slots, %d without, or they differ", p, len(got), len(want))
 		}
 	}
 }

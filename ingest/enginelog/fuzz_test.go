@@ -82,15 +82,15 @@ type peelView struct {
 func viewOf(l *peeled) peelView {
 	// labelStrs is a memo the first peel of a prefix run leaves unset (the
 	// joiner then builds the same strings from the spans).
-	strs := l.rec.Labels
+	strs := l.labelStrs
 	if strs == nil {
 		for _, s := range l.labels[:l.nlabels] {
 			strs = append(strs, strings.ToValidUTF8(string(s.of(l.line)), "\uFFFD"))
 		}
 	}
 	return peelView{Labels: append([]span(nil), l.labels[:l.nlabels]...), Coll: l.collEnd, Proc: l.procEnd, Key: l.keyEnd,
-		Body: l.body, Emitter: l.emitter, Hdr: l.hdr, Level: l.rec.Level, Rank: l.rec.Rank, Time: l.rec.Time.String(), Repeat: l.rec.Repeat,
-		LabelStrs: strs, EmitStr: l.rec.Emitter, Valid: l.validUTF8, Mask: l.mask}
+		Body: l.body, Emitter: l.emitter, Hdr: l.hdr, Level: l.level, Rank: l.rank, Time: l.tm.String(), Repeat: l.repeat,
+		LabelStrs: strs, EmitStr: l.emitStr, Valid: l.validUTF8, Mask: l.mask}
 }
 
 // fuzzScan: literals of both kinds (window scan and byte search) in
@@ -128,7 +128,7 @@ func FuzzPeelCache(f *testing.F) {
 		// Twice over, so the second time the caches know every line.
 		in := append(append(append([]byte(nil), data...), '\n'), data...)
 		warm := peeler{scan: fuzzScan}
-		b := &Batch{data: in}
+		b := &block{data: in}
 		warm.peelBlock(b, 0)
 		for k := range b.lines {
 			l := &b.lines[k]

@@ -13,14 +13,13 @@ import "github.com/bringup-tool/bringup/record"
 type Live struct {
 	p    peeler
 	j    *joiner
-	b    Batch
+	b    block
 	line int64
-	emit func(record.Record)
 }
 
 // NewLive starts a live parse; emit is called for each complete record.
 func NewLive(source string, emit func(record.Record)) *Live {
-	return &Live{p: peeler{source: source}, j: &joiner{source: source, labels: map[string][]string{}}, emit: emit}
+	return &Live{j: newJoiner(source, emit)}
 }
 
 // Write parses data, which must hold whole lines (a last line without
@@ -31,31 +30,15 @@ func (l *Live) Write(data []byte) {
 	}
 	l.b.data, l.b.cutLen = data, 0
 	l.line = l.p.peelBlock(&l.b, l.line)
-	l.j.cur = &l.b
 	for k := range l.b.lines {
 		l.j.add(&l.b.lines[k])
 	}
 	l.j.detach() // the caller may reuse data
-	l.hand()
 	l.b.data = nil
 }
 
-// hand emits the records closed so far.
-func (l *Live) hand() {
-	for i := range l.b.outs {
-		o := &l.b.outs[i]
-		o.rec.Text = string(o.text)
-		l.emit(*o.rec)
-	}
-	l.b.outs, l.b.arena = l.b.outs[:0], l.b.arena[:0]
-}
-
 // Flush emits the record held open waiting for continuation lines.
-func (l *Live) Flush() {
-	l.j.cur = &l.b
-	l.j.flush()
-	l.hand()
-}
+func (l *Live) Flush() { l.j.flush() }
 
 // Stats says how much was read so far.
 func (l *Live) Stats() Stats { return l.j.st }

@@ -52,18 +52,27 @@ type peeled struct {
 	// Set by peelBlock's line scan (false: not known): the line holds no
 	// byte under 0x20, and none from 0x80.
 	noCtl, ascii bool
-	nlabels      int32
+	// nlabels here fills the bytes after the bools: the struct is 320
+	// bytes, five cache lines, and what the joiner reads lies in the
+	// first four of an entry (a block's lines, once past 32 KiB, are an
+	// allocation of their own that starts on a page, so every entry
+	// starts on a cache line; at 328 bytes most spanned five).
+	nlabels int32
 	// mask is the literal groups found in the body (Options.Scan); 0
 	// without a scan.
-	mask uint64
-	// rec is the record this line starts, as the peeler could fill it
-	// (everything but Text, and Labels when the prefixes were not a
-	// cached run: the joiner interns those). The joiner hands it to the
-	// consumers where it lies, so the serial stage copies no record.
-	rec     record.Record
-	collEnd int32 // end of collector prefixes
-	emitter span
-	labels  [maxLabels]span
+	mask   uint64
+	level  record.Level
+	rank   record.Rank
+	tm     time.Time
+	repeat int
+	// Computed by the peeler so the (serial) joiner does less: the labels
+	// as shared strings when they are exactly a cached prefix run, the
+	// emitter as a shared string, and whether the body is valid UTF-8.
+	labelStrs []string
+	emitStr   string
+	collEnd   int32 // end of collector prefixes
+	emitter   span
+	labels    [maxLabels]span
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -162,7 +171,6 @@ func (c *timeCache) put(raw []byte, t time.Time) {
 
 // peeler holds per-goroutine scratch state for peeling lines.
 type peeler struct {
-	source      string // the records' Source
 	tc          timeCache
 	roles       [8]string
 	nextRole    int
@@ -306,10 +314,10 @@ func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 			continue
 		}
 		l.hdr = hdrVLLM
-		l.rec.Level = e.level
+		l.level = e.level
 		l.emitter = span{int32(i) + e.emitter.a, int32(i) + e.emitter.b}
-		l.rec.Emitter = e.emitStr
-		l.rec.Time = e.tm
+		l.emitStr = e.emitStr
+		l.tm = e.tm
 		l.keyEnd = int32(i) + e.keyEnd
 		p.lastHdr = at
 		return i + n, true
@@ -329,10 +337,10 @@ func (p *peeler) storeHeader(l *peeled, b []byte, i, j int) {
 	e.key = append(e.key[:0], b[i:j]...)
 	e.tail = le64b(e.key, len(e.key)-8)
 	e.head = le64b(e.key, 0)
-	e.level = l.rec.Level
+	e.level = l.level
 	e.emitter = span{l.emitter.a - int32(i), l.emitter.b - int32(i)}
-	e.emitStr = l.rec.Emitter
-	e.tm = l.rec.Time
+	e.emitStr = l.emitStr
+	e.tm = l.tm
 	e.keyEnd = l.keyEnd - int32(i)
 }
 
@@ -343,7 +351,7 @@ func (p *peeler) storePrefix(key []byte, l *peeled, start, n0 int) {
 	if len(p.prefixes) >= 4096 {
 		return
 	}
-	e := &prefixEntry{key: string(key), rank: l.rec.Rank}
+	e := &prefixEntry{key: string(key), rank: l.rank}
 	if len(key) >= 8 {
 		e.tail = le64b(key, len(key)-8)
 	}
@@ -361,10 +369,13 @@ func (p *peeler) storePrefix(key []byte, l *peeled, start, n0 int) {
 // (nested), then one logger header, then the body.
 func (p *peeler) peel(l *peeled) {
 	b := l.line
-	l.rec = record.Record{Source: p.source, Line: int(l.n), EndLine: int(l.n), Kind: record.KindLogLine, Rank: record.NoRank}
+	l.rank = record.NoRank
 	l.nlabels = 0
 	l.hdr = hdrNone
+	l.level = ""
 	l.emitter = span{}
+	l.repeat = 0
+	l.tm = time.Time{}
 	i := 0
 
 	// Collector prefixes: at most two (e.g. a shipper timestamp and a
@@ -390,18 +401,18 @@ func (p *peeler) peel(l *peeled) {
 			c = p.cachedPrefix(b[i:end])
 		}
 	}
-	l.rec.Labels = nil
-	if c != nil && l.rec.Rank == record.NoRank {
-		l.rec.Rank = c.rank
+	l.labelStrs = nil
+	if c != nil && l.rank == record.NoRank {
+		l.rank = c.rank
 		if l.nlabels == 0 {
-			l.rec.Labels = c.strs
+			l.labelStrs = c.strs
 		}
 		for k := 0; k < c.n; k++ {
 			l.addLabel(i+int(c.labels[k].a), i+int(c.labels[k].b))
 		}
 		i = end
 	} else {
-		start, n0, rank0 := i, l.nlabels, l.rec.Rank
+		start, n0, rank0 := i, l.nlabels, l.rank
 		for k := 0; k < 6; k++ {
 			j := p.procPrefix(l, b, i, k == 0 && i == 0)
 			if j == i {
@@ -421,9 +432,9 @@ func (p *peeler) peel(l *peeled) {
 	} else {
 		i = p.header(l, b, i)
 		if l.nlabels != n0 {
-			l.rec.Labels = nil // glog compile-id tags are labels too
+			l.labelStrs = nil // glog compile-id tags are labels too
 		}
-		l.rec.Emitter = p.emitter(l.emitter.of(b))
+		l.emitStr = p.emitter(l.emitter.of(b))
 		p.storeHeader(l, b, int(l.procEnd), i)
 	}
 	l.body = span{int32(i), int32(len(b))}
@@ -451,7 +462,7 @@ func (p *peeler) peel(l *peeled) {
 			}
 			const pre = " [repeated "
 			if s < e && s >= len(pre) && string(body[s-len(pre):s]) == pre {
-				l.rec.Repeat, _ = atoi(body, s)
+				l.repeat, _ = atoi(body, s)
 				l.body.b = l.body.a + int32(s-len(pre))
 			}
 		}
@@ -563,7 +574,7 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 	case isDigit(r[0]):
 		// "YYYY-MM-DD HH:MM:SS[.fff] | "
 		if dt, j := dateTime(r, false); j > 0 && j+2 < len(r) && r[j] == ' ' && r[j+1] == '|' && r[j+2] == ' ' {
-			l.rec.Time = dt.time()
+			l.tm = dt.time()
 			l.addLabel(i, i+j)
 			return i + j + 3
 		}
@@ -592,8 +603,8 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 					if colon > 0 && open > 0 {
 						pid, e := atoi(u, open+1)
 						if e == open+1+len(u[open+1:colon]) && pid > 0 {
-							l.rec.Rank.PID = pid
-							l.rec.Time = time.Date(0, time.Month(mo), d, h, m, s, 0, time.UTC)
+							l.rank.PID = pid
+							l.tm = time.Date(0, time.Month(mo), d, h, m, s, 0, time.UTC)
 							end := i + 16 + host + 1 + colon + 2
 							l.addLabel(i, end)
 							return end + 1
@@ -669,7 +680,7 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 		if e == d || e+1 >= len(r) || r[e] != ']' || r[e+1] != ':' {
 			return i
 		}
-		l.rec.Rank.Global = n
+		l.rank.Global = n
 		l.addLabel(i, i+e+2)
 		// No separator follows "]:"; what follows is the body as printed.
 		return i + e + 2
@@ -719,7 +730,7 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 			return i
 		}
 	}
-	var rk record.Rank = l.rec.Rank
+	var rk record.Rank = l.rank
 	rk.PID = pid
 	role := p.roleAndIndices(name[:nameEnd], &rk)
 	for rest := name[nameEnd:]; len(rest) > 0; {
@@ -739,7 +750,7 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 		// "(X pid=1)foo": not a prefix.
 		return i
 	}
-	l.rec.Rank = rk
+	l.rank = rk
 	l.addLabel(i, i+e)
 	// Exactly one separating space: more is the body's own indentation.
 	if e < len(r) {
@@ -933,14 +944,14 @@ func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
 		return i
 	}
 	l.hdr = hdrVLLM
-	l.rec.Level = lvl
+	l.level = lvl
 	l.emitter = span{int32(i + fs), int32(i + fe)}
 	raw := r[ts:tsEnd]
 	if t, ok := p.tc.get(raw); ok {
-		l.rec.Time = t
+		l.tm = t
 	} else {
-		l.rec.Time = time.Date(0, time.Month(mo), d, h, m, s, ns, time.UTC)
-		p.tc.put(raw, l.rec.Time)
+		l.tm = time.Date(0, time.Month(mo), d, h, m, s, ns, time.UTC)
+		p.tc.put(raw, l.tm)
 	}
 	l.keyEnd = int32(i + fe + 1)
 	if fe+1 < len(r) {
@@ -985,19 +996,19 @@ func (p *peeler) glogHeader(l *peeled, b []byte, i int) int {
 		return i
 	}
 	l.hdr = hdrGlog
-	l.rec.Level = lvl
+	l.level = lvl
 	// Current torch prints the pid here; 2024 builds printed a thread id,
 	// which is larger than any pid (pid_max is at most 2^22).
-	if pid > 0 && pid <= 1<<22 && l.rec.Rank.PID == 0 {
-		l.rec.Rank.PID = pid
+	if pid > 0 && pid <= 1<<22 && l.rank.PID == 0 {
+		l.rank.PID = pid
 	}
 	l.emitter = span{int32(i + fs), int32(i + fe)}
 	raw := r[1:tsEnd]
 	if t, ok := p.tc.get(raw); ok {
-		l.rec.Time = t
+		l.tm = t
 	} else {
-		l.rec.Time = time.Date(0, time.Month(mo), d, h, m, s, ns, time.UTC)
-		p.tc.put(raw, l.rec.Time)
+		l.tm = time.Date(0, time.Month(mo), d, h, m, s, ns, time.UTC)
+		p.tc.put(raw, l.tm)
 	}
 	k = fe + 1
 	keyEnd := k
@@ -1066,7 +1077,7 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 			return i
 		}
 		tsEnd := k
-		rk := l.rec.Rank
+		rk := l.rank
 		for rest := in[k:]; len(bytes.TrimLeft(rest, " ")) > 0; {
 			var tok []byte
 			tok, rest = nextField(rest)
@@ -1074,14 +1085,14 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 				return i
 			}
 		}
-		l.rec.Rank = rk
+		l.rank = rk
 		l.hdr = hdrSGLang
 		raw := in[:tsEnd]
 		if t, ok := p.tc.get(raw); ok {
-			l.rec.Time = t
+			l.tm = t
 		} else {
-			l.rec.Time = dt.time()
-			p.tc.put(raw, l.rec.Time)
+			l.tm = dt.time()
+			p.tc.put(raw, l.tm)
 		}
 		l.keyEnd = int32(i + cl + 1)
 		return i + next
@@ -1113,7 +1124,7 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 	}
 	l.hdr = hdrATOM
 	l.emitter = span{int32(i + 1), int32(i + 1 + sp)}
-	l.rec.Time = time.Date(0, 1, 1, h, m, s, 0, time.UTC)
+	l.tm = time.Date(0, 1, 1, h, m, s, 0, time.UTC)
 	l.keyEnd = int32(i + cl + 1)
 	return i + next
 }

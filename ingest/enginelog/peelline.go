@@ -66,14 +66,14 @@ func (lp *LinePeeler) Peel(line string) Peeled {
 		}
 		return string(s.of(l.line))
 	}
-	out := Peeled{Body: cut(l.body), Rank: l.rec.Rank, Logger: loggerNames[l.hdr], Level: l.rec.Level}
+	out := Peeled{Body: cut(l.body), Rank: l.rank, Logger: loggerNames[l.hdr], Level: l.level}
 	if l.hdr == hdrGlog {
 		// The glog header's pid may have filled Rank.PID: peel the
 		// prefixes alone for what they say.
 		var q peeled
 		q.line = l.line[:l.procEnd]
 		lp.p.peel(&q)
-		out.Rank = q.rec.Rank
+		out.Rank = q.rank
 	}
 	out.Tagged = out.Rank != record.NoRank
 	out.Stream = cut(span{l.collEnd, l.procEnd})
