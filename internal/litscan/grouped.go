@@ -260,32 +260,52 @@ func digits8(w uint64) uint64 {
 // in the same order, with a run of digits in the same places (of any
 // length and value). "took 3.2 s" and "took 10.75 s" are alike; "took 3 s"
 // and "took s" are not. Equal texts are alike. Equal bytes are compared 8
-// at a time.
-func SameButNumbers(a, b string) bool {
+// at a time; with AVX2, texts of one length of at least 32 bytes 32 at a
+// time.
+func SameButNumbers(a, b string) bool { return sameButNumbers(a, b, haveAVX2) }
+
+// sameButNumbers is SameButNumbers, with the vector compare only when
+// vector is true: false is the fallback, and the reference the vector
+// compare is tested against.
+func sameButNumbers(a, b string, vector bool) bool {
 	i, j := 0, 0
 	if n := len(a); n == len(b) && n >= 8 {
 		// Numbers of the same widths (most of them): two texts of one
 		// length whose bytes, place by place, are equal or digits on
-		// both sides are alike. Two words a step; the last few bytes in
-		// the word that ends the text (it overlaps the bytes checked).
-		// Where a word is not so, the loop below goes on from it.
-		for i+16 <= n {
-			wa0, wb0, wa1, wb1 := le64(a, i), le64(b, i), le64(a, i+8), le64(b, i+8)
-			if (wa0^wb0)|(wa1^wb1) != 0 && !(alike8(wa0, wb0) && alike8(wa1, wb1)) {
-				break
-			}
-			i += 16
-		}
-		if i+16 > n {
-			if i+8 <= n && alike8(le64(a, i), le64(b, i)) {
-				i += 8
-			}
-			if i == n || i+8 > n && alike8(le64(a, n-8), le64(b, n-8)) {
+		// both sides are alike. Where a place is not so, the loop in
+		// sameFrom goes on from it (or from the word that holds it).
+		if vector && n >= 32 {
+			if i = alikeAVX2(a, b); i == n {
 				return true
+			}
+		} else {
+			// Two words a step; the last few bytes in the word that
+			// ends the text (it overlaps the bytes checked).
+			for i+16 <= n {
+				wa0, wb0, wa1, wb1 := le64(a, i), le64(b, i), le64(a, i+8), le64(b, i+8)
+				if (wa0^wb0)|(wa1^wb1) != 0 && !(alike8(wa0, wb0) && alike8(wa1, wb1)) {
+					break
+				}
+				i += 16
+			}
+			if i+16 > n {
+				if i+8 <= n && alike8(le64(a, i), le64(b, i)) {
+					i += 8
+				}
+				if i == n || i+8 > n && alike8(le64(a, n-8), le64(b, n-8)) {
+					return true
+				}
 			}
 		}
 		j = i
 	}
+	return sameFrom(a, b, i, j)
+}
+
+// sameFrom is SameButNumbers of a[i:] and b[j:] where a[:i] and b[:j] are
+// alike and end at the same place in a number or out of one (equal
+// lengths compared place by place up to i == j are).
+func sameFrom(a, b string, i, j int) bool {
 	for {
 		for i+8 <= len(a) && j+8 <= len(b) {
 			wa, wb := le64(a, i), le64(b, j)
