@@ -110,7 +110,8 @@ func FuzzFeedBorrowed(f *testing.F) {
 
 // FuzzBarMemo: after the lines of prime went through the Builder's memos
 // (the progress-bar prefix of keepBar among them), line matches to what
-// the plain match gives it.
+// the plain match gives it, and so does the first line of line through
+// matchFirst, which compares the memos with the start of a text.
 func FuzzBarMemo(f *testing.F) {
 	bar := "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  52%|#####     | 35/67 [00:08<00:07,  8.93it/s]"
 	f.Add(bar, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  55%|#####     | 37/67 [00:09<00:07,  7.58it/s]")
@@ -119,15 +120,25 @@ func FuzzBarMemo(f *testing.F) {
 	f.Add("  Capturing CUDA graph (x):1", "  Capturing CUDA graph (x):100%|")
 	f.Add("Capturing CUDA graphs (a 100%|):  1%|", "Capturing CUDA graphs (a 100%|): 2%|")
 	f.Add("Capturing CUDA graphs (a):  1%|\nCompiling a graph for (1, 8) takes 2 s", "Capturing CUDA graphs (a): 100")
+	f.Add("Model loading took 1 GiB and 2 seconds", "Model loading took 1 GiB and 2 seconds\nModel loading took 1 GiB and 3 seconds")
+	f.Add("Model loading took 1 GiB and 2 seconds", "Model loading took 1 GiB and 2 seconds.")
 	f.Fuzz(func(t *testing.T, prime, line string) {
-		b := New()
+		b, c := New(), New()
 		for l := range strings.SplitSeq(prime, "\n") {
 			b.match(l)
+			c.matchFirst(l)
 		}
 		got, gok := b.match(line)
 		want, wok := match(line)
 		if gok != wok || !reflect.DeepEqual(got, want) {
 			t.Fatalf("after %q, %q:\nmemo  %v %+v\nmatch %v %+v", prime, line, gok, got, wok, want)
+		}
+		// matchFirst reads the first line of a text of several.
+		first, _, _ := strings.Cut(line, "\n")
+		want, wok = match(first)
+		e, end := c.matchFirst(line)
+		if end != len(first) || (e != nil) != wok || e != nil && !reflect.DeepEqual(*e, want) {
+			t.Fatalf("after %q, matchFirst(%q) = %+v, %d; want %v %+v, %d", prime, line, e, end, wok, want, len(first))
 		}
 	})
 }

@@ -477,3 +477,5 @@ func refMatch(s string) (refEvent, bool) {
 
 // tqdmElapsed reads the elapsed time of a tqdm bar: "[00:11<00:00, 3.1it/s]"
 // or "[1:02:03<…"; -1 when absent.
+
+func within(d, lo, hi time.Duration) bool { return d >= lo && d <= hi }

@@ -105,6 +105,7 @@ func setOf(ids ...phaseID) phaseSet {
 func (s phaseSet) has(id phaseID) bool { return s&(1<<id) != 0 }
 
 type rankState struct {
+	key     rankKey
 	open    [nPhases]*Phase
 	closed  [nPhases]int32 // 1 + index in Builder.phases of the last closed phase by name (0 none)
 	errLine int            // last error line seen on this rank (0 none)
@@ -117,6 +118,7 @@ type sourceState struct {
 	shift    time.Duration // added to year-less / date-less times after a rollover
 	rawLast  time.Time
 	rawNorm  time.Time // normalize(rawLast) when it was fed
+	settled  bool      // rawNorm and last are set (not zero)
 	gaps     []Gap
 }
 
@@ -135,7 +137,8 @@ type Builder struct {
 	recentMarks [4]recentMark
 	bar         recentBar // see keepBar
 	markTick    int
-	noMemo      bool // tests: match every marker line afresh and normalize every time (the reference path)
+	ev          event // what matchFirst returns when no memo knew the line
+	noMemo      bool  // tests: match every marker line afresh and normalize every time (the reference path)
 	// Dropped counts phases not kept because MaxPhases was reached (a log
 	// that repeats its startup markers endlessly).
 	Dropped int
@@ -222,104 +225,170 @@ func (b *Builder) FeedText(rec *record.Record, text string) { b.feed(rec, text, 
 
 func (b *Builder) feed(rec *record.Record, text string, marks bool) {
 	ss := b.lastSS
-	if ss == nil || rec.Source != b.lastSrc {
-		if ss = b.sources[rec.Source]; ss == nil {
-			ss = &sourceState{first: len(b.sources)}
-			b.sources[rec.Source] = ss
-		}
-		b.lastSrc, b.lastSS = rec.Source, ss
+	if ss == nil || !sameString(rec.Source, b.lastSrc) {
+		ss = b.source(rec.Source)
 	}
 	var t time.Time
-	if !rec.Time.IsZero() && rec.Time == ss.rawLast && !ss.rawNorm.IsZero() && !ss.last.IsZero() && !b.noMemo {
+	switch {
+	case rec.Time.IsZero():
+		// tqdm lines carry no header: use the last time seen (normalize
+		// leaves a zero time alone).
+		t = ss.last
+		if rec.EndLine > ss.lastLine && !ss.last.IsZero() {
+			ss.lastLine = rec.EndLine
+		}
+	case rec.Time == ss.rawLast && ss.settled && !b.noMemo:
 		// The stamp of the source's last timed record (lines share their
 		// second): normalize gives the time it gave then, which is not
 		// after ss.last (nothing but a timed record moves either), so no
 		// gap opens and last stays.
 		t = ss.rawNorm
 		ss.lastLine = rec.EndLine
-	} else {
-		t = ss.normalize(rec.Time)
-		if !rec.Time.IsZero() {
-			ss.rawNorm = t // what normalize gave for rawLast
-		}
-		if !t.IsZero() {
-			if !ss.last.IsZero() {
-				if d := t.Sub(ss.last); d >= time.Second {
-					ss.addGap(Gap{Source: rec.Source, Line: ss.lastLine, Start: ss.last, Seconds: d.Seconds()})
-				}
-			}
-			if t.After(ss.last) || ss.last.IsZero() {
-				ss.last = t
-			}
-			ss.lastLine = rec.EndLine
-		} else {
-			t = ss.last // tqdm lines carry no header: use the last time seen
-			if rec.EndLine > ss.lastLine && !ss.last.IsZero() {
-				ss.lastLine = rec.EndLine
-			}
-		}
+	default:
+		t = ss.clock(rec)
 	}
-
 	isErr := rec.Level == record.LevelError || rec.Level == record.LevelCritical
-	var rs *rankState
-	var key rankKey
-	state := func() *rankState {
-		if rs == nil {
-			rs, key = b.rankState(rec)
+	if marks {
+		b.marks(rec, text, t, isErr)
+	} else if isErr {
+		b.rankState(rec).errLine = rec.Line
+	}
+}
+
+// source returns the state of the source named s, and makes it the one
+// the next records are checked against first.
+//
+//go:noinline
+func (b *Builder) source(s string) *sourceState {
+	ss := b.sources[s]
+	if ss == nil {
+		ss = &sourceState{first: len(b.sources)}
+		b.sources[s] = ss
+	}
+	b.lastSrc, b.lastSS = s, ss
+	return ss
+}
+
+// clock moves the source's clock to rec's time, which is not zero, and
+// returns it normalized.
+func (ss *sourceState) clock(rec *record.Record) time.Time {
+	t := ss.normalize(rec.Time)
+	ss.rawNorm = t // what normalize gave for rawLast
+	if !t.IsZero() {
+		if !ss.last.IsZero() {
+			if d := t.Sub(ss.last); d >= time.Second {
+				ss.addGap(Gap{Source: rec.Source, Line: ss.lastLine, Start: ss.last, Seconds: d.Seconds()})
+			}
 		}
-		return rs
+		if t.After(ss.last) || ss.last.IsZero() {
+			ss.last = t
+		}
+		ss.lastLine = rec.EndLine
+	} else {
+		t = ss.last
+		if rec.EndLine > ss.lastLine && !ss.last.IsZero() {
+			ss.lastLine = rec.EndLine
+		}
 	}
+	ss.settled = !ss.rawNorm.IsZero() && !ss.last.IsZero()
+	return t
+}
+
+// marks matches every line of text (rec's) against the markers and
+// applies what they mean at time t, after marking the rank failed at
+// rec's line when isErr.
+func (b *Builder) marks(rec *record.Record, text string, t time.Time, isErr bool) {
+	var rs *rankState // rec's rank, looked up when needed
 	if isErr {
-		state().errLine = rec.Line
-	}
-	if !marks {
-		return
+		rs = b.rankState(rec)
+		rs.errLine = rec.Line
 	}
 	// Every line: unprefixed continuation lines (SGLang, tqdm bars joined
 	// into one record) can carry markers too.
 	for n := rec.Line; ; n++ {
-		line, rest, more := strings.Cut(text, "\n")
-		if m, ok := b.match(line); ok {
-			st := state()
-			b.apply(st, key, &m, t, n, rec.Source)
-		} else if strings.HasPrefix(line, "Traceback (most recent call last)") {
-			state().errLine = n
+		e, end := b.matchFirst(text)
+		if e != nil {
+			if rs == nil {
+				rs = b.rankState(rec)
+			}
+			if !e.plainOpen || rs.open[e.id] == nil { // else apply would change nothing (a progress bar going on)
+				b.apply(rs, e, t, n)
+			}
+		} else if strings.HasPrefix(text, "Traceback (most recent call last)") { // no '\n' in it: the first line's prefix
+			if rs == nil {
+				rs = b.rankState(rec)
+			}
+			rs.errLine = n
 		}
-		if !more {
+		if end >= len(text) {
 			break
 		}
-		text = rest
+		text = text[end+1:]
 	}
+}
+
+// sameString is a == b, without a call when both are the same bytes (a
+// record's source, a rank's role: every record of an input shares one
+// string).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // rankState returns the state of rec's rank in rec's source. The ranks of
 // a log take turns (TP=8 workers each print the same lines), so the last
-// few are kept in a list compared field by field before any map is hashed.
-func (b *Builder) rankState(rec *record.Record) (*rankState, rankKey) {
-	for k := range len(b.recentRanks) {
-		at := (b.lastRank + k) % len(b.recentRanks) // the last hit first
-		e := &b.recentRanks[at]
-		if e.rs != nil && e.rank.PID == rec.Rank.PID && e.rank == rec.Rank && e.key.source == rec.Source {
+// few are kept in a list compared field by field before any map is hashed,
+// from the last hit on.
+func (b *Builder) rankState(rec *record.Record) *rankState {
+	if e := &b.recentRanks[b.lastRank&(len(b.recentRanks)-1)]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
+		return e.rs
+	}
+	return b.otherRank(rec)
+}
+
+// otherRank is rankState when the last hit was another rank: the rest of
+// the list in turn, then the map.
+//
+//go:noinline
+func (b *Builder) otherRank(rec *record.Record) *rankState {
+	at := b.lastRank
+	for range len(b.recentRanks) - 1 {
+		if at++; at == len(b.recentRanks) {
+			at = 0
+		}
+		if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
 			b.lastRank = at
-			return e.rs, e.key
+			return e.rs
 		}
 	}
+	return b.newRank(rec)
+}
+
+// sameRank is *a == *b, the pid (which tells workers apart) first.
+func sameRank(a, b *record.Rank) bool {
+	return a.PID == b.PID && a.TP == b.TP && a.DP == b.DP && a.PP == b.PP && a.EP == b.EP && a.Global == b.Global &&
+		sameString(a.Role, b.Role)
+}
+
+// newRank is rankState for a rank not among the recent ones.
+//
+//go:noinline
+func (b *Builder) newRank(rec *record.Record) *rankState {
 	key := rankKey{rec.Source, b.rankName(rec.Rank)}
 	rs := b.ranks[key]
 	if rs == nil {
-		rs = &rankState{}
+		rs = &rankState{key: key}
 		b.ranks[key] = rs
 	}
 	b.lastRank = b.nextRank % len(b.recentRanks)
-	b.recentRanks[b.lastRank] = recentRank{rank: rec.Rank, key: key, rs: rs}
+	b.recentRanks[b.lastRank] = recentRank{rank: rec.Rank, source: rec.Source, rs: rs}
 	b.nextRank++
-	return rs, key
+	return rs
 }
 
 type recentRank struct {
-	rank record.Rank
-	key  rankKey
-	rs   *rankState
+	rank   record.Rank
+	source string
+	rs     *rankState
 }
 
 // match is the package's match with a memo of the last few marker lines:
@@ -343,6 +412,60 @@ func (b *Builder) match(line string) (event, bool) {
 			return e.ev, true
 		}
 	}
+	return b.matchNew(line)
+}
+
+// matchFirst is match on the first line of text, and where that line
+// ends (len(text) when it is the only one). The event, nil when the line
+// is no marker, holds until the next call. A line the memos know is
+// compared in place, so the usual one-line record is not searched for
+// its end first; what the memos hold has no '\n', so a memo line that
+// text starts with, followed by '\n' or nothing, is text's first line.
+func (b *Builder) matchFirst(text string) (*event, int) {
+	if b.noMemo {
+		line, _, _ := strings.Cut(text, "\n")
+		ev, ok := match(line)
+		if !ok {
+			return nil, len(line)
+		}
+		b.ev = ev
+		return &b.ev, len(line)
+	}
+	end := -1 // not known yet
+	if bar := &b.bar; bar.prefix != "" && len(text) > len(bar.prefix) && text[0] == bar.prefix[0] && text[:len(bar.prefix)] == bar.prefix {
+		rest := text[len(bar.prefix):]
+		if k := strings.IndexByte(rest, '\n'); k >= 0 {
+			rest = rest[:k]
+		}
+		end = len(bar.prefix) + len(rest)
+		if len(rest) > 0 && !strings.Contains(rest, "100%|") {
+			return &bar.ev, end
+		}
+	}
+	for k := range b.recentMarks {
+		e := &b.recentMarks[k]
+		if n := len(e.line); n <= len(text) && n > 0 && text[0] == e.line[0] && (n == len(text) || text[n] == '\n') && text[:n] == e.line {
+			b.markTick++
+			e.used = b.markTick
+			return &e.ev, n
+		}
+	}
+	if end < 0 {
+		if end = strings.IndexByte(text, '\n'); end < 0 {
+			end = len(text)
+		}
+	}
+	ev, ok := b.matchNew(text[:end])
+	if !ok {
+		return nil, end
+	}
+	b.ev = ev
+	return &b.ev, end
+}
+
+// matchNew is match on a line the memos did not know, which it then
+// remembers when it is a marker.
+func (b *Builder) matchNew(line string) (event, bool) {
 	ev, ok := match(line)
 	if ok && ev.open && !ev.close && ev.id == idCUDAGraph && ev.detail != "" && len(line) <= 512 {
 		if b.keepBar(line, ev) {
@@ -446,21 +569,24 @@ func (s *sourceState) addGap(g Gap) {
 
 // event is what a marker line means.
 type event struct {
-	id     phaseID
-	open   bool     // opens the phase
-	close  bool     // closes it
-	ready  bool     // the engine is up: every open phase in the source is done
-	closes phaseSet // other phases this line closes (done)
-	drops  phaseSet // open phases this line shows never ran (a cache hit skips Inductor)
-	opens  phaseSet // other phases this line opens
-	detail string
-	secs   float64 // duration printed on the line; <0 unknown
+	id    phaseID
+	open  bool // opens the phase
+	close bool // closes it
+	ready bool // the engine is up: every open phase in the source is done
+	// plainOpen: open, and nothing else (the phase's own opening line)
+	plainOpen bool
+	closes    phaseSet // other phases this line closes (done)
+	drops     phaseSet // open phases this line shows never ran (a cache hit skips Inductor)
+	opens     phaseSet // other phases this line opens
+	detail    string
+	secs      float64 // duration printed on the line; <0 unknown
 }
 
 // name is the name of the event's phase.
 func (e *event) name() string { return phaseNames[e.id] }
 
-func (b *Builder) apply(rs *rankState, key rankKey, e *event, t time.Time, line int, source string) {
+func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
+	key, source := &rs.key, rs.key.source
 	// A detail is a piece of the record's text, which Feed's caller may
 	// reuse: every Phase keeps a copy (keepDetail).
 	if e.drops != 0 {
@@ -520,7 +646,7 @@ func (b *Builder) apply(rs *rankState, key rankKey, e *event, t time.Time, line 
 		// A second closing line for a phase that just closed (vLLM logs
 		// "Loading weights took" then "Model loading took") extends it.
 		if k := rs.closed[e.id] - 1; k >= 0 && e.detail == "" && b.phases[k].Detail == "" && !t.IsZero() &&
-			within(t.Sub(b.phases[k].End), 0, 5*time.Second) {
+			withinSecs(t, b.phases[k].End, 5) {
 			q := &b.phases[k]
 			q.End, q.EndLine = t, line
 			if e.secs > q.Seconds {
@@ -562,7 +688,19 @@ func startOf(t time.Time, secs float64) time.Time {
 	return t.Add(-time.Duration(secs * float64(time.Second)))
 }
 
-func within(d, lo, hi time.Duration) bool { return d >= lo && d <= hi }
+// withinSecs reports whether t is u or at most max seconds after it:
+// 0 <= t.Sub(u) <= max s. Sub checks its result for overflow by adding
+// it back, more than all the rest here costs; the second count decides
+// alone but for a difference within a second of 0 or max. (Times come
+// from log text: no monotonic clock reading, which Sub would prefer.)
+func withinSecs(t, u time.Time, max int64) bool {
+	ds := t.Unix() - u.Unix()
+	if ds < 0 || ds > max {
+		return false
+	}
+	d := ds*int64(time.Second) + int64(t.Nanosecond()-u.Nanosecond())
+	return d >= 0 && d <= max*int64(time.Second)
+}
 
 // keepDetail copies a detail out of the record's text: Feed's caller may
 // reuse the text's memory once Feed returns.
@@ -707,6 +845,12 @@ func shapeOf(s, pre, post string) string {
 // Markers are message prefixes, so a switch on the first byte keeps the
 // common case (no marker) cheap.
 func match(s string) (event, bool) {
+	ev, ok := matchLine(s)
+	ev.plainOpen = ev.open && !ev.close && !ev.ready && ev.closes|ev.drops|ev.opens == 0
+	return ev, ok
+}
+
+func matchLine(s string) (event, bool) {
 	s = strings.TrimLeft(s, " ")
 	if len(s) < 8 {
 		return event{}, false
