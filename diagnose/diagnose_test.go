@@ -522,12 +522,14 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestBatchCounts: logs whose record count fills every batch of the
-// pipeline, exactly or with one record over, are read to the end (a batch
-// returned twice to the free list once deadlocked the pipeline).
+// TestBatchCounts: logs of one line, of about one small first block, and
+// of more blocks than the pipeline has (each returns to the parser after
+// both consumers are done with it) are read to the end (a batch returned
+// twice to the free list once deadlocked the pipeline).
 func TestBatchCounts(t *testing.T) {
 	dir := t.TempDir()
-	for _, n := range []int{1, batchSize, batchSize + 1, nBatches * batchSize, nBatches*batchSize + 1, 3*nBatches*batchSize + 7} {
+	// A line is 80 bytes; a full block 1 MiB; a batch 512 records.
+	for _, n := range []int{1, 512, 513, 819, 820, 13107, 13108, 150001} {
 		var b strings.Builder
 		for i := 0; i < n; i++ {
 			fmt.Fprintf(&b, "(Worker_TP%d pid=9) INFO 05-28 18:58:32 [gpu_worker.py:298] record %d\n", i%4, i)

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/bringup-tool/bringup/analyze/timeline"
@@ -116,72 +115,6 @@ func sameSlice(a, b []string) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// batchSize records travel together between the pipeline's goroutines:
-// big enough to make channel costs vanish, small enough to stay in cache.
-// A batch is sent early when its texts pass arenaMax bytes.
-const (
-	batchSize = 512
-	nBatches  = 8
-	arenaMax  = 1 << 20
-)
-
-// batch is records with their literal masks and their texts, back to back
-// in arena (the record's Text is unset: only the few records an analyzer
-// reads get a string).
-type batch struct {
-	recs  []record.Record
-	masks []uint64
-	ends  []int // end of record i's text in arena; it starts at ends[i-1]
-	arena []byte
-	refs  atomic.Int32 // consumers still reading it
-}
-
-func (b *batch) text(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = b.ends[i-1]
-	}
-	return b.arena[start:b.ends[i]]
-}
-
-// addText appends a record's text to the arena.
-func (b *batch) addText(t []byte) {
-	if poisonArena && len(b.arena)+len(t) > cap(b.arena) {
-		// Grow by hand so the old memory can be poisoned too.
-		old := b.arena
-		b.arena = append(make([]byte, 0, 2*cap(old)+len(t)), old...)
-		poison(old[:cap(old)])
-	}
-	b.arena = append(b.arena, t...)
-	b.ends = append(b.ends, len(b.arena))
-}
-
-func poison(b []byte) {
-	for i := range b {
-		b[i] = 0xA5
-	}
-}
-
-func (b *batch) reset() {
-	if poisonArena {
-		poison(b.arena[:cap(b.arena)])
-	}
-	b.recs, b.masks, b.ends, b.arena = b.recs[:0], b.masks[:0], b.ends[:0], b.arena[:0]
-	if cap(b.arena) > 2*arenaMax {
-		b.arena = nil // one huge record: do not keep its memory
-	}
-}
-
-// poisonArena (tests): overwrite a batch's texts when it is released, so a
-// string still pointing into them shows up as a wrong result.
-var poisonArena bool
-
-// batchPool keeps batches between inputs: a directory of thousands of
-// small logs would otherwise allocate nBatches × batchSize records each.
-var batchPool = sync.Pool{New: func() any {
-	return &batch{recs: make([]record.Record, 0, batchSize), masks: make([]uint64, 0, batchSize), ends: make([]int, 0, batchSize)}
-}}
-
 // analyzeLog streams one engine log through the parser, the traceback
 // extractor, the timeline and version detectors and the text rules. Only
 // rule hits, tracebacks and phases are kept: memory does not grow with the
@@ -200,25 +133,10 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	if forceAll {
 		always, scan = gAll, nil
 	}
-	// Batches are taken from the pool as the parser fills them: a small
-	// log uses one.
-	free := make(chan *batch, nBatches)
-	made := 0
-	next := func() *batch {
-		if made < nBatches && len(free) == 0 {
-			made++
-			return batchPool.Get().(*batch)
-		}
-		return <-free
-	}
-	toMatch := make(chan *batch, nBatches)
-	toFacts := make(chan *batch, nBatches)
-	release := func(b *batch) {
-		if b.refs.Add(-1) == 0 {
-			b.reset()
-			free <- b
-		}
-	}
+	// Batches are built by the parser's peelers and handed on in input
+	// order; each consumer releases what it read.
+	toMatch := make(chan *enginelog.Batch, 32)
+	toFacts := make(chan *enginelog.Batch, 32)
 
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -229,9 +147,9 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		defer wg.Done()
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		for b := range toMatch {
-			for i := range b.recs {
-				rec := &b.recs[i]
-				mask := b.masks[i] | always
+			for i := 0; i < b.Len(); i++ {
+				rec, mask, text := b.At(i)
+				mask |= always
 				tb := mask&gTraceback != 0 || !x.Skip(rec)
 				if mask&(gRules|gVersions|gGPU) == 0 && !tb {
 					continue // the common case: nothing here reads this record
@@ -240,7 +158,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 				// reads the batch too, and what the analyzers keep of the
 				// text must outlive the batch.
 				r := *rec
-				r.Text = string(b.text(i))
+				r.Text = string(text)
 				m.match(&r, mask)
 				if mask&gVersions != 0 {
 					vd.Feed(&r)
@@ -249,68 +167,40 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 					x.Feed(&r)
 				}
 			}
-			release(b)
+			b.Release()
 		}
 	}()
 	go func() { // timeline
 		defer wg.Done()
 		for b := range toFacts {
-			for i := range b.recs {
-				if (b.masks[i]|always)&gTimeline == 0 {
-					tl.Feed(&b.recs[i], false)
-					continue
+			for i := 0; i < b.Len(); i++ {
+				rec, mask, t := b.At(i)
+				switch {
+				case (mask|always)&gTimeline == 0:
+					tl.Feed(rec, false)
+				case forceAll:
+					tl.FeedText(rec, string(t)) // the reference path borrows nothing
+				case len(t) > 0:
+					// The Builder keeps nothing of the text: it may
+					// point into the batch, which outlives the call.
+					tl.FeedText(rec, unsafe.String(&t[0], len(t)))
+				default:
+					tl.FeedText(rec, "")
 				}
-				// The Builder keeps nothing of the text: it may point
-				// into the batch, which outlives the call.
-				r := b.recs[i]
-				if t := b.text(i); forceAll {
-					r.Text = string(t) // the reference path borrows nothing
-				} else if len(t) > 0 {
-					r.Text = unsafe.String(&t[0], len(t))
-				}
-				tl.Feed(&r, true)
 			}
-			release(b)
+			b.Release()
 		}
 	}()
 
-	cur := next()
-	send := func() {
-		cur.refs.Store(2)
-		toMatch <- cur
-		toFacts <- cur
-	}
-	// The parser builds each record in the batch's next slot (a batch is
-	// sent as soon as it is full, so cur always has room for one more).
-	slot := func() *record.Record {
-		n := len(cur.recs)
-		cur.recs = cur.recs[:n+1]
-		return &cur.recs[n]
-	}
-	st, err := enginelog.ParseWith(r, path, enginelog.Options{Scan: scan, RawText: true, Slot: slot}, func(rec *record.Record, mask uint64, text []byte) {
-		cur.masks = append(cur.masks, mask)
-		cur.addText(text)
-		if len(cur.recs) == batchSize || len(cur.arena) >= arenaMax {
-			send()
-			cur = next()
-		}
+	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan}, func(b *enginelog.Batch) {
+		b.Hold()
+		toMatch <- b
+		b.Hold()
+		toFacts <- b
 	})
-	if len(cur.recs) > 0 {
-		send()
-	} else {
-		free <- cur // never sent: no consumer will release it
-	}
 	close(toMatch)
 	close(toFacts)
 	wg.Wait()
-	// Every batch is back in free: drop the records' strings and keep the
-	// batches for the next input.
-	for ; made > 0; made-- {
-		b := <-free
-		clear(b.recs[:cap(b.recs)])
-		b.recs = b.recs[:0]
-		batchPool.Put(b)
-	}
 
 	res.input.Bytes, res.input.Records, res.input.Skipped = st.Bytes, st.Records, st.Skipped
 	for _, s := range st.SkipSamples {

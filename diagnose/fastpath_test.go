@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/rules"
 )
@@ -18,8 +19,8 @@ import (
 // diagnoses as JSON.
 func bothWays(t testing.TB, set *rules.Set, paths []string, data []byte) (fast, full []byte) {
 	t.Helper()
-	defer func(f, p bool) { forceAll, poisonArena = f, p }(forceAll, poisonArena)
-	poisonArena = true
+	defer func(f, p bool) { forceAll, enginelog.PoisonReleased = f, p }(forceAll, enginelog.PoisonReleased)
+	enginelog.PoisonReleased = true
 	run := func(all bool) []byte {
 		forceAll = all
 		opt := Options{Rules: set}

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest"
@@ -78,7 +79,11 @@ func (b *block) grow(n int) {
 	b.buf = buf
 }
 
-// block is a run of whole lines read from the input, with the lines peeled.
+// block is a run of whole lines read from the input. A peeler peels its
+// lines and joins them into records on its own (outs, and open: the record
+// still open at the block's end, moved out of the batches), as if no
+// record were open before the block's first line; the caller's goroutine
+// then stitches each block to the one before, in order.
 type block struct {
 	buf    []byte // backing read buffer (blockSize, or firstBlock until the input fills it)
 	data   []byte // whole lines; the input's last line may lack '\n'
@@ -88,20 +93,130 @@ type block struct {
 	err    error // read error after data (not io.EOF)
 	first  int64 // number of the block's first line
 	ready  chan struct{}
+
+	outs []*Batch
+	open openRecord
+	st   Stats // the block's lines (records are counted as they are handed on)
 }
+
+// Batch is records in input order, each with its literal mask (see
+// Options.Scan) and its text, back to back in an arena: built on the core
+// that peeled their lines while those are in its cache, and read as a
+// whole by the caller's readers. Everything a Batch holds is valid until
+// it is released.
+type Batch struct {
+	recs  []record.Record // complete records; while a joiner fills it, then the open one
+	masks []uint64
+	ends  []int // end of record i's text in arena; it starts at ends[i-1]
+	arena []byte
+	// skip: the first records are not the input's (stitching found them
+	// joined otherwise), and are left out.
+	skip int
+	// invalid: records whose text held invalid UTF-8 (replaced), by index.
+	invalid []int
+	refs    atomic.Int32
+}
+
+// Records travel in batches of batchRecs, or fewer once their texts pass
+// batchText bytes: big enough to make channel costs vanish, small enough
+// to stay in cache.
+const (
+	batchRecs = 512
+	batchText = 256 << 10
+)
+
+var batchPool = sync.Pool{New: func() any {
+	return &Batch{recs: make([]record.Record, 0, batchRecs), masks: make([]uint64, 0, batchRecs), ends: make([]int, 0, batchRecs)}
+}}
+
+func newBatch() *Batch {
+	b := batchPool.Get().(*Batch)
+	b.refs.Store(1)
+	return b
+}
+
+// Len is the number of records in b.
+func (b *Batch) Len() int { return len(b.masks) - b.skip }
+
+// At returns record i (its Text unset), its literal mask and its text,
+// valid UTF-8. They are valid until b is released; what a reader keeps
+// must be copied.
+func (b *Batch) At(i int) (rec *record.Record, mask uint64, text []byte) {
+	i += b.skip
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return &b.recs[i], b.masks[i], b.arena[start:b.ends[i]:b.ends[i]]
+}
+
+// Hold keeps b for one more reader, which must call Release when done.
+func (b *Batch) Hold() { b.refs.Add(1) }
+
+// Release ends one reader's use of b (see Hold).
+func (b *Batch) Release() {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	if PoisonReleased {
+		for i := range b.arena[:cap(b.arena)] {
+			b.arena[:cap(b.arena)][i] = 0xA5
+		}
+	}
+	clear(b.recs) // the strings they hold
+	b.recs, b.masks, b.ends, b.arena, b.invalid, b.skip = b.recs[:0], b.masks[:0], b.ends[:0], b.arena[:0], b.invalid[:0], 0
+	if cap(b.arena) > 2*batchText {
+		b.arena = nil // one huge record: do not keep its memory
+	}
+	batchPool.Put(b)
+}
+
+// slot gives the Record the next record is built in.
+func (b *Batch) slot() *record.Record {
+	n := len(b.recs)
+	if n < cap(b.recs) {
+		b.recs = b.recs[:n+1] // the joiner sets every field
+	} else {
+		b.recs = append(b.recs, record.Record{})
+	}
+	return &b.recs[n]
+}
+
+// full says whether the joiner should start another batch.
+func (b *Batch) full() bool { return len(b.masks) >= batchRecs || len(b.arena) >= batchText }
+
+// invalidFrom counts the records from skip on whose text was made valid.
+func (b *Batch) invalidFrom() int64 {
+	n := int64(0)
+	for _, i := range b.invalid {
+		if i >= b.skip {
+			n++
+		}
+	}
+	return n
+}
+
+// PoisonReleased is for tests, of this package and of readers of
+// batches: when set, a batch's texts are overwritten as its last reader
+// releases it, so a text still pointing into them shows up as wrong.
+// Set it only while no parse runs.
+var PoisonReleased bool
 
 // Parse streams r and calls emit for each Record in input order.
 //
 // Work is spread over the CPUs: one goroutine reads blocks of whole lines
-// (numbering them), several peel the lines of different blocks at once,
-// and the calling goroutine takes the blocks back in order, joins
-// continuation lines and calls emit. emit is only ever called from the
-// caller's goroutine.
+// (numbering them), several peel the lines of different blocks at once
+// and join them into records, and the calling goroutine stitches the
+// blocks together in order and calls emit. emit is only ever called from
+// the caller's goroutine.
 func Parse(r io.Reader, source string, emit func(record.Record)) (Stats, error) {
-	return ParseWith(r, source, Options{}, func(rec *record.Record, _ uint64, _ []byte) { emit(*rec) })
+	return ParseWith(r, source, Options{}, func(rec *record.Record, _ uint64, text []byte) {
+		rec.Text = string(text)
+		emit(*rec)
+	})
 }
 
-// Options tune ParseWith.
+// Options tune ParseWith and ParseBatches.
 type Options struct {
 	// Scan, when set, runs over the body of every line in the parallel
 	// peel stage; a record's mask is the union of its lines' masks (every
@@ -109,22 +224,27 @@ type Options struct {
 	// literal holding '\n' or only blanks can span or lose a line join:
 	// the caller must not put such literals in Scan.
 	Scan *litscan.Grouped
-	// RawText: records are emitted with Text unset and no string built;
-	// the text argument of emit holds it.
-	RawText bool
-	// Slot, when set, gives the Record the next record is built in, and
-	// emit is called with that pointer (a caller that keeps records in an
-	// array of its own saves copying each). It is called when a record
-	// starts, once per record, after the previous record was emitted;
-	// the parser writes to it until emitting it, and never after.
-	Slot func() *record.Record
 }
 
-// ParseWith is Parse for a caller that takes records by pointer: rec and
-// text (the record's text, valid UTF-8) are only valid during the call to
-// emit, which must copy what it keeps. mask is the record's literal groups
-// (see Options.Scan), 0 without a scan.
+// ParseWith is Parse for a caller that takes records by pointer: rec (its
+// Text unset) and text (the record's text, valid UTF-8) are only valid
+// during the call to emit, which must copy what it keeps. mask is the
+// record's literal groups (see Options.Scan), 0 without a scan.
 func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Record, mask uint64, text []byte)) (Stats, error) {
+	return ParseBatches(r, source, opt, func(b *Batch) {
+		for i := 0; i < b.Len(); i++ {
+			emit(b.At(i))
+		}
+	})
+}
+
+// ParseBatches is ParseWith a batch at a time, for a caller that reads
+// the records on other goroutines: emit is called with each Batch in
+// input order, from the caller's goroutine; the Batch is released when
+// emit returns, unless emit called Hold for readers that will Release
+// it. Readers that fall behind hold the parser back (emit blocks on
+// them), so memory stays bounded.
+func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (Stats, error) {
 	peelers := min(max(runtime.GOMAXPROCS(0), 1), 4)
 	nb := peelers + 3
 	// Blocks are taken from the pool only as the reader needs them: a
@@ -146,7 +266,7 @@ func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Re
 		}
 	}
 	read := make(chan *block, nb)  // to the peelers, any of which may take it
-	order := make(chan *block, nb) // to the joiner, in input order
+	order := make(chan *block, nb) // to the stitcher, in input order
 
 	var bytesRead int64
 	go func() {
@@ -169,49 +289,168 @@ func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Re
 	for i := 0; i < peelers; i++ {
 		go func() {
 			p := peeler{scan: opt.Scan}
+			j := &joiner{source: source, labels: map[string][]string{}}
 			for b := range read {
-				p.peelBlock(b, b.first-1)
+				p.joinBlock(b, j)
 				b.ready <- struct{}{}
 			}
 		}()
 	}
 
-	j := &joiner{source: source, emitPtr: emit, raw: opt.RawText, slot: opt.Slot, labels: map[string][]string{}}
+	s := stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, emit: emit}
 	var err error
 	for b := range order {
 		<-b.ready
-		for k := range b.lines {
-			j.add(&b.lines[k])
-		}
+		s.stitch(b)
 		if b.err != nil {
 			err = fmt.Errorf("%s: read: %w", source, b.err)
 		}
-		j.detach()
-		if poisonBlocks {
-			for i := range b.buf {
-				b.buf[i] = 0xA5
-			}
-			for i := range b.clean[:cap(b.clean)] {
-				b.clean[:cap(b.clean)][i] = 0xA5
+		if PoisonReleased {
+			for _, m := range [][]byte{b.buf, b.clean[:cap(b.clean)]} {
+				for i := range m {
+					m[i] = 0xA5
+				}
 			}
 		}
 		free <- b
 	}
-	j.flush()
+	s.finish()
 	// The reader has exited (order is closed), so every block it made is
 	// back in free: keep them for the next Parse.
 	for ; made > 0; made-- {
 		b := <-free
-		b.data, b.lines = nil, b.lines[:0]
+		b.data, b.lines, b.outs = nil, b.lines[:0], b.outs[:0]
 		blockPool.Put(b)
 	}
-	j.st.Bytes = bytesRead
-	return j.st, err
+	s.st.Bytes = bytesRead
+	return s.st, err
 }
 
-// poisonBlocks (tests): overwrite a block's memory when the joiner is done
-// with it, so a record still pointing into it shows up as wrong text.
-var poisonBlocks bool
+// stitcher joins the blocks' records into one sequence: the record open
+// at a block's end may go on in the next block's first lines, which that
+// block's peeler joined as if it began a record. The stitcher joins those
+// lines again, in order, until it starts a record on a line where the
+// block's own joining started one too: from there on the two agree (a
+// joiner's state after starting a record depends on that line alone).
+// Usually that is the block's first line.
+type stitcher struct {
+	j    joiner // quiet: the blocks counted their lines
+	p    peeler
+	tmp  block // clean scratch for lines joined again
+	line peeled
+	st   Stats
+	emit func(*Batch)
+}
+
+func (s *stitcher) stitch(b *block) {
+	s.st.add(&b.st)
+	from := 0 // the first of b's records that stands
+	if s.j.open {
+		from = s.resync(b)
+	}
+	// What the stitcher closed comes first.
+	s.hand(s.j.cur)
+	s.j.cur = nil
+	k := 0
+	for _, o := range b.outs {
+		n := len(o.masks) // o is gone once handed on
+		switch {
+		case from < 0 || k+n <= from:
+			o.Release() // joined otherwise
+		default:
+			o.skip = max(from-k, 0)
+			s.hand(o)
+		}
+		k += n
+	}
+	if from >= 0 && b.open.ok {
+		s.j.adopt(&b.open)
+	}
+}
+
+// resync joins b's first lines again after the record held open, and
+// returns the index of b's first record that stands (-1: none; the
+// stitcher's own joining holds for the whole block).
+func (s *stitcher) resync(b *block) int {
+	j := &s.j
+	j.cur = newBatch()
+	s.tmp.clean = s.tmp.clean[:0]
+	data, n := b.data, b.first
+	oi, ri, idx := 0, 0, 0 // the next of b's records to compare with: b.outs[oi].recs[ri], number idx
+	for len(data) > 0 {
+		data = s.p.nextLine(&s.tmp, data, b.cutLen, n, &s.line)
+		j.add(&s.line)
+		if j.open && j.rec != &j.held && j.rec.Line == int(n) {
+			// The held record is closed and one starts here: does one of
+			// b's start here too?
+			for oi < len(b.outs) {
+				o := b.outs[oi]
+				if ri >= len(o.masks) {
+					oi, ri = oi+1, 0
+					continue
+				}
+				if o.recs[ri].Line >= int(n) {
+					break
+				}
+				ri++
+				idx++
+			}
+			line := -1
+			if oi < len(b.outs) {
+				line = b.outs[oi].recs[ri].Line
+			} else if b.open.ok {
+				line = b.open.rec.Line
+			}
+			if line == int(n) {
+				j.drop()
+				return idx
+			}
+		}
+		n++
+	}
+	// b's joining never agreed: this one stands, and its open record
+	// must not point into the block.
+	j.detach()
+	return -1
+}
+
+// hand passes a batch with records on to emit.
+func (s *stitcher) hand(b *Batch) {
+	if b == nil {
+		return
+	}
+	if b.Len() == 0 {
+		b.Release()
+		return
+	}
+	s.st.Records += int64(b.Len())
+	s.st.InvalidUTF8 += b.invalidFrom()
+	s.emit(b)
+	b.Release()
+}
+
+// finish closes the record still open at the input's end.
+func (s *stitcher) finish() {
+	if s.j.open {
+		s.j.cur = newBatch()
+		s.j.flush()
+		s.hand(s.j.cur)
+		s.j.cur = nil
+	}
+}
+
+// add counts o's lines in st.
+func (st *Stats) add(o *Stats) {
+	st.Lines += o.Lines
+	st.Skipped += o.Skipped
+	st.Recognized += o.Recognized
+	st.Cut += o.Cut
+	for _, sk := range o.SkipSamples {
+		if len(st.SkipSamples) < MaxSkipSamples {
+			st.SkipSamples = append(st.SkipSamples, sk)
+		}
+	}
+}
 
 // readBlocks fills blocks with whole lines. It returns the number of bytes
 // read. A line longer than a block is cut at MaxLine, the rest discarded
@@ -318,15 +557,55 @@ func readBlocks(r io.Reader, next func() *block, out func(*block) bool, done <-c
 	return total
 }
 
-// peelBlock splits b.data into lines and peels each. line is the number of
-// the last line already seen; it returns the new one.
+// nextLine cuts the first line off data (a block's, whose cutLen it is),
+// cleans it (ANSI escapes stripped into b.clean) and peels it into l as
+// line n. It returns the rest of data.
+func (p *peeler) nextLine(b *block, data []byte, cutLen, n int64, l *peeled) []byte {
+	raw, rest, noCtl, ascii := scanLine(data)
+	l.n, l.cutLen, l.skip, l.line = n, 0, "", nil
+	l.noCtl, l.ascii = noCtl, ascii
+	if noCtl {
+		// No '\r', NUL or ESC to look for.
+		if cutLen == 0 && len(raw) > MaxLine {
+			l.cutLen = int64(len(raw))
+			raw = raw[:MaxLine]
+		} else if cutLen > 0 {
+			l.cutLen = cutLen
+		}
+		l.line = raw
+		p.peel(l)
+		return rest
+	}
+	if cutLen > 0 {
+		l.cutLen = cutLen
+	} else if len(raw) > MaxLine {
+		l.cutLen = int64(len(raw))
+		raw = raw[:MaxLine]
+	}
+	for len(raw) > 0 && raw[len(raw)-1] == '\r' {
+		raw = raw[:len(raw)-1]
+	}
+	if bytes.IndexByte(raw, 0) >= 0 {
+		l.skip = "binary data (NUL bytes), not a log line"
+		return rest
+	}
+	if bytes.IndexByte(raw, 0x1b) >= 0 {
+		start := len(b.clean)
+		b.clean = stripANSI(b.clean, raw)
+		raw = b.clean[start:len(b.clean):len(b.clean)]
+	}
+	l.line = raw
+	p.peel(l)
+	return rest
+}
+
+// peelBlock splits b.data into lines and peels each into b.lines. line is
+// the number of the last line already seen; it returns the new one.
 func (p *peeler) peelBlock(b *block, line int64) int64 {
 	b.lines = b.lines[:0]
 	b.clean = b.clean[:0]
 	data := b.data
 	for len(data) > 0 {
-		raw, rest, noCtl, ascii := scanLine(data)
-		data = rest
 		line++
 		// Grow without zeroing: peel sets every field it uses.
 		if len(b.lines) < cap(b.lines) {
@@ -334,43 +613,32 @@ func (p *peeler) peelBlock(b *block, line int64) int64 {
 		} else {
 			b.lines = append(b.lines, peeled{})
 		}
-		l := &b.lines[len(b.lines)-1]
-		l.n, l.cutLen, l.skip, l.line = line, 0, "", nil
-		l.noCtl, l.ascii = noCtl, ascii
-		if noCtl {
-			// No '\r', NUL or ESC to look for.
-			if b.cutLen == 0 && len(raw) > MaxLine {
-				l.cutLen = int64(len(raw))
-				raw = raw[:MaxLine]
-			} else if b.cutLen > 0 {
-				l.cutLen = b.cutLen
-			}
-			l.line = raw
-			p.peel(l)
-			continue
-		}
-		if b.cutLen > 0 {
-			l.cutLen = b.cutLen
-		} else if len(raw) > MaxLine {
-			l.cutLen = int64(len(raw))
-			raw = raw[:MaxLine]
-		}
-		for len(raw) > 0 && raw[len(raw)-1] == '\r' {
-			raw = raw[:len(raw)-1]
-		}
-		if bytes.IndexByte(raw, 0) >= 0 {
-			l.skip = "binary data (NUL bytes), not a log line"
-			continue
-		}
-		if bytes.IndexByte(raw, 0x1b) >= 0 {
-			start := len(b.clean)
-			b.clean = stripANSI(b.clean, raw)
-			raw = b.clean[start:len(b.clean):len(b.clean)]
-		}
-		l.line = raw
-		p.peel(l)
+		data = p.nextLine(b, data, b.cutLen, line, &b.lines[len(b.lines)-1])
 	}
 	return line
+}
+
+// joinBlock peels b's lines and joins them into records, as if no record
+// were open before b: into b.outs, the record open at the end into b.open.
+// Each line is joined right after it is peeled, while it is in cache.
+func (p *peeler) joinBlock(b *block, j *joiner) {
+	b.clean = b.clean[:0]
+	b.outs = b.outs[:0]
+	j.st = Stats{}
+	j.open = false
+	j.cur = newBatch()
+	j.outs = &b.outs
+	data, n := b.data, b.first
+	for len(data) > 0 {
+		data = p.nextLine(b, data, b.cutLen, n, &p.line)
+		j.add(&p.line)
+		n++
+	}
+	j.detach()
+	b.open.set(j)
+	b.outs = append(b.outs, j.cur)
+	j.cur, j.outs = nil, nil
+	b.st = j.st
 }
 
 // stripANSI appends src to dst without ANSI escape sequences (CSI
@@ -414,37 +682,40 @@ func stripANSI(dst, src []byte) []byte {
 	return dst
 }
 
-// joiner turns peeled lines into records, joining continuation lines.
+// joiner turns peeled lines into records, joining continuation lines, and
+// closes them into the batch cur.
 type joiner struct {
-	source  string
-	emitPtr func(*record.Record, uint64, []byte)
-	raw     bool // Options.RawText
-	st      Stats
-	mask    uint64 // union of the open record's line masks
+	source string
+	st     Stats
+	// quiet: the lines were counted already (the stitcher joins some
+	// lines a second time).
+	quiet bool
+	cur   *Batch
+	// outs, when set, takes cur once it is full, and cur starts afresh;
+	// otherwise cur grows.
+	outs *[]*Batch
 
-	open   bool
-	rec    *record.Record // the open record: &recBuf, or from slot
-	recBuf record.Record
-	slot   func() *record.Record // Options.Slot
-	hdr    hdrKind
-	key    []byte // prefix bytes continuation lines must repeat
-	proc   []byte // process/collector prefix bytes of the first line
-	text   []byte // the record's text: a line's body (borrowed) or buf
-	owned  bool   // text is in buf
+	open bool
+	// rec is the open record: cur's last slot, or held once it was moved
+	// out of the batches (detach).
+	rec  *record.Record
+	held record.Record
+	hdr  hdrKind
+	key  []byte // prefix bytes continuation lines must repeat
+	proc []byte // process/collector prefix bytes of the first line
+	text []byte // the record's text: a line's body (borrowed) or buf
+	// owned: text is in buf
+	owned bool
 	// buf, keyBuf, procBuf: the joiner's own copies (see detach).
 	buf, keyBuf, procBuf []byte
-	valid                bool // every joined body was valid UTF-8
+	valid                bool   // every joined body was valid UTF-8
+	mask                 uint64 // union of the open record's line masks
 	lines                int
-	lastEnd              int64
 
 	labels     map[string][]string
 	recent     [8]recentLabels
 	nextRecent int
 	scratch    []byte
-}
-
-func newJoiner(source string, emit func(record.Record)) *joiner {
-	return &joiner{source: source, emitPtr: func(rec *record.Record, _ uint64, _ []byte) { emit(*rec) }, labels: map[string][]string{}}
 }
 
 func (j *joiner) skip(line int64, reason string) {
@@ -455,18 +726,21 @@ func (j *joiner) skip(line int64, reason string) {
 }
 
 func (j *joiner) add(l *peeled) {
-	j.st.Lines++
-	if l.cutLen > 0 {
-		j.st.Cut++
-		j.skip(l.n, fmt.Sprintf("line is %d bytes long; kept the first %d", l.cutLen, MaxLine))
+	if !j.quiet {
+		j.st.Lines++
+		if l.cutLen > 0 {
+			j.st.Cut++
+			j.skip(l.n, fmt.Sprintf("line is %d bytes long; kept the first %d", l.cutLen, MaxLine))
+		}
+		if l.skip != "" {
+			j.skip(l.n, l.skip)
+		} else if l.nlabels > 0 || l.hdr != hdrNone {
+			j.st.Recognized++
+		}
 	}
 	if l.skip != "" {
-		j.skip(l.n, l.skip)
 		j.flush() // binary data breaks any record
 		return
-	}
-	if l.nlabels > 0 || l.hdr != hdrNone {
-		j.st.Recognized++
 	}
 	body := l.body.of(l.line)
 	if j.open && j.continues(l) {
@@ -487,19 +761,15 @@ func (j *joiner) add(l *peeled) {
 	}
 	j.open = true
 	j.hdr = l.hdr
-	// Borrowed from the block until the record continues or the block is
-	// handed back (detach): most records are one line, emitted before.
+	// Borrowed from the block until the record continues or the block
+	// ends (detach): most records are one line, closed before.
 	j.key = l.line[:l.keyEnd:l.keyEnd]
 	j.proc = l.line[:l.procEnd:l.procEnd]
 	j.text, j.owned = body, false
 	j.lines = 1
 	j.valid = l.validUTF8
 	j.mask = l.mask
-	if j.slot != nil {
-		j.rec = j.slot()
-	} else {
-		j.rec = &j.recBuf
-	}
+	j.rec = j.cur.slot()
 	*j.rec = record.Record{
 		Source:  j.source,
 		Line:    int(l.n),
@@ -545,11 +815,17 @@ func (j *joiner) own() {
 	}
 }
 
-// detach copies what the open record borrows from the lines just added:
-// their memory is reused once the caller moves on.
+// detach moves the open record out of the batch and copies what it
+// borrows from the lines just added: their memory is reused once the
+// caller moves on.
 func (j *joiner) detach() {
 	if !j.open {
 		return
+	}
+	if j.rec != &j.held {
+		j.held = *j.rec
+		j.drop()
+		j.open, j.rec = true, &j.held
 	}
 	j.own()
 	j.keyBuf = append(j.keyBuf[:0], j.key...)
@@ -557,6 +833,13 @@ func (j *joiner) detach() {
 	j.key, j.proc = j.keyBuf, j.procBuf
 }
 
+// drop forgets the open record, which is cur's last slot.
+func (j *joiner) drop() {
+	j.cur.recs = j.cur.recs[:len(j.cur.recs)-1]
+	j.open = false
+}
+
+// flush closes the open record into cur.
 func (j *joiner) flush() {
 	if !j.open {
 		return
@@ -573,17 +856,56 @@ func (j *joiner) flush() {
 		}
 		break
 	}
+	b := j.cur
+	if j.rec == &j.held {
+		*b.slot() = j.held
+	}
 	if !j.valid && !utf8.Valid(text) {
-		j.st.InvalidUTF8++
+		b.invalid = append(b.invalid, len(b.masks))
 		text = bytes.ToValidUTF8(text, []byte("\uFFFD"))
 		j.mask = ^uint64(0) // the replacement may have made or broken a literal
 	}
-	j.rec.Text = ""
-	if !j.raw {
-		j.rec.Text = string(text)
+	b.arena = append(b.arena, text...)
+	b.ends = append(b.ends, len(b.arena))
+	b.masks = append(b.masks, j.mask)
+	if j.outs != nil && b.full() {
+		*j.outs = append(*j.outs, b)
+		j.cur = newBatch()
 	}
-	j.st.Records++
-	j.emitPtr(j.rec, j.mask, text)
+}
+
+// openRecord is a block's record still open at its end, with its own
+// copies of what continuation lines are compared with.
+type openRecord struct {
+	ok              bool
+	rec             record.Record
+	hdr             hdrKind
+	key, proc, text []byte
+	valid           bool
+	mask            uint64
+	lines           int
+}
+
+// set takes j's open record (detached).
+func (o *openRecord) set(j *joiner) {
+	o.ok = j.open
+	if !j.open {
+		return
+	}
+	o.rec, o.hdr, o.valid, o.mask, o.lines = j.held, j.hdr, j.valid, j.mask, j.lines
+	o.key = append(o.key[:0], j.key...)
+	o.proc = append(o.proc[:0], j.proc...)
+	o.text = append(o.text[:0], j.text...)
+}
+
+// adopt makes o j's open record.
+func (j *joiner) adopt(o *openRecord) {
+	j.open, j.held, j.rec = true, o.rec, &j.held
+	j.hdr, j.valid, j.mask, j.lines = o.hdr, o.valid, o.mask, o.lines
+	j.keyBuf = append(j.keyBuf[:0], o.key...)
+	j.procBuf = append(j.procBuf[:0], o.proc...)
+	j.buf = append(j.buf[:0], o.text...)
+	j.key, j.proc, j.text, j.owned = j.keyBuf, j.procBuf, j.buf, true
 }
 
 const maxInterned = 4096

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -620,8 +621,8 @@ func TestBlocksNotBorrowedPastTheirTurn(t *testing.T) {
 	}
 	in := buf.Bytes()
 	want, _ := parseBytes(t, in)
-	poisonBlocks = true
-	defer func() { poisonBlocks = false }()
+	PoisonReleased = true
+	defer func() { PoisonReleased = false }()
 	got, _ := parseBytes(t, in)
 	if len(got) != len(want) {
 		t.Fatalf("%d records with poisoned blocks, %d without", len(got), len(want))
@@ -640,45 +641,198 @@ func TestBlocksNotBorrowedPastTheirTurn(t *testing.T) {
 	}
 }
 
-// TestSlot: records built in the caller's slots are the records Parse
-// gives, one slot per record, each emitted before the next is asked for.
-func TestSlot(t *testing.T) {
-	files := seedFiles()
-	if len(files) == 0 {
-		t.Skip("no corpus")
+// TestBatchesHeldByReaders: records read from batches on other goroutines,
+// after emit has returned, with every batch's texts poisoned once its last
+// reader releases it (and every block once stitched), are the records
+// Parse gives.
+func TestBatchesHeldByReaders(t *testing.T) {
+	var buf bytes.Buffer
+	if err := benchlog.Write(&buf, 6<<20, 8); err != nil {
+		t.Fatal(err)
 	}
-	n := 0
-	defer func() { t.Logf("%d inputs", n) }()
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil || filepath.Base(p) == "MANIFEST.md" {
-			continue
+	inputs := [][]byte{buf.Bytes()}
+	for _, p := range seedFiles() {
+		if b, err := os.ReadFile(p); err == nil && filepath.Base(p) != "MANIFEST.md" {
+			inputs = append(inputs, b)
 		}
-		n++
-		want, _ := parseBytes(t, b)
-		var got []record.Record
-		slots := make([]record.Record, 0, len(want)+1)
-		pending := false
-		_, err = ParseWith(bytes.NewReader(b), "in.log", Options{Slot: func() *record.Record {
-			if pending {
-				t.Fatalf("%s: a slot asked for before the last one was emitted", p)
+	}
+	PoisonReleased = true
+	defer func() { PoisonReleased = false }()
+	for n, in := range inputs {
+		want, _ := parseBytes(t, in)
+		// Two readers, each with its own copy of every record, as
+		// diagnose's consumers do; the second is slow.
+		got := [2][]record.Record{}
+		chans := [2]chan *Batch{make(chan *Batch, 64), make(chan *Batch, 64)}
+		var wg sync.WaitGroup
+		for k := range chans {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for b := range chans[k] {
+					if k == 1 {
+						time.Sleep(100 * time.Microsecond)
+					}
+					for i := 0; i < b.Len(); i++ {
+						rec, _, text := b.At(i)
+						r := *rec
+						r.Text = string(text)
+						got[k] = append(got[k], r)
+					}
+					b.Release()
+				}
+			}()
+		}
+		_, err := ParseBatches(bytes.NewReader(in), "in.log", Options{}, func(b *Batch) {
+			for _, c := range chans {
+				b.Hold()
+				c <- b
 			}
-			pending = true
-			slots = slots[:len(slots)+1]
-			slots[len(slots)-1] = record.Record{Text: "stale", Line: -7}
-			return &slots[len(slots)-1]
-		}}, func(rec *record.Record, _ uint64, _ []byte) {
-			if !pending || rec != &slots[len(slots)-1] {
-				t.Fatalf("%s: record %d not emitted from its slot", p, len(got))
-			}
-			pending = false
-			got = append(got, *rec)
 		})
+		for _, c := range chans {
+			close(c)
+		}
+		wg.Wait()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: %d records with slots, %d without, or they differ", p, len(got), len(want))
+		for k := range got {
+			if !reflect.DeepEqual(got[k], want) {
+				t.Fatalf("input %d, reader %d: %d records from held batches, %d from Parse, or they differ", n, k, len(got[k]), len(want))
+			}
 		}
 	}
+}
+
+// stitched parses in as blocks cut before the lines starting at the
+// given offsets, each peeled and joined on its own, then stitched, as
+// ParseBatches does whatever the read sizes were.
+func stitched(in []byte, cuts []int) ([]record.Record, Stats) {
+	var got []record.Record
+	s := stitcher{j: joiner{source: "in.log", labels: map[string][]string{}, quiet: true}, emit: func(b *Batch) {
+		for i := 0; i < b.Len(); i++ {
+			rec, _, text := b.At(i)
+			r := *rec
+			r.Text = string(text)
+			got = append(got, r)
+		}
+	}}
+	p := peeler{}
+	j := &joiner{source: "in.log", labels: map[string][]string{}}
+	line, start := int64(1), 0
+	for k := 0; k <= len(cuts); k++ {
+		end := len(in)
+		if k < len(cuts) {
+			end = cuts[k]
+		}
+		if end <= start {
+			continue
+		}
+		b := &block{data: in[start:end], first: line}
+		line += int64(bytes.Count(b.data, []byte{'\n'}))
+		if b.data[len(b.data)-1] != '\n' {
+			line++
+		}
+		p.joinBlock(b, j)
+		s.stitch(b)
+		start = end
+	}
+	s.finish()
+	return got, s.st
+}
+
+// serial parses in with one joiner over every line in order (Live).
+func serial(in []byte) ([]record.Record, Stats) {
+	var got []record.Record
+	lv := NewLive("in.log", func(r record.Record) { got = append(got, r) })
+	lv.Write(in)
+	lv.Flush()
+	return got, lv.Stats()
+}
+
+// lineStarts are the offsets of in's lines but the first.
+func lineStarts(in []byte) []int {
+	var out []int
+	for i, c := range in {
+		if c == '\n' && i+1 < len(in) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+func checkStitched(t *testing.T, in []byte, cuts []int) {
+	t.Helper()
+	want, wst := serial(in)
+	got, gst := stitched(in, cuts)
+	if !reflect.DeepEqual(got, want) {
+		for i := range min(len(got), len(want)) {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("cuts %v: record %d differs:\nstitched %+v\nserial   %+v", cuts, i, got[i], want[i])
+			}
+		}
+		t.Fatalf("cuts %v: %d records stitched, %d serial", cuts, len(got), len(want))
+	}
+	gst.Bytes = wst.Bytes
+	if !reflect.DeepEqual(gst, wst) {
+		t.Fatalf("cuts %v: stats %+v stitched, %+v serial", cuts, gst, wst)
+	}
+}
+
+// TestStitchEveryCut: every corpus log, cut into blocks at every line
+// boundary in turn (and at all of them), gives the records and stats of
+// one joiner reading it whole.
+func TestStitchEveryCut(t *testing.T) {
+	inputs := [][]byte{}
+	for _, p := range seedFiles() {
+		if b, err := os.ReadFile(p); err == nil && filepath.Base(p) != "MANIFEST.md" {
+			inputs = append(inputs, b)
+		}
+	}
+	if len(inputs) == 0 {
+		t.Skip("no corpus")
+	}
+	// A generated log whose blocks fill several batches, so a cut can
+	// leave a batch's records out.
+	var gen bytes.Buffer
+	if err := benchlog.Write(&gen, 200<<10, 8); err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, gen.Bytes())
+	for _, in := range inputs {
+		if len(in) > 256<<10 {
+			in = in[:256<<10]
+		}
+		starts := lineStarts(in)
+		checkStitched(t, in, starts)
+		step := max(1, len(starts)/100) // a hundred single cuts per file
+		for k := 0; k < len(starts); k += step {
+			checkStitched(t, in, starts[k:k+1])
+		}
+	}
+}
+
+// FuzzStitch: any input, cut into blocks at line boundaries the fuzzer
+// picks, stitches to what one joiner reading it whole gives.
+func FuzzStitch(f *testing.F) {
+	for _, p := range seedFiles() {
+		if b, err := os.ReadFile(p); err == nil && filepath.Base(p) != "MANIFEST.md" {
+			f.Add(b[:min(len(b), 4096)], []byte{3, 1, 4, 1, 5})
+		}
+	}
+	f.Add([]byte("a\n\nb\n  \nTraceback (most recent call last):\n  File \"x\", line 1\n\x00\n"), []byte{1, 1, 1})
+	f.Fuzz(func(t *testing.T, in []byte, picks []byte) {
+		starts := lineStarts(in)
+		var cuts []int
+		k := 0
+		for _, c := range picks {
+			k += int(c)
+			if k >= len(starts) {
+				break
+			}
+			cuts = append(cuts, starts[k])
+			k++
+		}
+		checkStitched(t, in, cuts)
+	})
 }

@@ -14,12 +14,16 @@ type Live struct {
 	p    peeler
 	j    *joiner
 	b    block
+	out  Batch
 	line int64
+	emit func(record.Record)
 }
 
 // NewLive starts a live parse; emit is called for each complete record.
 func NewLive(source string, emit func(record.Record)) *Live {
-	return &Live{j: newJoiner(source, emit)}
+	l := &Live{j: &joiner{source: source, labels: map[string][]string{}}, emit: emit}
+	l.j.cur = &l.out
+	return l
 }
 
 // Write parses data, which must hold whole lines (a last line without
@@ -34,11 +38,29 @@ func (l *Live) Write(data []byte) {
 		l.j.add(&l.b.lines[k])
 	}
 	l.j.detach() // the caller may reuse data
+	l.hand()
 	l.b.data = nil
 }
 
+// hand emits the records closed so far.
+func (l *Live) hand() {
+	b := &l.out
+	for i := 0; i < b.Len(); i++ {
+		rec, _, text := b.At(i)
+		rec.Text = string(text)
+		l.emit(*rec)
+	}
+	l.j.st.Records += int64(b.Len())
+	l.j.st.InvalidUTF8 += b.invalidFrom()
+	clear(b.recs)
+	b.recs, b.masks, b.ends, b.arena, b.invalid = b.recs[:0], b.masks[:0], b.ends[:0], b.arena[:0], b.invalid[:0]
+}
+
 // Flush emits the record held open waiting for continuation lines.
-func (l *Live) Flush() { l.j.flush() }
+func (l *Live) Flush() {
+	l.j.flush()
+	l.hand()
+}
 
 // Stats says how much was read so far.
 func (l *Live) Stats() Stats { return l.j.st }

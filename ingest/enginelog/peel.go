@@ -171,6 +171,7 @@ func (c *timeCache) put(raw []byte, t time.Time) {
 
 // peeler holds per-goroutine scratch state for peeling lines.
 type peeler struct {
+	line        peeled // the line being joined (joinBlock)
 	tc          timeCache
 	roles       [8]string
 	nextRole    int
