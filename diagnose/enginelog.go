@@ -150,6 +150,9 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 			for i := 0; i < b.Len(); i++ {
 				rec, mask, text := b.At(i)
 				mask |= always
+				if mask&(gRules|gVersions|gGPU|gTraceback) == 0 && x.Idle(path) {
+					continue // the common case, told without reading the record
+				}
 				tb := mask&gTraceback != 0 || !x.Skip(rec)
 				if mask&(gRules|gVersions|gGPU) == 0 && !tb {
 					continue // the common case: nothing here reads this record

@@ -163,7 +163,8 @@ func (b *Batch) Release() {
 			b.arena[:cap(b.arena)][i] = 0xA5
 		}
 	}
-	clear(b.recs) // the strings they hold
+	// The records' strings stay until overwritten: interned names and
+	// the path, nothing a batch should release.
 	b.recs, b.masks, b.ends, b.arena, b.invalid, b.skip = b.recs[:0], b.masks[:0], b.ends[:0], b.arena[:0], b.invalid[:0], 0
 	if cap(b.arena) > 2*batchText {
 		b.arena = nil // one huge record: do not keep its memory

@@ -316,6 +316,13 @@ func (x *Extractor) Skip(rec *record.Record) bool {
 	return len(x.streams) == 0 || x.streams[streamKey{rec.Source, rec.Rank}] == nil
 }
 
+// Idle reports whether Skip would report true for every record of
+// source without reading it: no traceback is open, and source was seen
+// before. A caller can test it once and pass over records untouched.
+func (x *Extractor) Idle(source string) bool {
+	return len(x.streams) == 0 && x.noted && x.lastSrc == source
+}
+
 func (x *Extractor) noteSource(src string) {
 	if _, ok := x.order[src]; !ok {
 		x.order[src] = len(x.order)

@@ -315,3 +315,34 @@ func TestExceptionLine(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleMeansSkip: whenever Idle says so for a record's source, Skip
+// reports true for the record, on every corpus engine log; and Idle is
+// not always false (the test shows something).
+func TestIdleMeansSkip(t *testing.T) {
+	logs, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "engine-logs"), "*.log"))
+	idle := 0
+	for _, p := range logs {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := NewExtractor()
+		_, err = enginelog.Parse(f, p, func(r record.Record) {
+			if x.Idle(r.Source) {
+				idle++
+				if !x.Skip(&r) {
+					t.Fatalf("%s:%d: Idle, but Skip says the record may continue a traceback", p, r.Line)
+				}
+			}
+			x.Add(r)
+		})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if idle == 0 {
+		t.Fatal("Idle never reported true")
+	}
+}
