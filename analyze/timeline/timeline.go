@@ -118,7 +118,7 @@ type sourceState struct {
 	shift    time.Duration // added to year-less / date-less times after a rollover
 	rawLast  time.Time
 	rawNorm  time.Time // normalize(rawLast) when it was fed
-	settled  bool      // rawNorm and last are set (not zero)
+	settled  bool      // rawNorm and last are set (not zero), and the Builder has its memos
 	gaps     []Gap
 }
 
@@ -215,7 +215,18 @@ func (b *Builder) Add(rec record.Record) { b.Feed(&rec, true) }
 // of rec.Text holds one of Markers() (a scan it made anyway says so), and
 // the text is not read: only the record's time, lines, level and rank
 // count, which is what such a record can change.
-func (b *Builder) Feed(rec *record.Record, marks bool) { b.feed(rec, rec.Text, marks) }
+func (b *Builder) Feed(rec *record.Record, marks bool) {
+	// Most records: no marker, not an error (no level starting with E or
+	// C), from the last source, and stamped with the second of the
+	// source's last timed record (see feed): only the source's line moves.
+	if ss := b.lastSS; !marks && ss != nil && ss.settled && rec.Time == ss.rawLast &&
+		len(rec.Source) == len(b.lastSrc) && unsafe.StringData(rec.Source) == unsafe.StringData(b.lastSrc) &&
+		(len(rec.Level) == 0 || rec.Level[0] != 'E' && rec.Level[0] != 'C') {
+		ss.lastLine = rec.EndLine
+		return
+	}
+	b.feed(rec, rec.Text, marks)
+}
 
 // FeedText is Feed(rec, true) with text in place of rec.Text, which is
 // not read: a caller that holds the text apart (in a batch's memory) need
@@ -246,6 +257,7 @@ func (b *Builder) feed(rec *record.Record, text string, marks bool) {
 		ss.lastLine = rec.EndLine
 	default:
 		t = ss.clock(rec)
+		ss.settled = ss.settled && !b.noMemo
 	}
 	isErr := rec.Level == record.LevelError || rec.Level == record.LevelCritical
 	if marks {
