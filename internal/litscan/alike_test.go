@@ -88,7 +88,13 @@ func TestAlikeEdges(t *testing.T) {
 				for _, ca := range alikeBytes {
 					for _, cb := range alikeBytes {
 						a[p], b[p] = ca, cb
-						checkAlikeGo(t, string(a), string(b))
+						if p == 0 {
+							// Both versions return early on a first
+							// byte: against the skeletons.
+							checkAlike(t, string(a), string(b))
+						} else {
+							checkAlikeGo(t, string(a), string(b))
+						}
 						if q := p + 1 + (n-p)/2; q < n && ca == cb {
 							kq := b[q]
 							b[q] = 'q'
@@ -98,6 +104,25 @@ func TestAlikeEdges(t *testing.T) {
 					}
 				}
 				a[p], b[p] = base[p], base[p]
+			}
+		}
+	}
+}
+
+// TestAlikeWidths: texts of other lengths, over each base: a digit or a
+// letter put in at every place, or the byte there taken out, and the
+// rest of the text compared 32 bytes a step from there on.
+func TestAlikeWidths(t *testing.T) {
+	for _, base := range alikeBases {
+		for n := 0; n <= 100; n++ {
+			a := base[:n]
+			for p := 0; p <= n; p++ {
+				for _, c := range []string{"4", "x"} {
+					checkAlike(t, a, a[:p]+c+a[p:])
+				}
+				if p < n {
+					checkAlike(t, a, a[:p]+a[p+1:])
+				}
 			}
 		}
 	}
@@ -132,7 +157,7 @@ func TestAlikeOffsets(t *testing.T) {
 func TestAlikeRandom(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
 	const chars = "abc .:/%|#0123456789"
-	for iter := 0; iter < 300000; iter++ {
+	for iter := 0; iter < 100000; iter++ {
 		n := r.Intn(300)
 		a := make([]byte, n)
 		for k := range a {
@@ -148,6 +173,14 @@ func TestAlikeRandom(t *testing.T) {
 			b[r.Intn(n)] = byte(r.Intn(256))
 		}
 		checkAlike(t, string(a), string(b))
+		// Numbers of other widths, and a byte more or less.
+		w := renumber(string(b), string(rune('0'+r.Intn(10)))+string(rune('0'+r.Intn(10))))
+		checkAlike(t, string(a), w)
+		if p := r.Intn(len(w) + 1); r.Intn(2) == 0 {
+			checkAlike(t, string(a), w[:p]+string(chars[r.Intn(len(chars))])+w[p:])
+		} else if p < len(w) {
+			checkAlike(t, string(a), w[:p]+w[p+1:])
+		}
 	}
 }
 
@@ -218,8 +251,9 @@ func TestAlikeCorpus(t *testing.T) {
 }
 
 // FuzzAlikeAVX2: SameButNumbers against the Go version and the skeletons
-// on texts of one length: a, a with its digits rewritten from seed, and
-// that with b's bytes laid over it from place at.
+// on texts of one length (a, a with its digits rewritten from seed, that
+// with b's bytes laid over it from place at) and of others (a with its
+// numbers rewritten from seed, in widths of 1 to 3).
 func FuzzAlikeAVX2(f *testing.F) {
 	for i, l := range corpusLines(f) {
 		if i%7 == 0 && len(l) >= 32 {
@@ -235,6 +269,8 @@ func FuzzAlikeAVX2(f *testing.F) {
 		}
 		checkAlike(t, a, widths(a, seed))
 		checkAlike(t, a, string(r))
+		checkAlike(t, a, renumber(a, seed))
+		checkAlike(t, string(r), renumber(a, seed))
 		if len(b) >= len(a) {
 			checkAlike(t, a, b[:len(a)])
 		}

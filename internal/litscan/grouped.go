@@ -260,62 +260,74 @@ func digits8(w uint64) uint64 {
 // in the same order, with a run of digits in the same places (of any
 // length and value). "took 3.2 s" and "took 10.75 s" are alike; "took 3 s"
 // and "took s" are not. Equal texts are alike. Equal bytes are compared 8
-// at a time; with AVX2, texts of one length of at least 32 bytes 32 at a
-// time.
+// at a time; with AVX2, 32 at a time while 32 are left on both sides.
 func SameButNumbers(a, b string) bool { return sameButNumbers(a, b, haveAVX2) }
 
 // sameButNumbers is SameButNumbers, with the vector compare only when
 // vector is true: false is the fallback, and the reference the vector
 // compare is tested against.
 func sameButNumbers(a, b string, vector bool) bool {
+	// Most texts a caller tries are other messages, which differ in their
+	// first byte.
+	if len(a) != 0 && len(b) != 0 {
+		if x, y := a[0], b[0]; x != y && (x-'0' >= 10 || y-'0' >= 10) {
+			return false
+		}
+	}
 	i, j := 0, 0
-	if n := len(a); n == len(b) && n >= 8 {
+	if vector && len(a) >= 32 && len(b) >= 32 {
+		// Up to the first place that is not alike, or the end of the
+		// shorter: with numbers of the same widths (most of them) the
+		// end of both.
+		m := min(len(a), len(b))
+		if i = alikeAVX2(a[:m], b[:m]); i == len(a) && i == len(b) {
+			return true
+		}
+		j = i
+	} else if n := len(a); n == len(b) && n >= 8 {
 		// Numbers of the same widths (most of them): two texts of one
 		// length whose bytes, place by place, are equal or digits on
-		// both sides are alike. Where a place is not so, the loop in
-		// sameFrom goes on from it (or from the word that holds it).
-		if vector && n >= 32 {
-			if i = alikeAVX2(a, b); i == n {
+		// both sides are alike. Two words a step; the last few bytes in
+		// the word that ends the text (it overlaps the bytes checked).
+		// Where a word is not so, sameFrom goes on from it.
+		for i+16 <= n {
+			wa0, wb0, wa1, wb1 := le64(a, i), le64(b, i), le64(a, i+8), le64(b, i+8)
+			if (wa0^wb0)|(wa1^wb1) != 0 && !(alike8(wa0, wb0) && alike8(wa1, wb1)) {
+				break
+			}
+			i += 16
+		}
+		if i+16 > n {
+			if i+8 <= n && alike8(le64(a, i), le64(b, i)) {
+				i += 8
+			}
+			if i == n || i+8 > n && alike8(le64(a, n-8), le64(b, n-8)) {
 				return true
-			}
-		} else {
-			// Two words a step; the last few bytes in the word that
-			// ends the text (it overlaps the bytes checked).
-			for i+16 <= n {
-				wa0, wb0, wa1, wb1 := le64(a, i), le64(b, i), le64(a, i+8), le64(b, i+8)
-				if (wa0^wb0)|(wa1^wb1) != 0 && !(alike8(wa0, wb0) && alike8(wa1, wb1)) {
-					break
-				}
-				i += 16
-			}
-			if i+16 > n {
-				if i+8 <= n && alike8(le64(a, i), le64(b, i)) {
-					i += 8
-				}
-				if i == n || i+8 > n && alike8(le64(a, n-8), le64(b, n-8)) {
-					return true
-				}
 			}
 		}
 		j = i
 	}
-	return sameFrom(a, b, i, j)
+	return sameFrom(a, b, i, j, vector)
 }
 
 // sameFrom is SameButNumbers of a[i:] and b[j:] where a[:i] and b[:j] are
-// alike and end at the same place in a number or out of one (equal
-// lengths compared place by place up to i == j are).
-func sameFrom(a, b string, i, j int) bool {
+// alike and end at the same place in a number or out of one (places
+// compared one to one up to i and j, each equal or digits on both sides,
+// are).
+func sameFrom(a, b string, i, j int, vector bool) bool {
 	for {
 		for i+8 <= len(a) && j+8 <= len(b) {
 			wa, wb := le64(a, i), le64(b, j)
 			if x := wa ^ wb; x != 0 {
 				// Bytes that differ where both are digits keep the runs
-				// of digits where they were: "1440.3" and "1550.6".
+				// of digits where they were: "1440.3" and "1550.6". Stop
+				// at the first byte that is not so (a run of digits
+				// longer on one side, or other text), not at the first
+				// digit that differs: numbers of the same widths pass.
 				const low7 = 0x7f7f7f7f7f7f7f7f
 				diff := ((x & low7) + low7 | x) & highs
-				if diff&^(digits8(wa)&digits8(wb)) != 0 {
-					k := bits.TrailingZeros64(x) / 8
+				if odd := diff &^ (digits8(wa) & digits8(wb)); odd != 0 {
+					k := bits.TrailingZeros64(odd) / 8
 					i, j = i+k, j+k
 					break
 				}
@@ -345,6 +357,14 @@ func sameFrom(a, b string, i, j int) bool {
 			}
 			for j < len(b) && isDigit(b[j]) {
 				j++
+			}
+			if vector {
+				// As in sameButNumbers: up to the next place that is
+				// not alike, or the end of the shorter.
+				if m := min(len(a)-i, len(b)-j); m >= 32 {
+					t := alikeAVX2(a[i:i+m], b[j:j+m])
+					i, j = i+t, j+t
+				}
 			}
 			continue
 		}
