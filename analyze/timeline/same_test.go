@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -113,11 +114,15 @@ func TestFeedSame(t *testing.T) {
 		}
 		t.Run(filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), func(t *testing.T) { feedSame(t, data) })
 	}
-	var gen bytes.Buffer
-	if err := benchlog.WriteVaried(&gen, 4<<20, 8, true); err != nil {
-		t.Fatal(err)
+	// 8 ranks fill the Builder's list of recent ones; 11 take turns
+	// through it and the map.
+	for _, tp := range []int{8, 11} {
+		var gen bytes.Buffer
+		if err := benchlog.WriteVaried(&gen, 2<<20, tp, true); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("benchlog-tp%d", tp), func(t *testing.T) { feedSame(t, gen.Bytes()) })
 	}
-	t.Run("benchlog", func(t *testing.T) { feedSame(t, gen.Bytes()) })
 }
 
 // FuzzFeedSame: feedSame on mutations of the test logs and of the
@@ -128,11 +133,13 @@ func FuzzFeedSame(f *testing.F) {
 			f.Add(data)
 		}
 	}
-	var gen bytes.Buffer
-	if err := benchlog.WriteVaried(&gen, 16<<10, 4, true); err != nil {
-		f.Fatal(err)
+	for _, tp := range []int{4, 10} {
+		var gen bytes.Buffer
+		if err := benchlog.WriteVaried(&gen, 16<<10, tp, true); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(gen.Bytes())
 	}
-	f.Add(gen.Bytes())
 	f.Add([]byte("INFO 11-29 00:00:32 [a.py:1] Capturing CUDA graphs (decode, FULL):  52%|#####     | 35/67 [00:08<00:07,  4.12it/s]\n" +
 		"INFO 11-29 00:00:33 [a.py:1] Capturing CUDA graphs (decode, FULL): 100%|##########| 67/67 [00:11<00:00,  4.12it/s]\n" +
 		"INFO 11-29 00:00:33 [a.py:1] Compiling a graph for compile range (1, 8192) takes 12.5 s\n" +

@@ -351,19 +351,27 @@ func sameString(a, b string) bool {
 // few are kept in a list compared field by field before any map is hashed,
 // from the last hit on.
 func (b *Builder) rankState(rec *record.Record) *rankState {
-	if e := &b.recentRanks[b.lastRank&(len(b.recentRanks)-1)]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
+	at := b.lastRank & (len(b.recentRanks) - 1)
+	if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
 		return e.rs
 	}
-	return b.otherRank(rec)
+	// The next rank in turn (the order ranks first showed up in).
+	if at++; at == len(b.recentRanks) {
+		at = 0
+	}
+	if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
+		b.lastRank = at
+		return e.rs
+	}
+	return b.otherRank(rec, at)
 }
 
-// otherRank is rankState when the last hit was another rank: the rest of
-// the list in turn, then the map.
+// otherRank is rankState when neither the last hit nor the one after it
+// (at) is rec's rank: the rest of the list in turn, then the map.
 //
 //go:noinline
-func (b *Builder) otherRank(rec *record.Record) *rankState {
-	at := b.lastRank
-	for range len(b.recentRanks) - 1 {
+func (b *Builder) otherRank(rec *record.Record, at int) *rankState {
+	for range len(b.recentRanks) - 2 {
 		if at++; at == len(b.recentRanks) {
 			at = 0
 		}
