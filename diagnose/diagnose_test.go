@@ -528,8 +528,8 @@ func TestDeterministic(t *testing.T) {
 // twice to the free list once deadlocked the pipeline).
 func TestBatchCounts(t *testing.T) {
 	dir := t.TempDir()
-	// A line is 80 bytes; a full block 1 MiB; a batch 512 records.
-	for _, n := range []int{1, 512, 513, 819, 820, 13107, 13108, 150001} {
+	// A line is 80 bytes; a full block 512 KiB; a batch 512 records.
+	for _, n := range []int{1, 512, 513, 819, 820, 6553, 6554, 150001} {
 		var b strings.Builder
 		for i := 0; i < n; i++ {
 			fmt.Fprintf(&b, "(Worker_TP%d pid=9) INFO 05-28 18:58:32 [gpu_worker.py:298] record %d\n", i%4, i)

@@ -135,8 +135,8 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	}
 	// Batches are built by the parser's peelers and handed on in input
 	// order; each consumer releases what it read.
-	toMatch := make(chan *enginelog.Batch, 32)
-	toFacts := make(chan *enginelog.Batch, 32)
+	toMatch := make(chan *enginelog.Batch, 4)
+	toFacts := make(chan *enginelog.Batch, 4)
 
 	var wg sync.WaitGroup
 	wg.Add(2)

@@ -56,8 +56,11 @@ const (
 	maxRecordLines = 20000
 	maxRecordBytes = 4 << 20
 
-	blockSize = 1 << 20
-	nBlocks   = 4
+	// blockSize: a block and the record batches its peeler makes of it
+	// (about twice its size) stay within a core's cache until they are
+	// read: at 1 MiB, diagnose took about 8 % more CPU. It must exceed
+	// MaxLine (a cut line's rest is read into the block's tail).
+	blockSize = 512 << 10
 	// firstBlock is the size a block starts at: the first block of an input
 	// grows to blockSize only when the input fills it, so a directory of
 	// thousands of small logs does not allocate and clear megabytes each.
