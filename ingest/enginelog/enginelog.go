@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest"
@@ -165,6 +166,10 @@ func (b *Batch) Release() {
 		for i := range b.arena[:cap(b.arena)] {
 			b.arena[:cap(b.arena)][i] = 0xA5
 		}
+		// Every field of a slot is set when a record is built in it.
+		for i := range b.recs[:cap(b.recs)] {
+			b.recs[:cap(b.recs)][i] = junkRecord
+		}
 	}
 	// The records' strings stay until overwritten: interned names and
 	// the path, nothing a batch should release.
@@ -200,9 +205,13 @@ func (b *Batch) invalidFrom() int64 {
 	return n
 }
 
+var junkRecord = record.Record{Source: "junk", Line: -9, EndLine: -9, Kind: 99, Rank: record.Rank{Role: "junk", DP: 99, PP: 99, TP: 99, EP: 99, Global: 99, PID: 99},
+	Time: time.Unix(99, 99), Level: "junk", Emitter: "junk", Labels: []string{"junk"}, Text: "junk", Repeat: 99}
+
 // PoisonReleased is for tests, of this package and of readers of
 // batches: when set, a batch's texts are overwritten as its last reader
-// releases it, so a text still pointing into them shows up as wrong.
+// releases it, and its record slots filled with junk, so a text still
+// pointing into them, or a field a new record does not set, shows up.
 // Set it only while no parse runs.
 var PoisonReleased bool
 
@@ -773,21 +782,23 @@ func (j *joiner) add(l *peeled) {
 	j.lines = 1
 	j.valid = l.validUTF8
 	j.mask = l.mask
-	j.rec = j.cur.slot()
-	*j.rec = record.Record{
-		Source:  j.source,
-		Line:    int(l.n),
-		EndLine: int(l.n),
-		Kind:    record.KindLogLine,
-		Rank:    l.rank,
-		Time:    l.tm,
-		Level:   l.level,
-		Emitter: l.emitStr,
-		Labels:  l.labelStrs,
-		Repeat:  l.repeat,
-	}
-	if j.rec.Labels == nil && l.nlabels > 0 {
-		j.rec.Labels = j.labelsOf(l)
+	// Field by field: a composite literal is built on the stack and
+	// copied, and the slot's memory is what costs (every field is set:
+	// the slot may hold an older record).
+	r := j.cur.slot()
+	j.rec = r
+	r.Source = j.source
+	r.Line, r.EndLine = int(l.n), int(l.n)
+	r.Kind = record.KindLogLine
+	r.Rank = l.rank
+	r.Time = l.tm
+	r.Level = l.level
+	r.Emitter = l.emitStr
+	r.Labels = l.labelStrs
+	r.Text = ""
+	r.Repeat = l.repeat
+	if r.Labels == nil && l.nlabels > 0 {
+		r.Labels = j.labelsOf(l)
 	}
 }
 
