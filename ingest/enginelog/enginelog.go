@@ -101,18 +101,40 @@ type block struct {
 	outs []*Batch
 	open openRecord
 	st   Stats // the block's lines (records are counted as they are handed on)
+	// refs: the stitcher and each batch of outs hold the block; the last
+	// to let go puts it in free.
+	refs atomic.Int32
+	free chan<- *block
+}
+
+// unref lets go of b (see refs).
+func (b *block) unref() {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	if PoisonReleased {
+		for _, m := range [][]byte{b.buf, b.clean[:cap(b.clean)]} {
+			for i := range m {
+				m[i] = 0xA5
+			}
+		}
+	}
+	b.free <- b
 }
 
 // Batch is records in input order, each with its literal mask (see
-// Options.Scan) and its text, back to back in an arena: built on the core
-// that peeled their lines while those are in its cache, and read as a
-// whole by the caller's readers. Everything a Batch holds is valid until
-// it is released.
+// Options.Scan) and its text: built on the core that peeled their lines
+// while those are in its cache, and read as a whole by the caller's
+// readers. A text lies in the block its line was read into (which is kept
+// until every batch made of it is released), or in the batch's arena when
+// it was joined from several lines. Everything a Batch holds is valid
+// until it is released.
 type Batch struct {
 	recs  []record.Record // complete records; while a joiner fills it, then the open one
 	masks []uint64
-	ends  []int // end of record i's text in arena; it starts at ends[i-1]
+	texts [][]byte
 	arena []byte
+	blk   *block // whose memory texts borrow; nil: none
 	// skip: the first records are not the input's (stitching found them
 	// joined otherwise), and are left out.
 	skip int
@@ -130,7 +152,7 @@ const (
 )
 
 var batchPool = sync.Pool{New: func() any {
-	return &Batch{recs: make([]record.Record, 0, batchRecs), masks: make([]uint64, 0, batchRecs), ends: make([]int, 0, batchRecs)}
+	return &Batch{recs: make([]record.Record, 0, batchRecs), masks: make([]uint64, 0, batchRecs), texts: make([][]byte, 0, batchRecs)}
 }}
 
 func newBatch() *Batch {
@@ -147,11 +169,7 @@ func (b *Batch) Len() int { return len(b.masks) - b.skip }
 // must be copied.
 func (b *Batch) At(i int) (rec *record.Record, mask uint64, text []byte) {
 	i += b.skip
-	start := 0
-	if i > 0 {
-		start = b.ends[i-1]
-	}
-	return &b.recs[i], b.masks[i], b.arena[start:b.ends[i]:b.ends[i]]
+	return &b.recs[i], b.masks[i], b.texts[i]
 }
 
 // Hold keeps b for one more reader, which must call Release when done.
@@ -173,9 +191,14 @@ func (b *Batch) Release() {
 	}
 	// The records' strings stay until overwritten: interned names and
 	// the path, nothing a batch should release.
-	b.recs, b.masks, b.ends, b.arena, b.invalid, b.skip = b.recs[:0], b.masks[:0], b.ends[:0], b.arena[:0], b.invalid[:0], 0
+	clear(b.texts) // they point into blocks
+	b.recs, b.masks, b.texts, b.arena, b.invalid, b.skip = b.recs[:0], b.masks[:0], b.texts[:0], b.arena[:0], b.invalid[:0], 0
 	if cap(b.arena) > 2*batchText {
 		b.arena = nil // one huge record: do not keep its memory
+	}
+	if b.blk != nil {
+		b.blk.unref()
+		b.blk = nil
 	}
 	batchPool.Put(b)
 }
@@ -259,7 +282,9 @@ func ParseWith(r io.Reader, source string, opt Options, emit func(rec *record.Re
 // them), so memory stays bounded.
 func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (Stats, error) {
 	peelers := min(max(runtime.GOMAXPROCS(0), 1), 4)
-	nb := peelers + 3
+	// Blocks being read, peeled and stitched, and a few whose batches
+	// the readers still hold (their texts lie in them).
+	nb := peelers + 5
 	// Blocks are taken from the pool only as the reader needs them: a
 	// small input uses one.
 	free := make(chan *block, nb)
@@ -269,7 +294,9 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 	next := func() *block { // nil: Parse is returning
 		if made < nb && len(free) == 0 {
 			made++
-			return blockPool.Get().(*block)
+			b := blockPool.Get().(*block)
+			b.free = free
+			return b
 		}
 		select {
 		case b := <-free:
@@ -318,21 +345,15 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 		if b.err != nil {
 			err = fmt.Errorf("%s: read: %w", source, b.err)
 		}
-		if PoisonReleased {
-			for _, m := range [][]byte{b.buf, b.clean[:cap(b.clean)]} {
-				for i := range m {
-					m[i] = 0xA5
-				}
-			}
-		}
-		free <- b
+		b.unref()
 	}
 	s.finish()
-	// The reader has exited (order is closed), so every block it made is
-	// back in free: keep them for the next Parse.
+	// The reader has exited (order is closed), and once every batch is
+	// released every block it made is back in free: keep them for the
+	// next Parse.
 	for ; made > 0; made-- {
 		b := <-free
-		b.data, b.lines, b.outs = nil, b.lines[:0], b.outs[:0]
+		b.data, b.lines, b.outs, b.free = nil, b.lines[:0], b.outs[:0], nil
 		blockPool.Put(b)
 	}
 	s.st.Bytes = bytesRead
@@ -641,6 +662,7 @@ func (p *peeler) joinBlock(b *block, j *joiner) {
 	j.open = false
 	j.cur = newBatch()
 	j.outs = &b.outs
+	j.borrow = true
 	data, n := b.data, b.first
 	for len(data) > 0 {
 		data = p.nextLine(b, data, b.cutLen, n, &p.line)
@@ -652,6 +674,11 @@ func (p *peeler) joinBlock(b *block, j *joiner) {
 	b.outs = append(b.outs, j.cur)
 	j.cur, j.outs = nil, nil
 	b.st = j.st
+	// The stitcher holds b, and so does every batch: their texts lie in it.
+	b.refs.Store(int32(1 + len(b.outs)))
+	for _, o := range b.outs {
+		o.blk = b
+	}
 }
 
 // stripANSI appends src to dst without ANSI escape sequences (CSI
@@ -707,6 +734,9 @@ type joiner struct {
 	// outs, when set, takes cur once it is full, and cur starts afresh;
 	// otherwise cur grows.
 	outs *[]*Batch
+	// borrow: a record's text may stay in the line's memory (the block
+	// outlives the batch), unless it was joined or made valid UTF-8.
+	borrow bool
 
 	open bool
 	// rec is the open record: cur's last slot, or held once it was moved
@@ -875,13 +905,19 @@ func (j *joiner) flush() {
 	if j.rec == &j.held {
 		*b.slot() = j.held
 	}
+	mustCopy := j.owned || !j.borrow
 	if !j.valid && !utf8.Valid(text) {
 		b.invalid = append(b.invalid, len(b.masks))
-		text = bytes.ToValidUTF8(text, []byte("\uFFFD"))
-		j.mask = ^uint64(0) // the replacement may have made or broken a literal
+		text = bytes.ToValidUTF8(text, []byte("\uFFFD")) // new memory
+		j.mask = ^uint64(0)                              // the replacement may have made or broken a literal
+		mustCopy = false
 	}
-	b.arena = append(b.arena, text...)
-	b.ends = append(b.ends, len(b.arena))
+	if mustCopy {
+		start := len(b.arena)
+		b.arena = append(b.arena, text...)
+		text = b.arena[start:len(b.arena):len(b.arena)]
+	}
+	b.texts = append(b.texts, text[:len(text):len(text)])
 	b.masks = append(b.masks, j.mask)
 	if j.outs != nil && b.full() {
 		*j.outs = append(*j.outs, b)
