@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/bringup-tool/bringup/internal/benchlog"
 	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
@@ -124,6 +125,16 @@ func FuzzPeelCache(f *testing.F) {
 		"(Worker_TP2 pid=3) INFO 11-29 00:00:33 [x.py:1] /usr/lib/python3.12/site-packages/x.py gpu_memory_utilization=0.9\n" +
 		"(Worker_TP2 pid=3) INFO 11-29 00:00:33 [x.py:1] /usr/lib/python3.1/site-packages/x.py gpu_memory_utilization=0.9\n" +
 		"ld: collect2: fatal error: 3\nld: collect12: fatal error: 3\nld: collect2: fatal error: 3\n"))
+	// A generated log whose seconds and numbers change as the ranks take
+	// turns (new headers every second, alike but for their time), and
+	// headers with a fraction that changes on every line.
+	var varied bytes.Buffer
+	if err := benchlog.WriteVaried(&varied, 24<<10, 4, true); err == nil {
+		f.Add(varied.Bytes())
+	}
+	f.Add([]byte("(Worker_TP0 pid=2) DEBUG 01-02 03:04:05.678 [x.py:1] a\n(Worker_TP1 pid=3) DEBUG 01-02 03:04:05.912 [x.py:1] a\n" +
+		"(Worker_TP0 pid=2) DEBUG 01-02 03:04:06.001 [x.py:1] a\n(Worker_TP0 pid=2) DEBUG 01-02 03:04:06.1 [x.py:1] a\n" +
+		"(Worker_TP0 pid=2) DEBUG 01-02 23:59:59.999 [x.py:1] a\n(Worker_TP0 pid=2) DEBUG 01-02 24:00:00.000 [x.py:1] a\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Twice over, so the second time the caches know every line.
 		in := append(append(append([]byte(nil), data...), '\n'), data...)

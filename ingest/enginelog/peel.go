@@ -182,7 +182,11 @@ type peeler struct {
 	nextRec     int
 	scan        *litscan.Grouped // nil: no literal masks
 	hdrs        [8]hdrEntry
+	heads       [8]uint64 // hdrs[k].key's first 8 bytes, apart so a line with no header tries them all at little cost
 	nextHdr     int
+	// where vllmHeader found the timestamp, relative to the header's
+	// start, for storeHeader
+	hts, htsEnd int32
 	masks       [8]maskEntry // see maskOf
 	nextMask    int
 	// where the last hit of recent, hdrs and masks was
@@ -191,8 +195,11 @@ type peeler struct {
 
 // prefixEntry is a parsed run of process prefixes.
 type prefixEntry struct {
-	key    string
-	tail   uint64 // key's last 8 bytes (0 when shorter)
+	key  string
+	tail uint64 // key's last 8 bytes (0 when shorter)
+	// open: key ends with ")", so recentPrefix leaves it to the slow
+	// path (on a longer line the region would not end there)
+	open   bool
 	rank   record.Rank
 	labels [maxLabels]span // relative to the run's start
 	n      int
@@ -260,18 +267,24 @@ func (p *peeler) recentPrefix(b []byte, i int) *prefixEntry {
 	// Ranks take turns, each printing a few lines: start where the last
 	// hit was, then the entry after it.
 	for k := range len(p.recent) {
-		e := p.recent[(p.lastRec+k)%len(p.recent)]
+		at := p.lastRec + k
+		if at >= len(p.recent) {
+			at -= len(p.recent)
+		}
+		e := p.recent[at]
 		if e == nil {
 			continue
 		}
 		n := len(e.key)
-		if n < 8 || n > len(r) || e.key[n-1] == ')' || le64b(r, n-8) != e.tail || string(r[:n]) != e.key {
+		// The tail compare covers the key's last 8 bytes.
+		if n < 8 || n > len(r) || e.open || le64b(r, n-8) != e.tail || string(r[:n-8]) != e.key[:n-8] {
 			continue
 		}
-		if prefixRegion(b, i+n) != i+n {
+		// prefixRegion stops at once on a byte that opens no group.
+		if n < len(r) && (r[n] == '(' || r[n] == '[') && prefixRegion(b, i+n) != i+n {
 			return nil // more groups follow: a longer run
 		}
-		p.lastRec = (p.lastRec + k) % len(p.recent)
+		p.lastRec = at
 		return e
 	}
 	return nil
@@ -286,32 +299,55 @@ func le64b(b []byte, i int) uint64 {
 // hdrEntry is a vLLM header already parsed: "INFO 11-29 00:00:32
 // [metrics.py:455] " repeats on the lines every rank prints in that second.
 type hdrEntry struct {
-	key     []byte // the header bytes with the space after it
-	head    uint64 // key's first 8 bytes
-	tail    uint64 // key's last 8 bytes
-	level   record.Level
-	emitter span // relative to the header's start
-	emitStr string
-	tm      time.Time
-	keyEnd  int32 // relative
+	key  []byte // the header bytes with the space after it
+	tail uint64 // key's last 8 bytes
+	// mid is key's 8 bytes that end where its timestamp does (at midAt
+	// on): headers of one emitter printed in other seconds differ there.
+	mid       uint64
+	midAt     int32
+	ts, tsEnd int32 // the timestamp "MM-DD HH:MM:SS[.fff]", relative
+	next      int   // the entry hit after this one last time
+	level     record.Level
+	emitter   span // relative to the header's start
+	emitStr   string
+	tm        time.Time
+	keyEnd    int32 // relative
 }
 
 // cachedHeader peels a vLLM header at b[i:] that is a recent one byte for
 // byte. vllmHeader reads nothing past the space after "]", so equal bytes
-// give an equal result.
+// give an equal result. A recent header that differs only in its
+// timestamp is peeled by retime.
 func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 	r := b[i:]
 	if len(r) < 9 {
 		return 0, false
 	}
 	head := le64b(r, 0) // "INFO 11-": a line with no header fails here
-	// Each rank prints the same headers in the same order: try the entry
-	// after the last hit first.
-	for k := range len(p.hdrs) {
-		at := (p.lastHdr + 1 + k) % len(p.hdrs)
+	// Each rank prints the same headers in the same order: try first the
+	// entry that followed the last hit last time, then the others from
+	// the last hit on.
+	last, cand := p.lastHdr, -1
+	for k := -1; k < len(p.hdrs); k++ {
+		at := p.hdrs[last].next
+		if k >= 0 {
+			at = (last + 1 + k) & (len(p.hdrs) - 1)
+			if at == p.hdrs[last].next {
+				continue
+			}
+		}
+		if p.heads[at] != head {
+			continue
+		}
 		e := &p.hdrs[at]
 		n := len(e.key)
-		if n == 0 || e.head != head || n > len(r) || le64b(r, n-8) != e.tail || string(r[:n]) != string(e.key) {
+		if n == 0 || n > len(r) || le64b(r, n-8) != e.tail {
+			continue
+		}
+		if le64b(r, int(e.midAt)) != e.mid || string(r[:n]) != string(e.key) {
+			if cand < 0 {
+				cand = at // most likely the same header in another second
+			}
 			continue
 		}
 		l.hdr = hdrVLLM
@@ -320,10 +356,50 @@ func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 		l.emitStr = e.emitStr
 		l.tm = e.tm
 		l.keyEnd = int32(i) + e.keyEnd
+		p.hdrs[last].next = at
 		p.lastHdr = at
 		return i + n, true
 	}
+	if cand >= 0 {
+		return p.retime(l, b, i, cand)
+	}
 	return 0, false
+}
+
+// retime peels a vLLM header at b[i:] that is the one of entry at but for
+// its timestamp: every second brings new headers that differ from the
+// last second's only there. When the bytes before and after the
+// timestamp are the entry's, vllmHeader would find the same level word,
+// the timestamp at the same place (if it parses and ends where the
+// entry's did) and the same emitter after it: only the time is new. The
+// header is then stored as a new entry, as a slow-path peel would.
+func (p *peeler) retime(l *peeled, b []byte, i, at int) (int, bool) {
+	r := b[i:]
+	e := &p.hdrs[at]
+	n, ts, te := len(e.key), int(e.ts), int(e.tsEnd)
+	if ts <= 0 || te <= ts || te >= n || n > len(r) ||
+		string(r[:ts]) != string(e.key[:ts]) || string(r[te:n]) != string(e.key[te:n]) {
+		return 0, false
+	}
+	c, end, ok := vllmTime(r, ts)
+	if !ok || end != te {
+		return 0, false
+	}
+	l.hdr = hdrVLLM
+	l.level = e.level
+	l.emitter = span{int32(i) + e.emitter.a, int32(i) + e.emitter.b}
+	l.emitStr = e.emitStr
+	l.keyEnd = int32(i) + e.keyEnd
+	raw := r[ts:te]
+	if t, ok := p.tc.get(raw); ok {
+		l.tm = t
+	} else {
+		l.tm = c.time()
+		p.tc.put(raw, l.tm)
+	}
+	p.hts, p.htsEnd = e.ts, e.tsEnd
+	p.storeHeader(l, b, i, i+n)
+	return i + n, true
 }
 
 // storeHeader keeps the vLLM header just peeled at b[i:j] for the lines
@@ -332,12 +408,20 @@ func (p *peeler) storeHeader(l *peeled, b []byte, i, j int) {
 	if l.hdr != hdrVLLM || j-i < 9 || j-i > 300 || b[j-1] != ' ' {
 		return
 	}
-	p.lastHdr = p.nextHdr % len(p.hdrs)
-	e := &p.hdrs[p.lastHdr]
+	if p.hts <= 0 || p.htsEnd < 8 || int(p.htsEnd) >= j-i {
+		return // not where vllmHeader leaves a timestamp: keep no entry
+	}
+	at := p.nextHdr % len(p.hdrs)
+	p.hdrs[p.lastHdr].next = at
+	p.lastHdr = at
+	e := &p.hdrs[at]
 	p.nextHdr++
 	e.key = append(e.key[:0], b[i:j]...)
 	e.tail = le64b(e.key, len(e.key)-8)
-	e.head = le64b(e.key, 0)
+	p.heads[at] = le64b(e.key, 0)
+	e.ts, e.tsEnd = p.hts, p.htsEnd
+	e.midAt = p.htsEnd - 8
+	e.mid = le64b(e.key, int(e.midAt))
 	e.level = l.level
 	e.emitter = span{l.emitter.a - int32(i), l.emitter.b - int32(i)}
 	e.emitStr = l.emitStr
@@ -352,7 +436,7 @@ func (p *peeler) storePrefix(key []byte, l *peeled, start, n0 int) {
 	if len(p.prefixes) >= 4096 {
 		return
 	}
-	e := &prefixEntry{key: string(key), rank: l.rank}
+	e := &prefixEntry{key: string(key), rank: l.rank, open: len(key) > 0 && key[len(key)-1] == ')'}
 	if len(key) >= 8 {
 		e.tail = le64b(key, len(key)-8)
 	}
@@ -428,6 +512,7 @@ func (p *peeler) peel(l *peeled) {
 	l.procEnd = int32(i)
 	l.keyEnd = int32(i)
 	n0 := l.nlabels
+	p.hts, p.htsEnd = 0, 0
 	if j, ok := p.cachedHeader(l, b, i); ok {
 		i = j
 	} else {
@@ -907,18 +992,9 @@ func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
 	}
 	k = skipSpace(r, k)
 	ts := k
-	if len(r) < k+14 || r[k+2] != '-' || r[k+5] != ' ' {
+	c, k, ok := vllmTime(r, k)
+	if !ok {
 		return i
-	}
-	mo, d := digits(r, k, 2), digits(r, k+3, 2)
-	h, m, s, ok := hms(r, k+6)
-	if !ok || !validMD(mo, d) {
-		return i
-	}
-	k += 14
-	ns := 0
-	if k < len(r) && r[k] == '.' {
-		ns, k = frac(r, k+1)
 	}
 	tsEnd := k
 	k = skipSpace(r, k)
@@ -951,14 +1027,33 @@ func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
 	if t, ok := p.tc.get(raw); ok {
 		l.tm = t
 	} else {
-		l.tm = time.Date(0, time.Month(mo), d, h, m, s, ns, time.UTC)
+		l.tm = c.time()
 		p.tc.put(raw, l.tm)
 	}
+	p.hts, p.htsEnd = int32(ts), int32(tsEnd)
 	l.keyEnd = int32(i + fe + 1)
 	if fe+1 < len(r) {
 		return i + fe + 2
 	}
 	return i + fe + 1
+}
+
+// vllmTime parses vLLM's "MM-DD HH:MM:SS[.fff]" at r[k:] (the year is
+// 0); end is where it stops.
+func vllmTime(r []byte, k int) (c civil, end int, ok bool) {
+	if len(r) < k+14 || r[k+2] != '-' || r[k+5] != ' ' {
+		return c, 0, false
+	}
+	c.mo, c.d = digits(r, k, 2), digits(r, k+3, 2)
+	c.h, c.m, c.s, ok = hms(r, k+6)
+	if !ok || !validMD(c.mo, c.d) {
+		return civil{}, 0, false
+	}
+	k += 14
+	if k < len(r) && r[k] == '.' {
+		c.ns, k = frac(r, k+1)
+	}
+	return c, k, true
 }
 
 // glogHeader: "I0227 20:02:12.576000 139718474198016 torch/_inductor/graph.py:789] "
