@@ -148,11 +148,11 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		for b := range toMatch {
 			for i := 0; i < b.Len(); i++ {
-				rec, mask, text := b.At(i)
-				mask |= always
+				mask := b.Mask(i) | always
 				if mask&(gRules|gVersions|gGPU|gTraceback) == 0 && x.Idle(path) {
 					continue // the common case, told without reading the record
 				}
+				rec, _, text := b.At(i)
 				tb := mask&gTraceback != 0 || !x.Skip(rec)
 				if mask&(gRules|gVersions|gGPU) == 0 && !tb {
 					continue // the common case: nothing here reads this record

@@ -172,6 +172,10 @@ func (b *Batch) At(i int) (rec *record.Record, mask uint64, text []byte) {
 	return &b.recs[i], b.masks[i], b.texts[i]
 }
 
+// Mask is At's mask alone: a reader that passes over most records by
+// their mask reads nothing else of them.
+func (b *Batch) Mask(i int) uint64 { return b.masks[i+b.skip] }
+
 // Hold keeps b for one more reader, which must call Release when done.
 func (b *Batch) Hold() { b.refs.Add(1) }
 
