@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/bringup-tool/bringup/internal/guardpage"
 )
 
 // scanExact is what scanLine must say of data, the slow way: the line up
@@ -133,8 +135,7 @@ func TestScanLineCorpus(t *testing.T) {
 // TestScanLinePageEnd: data that ends at the end of a mapped page, with
 // the next page unmapped: a read past the end would fault.
 func TestScanLinePageEnd(t *testing.T) {
-	data, free := pageEnd(t, 4096)
-	defer free()
+	data := guardpage.End(t, 4096)
 	for n := 0; n <= 100; n++ {
 		d := data[len(data)-n:]
 		for k := range d {

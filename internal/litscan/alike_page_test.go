@@ -1,26 +1,16 @@
-//go:build unix
-
 package litscan
 
 import (
-	"syscall"
 	"testing"
+
+	"github.com/bringup-tool/bringup/internal/guardpage"
 )
 
 // TestAlikePageEnd: texts that end at the end of a mapped page, the next
 // page unreadable: a read past their end would fault.
 func TestAlikePageEnd(t *testing.T) {
-	page := syscall.Getpagesize()
-	m, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Skipf("mmap: %v", err)
-	}
-	if err := syscall.Mprotect(m[page:], syscall.PROT_NONE); err != nil {
-		syscall.Munmap(m)
-		t.Skipf("mprotect: %v", err)
-	}
-	defer syscall.Munmap(m)
-	mem := m[:page:page]
+	const page = 100
+	mem := guardpage.End(t, page)
 	b := make([]byte, 100)
 	for n := 0; n <= 100; n++ {
 		a := mem[page-n:]
