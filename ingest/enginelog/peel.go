@@ -276,10 +276,10 @@ func (p *peeler) recentPrefix(b []byte, i int) *prefixEntry {
 			continue
 		}
 		n := len(e.key)
-		// The tail compare covers the key's last 8 bytes.
 		if n < 8 || n > len(r) || e.open || le64b(r, n-8) != e.tail || string(r[:n-8]) != e.key[:n-8] {
 			continue
 		}
+		// The tail compare covered the key's last 8 bytes.
 		// prefixRegion stops at once on a byte that opens no group.
 		if n < len(r) && (r[n] == '(' || r[n] == '[') && prefixRegion(b, i+n) != i+n {
 			return nil // more groups follow: a longer run
@@ -331,6 +331,9 @@ func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 	for k := -1; k < len(p.hdrs); k++ {
 		at := p.hdrs[last].next
 		if k >= 0 {
+			if k == 0 && !p.anyHead(head) {
+				return 0, false // a line with no header, mostly
+			}
 			at = (last + 1 + k) & (len(p.hdrs) - 1)
 			if at == p.hdrs[last].next {
 				continue
@@ -364,6 +367,13 @@ func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 		return p.retime(l, b, i, cand)
 	}
 	return 0, false
+}
+
+// anyHead reports whether some header entry starts with the 8 bytes head.
+func (p *peeler) anyHead(head uint64) bool {
+	h := &p.heads
+	return h[0] == head || h[1] == head || h[2] == head || h[3] == head ||
+		h[4] == head || h[5] == head || h[6] == head || h[7] == head
 }
 
 // retime peels a vLLM header at b[i:] that is the one of entry at but for
@@ -487,13 +497,22 @@ func (p *peeler) peel(l *peeled) {
 		}
 	}
 	l.labelStrs = nil
-	if c != nil && l.rank == record.NoRank {
+	// With no collector prefix (i == 0) the rank is still the NoRank set
+	// above.
+	if c != nil && (i == 0 || l.rank == record.NoRank) {
 		l.rank = c.rank
-		if l.nlabels == 0 {
+		if l.nlabels == 0 && i == 0 {
+			// No collector prefix: the run's labels are the line's.
+			l.labels = c.labels
+			l.nlabels = int32(c.n)
 			l.labelStrs = c.strs
-		}
-		for k := 0; k < c.n; k++ {
-			l.addLabel(i+int(c.labels[k].a), i+int(c.labels[k].b))
+		} else {
+			if l.nlabels == 0 {
+				l.labelStrs = c.strs
+			}
+			for k := 0; k < c.n; k++ {
+				l.addLabel(i+int(c.labels[k].a), i+int(c.labels[k].b))
+			}
 		}
 		i = end
 	} else {
@@ -939,6 +958,40 @@ var levelWords = [...]struct {
 	{"DEBUG", record.LevelDebug}, {"CRITICAL", record.LevelCritical}, {"WARN", record.LevelWarning},
 }
 
+// levelWord reads a level word and the space after it at the start of r
+// (the first of levelWords that is there), and returns the level and its
+// length with the space; "" when there is none. The first letter picks
+// the words to try.
+func levelWord(r []byte) (record.Level, int) {
+	if len(r) == 0 {
+		return "", 0
+	}
+	switch r[0] {
+	case 'I':
+		return levelWordAt(r, 0)
+	case 'W':
+		if lvl, n := levelWordAt(r, 1); n > 0 {
+			return lvl, n
+		}
+		return levelWordAt(r, 5)
+	case 'E':
+		return levelWordAt(r, 2)
+	case 'D':
+		return levelWordAt(r, 3)
+	case 'C':
+		return levelWordAt(r, 4)
+	}
+	return "", 0
+}
+
+func levelWordAt(r []byte, k int) (record.Level, int) {
+	w := &levelWords[k]
+	if len(r) > len(w.w) && string(r[:len(w.w)]) == w.w && r[len(w.w)] == ' ' {
+		return w.lvl, len(w.w) + 1
+	}
+	return "", 0
+}
+
 func glogLevel(c byte) record.Level {
 	switch c {
 	case 'I':
@@ -978,15 +1031,7 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 // before about 0.8: "INFO 12-20 20:25:46 worker.py:241] ").
 func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
 	r := b[i:]
-	var lvl record.Level
-	k := 0
-	// The first letter picks the only level word that can match.
-	for _, w := range levelWords {
-		if w.w[0] == r[0] && len(r) > len(w.w) && string(r[:len(w.w)]) == w.w && r[len(w.w)] == ' ' {
-			lvl, k = w.lvl, len(w.w)+1
-			break
-		}
-	}
+	lvl, k := levelWord(r)
 	if lvl == "" {
 		return i
 	}
