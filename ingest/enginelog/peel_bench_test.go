@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/internal/benchlog"
+	"github.com/bringup-tool/bringup/internal/cputime"
 )
 
 // BenchmarkPeelLines: peel alone (no block bookkeeping, no joiner), one
 // peeler over the lines of 8 MiB of the benchmark log with its numbers
-// varied (or of BRINGUP_BENCH_LOG when set), with a literal scan.
+// varied (or of BRINGUP_BENCH_LOG when set), with a literal scan, in ns
+// and CPU ns per line.
 func BenchmarkPeelLines(b *testing.B) {
 	var in []byte
 	if path := os.Getenv("BRINGUP_BENCH_LOG"); path != "" {
@@ -37,6 +39,7 @@ func BenchmarkPeelLines(b *testing.B) {
 		in = rest
 	}
 	b.ResetTimer()
+	c0 := cputime.Used(cputime.Self)
 	for i := 0; i < b.N; i++ {
 		p := peeler{scan: benchScan}
 		var l peeled
@@ -46,4 +49,5 @@ func BenchmarkPeelLines(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(lines)), "ns/line")
+	b.ReportMetric(float64((cputime.Used(cputime.Self)-c0).Nanoseconds())/float64(b.N)/float64(len(lines)), "cpu-ns/line")
 }
