@@ -137,23 +137,29 @@ func FuzzPeelCache(f *testing.F) {
 		"(Worker_TP0 pid=2) DEBUG 01-02 23:59:59.999 [x.py:1] a\n(Worker_TP0 pid=2) DEBUG 01-02 24:00:00.000 [x.py:1] a\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Twice over, so the second time the caches know every line.
-		in := append(append(append([]byte(nil), data...), '\n'), data...)
-		warm := peeler{scan: fuzzScan}
-		b := &block{data: in}
-		warm.peelBlock(b, 0)
-		for k := range b.lines {
-			l := &b.lines[k]
-			if l.skip != "" {
-				continue
-			}
-			cold := peeler{scan: fuzzScan}
-			c := peeled{n: l.n, line: l.line}
-			cold.peel(&c)
-			if w, f := viewOf(l), viewOf(&c); !reflect.DeepEqual(w, f) {
-				t.Fatalf("line %d %q:\nwarm %+v\ncold %+v", l.n, l.line, w, f)
-			}
-		}
+		checkWarmCold(t, append(append(append([]byte(nil), data...), '\n'), data...))
 	})
+}
+
+// checkWarmCold peels in's lines with one peeler (its caches warm from
+// the lines before) and each line again with a new one: the same result.
+func checkWarmCold(t *testing.T, in []byte) {
+	t.Helper()
+	warm := peeler{scan: fuzzScan}
+	b := &block{data: in}
+	warm.peelBlock(b, 0)
+	for k := range b.lines {
+		l := &b.lines[k]
+		if l.skip != "" {
+			continue
+		}
+		cold := peeler{scan: fuzzScan}
+		c := peeled{n: l.n, line: l.line}
+		cold.peel(&c)
+		if w, f := viewOf(l), viewOf(&c); !reflect.DeepEqual(w, f) {
+			t.Fatalf("line %d %q:\nwarm %+v\ncold %+v", l.n, l.line, w, f)
+		}
+	}
 }
 
 // FuzzScanLine: scanLine cuts where the first '\n' is, and its two claims

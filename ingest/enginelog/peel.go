@@ -162,6 +162,16 @@ func (c *timeCache) get(raw []byte) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// time is c's time for the stamp raw when it has it, else civ's, kept.
+func (c *timeCache) time(raw []byte, civ civil) time.Time {
+	if t, ok := c.get(raw); ok {
+		return t
+	}
+	t := civ.time()
+	c.put(raw, t)
+	return t
+}
+
 func (c *timeCache) put(raw []byte, t time.Time) {
 	if len(raw) <= len(c.key) {
 		c.n = copy(c.key[:], raw)
@@ -400,13 +410,7 @@ func (p *peeler) retime(l *peeled, b []byte, i, at int) (int, bool) {
 	l.emitter = span{int32(i) + e.emitter.a, int32(i) + e.emitter.b}
 	l.emitStr = e.emitStr
 	l.keyEnd = int32(i) + e.keyEnd
-	raw := r[ts:te]
-	if t, ok := p.tc.get(raw); ok {
-		l.tm = t
-	} else {
-		l.tm = c.time()
-		p.tc.put(raw, l.tm)
-	}
+	l.tm = p.tc.time(r[ts:te], c)
 	p.hts, p.htsEnd = e.ts, e.tsEnd
 	p.storeHeader(l, b, i, i+n)
 	return i + n, true
@@ -1068,13 +1072,7 @@ func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
 	l.hdr = hdrVLLM
 	l.level = lvl
 	l.emitter = span{int32(i + fs), int32(i + fe)}
-	raw := r[ts:tsEnd]
-	if t, ok := p.tc.get(raw); ok {
-		l.tm = t
-	} else {
-		l.tm = c.time()
-		p.tc.put(raw, l.tm)
-	}
+	l.tm = p.tc.time(r[ts:tsEnd], c)
 	p.hts, p.htsEnd = int32(ts), int32(tsEnd)
 	l.keyEnd = int32(i + fe + 1)
 	if fe+1 < len(r) {
