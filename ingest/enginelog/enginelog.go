@@ -125,10 +125,10 @@ func (b *block) unref() {
 // Batch is records in input order, each with its literal mask (see
 // Options.Scan) and its text: built on the core that peeled their lines
 // while those are in its cache, and read as a whole by the caller's
-// readers. A text lies in the block its line was read into (which is kept
-// until every batch made of it is released), or in the batch's arena when
-// it was joined from several lines. Everything a Batch holds is valid
-// until it is released.
+// readers. A one-line record's text lies in the block its line was read
+// into (kept until every batch made of it is released); a text joined
+// from several lines, or closed by the stitcher, in the batch's arena.
+// Everything a Batch holds is valid until it is released.
 type Batch struct {
 	recs  []record.Record // complete records; while a joiner fills it, then the open one
 	masks []uint64
