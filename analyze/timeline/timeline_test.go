@@ -335,3 +335,28 @@ func TestTimesStayWritable(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondClosingLineWindow: "Model loading took" within 5 s of a rank's
+// "Loading weights took" extends that load phase (vLLM prints both for
+// one load); 6 s later it is a load of its own.
+func TestSecondClosingLineWindow(t *testing.T) {
+	for _, c := range []struct {
+		second string
+		want   []string
+	}{
+		{"00:00:15", []string{"TP0|load||01-02 00:00:00|01-02 00:00:15|15.00|done|1-2"}},
+		{"00:00:16", []string{
+			"TP0|load||01-02 00:00:00|01-02 00:00:10|10.00|done|1-1",
+			"TP0|load||01-02 00:00:01|01-02 00:00:16|15.00|done|2-2",
+		}},
+	} {
+		log := "(Worker_TP0 pid=7) INFO 01-02 00:00:10 [default_loader.py:262] Loading weights took 10.00 seconds\n" +
+			"(Worker_TP0 pid=7) INFO 01-02 " + c.second + " [gpu_model_runner.py:2653] Model loading took 38.41 GiB and 15.00 seconds\n"
+		b := New()
+		if _, err := enginelog.Parse(strings.NewReader(log), "x.log", b.Add); err != nil {
+			t.Fatal(err)
+		}
+		phases, _ := b.Finish()
+		compare(t, phases, c.want)
+	}
+}
