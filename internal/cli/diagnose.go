@@ -38,6 +38,9 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if len(args) == 0 {
 				return Usagef("diagnose needs at least one PATH: a log file, a directory, or - for stdin")
 			}
+			// A log full of crash loops keeps up to pytrace.MaxTracebacks
+			// tracebacks: tens of MiB live, which the GC would let double.
+			limitMemory()
 			set, err := loadRules(ruleFiles...)
 			if err != nil {
 				return err

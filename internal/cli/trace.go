@@ -17,8 +17,18 @@ import (
 
 func init() { register(newTraceCmd) }
 
-// memoryLimit is the soft heap limit of bringup trace (see GOMEMLIMIT).
+// memoryLimit is the soft heap limit of bringup trace and diagnose (see
+// GOMEMLIMIT).
 const memoryLimit = 200 << 20
+
+// limitMemory keeps the heap near memoryLimit on huge inputs, unless the
+// user set GOMEMLIMIT: the GC works harder there instead of letting
+// garbage double the live set.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+}
 
 // progressMin is the input size from which a progress bar is worth drawing.
 const progressMin = 64 << 20
@@ -50,11 +60,7 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 			if len(args) == 0 {
 				return Usagef("trace needs a TORCH_TRACE file or directory (e.g. bringup trace /tmp/torch_trace)")
 			}
-			// Keep the heap near the 300 MiB budget on huge traces: the GC
-			// works harder instead of letting garbage double the live set.
-			if os.Getenv("GOMEMLIMIT") == "" {
-				debug.SetMemoryLimit(memoryLimit)
-			}
+			limitMemory()
 			var ruleFiles []string
 			if rulesPath != "" {
 				ruleFiles = append(ruleFiles, rulesPath)
