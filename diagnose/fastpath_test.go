@@ -64,6 +64,35 @@ func TestFastPathSameResult(t *testing.T) {
 	}
 }
 
+// TestFastPathSameResultManyBlocks: the same on a log of many read
+// blocks (every corpus engine log and example, again and again), where
+// records and tracebacks run across block boundaries and the parser
+// stitches blocks together.
+func TestFastPathSameResultManyBlocks(t *testing.T) {
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "engine-logs"), "*.log"))
+	examples, _ := filepath.Glob("../examples/*/*.log")
+	var one []byte
+	for _, p := range append(logs, examples...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one = append(one, b...)
+	}
+	var in []byte
+	for len(in) < 16<<20 {
+		in = append(in, one...)
+	}
+	fast, full := bothWays(t, set, []string{"-"}, in)
+	if !bytes.Equal(fast, full) {
+		t.Errorf("the gated diagnosis differs from the full one:\n%.3000s\nfull:\n%.3000s", fast, full)
+	}
+}
+
 // TestGateIsUsed: the built-in rules give a literal scan with no group
 // forced on, so the test above compares two different paths.
 func TestGateIsUsed(t *testing.T) {

@@ -341,7 +341,7 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 		}()
 	}
 
-	s := stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, emit: emit}
+	s := newStitcher(source, opt, emit)
 	var err error
 	for b := range order {
 		<-b.ready
@@ -378,6 +378,11 @@ type stitcher struct {
 	line peeled
 	st   Stats
 	emit func(*Batch)
+}
+
+func newStitcher(source string, opt Options, emit func(*Batch)) *stitcher {
+	// Lines joined again are peeled again, with the same literal scan.
+	return &stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, p: peeler{scan: opt.Scan}, emit: emit}
 }
 
 func (s *stitcher) stitch(b *block) {

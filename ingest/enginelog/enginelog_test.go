@@ -706,18 +706,14 @@ func TestBatchesHeldByReaders(t *testing.T) {
 
 // stitched parses in as blocks cut before the lines starting at the
 // given offsets, each peeled and joined on its own, then stitched, as
-// ParseBatches does whatever the read sizes were.
-func stitched(in []byte, cuts []int) ([]record.Record, Stats) {
-	var got []record.Record
-	s := stitcher{j: joiner{source: "in.log", labels: map[string][]string{}, quiet: true}, emit: func(b *Batch) {
-		for i := 0; i < b.Len(); i++ {
-			rec, _, text := b.At(i)
-			r := *rec
-			r.Text = string(text)
-			got = append(got, r)
-		}
-	}}
-	p := peeler{}
+// ParseBatches does whatever the read sizes were; with a literal scan, so
+// the records' masks are compared too.
+func stitched(in []byte, cuts []int) ([]joined, Stats) {
+	var got []joined
+	s := newStitcher("in.log", Options{Scan: fuzzScan}, func(b *Batch) {
+		got = appendJoined(got, b)
+	})
+	p := peeler{scan: fuzzScan}
 	j := &joiner{source: "in.log", labels: map[string][]string{}}
 	line, start := int64(1), 0
 	for k := 0; k <= len(cuts); k++ {
@@ -735,19 +731,44 @@ func stitched(in []byte, cuts []int) ([]record.Record, Stats) {
 		}
 		p.joinBlock(b, j)
 		s.stitch(b)
+		for _, o := range b.outs {
+			o.blk = nil // the test's blocks are not pooled
+		}
 		start = end
 	}
 	s.finish()
 	return got, s.st
 }
 
-// serial parses in with one joiner over every line in order (Live).
-func serial(in []byte) ([]record.Record, Stats) {
-	var got []record.Record
-	lv := NewLive("in.log", func(r record.Record) { got = append(got, r) })
-	lv.Write(in)
-	lv.Flush()
-	return got, lv.Stats()
+// joined is a record with its text set and its literal mask.
+type joined struct {
+	Rec  record.Record
+	Mask uint64
+}
+
+func appendJoined(out []joined, b *Batch) []joined {
+	for i := 0; i < b.Len(); i++ {
+		rec, mask, text := b.At(i)
+		r := *rec
+		r.Text = string(text)
+		out = append(out, joined{r, mask})
+	}
+	return out
+}
+
+// serial parses in with one joiner over every line in order.
+func serial(in []byte) ([]joined, Stats) {
+	p := peeler{scan: fuzzScan}
+	j := &joiner{source: "in.log", labels: map[string][]string{}, cur: &Batch{}}
+	b := &block{data: in}
+	p.peelBlock(b, 0)
+	for k := range b.lines {
+		j.add(&b.lines[k])
+	}
+	j.flush()
+	j.st.Records = int64(j.cur.Len())
+	j.st.InvalidUTF8 = j.cur.invalidFrom()
+	return appendJoined(nil, j.cur), j.st
 }
 
 // lineStarts are the offsets of in's lines but the first.
