@@ -198,6 +198,7 @@ type peeler struct {
 	// start, for storeHeader
 	hts, htsEnd int32
 	masks       [8]maskEntry // see maskOf
+	maskMap     map[string]maskKnown
 	nextMask    int
 	// where the last hit of recent, hdrs and masks was
 	lastRec, lastHdr, lastMask int
@@ -619,25 +620,50 @@ func (p *peeler) maskOf(body []byte) uint64 {
 		e.used = p.nextMask
 		return e.mask
 	}
-	m := p.scan.Mask(text)
-	if len(body) <= 512 {
-		// Replace the entry unused longest: a body that never repeats
-		// (it names its rank) must not push out the ones that do.
-		old := 0
-		for k := range p.masks {
-			if p.masks[k].used < p.masks[old].used {
-				old = k
-			}
-		}
-		p.nextMask++
-		e := &p.masks[old]
-		e.body = append(e.body[:0], body...)
-		e.mask, e.used = m, p.nextMask
-		e.numbers = p.scan.NumbersMatter(text)
-		p.masks[last].next = old
-		p.lastMask = old
+	if len(body) > maxMemoBody {
+		return p.scan.Mask(text)
 	}
-	return m
+	// Bodies that come back after more than a few others (a crash loop
+	// printing the same tracebacks again and again) are looked up whole.
+	known, ok := p.maskMap[text]
+	if !ok {
+		known = maskKnown{mask: p.scan.Mask(text), numbers: p.scan.NumbersMatter(text)}
+		if p.maskMap == nil {
+			p.maskMap = map[string]maskKnown{}
+		}
+		if len(p.maskMap) < maxMemoBodies {
+			p.maskMap[string(body)] = known
+		}
+	}
+	// Replace the entry unused longest: a body that never repeats (it
+	// names its rank) must not push out the ones that do.
+	old := 0
+	for k := range p.masks {
+		if p.masks[k].used < p.masks[old].used {
+			old = k
+		}
+	}
+	p.nextMask++
+	e := &p.masks[old]
+	e.body = append(e.body[:0], body...)
+	e.mask, e.used, e.numbers = known.mask, p.nextMask, known.numbers
+	p.masks[last].next = old
+	p.lastMask = old
+	return known.mask
+}
+
+// The mask memo keeps bodies of up to maxMemoBody bytes, and up to
+// maxMemoBodies of them looked up whole (a few MiB per peeler at most).
+const (
+	maxMemoBody   = 512
+	maxMemoBodies = 4096
+)
+
+// maskKnown is a body's mask and whether its numbers matter (see
+// maskEntry), remembered by the whole body.
+type maskKnown struct {
+	mask    uint64
+	numbers bool
 }
 
 type maskEntry struct {
