@@ -146,6 +146,9 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	go func() { // rules, versions and tracebacks
 		defer wg.Done()
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
+		if !forceAll { // the reference path matches every text afresh
+			m.memo = map[string]map[string][]ruleAt{}
+		}
 		for b := range toMatch {
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
@@ -223,6 +226,51 @@ type matcher struct {
 	set    *rules.Set
 	res    *logResult
 	fields map[string]string // reused: Match does not keep it
+	// memo: the rules a text matched and where, by role and text (nil:
+	// none kept). What a text rule matches depends on these two alone,
+	// and a crash loop repeats the same error lines again and again.
+	memo  map[string]map[string][]ruleAt
+	nmemo int
+}
+
+// ruleAt is a rule that matched a text, and where (see locate).
+type ruleAt struct {
+	rule *rules.Rule
+	off  int
+}
+
+// The memo keeps up to maxMemoTexts texts of up to maxMemoText bytes.
+const (
+	maxMemoText  = 2048
+	maxMemoTexts = 4096
+)
+
+// hitsOf returns the text rules rec matches, each with where it matched,
+// leaving out rules that matched only source code a traceback quotes.
+func (m *matcher) hitsOf(rec *record.Record) []ruleAt {
+	memo := m.memo != nil && len(rec.Text) <= maxMemoText
+	if memo {
+		if hs, ok := m.memo[rec.Rank.Role][rec.Text]; ok {
+			return hs
+		}
+	}
+	m.fields["role"] = rec.Rank.Role
+	var hs []ruleAt
+	for _, rule := range m.set.Match(rules.Subject{Text: rec.Text, Fields: m.fields}, nil) {
+		if off := locate(rule, rec.Text); off != -2 { // -2: only quoted source code of a traceback matched
+			hs = append(hs, ruleAt{rule, off})
+		}
+	}
+	if memo && m.nmemo < maxMemoTexts {
+		byText := m.memo[rec.Rank.Role]
+		if byText == nil {
+			byText = map[string][]ruleAt{}
+			m.memo[rec.Rank.Role] = byText
+		}
+		byText[rec.Text] = hs
+		m.nmemo++
+	}
+	return hs
 }
 
 // match matches rec, whose literal groups are mask.
@@ -237,22 +285,18 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 	}
 	// Versions are not final while streaming: match without them and
 	// apply the gates once the whole run is read (Rule.Allows).
-	m.fields["role"] = rec.Rank.Role
-	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
-	hits := m.set.Match(sub, nil)
+	hits := m.hitsOf(rec)
 	if len(hits) == 0 {
 		return
 	}
+	m.fields["role"] = rec.Rank.Role
+	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
 	rank := rec.Rank.String()
-	for _, rule := range hits {
-		off := locate(rule, rec.Text)
-		if off == -2 {
-			continue // only quoted source code of a traceback matched
-		}
+	for _, h := range hits {
 		ev := record.Evidence{Path: rec.Source, Line: rec.Line, Rank: rank}
-		ev.Line, ev.Text = lineAt(*rec, off)
+		ev.Line, ev.Text = lineAt(*rec, h.off)
 		sub.Evidence = ev
-		m.res.hits.Add(rule, sub)
+		m.res.hits.Add(h.rule, sub)
 	}
 }
 
