@@ -40,10 +40,10 @@ func bothWays(t testing.TB, set *rules.Set, paths []string, data []byte) (fast, 
 	return run(false), run(true)
 }
 
-// TestFastPathSameResult: the gated pipeline gives exactly the diagnosis
-// of the one that shows every record to every analyzer, on every corpus
-// engine log and example.
-func TestFastPathSameResult(t *testing.T) {
+// fastPathInputs: the built-in rules, and every corpus engine log and
+// example log.
+func fastPathInputs(t *testing.T) (*rules.Set, []string) {
+	t.Helper()
 	set, err := rules.Builtin()
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,15 @@ func TestFastPathSameResult(t *testing.T) {
 	if len(logs) == 0 || len(examples) == 0 {
 		t.Fatalf("no inputs: %d corpus logs, %d examples", len(logs), len(examples))
 	}
-	for _, p := range append(logs, examples...) {
+	return set, append(logs, examples...)
+}
+
+// TestFastPathSameResult: the gated pipeline gives exactly the diagnosis
+// of the one that shows every record to every analyzer, on every corpus
+// engine log and example.
+func TestFastPathSameResult(t *testing.T) {
+	set, paths := fastPathInputs(t)
+	for _, p := range paths {
 		fast, full := bothWays(t, set, []string{p}, nil)
 		if !bytes.Equal(fast, full) {
 			t.Errorf("%s: the gated diagnosis differs from the full one:\n%s\nfull:\n%s", p, fast, full)
@@ -69,14 +77,9 @@ func TestFastPathSameResult(t *testing.T) {
 // records and tracebacks run across block boundaries and the parser
 // stitches blocks together.
 func TestFastPathSameResultManyBlocks(t *testing.T) {
-	set, err := rules.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "engine-logs"), "*.log"))
-	examples, _ := filepath.Glob("../examples/*/*.log")
+	set, paths := fastPathInputs(t)
 	var one []byte
-	for _, p := range append(logs, examples...) {
+	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
