@@ -120,8 +120,8 @@ func sameSlice(a, b []string) bool {
 // rule hits, tracebacks and phases are kept: memory does not grow with the
 // size of the log.
 //
-// The parser's goroutine batches records; two consumers read every batch
-// in order, one matching rules, detecting versions and extracting
+// The parser's peelers batch records; two consumers read every batch in
+// order, one matching rules, detecting versions and extracting
 // tracebacks, one building the timeline, so a multi-core machine runs them
 // side by side. The parser's literal masks say which records each analyzer
 // must read: an ordinary line costs the consumers a few compares.

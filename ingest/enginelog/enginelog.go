@@ -193,18 +193,22 @@ func (b *Batch) Release() {
 			b.recs[:cap(b.recs)][i] = junkRecord
 		}
 	}
-	// The records' strings stay until overwritten: interned names and
-	// the path, nothing a batch should release.
-	clear(b.texts) // they point into blocks
-	b.recs, b.masks, b.texts, b.arena, b.invalid, b.skip = b.recs[:0], b.masks[:0], b.texts[:0], b.arena[:0], b.invalid[:0], 0
-	if cap(b.arena) > 2*batchText {
-		b.arena = nil // one huge record: do not keep its memory
-	}
+	b.reset()
 	if b.blk != nil {
 		b.blk.unref()
 		b.blk = nil
 	}
 	batchPool.Put(b)
+}
+
+// reset empties b for reuse. The records' strings stay until overwritten:
+// interned names and the path, nothing a batch should release.
+func (b *Batch) reset() {
+	clear(b.texts) // they point into blocks
+	b.recs, b.masks, b.texts, b.arena, b.invalid, b.skip = b.recs[:0], b.masks[:0], b.texts[:0], b.arena[:0], b.invalid[:0], 0
+	if cap(b.arena) > 2*batchText {
+		b.arena = nil // one huge record: do not keep its memory
+	}
 }
 
 // slot gives the Record the next record is built in.
@@ -375,7 +379,6 @@ type stitcher struct {
 	j    joiner // quiet: the blocks counted their lines
 	p    peeler
 	tmp  block // clean scratch for lines joined again
-	line peeled
 	st   Stats
 	emit func(*Batch)
 }
@@ -421,8 +424,8 @@ func (s *stitcher) resync(b *block) int {
 	data, n := b.data, b.first
 	oi, ri, idx := 0, 0, 0 // the next of b's records to compare with: b.outs[oi].recs[ri], number idx
 	for len(data) > 0 {
-		data = s.p.nextLine(&s.tmp, data, b.cutLen, n, &s.line)
-		j.add(&s.line)
+		data = s.p.nextLine(&s.tmp, data, b.cutLen, n, &s.p.line)
+		j.add(&s.p.line)
 		if j.open && j.rec != &j.held && j.rec.Line == int(n) {
 			// The held record is closed and one starts here: does one of
 			// b's start here too?

@@ -52,9 +52,8 @@ func (l *Live) hand() {
 	}
 	l.j.st.Records += int64(b.Len())
 	l.j.st.InvalidUTF8 += b.invalidFrom()
-	clear(b.recs)
-	clear(b.texts)
-	b.recs, b.masks, b.texts, b.arena, b.invalid = b.recs[:0], b.masks[:0], b.texts[:0], b.arena[:0], b.invalid[:0]
+	clear(b.recs) // their Text strings, set just above
+	b.reset()
 }
 
 // Flush emits the record held open waiting for continuation lines.

@@ -181,7 +181,7 @@ func (c *timeCache) put(raw []byte, t time.Time) {
 
 // peeler holds per-goroutine scratch state for peeling lines.
 type peeler struct {
-	line        peeled // the line being joined (joinBlock)
+	line        peeled // the line being joined (joinBlock, the stitcher)
 	tc          timeCache
 	roles       [8]string
 	nextRole    int
