@@ -71,28 +71,32 @@ func TestPipelineSameAsDirectCorpus(t *testing.T) {
 	samePipelined(t, append(data, data...))
 }
 
-func samePipelined(t *testing.T, data []byte) {
-	run := func(data []byte, pipelined bool) []byte {
-		in := Input{Path: "fuzz.log", Rank: -1, RankFrom: "none"}
-		fa := newFileAnalysis(in, 100)
-		sc := torchtrace.NewScanner(bytes.NewReader(data), "fuzz.log")
-		sc.Want = fa.want
-		if pipelined {
-			scanPipelined(sc, fa, torchtrace.NewVerified())
-		} else {
-			for sc.Next() {
-				fa.add(sc.Event())
-			}
+// analyzeJSON analyzes data as one file, directly or through the
+// pipelined scan, and returns the merged Result as JSON.
+func analyzeJSON(data []byte, pipelined bool) ([]byte, *fileAnalysis) {
+	in := Input{Path: "fuzz.log", Rank: -1, RankFrom: "none"}
+	fa := newFileAnalysis(in, 100)
+	sc := torchtrace.NewScanner(bytes.NewReader(data), "fuzz.log")
+	sc.Want = fa.want
+	if pipelined {
+		scanPipelined(sc, fa, torchtrace.NewVerified())
+	} else {
+		for sc.Next() {
+			fa.add(sc.Event())
 		}
-		fa.finish(sc.Stats())
-		res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{sc.Stats()}, nil)
-		out, err := json.Marshal(res)
-		if err != nil {
-			panic(err)
-		}
-		return out
 	}
-	direct, piped := run(data, false), run(data, true)
+	fa.finish(sc.Stats())
+	res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{sc.Stats()}, nil)
+	out, err := json.Marshal(res)
+	if err != nil {
+		panic(err)
+	}
+	return out, fa
+}
+
+func samePipelined(t *testing.T, data []byte) {
+	direct, _ := analyzeJSON(data, false)
+	piped, _ := analyzeJSON(data, true)
 	if !bytes.Equal(direct, piped) {
 		i := 0
 		for i < len(direct) && i < len(piped) && direct[i] == piped[i] {
@@ -152,19 +156,7 @@ func sameWithoutCacheMemo(t *testing.T, data []byte) int {
 			defer func(n int) { cacheMemoEntries = n }(cacheMemoEntries)
 			cacheMemoEntries = 0
 		}
-		in := Input{Path: "fuzz.log", Rank: -1, RankFrom: "none"}
-		fa := newFileAnalysis(in, 100)
-		sc := torchtrace.NewScanner(bytes.NewReader(data), "fuzz.log")
-		sc.Want = fa.want
-		for sc.Next() {
-			fa.add(sc.Event())
-		}
-		fa.finish(sc.Stats())
-		res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{sc.Stats()}, nil)
-		out, err := json.Marshal(res)
-		if err != nil {
-			panic(err)
-		}
+		out, fa := analyzeJSON(data, false)
 		return out, len(fa.cacheMemo)
 	}
 	with, n := run(true)
