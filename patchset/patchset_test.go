@@ -353,17 +353,25 @@ func TestDriftedTargetRefused(t *testing.T) {
 	}
 }
 
+// newerUpstream pins 03-textwrap.patch to fakepkg==1.0 and makes the
+// image ship a newer textwrap.py, with an empty fakepkg-2.0.1.dist-info
+// for the caller's RECORD; it returns the new file and that folder.
+func (tr *tree) newerUpstream() (newer []byte, distInfo string) {
+	pf := filepath.Join(tr.patches, "03-textwrap.patch")
+	pb, _ := os.ReadFile(pf)
+	os.WriteFile(pf, bytes.Replace(pb, []byte("# Status: active\n"), []byte("# Status: active\n# Package: fakepkg==1.0\n"), 1), 0o644)
+	newer = append([]byte("# 2.0\n"), tr.orig["fakepkg/textwrap.py"]...)
+	os.WriteFile(filepath.Join(tr.root, "fakepkg/textwrap.py"), newer, 0o644)
+	distInfo = filepath.Join(tr.root, "fakepkg-2.0.1.dist-info")
+	os.MkdirAll(distInfo, 0o755)
+	return newer, distInfo
+}
+
 func TestRecordNamesUpstreamVersion(t *testing.T) {
 	tr := newTree(t)
 	tr.standardSeries(t)
 	// The image ships a newer textwrap.py: RECORD lists its hash.
-	pf := filepath.Join(tr.patches, "03-textwrap.patch")
-	pb, _ := os.ReadFile(pf)
-	os.WriteFile(pf, bytes.Replace(pb, []byte("# Status: active\n"), []byte("# Status: active\n# Package: fakepkg==1.0\n"), 1), 0o644)
-	newer := append([]byte("# 2.0\n"), tr.orig["fakepkg/textwrap.py"]...)
-	os.WriteFile(filepath.Join(tr.root, "fakepkg/textwrap.py"), newer, 0o644)
-	di := filepath.Join(tr.root, "fakepkg-2.0.1.dist-info")
-	os.MkdirAll(di, 0o755)
+	newer, di := tr.newerUpstream()
 	rec := fmt.Sprintf("fakepkg/textwrap.py,sha256=%s,%d\nfakepkg/__pycache__/textwrap.cpython-311.pyc,,\n", b64(sha(newer)), len(newer))
 	os.WriteFile(filepath.Join(di, "RECORD"), []byte(rec), 0o644)
 	r, _ := SeriesStatus(tr.root, tr.patches)
@@ -442,13 +450,7 @@ func TestDamagedRecordIsNamedWithLines(t *testing.T) {
 func TestDriftTextOneStatementPerLine(t *testing.T) {
 	tr := newTree(t)
 	tr.standardSeries(t)
-	pf := filepath.Join(tr.patches, "03-textwrap.patch")
-	pb, _ := os.ReadFile(pf)
-	os.WriteFile(pf, bytes.Replace(pb, []byte("# Status: active\n"), []byte("# Status: active\n# Package: fakepkg==1.0\n"), 1), 0o644)
-	newer := append([]byte("# 2.0\n"), tr.orig["fakepkg/textwrap.py"]...)
-	os.WriteFile(filepath.Join(tr.root, "fakepkg/textwrap.py"), newer, 0o644)
-	di := filepath.Join(tr.root, "fakepkg-2.0.1.dist-info")
-	os.MkdirAll(di, 0o755)
+	newer, di := tr.newerUpstream()
 	os.WriteFile(filepath.Join(di, "RECORD"), []byte(fmt.Sprintf("fakepkg/textwrap.py,sha256=%s,%d\n", b64(sha(newer)), len(newer))), 0o644)
 	r, err := SeriesStatus(tr.root, tr.patches)
 	if err != nil {
