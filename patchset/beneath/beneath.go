@@ -48,14 +48,19 @@ type LinkError struct {
 }
 
 func (e *LinkError) Error() string {
-	to := ""
-	if e.Dest != "" {
-		to = fmt.Sprintf(" (to %s)", e.Dest)
-	}
 	if e.Link == e.Path {
-		return fmt.Sprintf("%s is a symlink%s", e.Link, to)
+		return e.Reason()
 	}
-	return fmt.Sprintf("%s: %s is a symlink%s", e.Path, e.Link, to)
+	return e.Path + ": " + e.Reason()
+}
+
+// Reason is the message without the path asked for: "pkg is a symlink
+// (to ../elsewhere)".
+func (e *LinkError) Reason() string {
+	if e.Dest == "" {
+		return e.Link + " is a symlink"
+	}
+	return fmt.Sprintf("%s is a symlink (to %s)", e.Link, e.Dest)
 }
 
 // Is makes errors.Is(err, ErrSymlink) true.

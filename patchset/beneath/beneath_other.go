@@ -36,3 +36,5 @@ func (d *Dir) ReadFile(string, int64) ([]byte, fs.FileInfo, error) {
 	return nil, nil, errUnsupported
 }
 func (d *Dir) MkdirAll(string, fs.FileMode) (*Dir, error) { return nil, errUnsupported }
+func (d *Dir) Symlink(string, string) error               { return errUnsupported }
+func (d *Dir) RemoveAll(string) error                     { return errUnsupported }

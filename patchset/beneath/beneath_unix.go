@@ -279,3 +279,47 @@ func (d *Dir) Sync() error {
 	}
 	return nil
 }
+
+// Symlink makes name in d a symlink to dest (dest is not resolved).
+func (d *Dir) Symlink(dest, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := unix.Symlinkat(dest, d.fd(), name); err != nil {
+		return &os.LinkError{Op: "symlink", Old: dest, New: d.show(name), Err: err}
+	}
+	return nil
+}
+
+// RemoveAll removes name in d and, when it is a directory, everything in
+// it; a symlink is removed, never followed. A missing name is no error.
+func (d *Dir) RemoveAll(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	err := unix.Unlinkat(d.fd(), name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
+		return &fs.PathError{Op: "remove", Path: d.show(name), Err: err}
+	}
+	sub, err := d.OpenDir(name)
+	if err != nil {
+		return err
+	}
+	names, err := sub.Names()
+	for _, n := range names {
+		if err == nil {
+			err = sub.RemoveAll(n)
+		}
+	}
+	sub.Close()
+	if err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(d.fd(), name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &fs.PathError{Op: "remove", Path: d.show(name), Err: err}
+	}
+	return nil
+}
