@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/bringup-tool/bringup/patchset/beneath"
 )
@@ -242,7 +243,7 @@ func parseJournal(data []byte) (*journal, []string) {
 	seen := map[string]int{}
 	for i, e := range j.Entries {
 		n := i + 1
-		if checkRel(e.Path) != nil || beneath.Check(e.Path) != nil {
+		if checkRel(e.Path) != nil || beneath.Check(e.Path) != nil || strings.ContainsFunc(e.Path, unicode.IsControl) {
 			problems = append(problems, fmt.Sprintf("entry %d: path %q is not a clean relative path inside the root", n, e.Path))
 			continue
 		}

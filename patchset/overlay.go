@@ -1,6 +1,7 @@
 package patchset
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -88,7 +89,7 @@ func Overlay(root string, s *Series, out, containerRoot string) (*OverlayResult,
 		data := o.final[rel]
 		fd, err := od.MkdirAll(path.Join("files", path.Dir(rel)), 0o755)
 		if err != nil {
-			return nil, err
+			return nil, outErr(absOut, err)
 		}
 		err = writeAtomic(fd, path.Base(rel), data, o.modes[rel], -1, -1)
 		fd.Close()
@@ -108,11 +109,20 @@ func Overlay(root string, s *Series, out, containerRoot string) (*OverlayResult,
 	}
 	for _, top := range sortedTops(tops) {
 		if err := mirror(absRoot, top, od, o); err != nil {
-			return nil, err
+			return nil, outErr(absOut, err)
 		}
 	}
 	res.PythonPath = filepath.Join(absOut, "pythonpath")
 	return res, nil
+}
+
+// outErr names --out in an error below it; a symlink there is the user's
+// to remove.
+func outErr(out string, err error) error {
+	if errors.Is(err, beneath.ErrSymlink) {
+		return fmt.Errorf("--out %s: %s; bringup never writes through a symlink below --out: remove the link, or choose another --out", out, linkReason(err))
+	}
+	return fmt.Errorf("--out %s: %w", out, err)
 }
 
 func sortedTops(m map[string]bool) []string {

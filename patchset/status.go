@@ -189,7 +189,8 @@ type evaluation struct {
 	order  []string          // file paths in first-touch order
 	chains map[string][]link // active patches per file, series order
 	rec    recordIndex
-	dir    *beneath.Dir // the root, open while evaluating
+	dirs    dirs             // the root and the targets' directories, open while evaluating
+	pycache map[string]error // directory → why its __pycache__ cannot be cleaned
 }
 
 // symlinkFix is what to do about a symlink below the root.
@@ -218,8 +219,9 @@ func evaluate(root string, s *Series) (*evaluation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
-	defer rd.Close()
-	ev.dir = rd
+	ev.dirs = dirs{root: rd}
+	ev.pycache = map[string]error{}
+	defer func() { ev.dirs.close(); rd.Close(); ev.dirs = dirs{} }()
 	if p, err := loadJournal(rd, root); err != nil {
 		r.pending = true
 		r.Journal = err.Error()
@@ -271,7 +273,16 @@ func firstLine(s string) string {
 
 func (ev *evaluation) read(rel string) *file {
 	f := &file{rel: rel}
-	data, st, err := ev.dir.ReadFile(rel, -1)
+	dir := path.Dir(rel)
+	d, err := ev.dirs.open(dir)
+	if err == nil {
+		var data []byte
+		var st fs.FileInfo
+		if data, st, err = d.ReadFile(path.Base(rel), -1); err == nil {
+			f.exists, f.data, f.sha, f.mode = true, data, sha(data), st.Mode()
+			f.uid, f.gid = owner(st)
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return f
 	}
@@ -279,18 +290,20 @@ func (ev *evaluation) read(rel string) *file {
 		f.err = err
 		return f
 	}
-	f.exists = true
-	f.data = data
-	f.sha = sha(data)
-	f.mode = st.Mode()
-	f.uid, f.gid = owner(st)
-	if d, err := ev.dir.OpenDir(path.Dir(rel)); err == nil {
-		if pc, _, err := pycacheOf(d, path.Base(rel)); err != nil {
-			f.pycache = err
-		} else if pc != nil {
-			pc.Close()
+	if strings.HasSuffix(rel, ".py") {
+		// Apply removes the stale bytecode in __pycache__: it must be a
+		// real directory (or absent). Checked once per directory.
+		if _, seen := ev.pycache[dir]; !seen {
+			pc, err := d.OpenDir("__pycache__")
+			if err == nil {
+				pc.Close()
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+			ev.pycache[dir] = err
 		}
-		d.Close()
+		f.pycache = ev.pycache[dir]
 	}
 	return f
 }

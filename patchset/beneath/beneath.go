@@ -22,7 +22,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ErrSymlink is what a *LinkError is: a symlink below the directory.
@@ -58,9 +61,19 @@ func (e *LinkError) Error() string {
 // (to ../elsewhere)".
 func (e *LinkError) Reason() string {
 	if e.Dest == "" {
-		return e.Link + " is a symlink"
+		return printable(e.Link) + " is a symlink"
 	}
-	return fmt.Sprintf("%s is a symlink (to %s)", e.Link, e.Dest)
+	return fmt.Sprintf("%s is a symlink (to %s)", printable(e.Link), printable(e.Dest))
+}
+
+// printable is s, or s quoted when it holds a control character or
+// invalid UTF-8: file names and link destinations are anyone's, and must
+// not reach a terminal as escape sequences.
+func printable(s string) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // Is makes errors.Is(err, ErrSymlink) true.

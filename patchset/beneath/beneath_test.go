@@ -281,3 +281,17 @@ func TestMkdirAll(t *testing.T) {
 		}
 	})
 }
+
+// A link's name and destination are anyone's: control characters in them
+// are quoted, never printed raw.
+func TestLinkErrorQuotesControlCharacters(t *testing.T) {
+	root, _ := tree(t)
+	if err := os.Symlink("\x1b]0;PWNED\x07\x1b[2J", filepath.Join(root, "esc")); err != nil {
+		t.Fatal(err)
+	}
+	d := open(t, root)
+	_, _, err := d.ReadFile("esc", -1)
+	if err == nil || strings.ContainsRune(err.Error(), 0x1b) || !strings.Contains(err.Error(), `esc is a symlink (to "\x1b]0;PWNED\a\x1b[2J")`) {
+		t.Fatalf("%q", err)
+	}
+}

@@ -233,6 +233,12 @@ func hostileJournals() []hostileJournal {
 		{"backslash and NUL", func(t testing.TB, s *sandbox) {
 			s.journal(t, journalText("staging", [4]string{"pkg\\..\\..\\outside\\precious.txt\x00", tmpA, shaS(aPy), shaS("x")}))
 		}, "path"},
+		{"escape sequences in the path", func(t testing.TB, s *sandbox) {
+			name := "\x1b]0;PWNED\x07\x1b[2J.py"
+			s.write(t, "root/pkg/"+name, aPy)
+			s.write(t, "root/pkg/."+name+".bringup-0123456789ab.tmp", aPyNew)
+			s.journal(t, journalText("committed", [4]string{"pkg/" + name, "." + name + ".bringup-0123456789ab.tmp", shaS(aPy), shaS(aPyNew)}))
+		}, "path"},
 		{"the target is a directory", func(t testing.TB, s *sandbox) {
 			s.write(t, "root/.pkg.bringup-0123456789ab.tmp", "x")
 			s.journal(t, journalText("committed", [4]string{"pkg", ".pkg.bringup-0123456789ab.tmp", shaS(""), shaS("x")}))
@@ -284,6 +290,9 @@ func TestHostileJournalsNotActedOn(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("message lacks %q:\n%v", want, err)
 				}
+			}
+			if strings.ContainsRune(err.Error(), 0x1b) {
+				t.Errorf("raw escape sequence in the message: %q", err)
 			}
 			var je *JournalError
 			if !errors.As(err, &je) || je.Path != jp {
@@ -444,5 +453,79 @@ func TestStatusNeverReadsThroughSymlinks(t *testing.T) {
 	tg := r.Patches[0].Targets[0]
 	if tg.ActualSHA256 != "" || !strings.Contains(tg.Detail, "link is a symlink") || r.Consistent() {
 		t.Fatalf("%+v", tg)
+	}
+}
+
+// TestOverlayNeverWritesThroughSymlinks: a symlink already in --out
+// (files/ pointing elsewhere) is refused, never written through; a
+// package mirror that is a symlink is replaced, its destination untouched.
+func TestOverlayNeverWritesThroughSymlinks(t *testing.T) {
+	s := newSandbox(t)
+	text, _ := New(Header{}, []FileChange{{Path: "pkg/a.py", Original: []byte(aPy), Edited: []byte(aPyNew)}})
+	p, _ := Parse("a.patch", text)
+	series := &Series{Patches: []*Patch{p}}
+	out := filepath.Join(s.dir, "out")
+	os.MkdirAll(filepath.Join(out, "pythonpath"), 0o755)
+	os.Symlink(s.outside, filepath.Join(out, "files"))
+	before := s.snapshot(t)
+	_, err := Overlay(s.root, series, out, "")
+	if err == nil || !strings.Contains(err.Error(), "files is a symlink") || !strings.Contains(err.Error(), "remove the link") {
+		t.Fatalf("got %v", err)
+	}
+	for _, d := range diffSnapshots(before, s.snapshot(t)) {
+		if !strings.HasPrefix(d, "added out/") {
+			t.Fatalf("overlay changed %s", d)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(s.outside, "pkg")); !os.IsNotExist(err) {
+		t.Fatalf("overlay wrote through out/files: %v", err)
+	}
+	// A mirror left as a symlink is removed as a link and rebuilt.
+	os.Remove(filepath.Join(out, "files"))
+	os.Symlink(s.outside, filepath.Join(out, "pythonpath", "pkg"))
+	res, err := Overlay(s.root, series, out, "")
+	if err != nil || len(res.Files) != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "pythonpath", "pkg", "a.py")); string(b) != aPyNew {
+		t.Fatalf("mirror a.py %q", b)
+	}
+	if st, err := os.Lstat(filepath.Join(out, "pythonpath", "pkg")); err != nil || !st.IsDir() {
+		t.Fatalf("mirror pkg: %v %v", st, err)
+	}
+	if ents, _ := os.ReadDir(s.outside); len(ents) != 1 {
+		t.Fatalf("outside now holds %v", ents)
+	}
+}
+
+// TestRecordFIFONeverBlocks: a *.dist-info/RECORD that is a FIFO is
+// skipped, not waited on, when status looks up what a wheel shipped.
+func TestRecordFIFONeverBlocks(t *testing.T) {
+	s := newSandbox(t)
+	os.MkdirAll(filepath.Join(s.root, "pkg-1.0.dist-info"), 0o755)
+	fifo := filepath.Join(s.root, "pkg-1.0.dist-info", "RECORD")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	text, _ := New(Header{}, []FileChange{{Path: "pkg/gone.py", Original: []byte(aPy), Edited: []byte(aPyNew)}})
+	p, _ := Parse("gone.patch", text)
+	done := make(chan error, 1)
+	go func() {
+		r, err := Status(s.root, &Series{Patches: []*Patch{p}})
+		if err == nil && r.Patches[0].Targets[0].State != StateMissing {
+			err = fmt.Errorf("state %s", r.Patches[0].Targets[0].State)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("status blocked on a FIFO RECORD")
 	}
 }
