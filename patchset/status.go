@@ -182,13 +182,13 @@ type link struct {
 }
 
 type evaluation struct {
-	root   string
-	series *Series
-	report *Report
-	files  map[string]*file
-	order  []string          // file paths in first-touch order
-	chains map[string][]link // active patches per file, series order
-	rec    recordIndex
+	root    string
+	series  *Series
+	report  *Report
+	files   map[string]*file
+	order   []string          // file paths in first-touch order
+	chains  map[string][]link // active patches per file, series order
+	rec     recordIndex
 	dirs    dirs             // the root and the targets' directories, open while evaluating
 	pycache map[string]error // directory → why its __pycache__ cannot be cleaned
 }
