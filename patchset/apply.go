@@ -1,8 +1,11 @@
 package patchset
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
+	"github.com/bringup-tool/bringup/patchset/beneath"
 	"github.com/bringup-tool/bringup/patchset/udiff"
 )
 
@@ -31,7 +34,8 @@ type Outcome struct {
 	Forced []string `json:"forced,omitempty"`
 
 	acts  []action
-	final map[string][]byte // every target's content after the change
+	final map[string][]byte      // every target's content after the change
+	modes map[string]fs.FileMode // and its mode
 }
 
 type action struct {
@@ -108,7 +112,7 @@ func plan(root string, s *Series, opt Options, reverse bool) (*Outcome, []change
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &Outcome{Report: ev.report, Changed: []string{}, final: map[string][]byte{}}
+	out := &Outcome{Report: ev.report, Changed: []string{}, final: map[string][]byte{}, modes: map[string]fs.FileMode{}}
 	if ev.report.pending {
 		out.Refused = append(out.Refused, ev.report.Journal)
 	}
@@ -153,6 +157,9 @@ func plan(root string, s *Series, opt Options, reverse bool) (*Outcome, []change
 				diff = udiff.Reverse(diff)
 			}
 			switch {
+			case f.err != nil && errors.Is(f.err, beneath.ErrSymlink):
+				refuse("%s; %s", linkReason(f.err), symlinkFix)
+				continue
 			case tr.State == StateMissing:
 				refuse("missing: %s", tr.Detail)
 				continue
@@ -168,10 +175,6 @@ func plan(root string, s *Series, opt Options, reverse bool) (*Outcome, []change
 				continue
 			case tr.State == StateDrifted && !opt.Force:
 				refuse("drifted (sha256 %s is neither the base nor the patched hash): %s; refusing to %s (try 'bringup patch rebase', or --force)", short(f.sha), tr.Detail, op)
-				continue
-			}
-			if f.symlink != "" {
-				refuse("the target is a symlink to %s; patch the real file (point --root at the tree that holds it)", f.symlink)
 				continue
 			}
 			if f.mode.Perm()&0o222 == 0 {
@@ -217,9 +220,14 @@ func plan(root string, s *Series, opt Options, reverse bool) (*Outcome, []change
 		}
 		if f.exists {
 			out.final[rel] = c
+			out.modes[rel] = f.mode
 		}
 		if f.exists && sha(c) != f.sha {
-			cs = append(cs, change{rel: rel, abs: f.abs, from: f.sha, data: c, mode: f.mode, uid: f.uid, gid: f.gid})
+			if f.pycache != nil {
+				out.Refused = append(out.Refused, fmt.Sprintf("%s: %s, so its stale bytecode cannot be removed without following it; bringup never follows a symlink below --root: replace the link with a real directory (or remove it)", rel, linkReason(f.pycache)))
+				continue
+			}
+			cs = append(cs, change{rel: rel, from: f.sha, data: c, mode: f.mode, uid: f.uid, gid: f.gid})
 		}
 	}
 	if len(out.Refused) > 0 {

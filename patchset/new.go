@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bringup-tool/bringup/patchset/beneath"
 	"github.com/bringup-tool/bringup/patchset/udiff"
 )
 
@@ -137,7 +138,7 @@ func FromGitDiff(root string, diff []byte) ([]FileChange, error) {
 		if err := checkRel(rel); err != nil {
 			return nil, fmt.Errorf("line %d: %w", f.PatchLine, err)
 		}
-		orig, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		orig, err := ReadTarget(root, rel)
 		if err != nil {
 			return nil, fmt.Errorf("%s (diff line %d): %w (is --root the directory the diff's paths are relative to?)", rel, f.PatchLine, err)
 		}
@@ -170,7 +171,7 @@ func Refresh(root string, p *Patch) ([]byte, []string, error) {
 	pins := map[string][2]string{}
 	var notes []string
 	for _, t := range p.Targets {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(t.Path)))
+		data, err := ReadTarget(root, t.Path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", t.Path, err)
 		}
@@ -248,11 +249,17 @@ func rewrite(p *Patch, pins map[string][2]string, body []byte) []byte {
 	return []byte(b.String())
 }
 
-// WritePatch writes a patch file atomically (temp, fsync, rename).
-func WritePatch(path string, data []byte) error {
+// WritePatch writes a patch file atomically (temp, fsync, rename); a
+// symlink at file is replaced, not followed.
+func WritePatch(file string, data []byte) error {
 	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
+	if st, err := os.Lstat(file); err == nil && st.Mode().IsRegular() {
 		mode = st.Mode()
 	}
-	return writeFileAtomic(path, data, mode, -1, -1)
+	d, err := beneath.Open(filepath.Dir(file))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return writeAtomic(d, filepath.Base(file), data, mode, -1, -1)
 }

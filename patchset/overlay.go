@@ -1,14 +1,16 @@
 package patchset
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bringup-tool/bringup/patchset/beneath"
 )
 
 // OverlayFile is one patched file written outside the image.
@@ -66,96 +68,151 @@ func Overlay(root string, s *Series, out, containerRoot string) (*OverlayResult,
 		rels = append(rels, rel)
 	}
 	sort.Strings(rels)
-	files := filepath.Join(absOut, "files")
-	pyDir := filepath.Join(absOut, "pythonpath")
+	// --out is the user's; below it, nothing is followed: a symlink left
+	// there (files/, pythonpath/, a package directory) is refused or
+	// replaced, never written through.
+	if err := os.MkdirAll(absOut, 0o755); err != nil {
+		return nil, err
+	}
+	od, err := beneath.Open(absOut)
+	if err != nil {
+		return nil, err
+	}
+	defer od.Close()
+	rd, err := beneath.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
 	tops := map[string]bool{}
 	for _, rel := range rels {
 		data := o.final[rel]
-		st, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+		fd, err := od.MkdirAll(path.Join("files", path.Dir(rel)), 0o755)
+		if err != nil {
+			return nil, outErr(absOut, err)
+		}
+		err = writeAtomic(fd, path.Base(rel), data, o.modes[rel], -1, -1)
+		fd.Close()
 		if err != nil {
 			return nil, err
 		}
-		host := filepath.Join(files, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
-			return nil, err
-		}
-		if err := writeFileAtomic(host, data, st.Mode(), -1, -1); err != nil {
-			return nil, err
-		}
+		host := filepath.Join(absOut, "files", filepath.FromSlash(rel))
 		ctr := path.Join(containerRoot, rel)
 		res.Files = append(res.Files, OverlayFile{Path: rel, Host: host, Container: ctr, SHA256: sha(data)})
 		res.Docker = append(res.Docker, fmt.Sprintf("-v %s:%s:ro", host, ctr))
 		res.Apptainer = append(res.Apptainer, fmt.Sprintf("--bind %s:%s:ro", host, ctr))
 		top, _, _ := strings.Cut(rel, "/")
 		tops[top] = true
-		for _, pyc := range stalePyc(filepath.Join(root, filepath.FromSlash(rel))) {
-			if pycUnchecked(pyc) {
-				res.Notes = append(res.Notes, fmt.Sprintf("%s has unchecked-hash bytecode %s, which Python never revalidates: over a bind mount it keeps serving the OLD code; delete it in the image or mount an empty directory over its __pycache__", rel, filepath.Base(pyc)))
-			}
+		for _, pyc := range uncheckedPyc(rd, rel) {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s has unchecked-hash bytecode %s, which Python never revalidates: over a bind mount it keeps serving the OLD code; delete it in the image or mount an empty directory over its __pycache__", rel, pyc))
 		}
 	}
-	for top := range tops {
-		if err := mirror(absRoot, top, pyDir, o.final); err != nil {
-			return nil, err
+	for _, top := range sortedTops(tops) {
+		if err := mirror(absRoot, top, od, o); err != nil {
+			return nil, outErr(absOut, err)
 		}
 	}
-	res.PythonPath = pyDir
+	res.PythonPath = filepath.Join(absOut, "pythonpath")
 	return res, nil
 }
 
-// mirror recreates root/top under dst: directories as directories, files as
-// symlinks to the originals, patched files as copies; __pycache__ skipped.
-func mirror(root, top, dst string, patched map[string][]byte) error {
-	src := filepath.Join(root, top)
-	if err := os.RemoveAll(filepath.Join(dst, top)); err != nil {
+// outErr names --out in an error below it; a symlink there is the user's
+// to remove.
+func outErr(out string, err error) error {
+	if errors.Is(err, beneath.ErrSymlink) {
+		return fmt.Errorf("--out %s: %s; bringup never writes through a symlink below --out: remove the link, or choose another --out", out, linkReason(err))
+	}
+	return fmt.Errorf("--out %s: %w", out, err)
+}
+
+func sortedTops(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// mirror recreates root/top under out/pythonpath: directories as
+// directories, files as symlinks to the originals, patched files as
+// copies; __pycache__ skipped. The old mirror is removed first (links in
+// it removed, not followed).
+func mirror(root, top string, out *beneath.Dir, o *Outcome) error {
+	py, err := out.MkdirAll("pythonpath", 0o755)
+	if err != nil {
 		return err
 	}
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	defer py.Close()
+	if err := py.RemoveAll(top); err != nil {
+		return err
+	}
+	var cur *beneath.Dir // the directory of the last entry: entries of one directory come together
+	defer func() {
+		if cur != nil {
+			cur.Close()
+		}
+	}()
+	return filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
-		target := filepath.Join(dst, rel)
+		r, _ := filepath.Rel(root, p)
+		rel := filepath.ToSlash(r)
 		if d.IsDir() {
 			if d.Name() == "__pycache__" {
 				return filepath.SkipDir
 			}
-			return os.MkdirAll(target, 0o755)
+			sub, err := py.MkdirAll(rel, 0o755)
+			if err == nil {
+				sub.Close()
+			}
+			return err
 		}
-		if data, ok := patched[filepath.ToSlash(rel)]; ok {
-			st, err := os.Stat(p)
-			if err != nil {
+		if cur == nil || cur.Rel() != "pythonpath/"+path.Dir(rel) {
+			if cur != nil {
+				cur.Close()
+			}
+			if cur, err = py.OpenDir(path.Dir(rel)); err != nil {
 				return err
 			}
-			return os.WriteFile(target, data, st.Mode().Perm())
 		}
-		return os.Symlink(p, target)
+		if data, ok := o.final[rel]; ok {
+			return writeAtomic(cur, path.Base(rel), data, o.modes[rel], -1, -1)
+		}
+		return cur.Symlink(p, path.Base(rel))
 	})
 }
 
-// stalePyc lists the __pycache__ entries of a .py file.
-func stalePyc(py string) []string {
-	if !strings.HasSuffix(py, ".py") {
+// uncheckedPyc lists the unchecked-hash bytecode files of the target rel,
+// read below the root without following a symlink.
+func uncheckedPyc(rd *beneath.Dir, rel string) []string {
+	d, err := rd.OpenDir(path.Dir(rel))
+	if err != nil {
 		return nil
 	}
-	stem := strings.TrimSuffix(filepath.Base(py), ".py")
-	ms, _ := filepath.Glob(filepath.Join(filepath.Dir(py), "__pycache__", globEscape(stem)+".*.pyc"))
-	return ms
+	defer d.Close()
+	pc, names, err := pycacheOf(d, path.Base(rel))
+	if err != nil || pc == nil {
+		return nil
+	}
+	defer pc.Close()
+	var out []string
+	for _, n := range names {
+		if data, _, err := pc.ReadFile(n, 64<<20); err == nil && pycUnchecked(data) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // pycUnchecked reports whether a .pyc is PEP 552 hash-based without source
 // checking (flags word == 0b01): such a file is used whatever the source.
 // Timestamp pycs are revalidated against the source's mtime and size.
-func pycUnchecked(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
+func pycUnchecked(data []byte) bool {
+	if len(data) < 8 {
 		return false
 	}
-	defer f.Close()
-	var hdr [8]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		return false
-	}
-	flags := uint32(hdr[4]) | uint32(hdr[5])<<8 | uint32(hdr[6])<<16 | uint32(hdr[7])<<24
+	flags := uint32(data[4]) | uint32(data[5])<<8 | uint32(data[6])<<16 | uint32(data[7])<<24
 	return flags == 1
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/patchset/beneath"
 	"github.com/bringup-tool/bringup/patchset/udiff"
 	"github.com/bringup-tool/bringup/report"
 )
@@ -512,12 +513,17 @@ func TestCrashWhileStagingRollsBack(t *testing.T) {
 	tr := newTree(t)
 	tr.standardSeries(t)
 	// A journal in "staging" with one staged copy, as a kill during staging leaves it.
-	tmp := ".decoder.py.bringup-0000.tmp"
+	tmp := tempName("decoder.py")
 	os.WriteFile(filepath.Join(tr.root, "fakepkg", tmp), []byte("half"), 0o600)
-	j := &journal{Schema: "bringup.patch-journal/v1", Op: "apply", State: "staging", Entries: []journalEntry{
-		{Path: "fakepkg/decoder.py", Temp: tmp, From: sha(tr.orig["fakepkg/decoder.py"]), To: "x"},
-		{Path: "fakepkg/encoder.py", Temp: ".encoder.py.bringup-0001.tmp", From: sha(tr.orig["fakepkg/encoder.py"]), To: "y"}}}
-	if err := writeJournal(tr.root, j); err != nil {
+	j := &journal{Schema: journalSchema, Op: "apply", State: "staging", Entries: []journalEntry{
+		{Path: "fakepkg/decoder.py", Temp: tmp, From: sha(tr.orig["fakepkg/decoder.py"]), To: sha(tr.edited["fakepkg/decoder.py"])},
+		{Path: "fakepkg/encoder.py", Temp: tempName("encoder.py"), From: sha(tr.orig["fakepkg/encoder.py"]), To: sha(tr.edited["fakepkg/encoder.py"])}}}
+	rd, err := beneath.Open(tr.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if err := writeJournal(rd, j); err != nil {
 		t.Fatal(err)
 	}
 	msg, err := Recover(tr.root)

@@ -3,10 +3,12 @@ package patchset
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/bringup-tool/bringup/patchset/beneath"
 	"github.com/bringup-tool/bringup/patchset/udiff"
 )
 
@@ -54,7 +56,13 @@ func Rebase(newRoot string, s *Series, out string) (*RebaseResult, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
+	rd, err := beneath.Open(newRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
 	res := &RebaseResult{Schema: "bringup.patch-rebase/v1", Root: newRoot, Out: out, OK: true}
+	why := map[string]error{}
 	content := map[string][]byte{}
 	missing := map[string]bool{}
 	var series []string
@@ -70,9 +78,10 @@ func Rebase(newRoot string, s *Series, out string) (*RebaseResult, error) {
 			rt := RebaseTarget{Path: t.Path}
 			c, seen := content[t.Path]
 			if !seen && !missing[t.Path] {
-				data, err := os.ReadFile(filepath.Join(newRoot, filepath.FromSlash(t.Path)))
+				data, err := readBelow(rd, t.Path)
 				if err != nil {
 					missing[t.Path] = true
+					why[t.Path] = err
 				} else {
 					c = data
 					content[t.Path] = c
@@ -80,6 +89,9 @@ func Rebase(newRoot string, s *Series, out string) (*RebaseResult, error) {
 			}
 			if missing[t.Path] {
 				rt.Result, rt.Detail = "missing", "absent under the new root"
+				if !errors.Is(why[t.Path], fs.ErrNotExist) {
+					rt.Detail = fmt.Sprintf("not read under the new root: %v", why[t.Path])
+				}
 				rp.Targets = append(rp.Targets, rt)
 				ok = false
 				continue

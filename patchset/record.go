@@ -8,10 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bringup-tool/bringup/patchset/beneath"
 )
 
 // RecordEntry is what a wheel's RECORD says about one installed file.
@@ -101,13 +102,24 @@ type recordIndex struct {
 	warnings []string
 }
 
+// maxRecord is far above any wheel's RECORD (torch's is a few MB).
+const maxRecord = 256 << 20
+
 func (ix *recordIndex) lookup(rel string) (RecordEntry, bool) {
 	if !ix.loaded {
 		ix.loaded = true
 		ix.byPath = map[string]RecordEntry{}
 		dirs, _ := filepath.Glob(filepath.Join(ix.root, "*.dist-info"))
+		rd, err := beneath.Open(ix.root)
+		if err != nil {
+			dirs = nil
+		} else {
+			defer rd.Close()
+		}
 		for _, d := range dirs {
-			data, err := os.ReadFile(filepath.Join(d, "RECORD"))
+			// Read below the root like a target: never through a symlink,
+			// never blocking on a FIFO.
+			data, _, err := rd.ReadFile(filepath.Base(d)+"/RECORD", maxRecord)
 			if err != nil {
 				continue
 			}

@@ -37,7 +37,7 @@ func paint(st report.Style, s string) string {
 	switch s {
 	case "applied", "patched":
 		return st.Green(s)
-	case "drifted", "missing", "invalid", "partial":
+	case "drifted", "missing", "invalid", "partial", "unreadable":
 		return st.Red(st.Bold(s))
 	case "not-applied", "base":
 		return st.Cyan(s)
@@ -49,7 +49,9 @@ func paint(st report.Style, s string) string {
 // every problem, env knobs of the applied patches, warnings.
 func WriteText(w io.Writer, r *Report, st report.Style) error {
 	fmt.Fprintln(w, st.Bold(r.Verdict()))
-	if r.Journal != "" {
+	if r.journalErr != nil {
+		fmt.Fprintf(w, "%s %s\n", st.Red(st.Bold("journal:")), r.Journal)
+	} else if r.Journal != "" {
 		fmt.Fprintf(w, "%s %s\n", st.Yellow("journal:"), r.Journal)
 	}
 	fmt.Fprintln(w)
@@ -75,6 +77,9 @@ func WriteText(w io.Writer, r *Report, st report.Style) error {
 			if !t.Verified && t.State != StateMissing {
 				file += " (unpinned)"
 			}
+			if t.unread {
+				file = "unreadable"
+			}
 			if t.Action != "" && len(p.Targets) > 1 {
 				action = t.Action
 			}
@@ -96,7 +101,11 @@ func WriteText(w io.Writer, r *Report, st report.Style) error {
 			if t.State != StateDrifted && t.State != StateMissing {
 				continue
 			}
-			d := fmt.Sprintf("%s %s: %s is %s\n    actual  sha256 %s\n    base    sha256 %s\n    patched sha256 %s", st.Red(string(t.State)+":"), p.Path, t.Path, t.State, orDash(t.ActualSHA256), orDash(t.BaseSHA256), orDash(t.PatchedSHA256))
+			is := "is " + string(t.State)
+			if t.unread {
+				is = "cannot be read"
+			}
+			d := fmt.Sprintf("%s %s: %s %s\n    actual  sha256 %s\n    base    sha256 %s\n    patched sha256 %s", st.Red(string(t.State)+":"), p.Path, t.Path, is, orDash(t.ActualSHA256), orDash(t.BaseSHA256), orDash(t.PatchedSHA256))
 			if t.Upstream != nil {
 				d += fmt.Sprintf("\n    RECORD  sha256 %s (%s %s, %s)", t.Upstream.SHA256, t.Upstream.Dist, t.Upstream.Version, t.Upstream.Record)
 			}

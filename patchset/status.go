@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/bringup-tool/bringup/patchset/beneath"
 	"github.com/bringup-tool/bringup/patchset/udiff"
 )
 
@@ -45,6 +47,7 @@ type TargetReport struct {
 	Upstream      *Upstream `json:"upstream,omitempty"`
 	Action        string    `json:"action,omitempty"` // what apply/revert did to it
 	broken        bool      // the diff does not fit its own pinned side
+	unread        bool      // "missing" because it could not be read (a symlink on the way, not a regular file)
 }
 
 // PatchReport is one patch of the series.
@@ -72,6 +75,9 @@ type Report struct {
 	Warnings []string      `json:"warnings,omitempty"`
 	Journal  string        `json:"journal,omitempty"` // an interrupted apply/revert found, or what recovery did
 	pending  bool
+	// journalErr is why the journal will not be acted on (a *JournalError),
+	// or why it could not be read.
+	journalErr error
 }
 
 // Consistent reports whether every active patch is in an expected state:
@@ -112,6 +118,9 @@ func (r *Report) Problems() []string {
 			}
 			if t.State == StateDrifted || t.State == StateMissing {
 				msg := fmt.Sprintf("%s: %s is %s", p.Name, t.Path, t.State)
+				if t.unread {
+					msg = fmt.Sprintf("%s: %s cannot be read", p.Name, t.Path)
+				}
 				if t.Detail != "" {
 					msg += " (" + t.Detail + ")"
 				}
@@ -157,15 +166,14 @@ func Status(root string, s *Series) (*Report, error) {
 // file is the on-disk state of one target path, read once.
 type file struct {
 	rel     string
-	abs     string
 	exists  bool
-	symlink string // link destination when the target is a symlink
 	data    []byte
 	sha     string
 	mode    fs.FileMode
 	uid     int
 	gid     int
-	err     error // unreadable for another reason
+	err     error // unreadable: a symlink on the way (*beneath.LinkError), not a regular file, …
+	pycache error // its __pycache__ cannot be cleaned without following a symlink
 }
 
 type link struct {
@@ -174,14 +182,19 @@ type link struct {
 }
 
 type evaluation struct {
-	root   string
-	series *Series
-	report *Report
-	files  map[string]*file
-	order  []string          // file paths in first-touch order
-	chains map[string][]link // active patches per file, series order
-	rec    recordIndex
+	root    string
+	series  *Series
+	report  *Report
+	files   map[string]*file
+	order   []string          // file paths in first-touch order
+	chains  map[string][]link // active patches per file, series order
+	rec     recordIndex
+	dirs    dirs             // the root and the targets' directories, open while evaluating
+	pycache map[string]error // directory → why its __pycache__ cannot be cleaned
 }
+
+// symlinkFix is what to do about a symlink below the root.
+const symlinkFix = "bringup never follows a symlink below --root, so nothing outside the root can be read or changed through one: point --root at the real tree, or replace the link with what it points to"
 
 func sha(b []byte) string {
 	h := sha256.Sum256(b)
@@ -202,12 +215,21 @@ func evaluate(root string, s *Series) (*evaluation, error) {
 	for _, w := range s.Warnings {
 		r.Warnings = append(r.Warnings, w.String())
 	}
-	if j, err := readJournal(root); err == nil && j != nil {
-		r.pending = true
-		r.Journal = fmt.Sprintf("an interrupted %s (%s) left %s in the root: run 'bringup patch %s' again to finish or undo it", j.Op, j.State, journalName, j.Op)
-	} else if err != nil {
+	rd, err := beneath.Open(root)
+	if err != nil {
+		return nil, fmt.Errorf("root %s: %w", root, err)
+	}
+	ev.dirs = dirs{root: rd}
+	ev.pycache = map[string]error{}
+	defer func() { ev.dirs.close(); rd.Close(); ev.dirs = dirs{} }()
+	if p, err := loadJournal(rd, root); err != nil {
 		r.pending = true
 		r.Journal = err.Error()
+		r.journalErr = err
+	} else if p != nil {
+		p.close()
+		r.pending = true
+		r.Journal = fmt.Sprintf("an interrupted %s (%s) left %s in the root: run 'bringup patch %s' again to finish or undo it", p.j.Op, p.j.State, journalName, p.j.Op)
 	}
 	for i, p := range s.Patches {
 		pr := PatchReport{Path: p.Path, Name: p.Name, Status: p.Status, Active: p.Active(), Description: firstLine(p.Description), Env: p.Env}
@@ -250,8 +272,17 @@ func firstLine(s string) string {
 }
 
 func (ev *evaluation) read(rel string) *file {
-	f := &file{rel: rel, abs: filepath.Join(ev.root, filepath.FromSlash(rel))}
-	li, err := os.Lstat(f.abs)
+	f := &file{rel: rel}
+	dir := path.Dir(rel)
+	d, err := ev.dirs.open(dir)
+	if err == nil {
+		var data []byte
+		var st fs.FileInfo
+		if data, st, err = d.ReadFile(path.Base(rel), -1); err == nil {
+			f.exists, f.data, f.sha, f.mode = true, data, sha(data), st.Mode()
+			f.uid, f.gid = owner(st)
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return f
 	}
@@ -259,27 +290,21 @@ func (ev *evaluation) read(rel string) *file {
 		f.err = err
 		return f
 	}
-	if li.Mode()&fs.ModeSymlink != 0 {
-		f.symlink, _ = os.Readlink(f.abs)
+	if strings.HasSuffix(rel, ".py") {
+		// Apply removes the stale bytecode in __pycache__: it must be a
+		// real directory (or absent). Checked once per directory.
+		if _, seen := ev.pycache[dir]; !seen {
+			pc, err := d.OpenDir("__pycache__")
+			if err == nil {
+				pc.Close()
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+			ev.pycache[dir] = err
+		}
+		f.pycache = ev.pycache[dir]
 	}
-	st, err := os.Stat(f.abs)
-	if err != nil {
-		f.err = err
-		return f
-	}
-	if !st.Mode().IsRegular() {
-		f.err = fmt.Errorf("%s is not a regular file", rel)
-		return f
-	}
-	f.data, err = os.ReadFile(f.abs)
-	if err != nil {
-		f.err = err
-		return f
-	}
-	f.exists = true
-	f.sha = sha(f.data)
-	f.mode = st.Mode()
-	f.uid, f.gid = owner(st)
 	return f
 }
 
@@ -303,7 +328,11 @@ func (ev *evaluation) targetState(pi int, p *Patch, t *Target) TargetReport {
 	f := ev.files[t.Path]
 	tr := TargetReport{Path: t.Path, BaseSHA256: t.BaseSHA256, PatchedSHA256: t.PatchedSHA256, ActualSHA256: f.sha}
 	if f.err != nil {
-		tr.State, tr.Detail = StateMissing, fmt.Sprintf("cannot read: %v", f.err)
+		tr.State, tr.unread = StateMissing, true
+		tr.Detail = fmt.Sprintf("cannot read: %v", f.err)
+		if errors.Is(f.err, beneath.ErrSymlink) {
+			tr.Detail = fmt.Sprintf("not read: %s; %s", linkReason(f.err), symlinkFix)
+		}
 		return tr
 	}
 	if !f.exists {
@@ -362,9 +391,6 @@ func (ev *evaluation) targetState(pi int, p *Patch, t *Target) TargetReport {
 		default:
 			tr.State = StateDrifted
 		}
-	}
-	if f.symlink != "" {
-		tr.Detail = strings.TrimPrefix(tr.Detail+"; ", "; ") + "the target is a symlink to " + f.symlink + " (apply refuses it)"
 	}
 	if tr.State == StateDrifted {
 		tr.Detail = ev.explainDrift(t, f, &tr)

@@ -1,42 +1,19 @@
 package patchset
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
+
+	"github.com/bringup-tool/bringup/patchset/beneath"
 )
-
-// journalName is the file, in the root, that makes a multi-file change
-// recoverable. While it says "staging", targets are untouched and only
-// staged copies exist: recovery deletes them (roll back). Once it says
-// "committed", every staged copy is durable: recovery renames the rest
-// (roll forward).
-const journalName = ".bringup-patch-journal.json"
-
-type journal struct {
-	Schema  string         `json:"schema"`
-	Op      string         `json:"op"` // apply | revert
-	State   string         `json:"state"`
-	Entries []journalEntry `json:"entries"`
-}
-
-type journalEntry struct {
-	Path string `json:"path"` // relative to the root
-	Temp string `json:"temp"` // staged copy, same directory
-	From string `json:"from_sha256"`
-	To   string `json:"to_sha256"`
-}
 
 // change is one file to replace.
 type change struct {
 	rel  string
-	abs  string
 	from string // sha256 the file has now
 	data []byte // new content
 	mode fs.FileMode
@@ -48,64 +25,32 @@ type change struct {
 // returning an error stops the commit there as a crash would.
 var crashHook func(i int) error
 
-func readJournal(root string) (*journal, error) {
-	data, err := os.ReadFile(filepath.Join(root, journalName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", journalName, err)
-	}
-	var j journal
-	if err := json.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("%s in the root is corrupt (%v): inspect it, then delete it", journalName, err)
-	}
-	return &j, nil
-}
-
-func writeJournal(root string, j *journal) error {
-	data, err := json.MarshalIndent(j, "", "  ")
-	if err != nil {
+// writeAtomic writes data to a new file beside name in d, fsyncs it,
+// renames it over name and fsyncs d. A symlink at name is replaced, never
+// followed.
+func writeAtomic(d *beneath.Dir, name string, data []byte, mode fs.FileMode, uid, gid int) error {
+	tmp := tempName(name)
+	if err := stage(d, tmp, data, mode, uid, gid); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(root, journalName), data, 0o644, -1, -1)
-}
-
-// writeFileAtomic writes data next to dst, fsyncs it, renames it over dst
-// and fsyncs the directory.
-func writeFileAtomic(dst string, data []byte, mode fs.FileMode, uid, gid int) error {
-	tmp, err := stage(dst, data, mode, uid, gid)
-	if err != nil {
+	if err := d.Rename(tmp, name); err != nil {
+		d.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(dst))
+	return d.Sync()
 }
 
-func tempName(dst string) string {
-	var b [6]byte
-	rand.Read(b[:])
-	return filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".bringup-"+hex.EncodeToString(b[:])+".tmp")
-}
-
-// stage writes data to a new temporary file beside dst with dst's mode and
+// stage writes data to the new file tmp in d with the given mode and
 // owner, fsynced.
-func stage(dst string, data []byte, mode fs.FileMode, uid, gid int) (string, error) {
-	return stageAs(tempName(dst), data, mode, uid, gid)
-}
-
-func stageAs(tmp string, data []byte, mode fs.FileMode, uid, gid int) (string, error) {
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+func stage(d *beneath.Dir, tmp string, data []byte, mode fs.FileMode, uid, gid int) error {
+	f, err := d.Create(tmp, 0o600)
 	if err != nil {
-		return "", fmt.Errorf("cannot write beside %s: %w (read-only filesystem? apply in an image build step, or use 'bringup patch overlay')", strings.TrimSuffix(filepath.Base(tmp), ".tmp"), err)
+		return fmt.Errorf("cannot write beside %s: %w (read-only filesystem? apply in an image build step, or use 'bringup patch overlay')", strings.TrimSuffix(tmp, ".tmp"), err)
 	}
-	fail := func(err error) (string, error) {
+	fail := func(err error) error {
 		f.Close()
-		os.Remove(tmp)
-		return "", err
+		d.Remove(tmp)
+		return err
 	}
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
@@ -123,107 +68,123 @@ func stageAs(tmp string, data []byte, mode fs.FileMode, uid, gid int) (string, e
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return tmp, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
+		d.Remove(tmp)
 		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("fsync %s: %w", dir, err)
 	}
 	return nil
 }
 
 // commit replaces every file in cs or none: stage all, commit the journal,
-// rename one by one, clear stale bytecode, drop the journal.
+// rename one by one, clear stale bytecode, drop the journal. Every file is
+// reached from the root without following a symlink, and every create,
+// rename and removal is relative to its directory's descriptor.
 func commit(root, op string, cs []change) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	j := &journal{Schema: "bringup.patch-journal/v1", Op: op, State: "staging"}
-	for _, c := range cs {
-		j.Entries = append(j.Entries, journalEntry{Path: c.rel, Temp: filepath.Base(tempName(c.abs)), From: c.from, To: sha(c.data)})
+	rd, err := beneath.Open(root)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	ds := dirs{root: rd}
+	defer ds.close()
+	j := &journal{Schema: journalSchema, Op: op, State: "staging"}
+	steps := make([]step, len(cs))
+	for i, c := range cs {
+		d, err := ds.open(path.Dir(c.rel))
+		if err != nil {
+			return fmt.Errorf("%s: %w; nothing was changed", c.rel, err)
+		}
+		e := journalEntry{Path: c.rel, Temp: tempName(path.Base(c.rel)), From: c.from, To: sha(c.data)}
+		j.Entries = append(j.Entries, e)
+		steps[i] = step{e: e, dir: d, base: path.Base(c.rel), rename: true, remove: true}
 	}
 	// The journal names the temp files before they exist, so a crash while
 	// staging leaves nothing that recovery cannot find.
-	if err := writeJournal(root, j); err != nil {
+	if err := writeJournal(rd, j); err != nil {
 		return fmt.Errorf("cannot write the journal in %s: %w (is the root writable?)", root, err)
 	}
 	for i, c := range cs {
-		tmp := filepath.Join(filepath.Dir(c.abs), j.Entries[i].Temp)
-		if _, err := stageAs(tmp, c.data, c.mode, c.uid, c.gid); err != nil {
-			rollback(root, j)
+		if err := stage(steps[i].dir, steps[i].e.Temp, c.data, c.mode, c.uid, c.gid); err != nil {
+			rollback(rd, steps)
 			return fmt.Errorf("%s: %w; nothing was changed", c.rel, err)
 		}
 	}
-	for _, c := range cs {
-		if err := syncDir(filepath.Dir(c.abs)); err != nil {
-			rollback(root, j)
-			return fmt.Errorf("%s: %w; nothing was changed", c.rel, err)
+	for _, d := range ds.all() {
+		if err := d.Sync(); err != nil {
+			rollback(rd, steps)
+			return fmt.Errorf("%w; nothing was changed", err)
 		}
 	}
 	j.State = "committed"
-	if err := writeJournal(root, j); err != nil {
-		rollback(root, j)
+	if err := writeJournal(rd, j); err != nil {
+		rollback(rd, steps)
 		return fmt.Errorf("cannot commit the journal: %w; nothing was changed", err)
 	}
-	return finish(root, j)
+	return finish(rd, steps)
 }
 
-// finish renames the staged copies of a committed journal into place.
-// Each entry is checked first, so finishing twice is harmless.
-func finish(root string, j *journal) error {
-	for i, e := range j.Entries {
-		abs := filepath.Join(root, filepath.FromSlash(e.Path))
-		tmp := filepath.Join(filepath.Dir(abs), e.Temp)
-		if cur, err := os.ReadFile(abs); err == nil && sha(cur) == e.To {
-			os.Remove(tmp) // already in place
-		} else if staged, err := os.ReadFile(tmp); err == nil && sha(staged) == e.To {
-			if err := os.Rename(tmp, abs); err != nil {
-				return fmt.Errorf("%s: cannot move the staged copy into place: %w (the journal is kept; run the command again)", e.Path, err)
+// finish renames the staged copies of a committed journal into place and
+// drops the journal. Steps come checked (loadJournal) or freshly staged
+// (commit).
+func finish(root *beneath.Dir, steps []step) error {
+	for i, st := range steps {
+		if st.rename {
+			if err := st.dir.Rename(st.e.Temp, st.base); err != nil {
+				return fmt.Errorf("%s: cannot move the staged copy into place: %w (the journal is kept; run the command again)", st.e.Path, err)
 			}
-			if err := syncDir(filepath.Dir(abs)); err != nil {
+			if err := st.dir.Sync(); err != nil {
 				return err
 			}
-		} else {
-			return fmt.Errorf("%s: the journal says it becomes sha256 %s, but neither the file nor its staged copy %s has that content (the journal is kept; inspect both, then delete %s)", e.Path, e.To, e.Temp, journalName)
+		} else if st.remove {
+			if err := st.dir.Remove(st.e.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s: %w (the journal is kept; run the command again)", st.e.Path, err)
+			}
 		}
-		removeStaleBytecode(abs)
+		if _, err := removeStaleBytecode(st.dir, st.base); err != nil {
+			return fmt.Errorf("%s is in place, but its stale bytecode is not removed: %w (the journal is kept; run the command again)", st.e.Path, err)
+		}
 		if crashHook != nil {
 			if err := crashHook(i); err != nil {
 				return err
 			}
 		}
 	}
-	if err := os.Remove(filepath.Join(root, journalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := root.Remove(journalName); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return syncDir(root)
+	return root.Sync()
 }
 
-func rollback(root string, j *journal) {
-	for _, e := range j.Entries {
-		abs := filepath.Join(root, filepath.FromSlash(e.Path))
-		os.Remove(filepath.Join(filepath.Dir(abs), e.Temp))
+// rollback removes the staged copies and the journal.
+func rollback(root *beneath.Dir, steps []step) {
+	for _, st := range steps {
+		if st.remove {
+			st.dir.Remove(st.e.Temp)
+		}
 	}
-	os.Remove(filepath.Join(root, journalName))
-	syncDir(root)
+	for _, st := range steps {
+		st.dir.Sync()
+	}
+	root.Remove(journalName)
+	root.Sync()
 }
 
 // Recover completes or undoes an apply/revert that was interrupted (a crash,
 // kill -9, power loss) and returns what it did, "" when nothing was pending.
+// A journal that does not check out is a *JournalError, and nothing is done.
 func Recover(root string) (string, error) {
-	j, err := readJournal(root)
-	if err != nil || j == nil {
+	rd, err := beneath.Open(root)
+	if err != nil {
 		return "", err
 	}
+	defer rd.Close()
+	p, err := loadJournal(rd, root)
+	if err != nil || p == nil {
+		return "", err
+	}
+	p.close()
 	unlock, err := lockRoot(root)
 	if err != nil {
 		return "", err
@@ -232,51 +193,68 @@ func Recover(root string) (string, error) {
 	return recoverLocked(root)
 }
 
+// recoverLocked is Recover under the root's lock: the journal is read and
+// checked again, since another command may have finished it.
 func recoverLocked(root string) (string, error) {
-	j, err := readJournal(root)
-	if err != nil || j == nil {
+	rd, err := beneath.Open(root)
+	if err != nil {
 		return "", err
 	}
-	var paths []string
-	for _, e := range j.Entries {
-		paths = append(paths, e.Path)
+	defer rd.Close()
+	p, err := loadJournal(rd, root)
+	if err != nil || p == nil {
+		return "", err
 	}
-	switch j.State {
-	case "staging":
-		rollback(root, j)
-		return fmt.Sprintf("rolled back an interrupted %s: %s left unchanged", j.Op, strings.Join(paths, ", ")), nil
-	case "committed":
-		if err := finish(root, j); err != nil {
-			return "", fmt.Errorf("finishing an interrupted %s: %w", j.Op, err)
-		}
-		return fmt.Sprintf("completed an interrupted %s: %s", j.Op, strings.Join(paths, ", ")), nil
-	}
-	return "", fmt.Errorf("%s has unknown state %q: inspect it, then delete it", journalName, j.State)
+	defer p.close()
+	return p.run()
 }
 
-// removeStaleBytecode deletes __pycache__/<stem>.*.pyc for a .py file: a
-// precompiled (especially unchecked-hash) .pyc can keep serving the old code.
-func removeStaleBytecode(py string) []string {
-	if !strings.HasSuffix(py, ".py") {
-		return nil
+// removeStaleBytecode deletes __pycache__/<stem>.*.pyc of the .py file base
+// in d: a precompiled (especially unchecked-hash) .pyc can keep serving the
+// old code. A __pycache__ that is a symlink is an error, not followed.
+func removeStaleBytecode(d *beneath.Dir, base string) ([]string, error) {
+	pc, names, err := pycacheOf(d, base)
+	if err != nil || pc == nil {
+		return nil, err
 	}
-	stem := strings.TrimSuffix(filepath.Base(py), ".py")
-	pat := filepath.Join(filepath.Dir(py), "__pycache__", globEscape(stem)+".*.pyc")
-	ms, _ := filepath.Glob(pat)
+	defer pc.Close()
 	var removed []string
-	for _, m := range ms {
-		// "<stem>.<tag>.pyc" or "<stem>.<tag>.opt-1.pyc": the part after
-		// the stem must not itself contain the stem of another module
-		// (x.py must not take x.y.cpython-312.pyc — impossible for
-		// importable names, which have no dots).
-		if err := os.Remove(m); err == nil {
-			removed = append(removed, m)
+	for _, n := range names {
+		if err := pc.Remove(n); err == nil {
+			removed = append(removed, n)
 		}
 	}
-	return removed
+	return removed, pc.Sync()
 }
 
-func globEscape(s string) string {
-	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
-	return r.Replace(s)
+// pycacheOf opens d's __pycache__ and lists the bytecode of the .py file
+// base in it ("<stem>.<tag>.pyc", "<stem>.<tag>.opt-1.pyc"); nil, nil, nil
+// when base is not a .py file or there is no __pycache__.
+func pycacheOf(d *beneath.Dir, base string) (*beneath.Dir, []string, error) {
+	stem, ok := strings.CutSuffix(base, ".py")
+	if !ok {
+		return nil, nil, nil
+	}
+	pc, err := d.OpenDir("__pycache__")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	all, err := pc.Names()
+	if err != nil {
+		pc.Close()
+		return nil, nil, err
+	}
+	var names []string
+	for _, n := range all {
+		// The tag between the stem and ".pyc" is not empty, and x.py must
+		// not take x.y.cpython-312.pyc — impossible for importable names,
+		// which have no dots.
+		if strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ".pyc") && len(n) > len(stem)+len("..pyc") {
+			names = append(names, n)
+		}
+	}
+	return pc, names, nil
 }

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -93,7 +93,11 @@ func newPatchStatusCmd() *cobra.Command {
 		Long: `status hashes every target and reports, per patch and target: base (not
 applied), patched (applied), drifted (neither hash: when a wheel's RECORD
 under the root lists the file, it says which version the file matches) or
-missing. An apply or revert interrupted by a crash is finished first.
+missing. An apply or revert interrupted by a crash is finished first, from
+its journal in the root — only when every path it names is inside the root
+with no symlink on the way, and every file has the journal's hashes; a
+journal that fails that is reported (exit 1) and never acted on. Nothing
+below the root is read through a symlink.
 
 Exit status: 0 consistent, 1 something drifted, missing, half applied or
 unreadable, 2 could not run.`,
@@ -104,8 +108,11 @@ unreadable, 2 could not run.`,
 			if err != nil {
 				return err
 			}
+			// A journal that does not check out is not acted on; the
+			// report below names it (and exits 1), as it does a drift.
 			recovered, err := patchset.Recover(root)
-			if err != nil {
+			var je *patchset.JournalError
+			if err != nil && !errors.As(err, &je) {
 				return Usagef("%v", err)
 			}
 			r, err := patchset.Status(root, s)
@@ -145,7 +152,10 @@ match exactly (zero fuzz); every result must have its Patched-SHA256 — all
 checked in memory before anything is written. Files are then replaced
 atomically under a journal in the root, so a crash mid-series is completed or
 undone on the next call, file modes are kept, and stale __pycache__ bytecode
-of each changed file is deleted.
+of each changed file is deleted. A target reached through a symlink (the
+file, or a directory on the way) is refused: bringup never writes through
+one. A journal it could not have written is never acted on (exit 2, with
+the fix).
 
 Exit status: 0 applied (or nothing to do), 1 refused (drift, conflict,
 missing file), 2 could not run.`
@@ -258,7 +268,7 @@ are read under --root and the diff applied exactly. The patch is verified
 				if target == "" || len(args) < 1 || len(args) > 2 {
 					return Usagef("give --target REL and EDITED (or ORIGINAL EDITED), or --git-diff FILE")
 				}
-				onDisk, diskErr := os.ReadFile(filepath.Join(root, filepath.FromSlash(target)))
+				onDisk, diskErr := patchset.ReadTarget(root, target)
 				var orig []byte
 				if len(args) == 2 {
 					var err error

@@ -132,3 +132,86 @@ func TestPatchNewWarnsOfDamagedRecord(t *testing.T) {
 		t.Errorf("a Package: line from a RECORD row that does not parse:\n%s", out)
 	}
 }
+
+// issue 11: a journal written into --root by someone else made a
+// root-run 'patch status' delete or replace a file outside the root. Now
+// status reports it and acts on nothing (exit 1); apply and revert, which
+// need the recovery, exit 2 with the journal's path and the fix.
+func TestPatchHostileJournal(t *testing.T) {
+	for _, c := range []struct{ name, journal, why string }{
+		{"staging, temp outside the root",
+			`{"schema":"bringup.patch-journal/v1","op":"apply","state":"staging","entries":[{"path":"pkg/a.py","temp":"../../v/precious.txt","from_sha256":"x","to_sha256":"y"}]}`,
+			`temp "../../v/precious.txt" is not the staged copy bringup writes for pkg/a.py`},
+		{"committed, path outside the root (the issue: it replaced v/precious.txt with r/evil)",
+			`{"schema":"bringup.patch-journal/v1","op":"apply","state":"committed","entries":[{"path":"../v/precious.txt","temp":"../r/evil","from_sha256":"e2c3c1d9b7a2c7ba1b2c8e4d40a4e11fd4dc1a8d7c3f58a9d2a0ef2f5eb1f6f1","to_sha256":"886b67480dbe73b406ad83a1dd6d9596f93089d90c220ccfc91944c95f1c68c4"}]}`,
+			`path "../v/precious.txt" is not a clean relative path inside the root`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r, v, series := filepath.Join(dir, "r"), filepath.Join(dir, "v"), filepath.Join(dir, "SERIES")
+			for _, d := range []string{filepath.Join(r, "pkg"), v, series} {
+				os.MkdirAll(d, 0o755)
+			}
+			os.WriteFile(filepath.Join(v, "precious.txt"), []byte("precious\n"), 0o644)
+			os.WriteFile(filepath.Join(r, "pkg", "a.py"), []byte("a = 1\n"), 0o644)
+			os.WriteFile(filepath.Join(r, "evil"), []byte("evil\n"), 0o644)
+			jp := filepath.Join(r, ".bringup-patch-journal.json")
+			os.WriteFile(jp, []byte(c.journal), 0o644)
+			intact := func(after string) {
+				t.Helper()
+				if b, err := os.ReadFile(filepath.Join(v, "precious.txt")); err != nil || string(b) != "precious\n" {
+					t.Fatalf("after %s the file outside the root is %q (%v)", after, b, err)
+				}
+				if b, err := os.ReadFile(jp); err != nil || string(b) != c.journal {
+					t.Fatalf("after %s the journal was acted on: %v", after, err)
+				}
+			}
+			code, out, errs := runCLI("patch", "status", "--root", r, series)
+			intact("status")
+			if code != 1 || !strings.Contains(out, jp+": bringup will not act on this journal: entry 1: "+c.why) ||
+				!strings.Contains(out, "nothing was changed") || !strings.Contains(out, "then remove it (rm ") || strings.Contains(out, "completed an interrupted") {
+				t.Fatalf("status: %d\n%s\n%s", code, out, errs)
+			}
+			for _, verb := range []string{"apply", "revert"} {
+				code, out, errs = runCLI("patch", verb, "--root", r, series)
+				intact(verb)
+				if code != 2 || !strings.Contains(errs, jp+": bringup will not act on this journal") || !strings.Contains(errs, "then remove it (rm ") {
+					t.Fatalf("%s: %d\n%s\n%s", verb, code, out, errs)
+				}
+			}
+		})
+	}
+}
+
+// issue 11: a directory inside --root that is a symlink to outside was
+// followed, and apply patched the file outside with exit 0.
+func TestPatchApplyThroughSymlinkedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	r, outside, patches := filepath.Join(dir, "r"), filepath.Join(dir, "outside"), filepath.Join(dir, "p")
+	for _, d := range []string{r, outside, patches} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "a.py"), []byte("a = 1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ed"), []byte("a = 2\n"), 0o644)
+	if err := os.Symlink("../outside", filepath.Join(r, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	// patch new reads the original below the root, so it is given here.
+	pf := filepath.Join(patches, "01.patch")
+	if code, out, errs := runCLI("patch", "new", "--root", r, "--target", "pkg/a.py", "-o", pf, filepath.Join(outside, "a.py"), filepath.Join(dir, "ed")); code != 0 {
+		t.Fatalf("new: %d %s %s", code, out, errs)
+	}
+	code, out, errs := runCLI("patch", "apply", "--root", r, patches)
+	if b, _ := os.ReadFile(filepath.Join(outside, "a.py")); string(b) != "a = 1\n" {
+		t.Fatalf("apply changed the file outside the root: %q", b)
+	}
+	want := "01.patch: pkg/a.py: pkg is a symlink (to ../outside); bringup never follows a symlink below --root"
+	if code != 1 || !strings.Contains(out, "apply refused; nothing was changed") || !strings.Contains(out, want) || !strings.Contains(out, "point --root at the real tree") {
+		t.Fatalf("apply: %d\n%s\n%s", code, out, errs)
+	}
+	// patch new with the target alone reads it below the root: refused too.
+	code, _, errs = runCLI("patch", "new", "--root", r, "--target", "pkg/a.py", filepath.Join(dir, "ed"))
+	if code != 2 || !strings.Contains(errs, "pkg is a symlink") {
+		t.Fatalf("new through the link: %d %s", code, errs)
+	}
+}
