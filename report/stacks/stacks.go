@@ -45,6 +45,14 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 	}
 	ew.printf("%s %s\n", st.Bold("verdict:"), st.Bold(orDash(a.Verdict())))
 	ew.printf("%s\n", st.Dim(fmt.Sprintf("%d process(es), %d thread(s), %d bucket(s) at %s level%s", len(a.Current), threads, len(a.Buckets), a.Level, snaps)))
+	// A live process bringup's own reader could not read was captured by
+	// a command, which its Path names (stacks/live: "py-spy dump
+	// --nonblocking --pid N"); one read directly is "pid N".
+	for _, p := range a.Current {
+		if p.Source == stacks.SourceLive && p.Path != "" && p.Path != fmt.Sprintf("pid %d", p.PID) {
+			ew.printf("%s\n", st.Dim(fmt.Sprintf("pid %d captured by %s (bringup's own reader could not read it)", p.PID, p.Path)))
+		}
+	}
 
 	for _, iw := range a.Interleaved {
 		ew.printf("%s %s\n", st.Severity("error"), iw.String())

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 )
 
@@ -26,16 +27,47 @@ type Options struct {
 
 type printer struct {
 	w   io.Writer
-	s   report.Style
+	s   style
 	top int
 	err error
 }
 
+// f prints one formatted piece. Every text argument is cleaned of control
+// and escape sequences (report.Clean): names, messages and paths come from
+// the trace, which the traced program wrote. Text already styled was
+// cleaned before its colour was added.
 func (p *printer) f(format string, a ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, a...)
+	if p.err != nil {
+		return
 	}
+	for i, x := range a {
+		switch v := x.(type) {
+		case string:
+			a[i] = report.Clean(v)
+		case fmt.Stringer:
+			a[i] = report.Clean(v.String())
+		case error:
+			a[i] = report.Clean(v.Error())
+		}
+	}
+	_, p.err = fmt.Fprintf(p.w, format, a...)
 }
+
+// styled is text that was cleaned and then coloured: the printer passes
+// it on as it is.
+type styled string
+
+// style is report.Style over text from the trace: it cleans the text
+// first, so that the only escapes left are the colours it adds.
+type style struct{ s report.Style }
+
+func (c style) Bold(t string) styled      { return styled(c.s.Bold(report.Clean(t))) }
+func (c style) Dim(t string) styled       { return styled(c.s.Dim(report.Clean(t))) }
+func (c style) Red(t string) styled       { return styled(c.s.Red(report.Clean(t))) }
+func (c style) Yellow(t string) styled    { return styled(c.s.Yellow(report.Clean(t))) }
+func (c style) RedBold(t string) styled   { return styled(c.s.Red(c.s.Bold(report.Clean(t)))) }
+func (c style) GreenBold(t string) styled { return styled(c.s.Green(c.s.Bold(report.Clean(t)))) }
+func (c style) Severity(t string) styled  { return styled(c.s.Severity(report.Clean(t))) }
 
 func (p *printer) section(title string, n int) {
 	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("%s (%d)", title, n)))
@@ -118,15 +150,15 @@ func Verdict(res *compiles.Result) (string, bool) {
 
 // Write prints the summary.
 func Write(w io.Writer, res *compiles.Result, opts Options) error {
-	p := &printer{w: w, s: opts.Style, top: opts.Top}
+	p := &printer{w: w, s: style{opts.Style}, top: opts.Top}
 	if p.top <= 0 {
 		p.top = 10
 	}
 	verdict, bad := Verdict(res)
 	if bad {
-		p.f("%s\n", p.s.Red(p.s.Bold(verdict)))
+		p.f("%s\n", p.s.RedBold(verdict))
 	} else {
-		p.f("%s\n", p.s.Green(p.s.Bold(verdict)))
+		p.f("%s\n", p.s.GreenBold(verdict))
 	}
 	p.overview(res)
 	p.failures(res)
@@ -175,7 +207,7 @@ func (p *printer) overview(res *compiles.Result) {
 	if len(res.Ranks) > 1 {
 		p.section("Ranks", len(res.Ranks))
 		for _, r := range res.Ranks {
-			extra := ""
+			var extra styled
 			if r.Failed > 0 {
 				extra += p.s.Red(fmt.Sprintf(", %d failed", r.Failed))
 			}
@@ -223,7 +255,7 @@ func (p *printer) open(res *compiles.Result) {
 			p.f("  … %d more\n", len(res.OpenPhases)-i)
 			break
 		}
-		mark := "  "
+		mark := styled("  ")
 		if ph.Innermost {
 			mark = p.s.Red("▶ ")
 		}
@@ -547,4 +579,31 @@ func topPhases(m compiles.PhaseTimes, n int) string {
 		out = append(out, fmt.Sprintf("%s %.2fs", x.k, x.v))
 	}
 	return strings.Join(out, ", ")
+}
+
+// WriteFindings prints the knowledge base's conclusions after the summary:
+// each finding with up to three pieces of evidence and its first remedy.
+func WriteFindings(w io.Writer, fs []record.Finding, opts Options) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	p := &printer{w: w, s: style{opts.Style}}
+	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("Findings (%d)", len(fs))))
+	for _, f := range fs {
+		p.f("  %s %s (%s) ×%d\n", p.s.Severity(string(f.Severity)), p.s.Bold(f.Title), f.Rule, f.Count)
+		for i, ev := range f.Evidence {
+			if i == 3 {
+				break
+			}
+			where := ev.Path
+			if ev.Line > 0 {
+				where = fmt.Sprintf("%s:%d", ev.Path, ev.Line)
+			}
+			p.f("    %s %s\n", p.s.Dim(where), ev.Text)
+		}
+		if len(f.Remedy) > 0 {
+			p.f("    → %s\n", f.Remedy[0])
+		}
+	}
+	return p.err
 }
