@@ -6,7 +6,8 @@
 // complete. A symbolic link planted at the path, or inside an old report,
 // is replaced or removed, never followed; a reader sees the old content or
 // the new, never half of it; a failed write leaves the old content as it
-// was and no temporary behind.
+// was and no temporary behind. A device or a pipe at the path (/dev/null,
+// /dev/stdout) is written to as it is: there is no file to replace.
 package atomicfile
 
 import (
@@ -43,15 +44,30 @@ func tempName(path string) string {
 // File is a file being written in place of a path; Commit puts it there.
 type File struct {
 	*os.File
-	path, tmp string
+	path, tmp string // tmp "": written straight to path (a device, a pipe)
 	done      bool
 }
 
-// Create starts writing path. path may be absent or a regular file; a
-// symbolic link, a directory, a device or a FIFO at path is refused with
-// what it is (it is not bringup's to replace: redirect stdout instead, or
-// name a file).
+// Create starts writing path. An absent path, a regular file or a
+// symbolic link at path (never followed: the link itself is replaced) gets
+// a new file renamed over it by Commit. A character device, a FIFO or a
+// socket at path, through links or not (/dev/null, /dev/stdout, a shell's
+// >(…)), is written straight to: there is no file to clobber. A directory
+// or a block device is refused with what it is.
 func Create(path string) (*File, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) != 0 {
+		// No O_CREATE, no O_TRUNC: opening changes nothing, and what was
+		// opened is checked again (a file put there since is not written).
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		if fi, err := f.Stat(); err != nil || fi.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) == 0 {
+			f.Close()
+			return nil, fmt.Errorf("%s changed while it was opened: not written", path)
+		}
+		return &File{File: f, path: path}, nil
+	}
 	if err := replaceable(path); err != nil {
 		return nil, err
 	}
@@ -86,10 +102,10 @@ func replaceable(path string) error {
 		return nil
 	case err != nil:
 		return err
-	case fi.Mode().IsRegular():
+	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
 		return nil
 	}
-	return fmt.Errorf("%s is %s, not a regular file: bringup writes only a new or a regular file there", path, input.What(fi.Mode()))
+	return fmt.Errorf("%s is %s: bringup writes a new file there only in place of a file", path, input.What(fi.Mode()))
 }
 
 // Commit closes the file and renames it over the path.
@@ -99,6 +115,9 @@ func (f *File) Commit() error {
 	}
 	f.done = true
 	err := f.File.Close()
+	if f.tmp == "" {
+		return err
+	}
 	if err == nil {
 		err = os.Rename(f.tmp, f.path)
 	}
@@ -117,7 +136,9 @@ func (f *File) Abort() {
 	}
 	f.done = true
 	f.File.Close()
-	os.Remove(f.tmp)
+	if f.tmp != "" {
+		os.Remove(f.tmp)
+	}
 }
 
 // Dir is a directory being built in place of a path; Commit puts it there.

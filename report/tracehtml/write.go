@@ -126,9 +126,12 @@ var reportEntries = map[string]bool{"index.html": true, "assets": true, "units":
 // something that is not a report's (a directory of the user's own files
 // given by mistake must not be swept away).
 func replaceable(dir string) error {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil // absent, a link, not a directory: CreateDir says what it is
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil // absent, or not a directory: CreateDir says what it is
+		return err
 	}
 	if len(entries) == 0 {
 		return nil
@@ -138,7 +141,8 @@ func replaceable(dir string) error {
 		if !reportEntries[e.Name()] {
 			return fmt.Errorf("%s holds %s, which is not part of a bringup report: give a new or empty directory, or one an earlier bringup trace --html wrote (it is replaced whole)", dir, e.Name())
 		}
-		index = index || e.Name() == "index.html" && e.Type().IsRegular()
+		// Of any type: a link planted in the old report goes with it.
+		index = index || e.Name() == "index.html"
 	}
 	if !index {
 		return fmt.Errorf("%s has no index.html: it is not a bringup report; give a new or empty directory", dir)

@@ -509,7 +509,11 @@ func (p *printer) inputs(res *compiles.Result) {
 			probs = append(probs, "unknown event kinds kept and counted: "+strings.Join(ks, ", "))
 		}
 		if st.Records == 0 && st.ReadError == "" {
-			probs = append(probs, "no trace records")
+			why := st.NotTrace
+			if why == "" {
+				why = "no trace records"
+			}
+			probs = append(probs, why)
 		}
 		if len(probs) > 0 {
 			lines = append(lines, fmt.Sprintf("  %s (%s): %s", in.Label, filepath.Base(in.Path), strings.Join(probs, "; ")))
