@@ -48,14 +48,16 @@ func newTraceCmd() *cobra.Command {
 		Short: "Analyse TORCH_TRACE logs: compiles, failures, graph breaks, recompiles, cache, open phases, rank divergence",
 		Long: `trace reads the structured logs PyTorch writes under TORCH_TRACE=<dir> (a file,
 or a directory: the rank files dedicated_log_torch_trace_rank_N*.log are found
-in it, other files are ignored and listed) and reports, verdict first: failed
+in it, other files are ignored and listed; .gz files are read decompressed;
+FIFOs and devices are refused) and reports, verdict first: failed
 compiles, phases still running when the log stopped, distinct graph breaks,
 recompiles and recompile limits, FX-graph/AOTAutograd cache outcomes (with
 what differed on a miss), and where ranks diverge.
 
 Exit status: 0 no error-level finding, 1 error-level findings (a failed
 compile, a phase that never ended, a recompile limit, diverging collectives),
-2 could not run.`,
+2 could not run (not one TORCH_TRACE record read: each input is named with
+why).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
