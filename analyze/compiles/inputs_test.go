@@ -1,8 +1,6 @@
 package compiles
 
 import (
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,21 +13,6 @@ import (
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
-func gzipTo(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	if err := os.WriteFile(dst, z.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A gzipped trace gives the analysis of the plain one, including what is
 // fetched back from payloads while concluding (the output code the
 // collective-parity check reads), found by name in a directory.
@@ -37,7 +20,7 @@ func TestGzipTraceSameAnalysis(t *testing.T) {
 	src := testcorpus.File(t, "tlparse-inputs/collectives_parity", "dedicated_log_torch_trace_rank_0.log")
 	dir := t.TempDir()
 	gz := filepath.Join(dir, "dedicated_log_torch_trace_rank_0.log.gz")
-	gzipTo(t, src, gz)
+	testcorpus.GzipCopy(t, src, gz)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("notes\n"), 0o644)
 	plain := analyze(t, src)
 	got := analyze(t, dir)
@@ -91,7 +74,7 @@ func TestUnreadAndNonRegularInputs(t *testing.T) {
 
 	traces := filepath.Join(dir, "traces")
 	os.Mkdir(traces, 0o755)
-	gzipTo(t, corpus(t, "simple.log"), filepath.Join(traces, "dedicated_log_torch_trace_rank_1.log.gz"))
+	testcorpus.GzipCopy(t, corpus(t, "simple.log"), filepath.Join(traces, "dedicated_log_torch_trace_rank_1.log.gz"))
 	fifo := filepath.Join(traces, "dedicated_log_torch_trace_rank_0.log")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skip(err)

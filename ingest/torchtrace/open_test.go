@@ -2,7 +2,6 @@ package torchtrace
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,17 +12,6 @@ import (
 	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
-
-func writeGzip(t *testing.T, path string, b []byte) {
-	t.Helper()
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	if err := os.WriteFile(path, z.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // scanGzip scans a gzipped trace through Reader, as bringup trace does.
 func scanGzip(t *testing.T, path string) []Event {
@@ -54,14 +42,10 @@ func scanGzip(t *testing.T, path string) []Event {
 // seen in the temporary directory.
 func TestGzipTraceAndItsReferences(t *testing.T) {
 	plain := testcorpus.File(t, "tlparse-inputs", "comp_metrics.log")
-	b, err := os.ReadFile(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	gz := filepath.Join(t.TempDir(), "comp_metrics.log.gz")
-	writeGzip(t, gz, b)
+	testcorpus.GzipCopy(t, plain, gz)
 
 	_, want := scanFile(t, plain, nil)
 	got := scanGzip(t, gz)
@@ -105,7 +89,7 @@ func TestGzipTraceAndItsReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeGzip(t, gz, simple)
+	testcorpus.GzipCopy(t, testcorpus.File(t, "tlparse-inputs", "simple.log"), gz)
 	_, want = scanFile(t, testcorpus.File(t, "tlparse-inputs", "simple.log"), nil)
 	got = scanGzip(t, gz)
 	for i := range want {

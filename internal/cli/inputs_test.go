@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"math/rand"
 	"os"
@@ -232,21 +231,6 @@ func TestTraceNoTraceExits2(t *testing.T) {
 	}
 }
 
-func gzipFile(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	if err := os.WriteFile(dst, z.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // `trace x.log.gz` read the compressed bytes as text ("OK: 0 compiles");
 // it reads it decompressed, as diagnose does: the same summary as the
 // plain file, payloads fetched from it for the HTML report, and a gzipped
@@ -255,7 +239,7 @@ func TestTraceReadsGzip(t *testing.T) {
 	src := testcorpus.File(t, "tlparse-inputs", "comp_failure.log")
 	dir := t.TempDir()
 	gz := filepath.Join(dir, "comp_failure.log.gz")
-	gzipFile(t, src, gz)
+	testcorpus.GzipCopy(t, src, gz)
 	plainCode, plain, _ := runCLI("trace", src)
 	code, out, errs := runCLI("trace", gz)
 	if code != plainCode || code != ExitFindings {
@@ -281,7 +265,7 @@ func TestTraceReadsGzip(t *testing.T) {
 
 	ranks := filepath.Join(dir, "ranks")
 	os.Mkdir(ranks, 0o755)
-	gzipFile(t, src, filepath.Join(ranks, "dedicated_log_torch_trace_rank_3_abc.log.gz"))
+	testcorpus.GzipCopy(t, src, filepath.Join(ranks, "dedicated_log_torch_trace_rank_3_abc.log.gz"))
 	code, out, errs = runCLI("trace", "--json", ranks)
 	if code != ExitFindings || !strings.Contains(out, `"rank":3`) || !strings.Contains(out, `"status":"failed"`) {
 		t.Errorf("directory with a gzipped rank file: exit %d, stderr %q, out:\n%.1500s", code, errs, out)
