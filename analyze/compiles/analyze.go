@@ -106,9 +106,11 @@ func analyzeFile(in Input, maxPhases int, cr *countingReader, verified *torchtra
 	}
 	defer f.Close()
 	cr.r = f
-	r, err := torchtrace.Reader(cr)
-	if err != nil {
-		return fail(err)
+	r := io.Reader(cr)
+	if torchtrace.Gzipped(f) {
+		if r, err = torchtrace.Gunzip(cr); err != nil {
+			return fail(err)
+		}
 	}
 	head := &headCopy{r: r}
 	sc := torchtrace.NewScanner(head, in.Path)

@@ -26,18 +26,20 @@ import (
 // isGzip says whether b starts with the gzip magic.
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
-// Reader returns r decompressed when it is gzip-compressed, else r as it
-// is (both buffered), for NewScanner.
-func Reader(r io.Reader) (io.Reader, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if magic, _ := br.Peek(2); isGzip(magic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		return zr, nil
+// Gzipped says whether the file starts with the gzip magic.
+func Gzipped(f io.ReaderAt) bool {
+	var magic [2]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	return n == 2 && isGzip(magic[:])
+}
+
+// Gunzip decompresses r (a gzipped trace, Gzipped) for NewScanner.
+func Gunzip(r io.Reader) (io.Reader, error) {
+	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
 	}
-	return br, nil
+	return zr, nil
 }
 
 // Head reads up to ingest.HeadSize bytes from the start of a trace file,
@@ -49,9 +51,11 @@ func Head(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := Reader(f)
-	if err != nil {
-		return nil, err
+	r := io.Reader(f)
+	if Gzipped(f) {
+		if r, err = Gunzip(f); err != nil {
+			return nil, err
+		}
 	}
 	buf := make([]byte, ingest.HeadSize)
 	n, err := io.ReadFull(r, buf)
@@ -97,8 +101,7 @@ func refReader(path string) (r io.ReaderAt, done func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var magic [2]byte
-	if n, _ := f.ReadAt(magic[:], 0); n < 2 || !isGzip(magic[:]) {
+	if !Gzipped(f) {
 		return f, func() { f.Close() }, nil
 	}
 	defer f.Close()
@@ -124,9 +127,9 @@ func refReader(path string) (r io.ReaderAt, done func(), err error) {
 // decompress copies a gzipped file, decompressed, into an unlinked
 // temporary file.
 func decompress(f *os.File) (*os.File, error) {
-	zr, err := gzip.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 1<<20))
+	zr, err := Gunzip(io.NewSectionReader(f, 0, 1<<62))
 	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
+		return nil, err
 	}
 	tmp, err := os.CreateTemp("", "bringup-trace-*.log")
 	if err != nil {

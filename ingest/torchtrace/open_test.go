@@ -13,7 +13,7 @@ import (
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
-// scanGzip scans a gzipped trace through Reader, as bringup trace does.
+// scanGzip scans a gzipped trace through Gunzip, as bringup trace does.
 func scanGzip(t *testing.T, path string) []Event {
 	t.Helper()
 	f, err := input.Open(path)
@@ -21,7 +21,10 @@ func scanGzip(t *testing.T, path string) []Event {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := Reader(f)
+	if !Gzipped(f) {
+		t.Fatalf("%s is not seen as gzipped", path)
+	}
+	r, err := Gunzip(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +123,8 @@ func TestBrokenGzip(t *testing.T) {
 	os.WriteFile(p, []byte{0x1f, 0x8b, 8, 0, 0, 0}, 0o644)
 	f, _ := os.Open(p)
 	defer f.Close()
-	if _, err := Reader(f); err == nil || !strings.Contains(err.Error(), "gzip") {
-		t.Errorf("Reader: %v", err)
+	if _, err := Gunzip(f); !Gzipped(f) || err == nil || !strings.Contains(err.Error(), "gzip") {
+		t.Errorf("Gunzip: %v", err)
 	}
 	if _, err := ReadPayload(PayloadRef{Path: p, Offset: 0, Length: 10}); err == nil || !strings.Contains(err.Error(), "gzip") {
 		t.Errorf("ReadPayload: %v", err)
