@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -122,4 +124,40 @@ func skipString(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// Styled is text that was cleaned and then coloured by a Safe style:
+// Fprintf passes it on as it is.
+type Styled string
+
+// Safe is a Style for text that came from an input: each method cleans
+// its text first, so the only escapes left are the colours it adds.
+type Safe struct{ Style Style }
+
+func (c Safe) Bold(t string) Styled      { return Styled(c.Style.Bold(Clean(t))) }
+func (c Safe) Dim(t string) Styled       { return Styled(c.Style.Dim(Clean(t))) }
+func (c Safe) Red(t string) Styled       { return Styled(c.Style.Red(Clean(t))) }
+func (c Safe) Yellow(t string) Styled    { return Styled(c.Style.Yellow(Clean(t))) }
+func (c Safe) Green(t string) Styled     { return Styled(c.Style.Green(Clean(t))) }
+func (c Safe) Cyan(t string) Styled      { return Styled(c.Style.Cyan(Clean(t))) }
+func (c Safe) RedBold(t string) Styled   { return Styled(c.Style.Red(c.Style.Bold(Clean(t)))) }
+func (c Safe) GreenBold(t string) Styled { return Styled(c.Style.Green(c.Style.Bold(Clean(t)))) }
+func (c Safe) Severity(t string) Styled  { return Styled(c.Style.Severity(Clean(t))) }
+
+// Fprintf is fmt.Fprintf with every text argument (a string, a Stringer,
+// an error) cleaned; Styled arguments were cleaned before their colour
+// was added and pass as they are. The format itself is the caller's own.
+func Fprintf(w io.Writer, format string, a ...any) (int, error) {
+	for i, x := range a {
+		switch v := x.(type) {
+		case Styled:
+		case string:
+			a[i] = Clean(v)
+		case fmt.Stringer:
+			a[i] = Clean(v.String())
+		case error:
+			a[i] = Clean(v.Error())
+		}
+	}
+	return fmt.Fprintf(w, format, a...)
 }

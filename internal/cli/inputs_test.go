@@ -433,3 +433,25 @@ func TestOutputFilesDoNotFollowLinks(t *testing.T) {
 		t.Errorf("-o DIR: exit %d, stderr %q", code, errs)
 	}
 }
+
+// Dumps are written by the dumped program too: escapes that the log
+// peeler does not see (JSON-escaped ones in a saved py-spy or bringup
+// JSON, lone control characters) are cleaned from what stacks prints, in
+// text and folded output.
+func TestStacksStripsEscapeSequences(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "saved.json")
+	os.WriteFile(p, []byte(`{"schema": "bringup.stacks/v1", "processes": [{"pid": 7, "rank": "TP2", "name": "VLLM::Worker_TP2\u001b]0;PWNED\u0007", "python": "3.12.1", "source": "live",
+  "threads": [{"tid": 7, "name": "Main\u001b]0;PWNED\u0007Thread", "main": true, "frames": [{"func": "evil\u001b[2J\u0008", "file": "torch/_inductor/ir\u009b2J.py", "line": 1}]}]}], "buckets": []}
+`), 0o644)
+	for _, args := range [][]string{{"stacks", p}, {"stacks", "--collapsed", p}} {
+		code, out, errs := runCLI(args...)
+		if code == ExitUsage || !strings.Contains(out, "evil") {
+			t.Fatalf("%v: exit %d, stderr %q, out %q", args, code, errs, out)
+		}
+		for _, bad := range []string{"\x1b", "\x07", "\x08", "\u009b", "PWNED"} {
+			if strings.Contains(out+errs, bad) {
+				t.Errorf("%v: output carries %q:\n%q", args, bad, out)
+			}
+		}
+	}
+}

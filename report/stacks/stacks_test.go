@@ -217,13 +217,13 @@ func TestTextSameWholeStack(t *testing.T) {
 
 // A live process read by a command (the py-spy fallback) is named with
 // that command under the header; one read by bringup's own reader ("pid
-// N") or from a file is not.
+// N"), or a live capture read back from saved JSON without one, is not.
 func TestTextSaysWhichCommandCaptured(t *testing.T) {
 	frames := record.Stack{{Func: "spin", File: "<string>", Line: 3}}
 	procs := []*stacks.Process{
-		{PID: 11, Source: stacks.SourceLive, Path: "py-spy dump --nonblocking --pid 11", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 11, Main: true, Frames: frames}}},
+		{PID: 11, Source: stacks.SourceLive, Path: "py-spy dump --nonblocking --pid 11", CapturedBy: "py-spy dump --nonblocking --pid 11", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 11, Main: true, Frames: frames}}},
 		{PID: 12, Source: stacks.SourceLive, Path: "pid 12", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 12, Main: true, Frames: frames}}},
-		{PID: 13, Source: stacks.SourceFile, Path: "dump.txt", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 13, Main: true, Frames: frames}}},
+		{PID: 13, Source: stacks.SourceLive, Path: "saved.json", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 13, Main: true, Frames: frames}}},
 	}
 	var buf bytes.Buffer
 	if err := Text(&buf, stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel}), TextOptions{}); err != nil {

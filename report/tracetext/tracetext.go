@@ -27,47 +27,20 @@ type Options struct {
 
 type printer struct {
 	w   io.Writer
-	s   style
+	s   report.Safe
 	top int
 	err error
 }
 
 // f prints one formatted piece. Every text argument is cleaned of control
-// and escape sequences (report.Clean): names, messages and paths come from
-// the trace, which the traced program wrote. Text already styled was
+// and escape sequences (report.Fprintf): names, messages and paths come
+// from the trace, which the traced program wrote. Text already styled was
 // cleaned before its colour was added.
 func (p *printer) f(format string, a ...any) {
-	if p.err != nil {
-		return
+	if p.err == nil {
+		_, p.err = report.Fprintf(p.w, format, a...)
 	}
-	for i, x := range a {
-		switch v := x.(type) {
-		case string:
-			a[i] = report.Clean(v)
-		case fmt.Stringer:
-			a[i] = report.Clean(v.String())
-		case error:
-			a[i] = report.Clean(v.Error())
-		}
-	}
-	_, p.err = fmt.Fprintf(p.w, format, a...)
 }
-
-// styled is text that was cleaned and then coloured: the printer passes
-// it on as it is.
-type styled string
-
-// style is report.Style over text from the trace: it cleans the text
-// first, so that the only escapes left are the colours it adds.
-type style struct{ s report.Style }
-
-func (c style) Bold(t string) styled      { return styled(c.s.Bold(report.Clean(t))) }
-func (c style) Dim(t string) styled       { return styled(c.s.Dim(report.Clean(t))) }
-func (c style) Red(t string) styled       { return styled(c.s.Red(report.Clean(t))) }
-func (c style) Yellow(t string) styled    { return styled(c.s.Yellow(report.Clean(t))) }
-func (c style) RedBold(t string) styled   { return styled(c.s.Red(c.s.Bold(report.Clean(t)))) }
-func (c style) GreenBold(t string) styled { return styled(c.s.Green(c.s.Bold(report.Clean(t)))) }
-func (c style) Severity(t string) styled  { return styled(c.s.Severity(report.Clean(t))) }
 
 func (p *printer) section(title string, n int) {
 	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("%s (%d)", title, n)))
@@ -150,7 +123,7 @@ func Verdict(res *compiles.Result) (string, bool) {
 
 // Write prints the summary.
 func Write(w io.Writer, res *compiles.Result, opts Options) error {
-	p := &printer{w: w, s: style{opts.Style}, top: opts.Top}
+	p := &printer{w: w, s: report.Safe{Style: opts.Style}, top: opts.Top}
 	if p.top <= 0 {
 		p.top = 10
 	}
@@ -207,7 +180,7 @@ func (p *printer) overview(res *compiles.Result) {
 	if len(res.Ranks) > 1 {
 		p.section("Ranks", len(res.Ranks))
 		for _, r := range res.Ranks {
-			var extra styled
+			var extra report.Styled
 			if r.Failed > 0 {
 				extra += p.s.Red(fmt.Sprintf(", %d failed", r.Failed))
 			}
@@ -255,7 +228,7 @@ func (p *printer) open(res *compiles.Result) {
 			p.f("  … %d more\n", len(res.OpenPhases)-i)
 			break
 		}
-		mark := styled("  ")
+		mark := report.Styled("  ")
 		if ph.Innermost {
 			mark = p.s.Red("▶ ")
 		}
@@ -591,7 +564,7 @@ func WriteFindings(w io.Writer, fs []record.Finding, opts Options) error {
 	if len(fs) == 0 {
 		return nil
 	}
-	p := &printer{w: w, s: style{opts.Style}}
+	p := &printer{w: w, s: report.Safe{Style: opts.Style}}
 	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("Findings (%d)", len(fs))))
 	for _, f := range fs {
 		p.f("  %s %s (%s) ×%d\n", p.s.Severity(string(f.Severity)), p.s.Bold(f.Title), f.Rule, f.Count)

@@ -3,8 +3,8 @@
 // (the target is never stopped); when pyproc cannot (no ptrace permission,
 // an interpreter it has no layout for) and py-spy is on PATH, py-spy dump
 // --nonblocking is run (py-spy reads the memory without pausing the target
-// either) and its output read with the stackdump reader; the process's Path
-// names that command, so reports say where its stacks came from.
+// either) and its output read with the stackdump reader; the process's
+// CapturedBy names that command, so reports say where its stacks came from.
 package live
 
 import (
@@ -232,6 +232,7 @@ func PySpy(pyspy string, pid int) (*stacks.Process, error) {
 			p.PID = pid
 			p.PPID = ppidOf(pid)
 			p.Source = stacks.SourceLive
+			p.CapturedBy = name
 			return p, nil
 		}
 	}

@@ -255,8 +255,8 @@ func TestPySpyReadsRecordedDump(t *testing.T) {
 	if p.PID != 530235 || p.Source != stacks.SourceLive || len(p.Threads) == 0 {
 		t.Fatalf("process %d source %q, %d threads", p.PID, p.Source, len(p.Threads))
 	}
-	if p.Path != "py-spy dump --nonblocking --pid 530235" {
-		t.Errorf("process path %q: the report must say the stacks came from py-spy --nonblocking", p.Path)
+	if p.CapturedBy != "py-spy dump --nonblocking --pid 530235" {
+		t.Errorf("captured by %q: the report must say the stacks came from py-spy --nonblocking", p.CapturedBy)
 	}
 	if f := p.Threads[0].Frames; len(f) < 3 || f[0].Func != "backward" || f[0].File != "torch/autograd/__init__.py" || f[0].Line != 173 {
 		t.Errorf("first thread frames %v", f)
@@ -412,8 +412,8 @@ func TestPySpyFallbackDoesNotPauseTarget(t *testing.T) {
 	if <-seen {
 		t.Error("the target was traced or stopped during the py-spy fallback: py-spy ran without --nonblocking")
 	}
-	if p.Path != PySpyCommand(pid) || !strings.Contains(p.Path, "--nonblocking") || p.Source != stacks.SourceLive || p.PID != pid {
-		t.Errorf("process path %q source %q pid %d: the report must name py-spy dump --nonblocking", p.Path, p.Source, p.PID)
+	if p.CapturedBy != PySpyCommand(pid) || !strings.Contains(p.CapturedBy, "--nonblocking") || p.Source != stacks.SourceLive || p.PID != pid {
+		t.Errorf("captured by %q, source %q, pid %d: the report must name py-spy dump --nonblocking", p.CapturedBy, p.Source, p.PID)
 	}
 	parked, main := 0, false
 	for _, th := range p.Threads {
