@@ -18,6 +18,7 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 )
@@ -167,7 +168,7 @@ func analyzeFile(path string, set *rules.Set, stdin io.Reader) fileResult {
 		}
 		r = stdin
 	} else {
-		f, err := os.Open(path)
+		f, err := input.Open(path) // a FIFO or a device is refused, not read
 		if err != nil {
 			return fileResult{input: Input{Path: path, Error: reason(err)}}
 		}

@@ -32,6 +32,9 @@ type Process struct {
 	// Path and Line locate the dump (or its first line) in its input.
 	Path string `json:"path,omitempty"`
 	Line int    `json:"line,omitempty"`
+	// CapturedBy is the command that captured a live process bringup's
+	// own reader could not read ("py-spy dump --nonblocking --pid N").
+	CapturedBy string `json:"captured_by,omitempty"`
 	// Snapshot numbers repeated dumps of the same process, from 0 in the
 	// order they were taken (or read).
 	Snapshot int      `json:"snapshot,omitempty"`

@@ -3,7 +3,6 @@ package compiles
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -12,7 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
+	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -93,24 +94,85 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 
 func analyzeFile(in Input, maxPhases int, cr *countingReader, verified *torchtrace.Verified) (*fileAnalysis, *torchtrace.Stats) {
 	fa := newFileAnalysis(in, maxPhases)
-	f, err := os.Open(in.Path)
-	if err != nil {
+	fail := func(err error) (*fileAnalysis, *torchtrace.Stats) {
 		st := torchtrace.NewScanner(strings.NewReader(""), in.Path).Stats()
 		st.ReadError = err.Error()
 		fa.finish(st)
 		return fa, st
 	}
+	f, err := input.Open(in.Path)
+	if err != nil {
+		return fail(err)
+	}
 	defer f.Close()
 	cr.r = f
-	sc := torchtrace.NewScanner(cr, in.Path)
+	r := io.Reader(cr)
+	if torchtrace.Gzipped(f) {
+		if r, err = torchtrace.Gunzip(cr); err != nil {
+			return fail(err)
+		}
+	}
+	head := &headCopy{r: r}
+	sc := torchtrace.NewScanner(head, in.Path)
 	sc.Want = fa.want
 	scanPipelined(sc, fa, verified)
 	st := sc.Stats()
 	if err := sc.Err(); err != nil {
 		st.ReadError = err.Error()
 	}
+	st.NotTrace = notTrace(st, head.b)
 	fa.finish(st)
 	return fa, st
+}
+
+// headCopy keeps the first bytes read through it, to say what an input
+// that held no trace record holds instead.
+type headCopy struct {
+	r io.Reader
+	b []byte
+}
+
+func (h *headCopy) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if k := min(n, ingest.HeadSize-len(h.b)); k > 0 {
+		h.b = append(h.b, p[:k]...)
+	}
+	return n, err
+}
+
+// notTrace says why an input gave no TORCH_TRACE record ("" when it gave
+// some, or when its read error says why).
+func notTrace(st *torchtrace.Stats, head []byte) string {
+	switch {
+	case st.Records > 0 || st.ReadError != "":
+		return ""
+	case st.Bytes == 0:
+		return "empty file"
+	}
+	if what := input.NotText(head); what != "" {
+		return what + ", not a TORCH_TRACE log"
+	}
+	if st.Corrupted > 0 {
+		return fmt.Sprintf("%d trace envelope(s), none readable (corrupted JSON)", st.Corrupted)
+	}
+	return fmt.Sprintf("%d line(s), none of them a TORCH_TRACE record (a glog prefix and a JSON envelope): an engine log? read it with bringup diagnose", st.Lines)
+}
+
+// Unread lists the inputs that gave no TORCH_TRACE record, with why.
+func Unread(res *Result) []Ignored {
+	var out []Ignored
+	for _, in := range res.Inputs {
+		st := res.Counts[in.Path]
+		switch {
+		case st == nil:
+			out = append(out, Ignored{Path: in.Path, Reason: "not read"})
+		case st.ReadError != "":
+			out = append(out, Ignored{Path: in.Path, Reason: st.ReadError})
+		case st.Records == 0:
+			out = append(out, Ignored{Path: in.Path, Reason: st.NotTrace})
+		}
+	}
+	return out
 }
 
 func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) *Result {

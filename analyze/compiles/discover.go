@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
+	"github.com/bringup-tool/bringup/internal/input"
 )
 
 // maxDepth bounds the directory walk: a TORCH_TRACE directory is flat, but
@@ -18,9 +18,11 @@ const maxDepth = 3
 
 // Discover expands the arguments into trace files. A file argument is read
 // as a trace whatever its name (its rank comes from the name when it has
-// one). A directory is searched for rank files
-// (dedicated_log_torch_trace_rank_N….log) and other files that sniff as
-// TORCH_TRACE; everything else is returned as Ignored with a reason. An
+// one); one that is not a regular file (a FIFO, a device) is an error. A
+// directory is searched for rank files (dedicated_log_torch_trace_rank_N….log,
+// or .log.gz) and other files that sniff as TORCH_TRACE (gzipped ones
+// decompressed); everything else is returned as Ignored with a reason,
+// except FIFOs, devices and sockets, which are passed over unopened. An
 // error means nothing usable was found or an argument cannot be read.
 func Discover(args []string) ([]Input, []Ignored, error) {
 	var inputs []Input
@@ -46,6 +48,10 @@ func Discover(args []string) ([]Input, []Ignored, error) {
 			return nil, nil, fmt.Errorf("cannot read %s: %v", arg, err)
 		}
 		if !fi.IsDir() {
+			// A FIFO would block the reader, a device never end.
+			if err := input.Check(arg); err != nil {
+				return nil, nil, err
+			}
 			add(arg)
 			continue
 		}
@@ -65,19 +71,15 @@ func Discover(args []string) ([]Input, []Ignored, error) {
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() {
-				// Follow a symlink to a file; skip devices, sockets, links to dirs.
-				fi, err := os.Stat(path)
-				if d.Type()&fs.ModeSymlink == 0 || err != nil || !fi.Mode().IsRegular() {
-					return nil
-				}
+			if !input.Walkable(path, d) {
+				return nil // FIFOs, devices, sockets, links to directories
 			}
 			if torchtrace.RankFromName(path) >= 0 {
 				add(path)
 				found++
 				return nil
 			}
-			head, err := ingest.Head(path)
+			head, err := torchtrace.Head(path)
 			switch {
 			case err != nil:
 				ignored = append(ignored, Ignored{Path: path, Reason: err.Error()})

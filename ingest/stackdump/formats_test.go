@@ -1,13 +1,16 @@
 package stackdump
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
+	"github.com/bringup-tool/bringup/internal/input"
 )
 
 func parseString(t *testing.T, s string) *Result {
@@ -169,9 +172,21 @@ func TestGarbageNeverPanics(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	buf := make([]byte, 1<<16)
 	r.Read(buf)
+	// Random bytes are binary: refused whole, with what they are.
 	res, err := Parse(bytes.NewReader(buf), "garbage.bin")
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, input.ErrNotText) || err.Error() != "garbage.bin: binary data, not a stack dump" || len(res.Processes) != 0 {
+		t.Fatalf("random bytes: %v, %d process(es)", err, len(res.Processes))
+	}
+	// The line reader still survives them, and random printable lines.
+	for i := 0; i < len(buf); i++ {
+		if i%2 == 1 {
+			buf[i] = ' ' + buf[i]%95
+		}
+	}
+	for _, b := range [][]byte{buf, bytes.Map(func(r rune) rune { return ' ' + r%95 }, buf)} {
+		if res, err = parseLines(bufio.NewReader(bytes.NewReader(b)), "garbage.txt"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, p := range res.Processes {
 		for _, th := range p.Threads {

@@ -1,11 +1,14 @@
 package stackdump
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 )
 
@@ -30,7 +33,12 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[\n{\"pid\": 1, \"frames\": [{\"name\": \"f\"}]}\n]\n"))
 	f.Add([]byte("Traceback for thread 1 (p) [] (most recent call last):\n    (C) File \"x\", line 1, in s (l)\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := Parse(bytes.NewReader(data), "fuzz")
+		// Binary input is refused whole; the line reader must still
+		// survive whatever bytes it is given.
+		if _, err := Parse(bytes.NewReader(data), "fuzz"); err != nil && !errors.Is(err, input.ErrNotText) {
+			t.Fatal(err)
+		}
+		res, err := parseLines(bufio.NewReader(bytes.NewReader(data)), "fuzz")
 		if err != nil {
 			t.Fatal(err)
 		}

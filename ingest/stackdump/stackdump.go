@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
+	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/stacks"
 )
@@ -53,9 +53,10 @@ const maxPending = 64 << 10
 // warning (a demangled C++ frame is about 1 KB, so this is generous).
 const MaxLine = 1 << 20
 
-// ParseFile reads one dump file.
+// ParseFile reads one dump file: a regular file only (a FIFO or a device
+// is refused, see input.Open).
 func ParseFile(path string) (*Result, error) {
-	f, err := os.Open(path)
+	f, err := input.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +64,23 @@ func ParseFile(path string) (*Result, error) {
 	return Parse(f, path)
 }
 
-// Parse reads a dump from r; path names it in locations. The error is only
-// for failing to read; bad content becomes Warnings.
+// Parse reads a dump from r; path names it in locations. The error is for
+// failing to read, and for an input that is not text at all (binary data,
+// UTF-16: input.NotText of its first 64 KiB), which is not read on; bad
+// content becomes Warnings.
 func Parse(r io.Reader, path string) (*Result, error) {
-	p := newParser(path)
 	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(64 << 10); len(head) > 0 {
+		if what := input.NotText(head); what != "" {
+			return newParser(path).res, &input.NotTextError{Path: path, What: what, Want: "a stack dump"}
+		}
+	}
+	return parseLines(br, path)
+}
+
+// parseLines runs the line reader over all of br, text or not.
+func parseLines(br *bufio.Reader, path string) (*Result, error) {
+	p := newParser(path)
 	var long []byte
 	for {
 		chunk, isPrefix, err := br.ReadLine()

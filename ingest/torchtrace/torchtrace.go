@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -204,6 +203,9 @@ type Stats struct {
 	FirstTime      string `json:"first_time,omitempty"`
 	LastTime       string `json:"last_time,omitempty"`
 	ReadError      string `json:"read_error,omitempty"`
+	// NotTrace says, for an input that held no record and could be read,
+	// why not: empty, binary, UTF-16, lines that are not a trace's.
+	NotTrace string `json:"not_trace,omitempty"`
 
 	seenIDs   map[string]bool
 	seenRanks map[int]bool
@@ -873,11 +875,11 @@ func ReadPayload(ref PayloadRef) (string, error) {
 
 // CopyPayload streams one payload to w without holding it whole.
 func CopyPayload(w io.Writer, ref PayloadRef) error {
-	f, err := os.Open(ref.Path)
+	f, done, err := refReader(ref.Path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer done()
 	if ref.Length == 0 {
 		return nil
 	}
@@ -922,13 +924,13 @@ func CopyPayload(w io.Writer, ref PayloadRef) error {
 // thousands of payload-less events this way). found is false when the key
 // is absent.
 func EnvelopeValue(ref PayloadRef, key string) (val []byte, found bool, err error) {
-	f, err := os.Open(ref.Path)
+	f, done, err := refReader(ref.Path)
 	if err != nil {
 		return nil, false, err
 	}
 	b := make([]byte, ref.Length)
 	_, err = f.ReadAt(b, ref.Offset)
-	f.Close()
+	done()
 	if err != nil && err != io.EOF {
 		return nil, false, err
 	}
@@ -952,11 +954,11 @@ func EnvelopeValue(ref PayloadRef, key string) (val []byte, found bool, err erro
 // ReadEnvelope fetches one envelope line by its reference and returns its
 // keys, still raw (the event kind's value holds the metadata).
 func ReadEnvelope(ref PayloadRef) (map[string]json.RawMessage, error) {
-	f, err := os.Open(ref.Path)
+	f, done, err := refReader(ref.Path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer done()
 	b := make([]byte, ref.Length)
 	if _, err := f.ReadAt(b, ref.Offset); err != nil && err != io.EOF {
 		return nil, err
@@ -973,8 +975,9 @@ func ReadEnvelope(ref PayloadRef) (map[string]json.RawMessage, error) {
 }
 
 // RankFileRE matches the file names PyTorch gives rank traces:
-// dedicated_log_torch_trace_rank_<N>[_<anything>].log.
-var RankFileRE = regexp.MustCompile(`^dedicated_log_torch_trace_rank_(\d+)(?:_[^/]*)?\.log$`)
+// dedicated_log_torch_trace_rank_<N>[_<anything>].log, and the same
+// gzipped (….log.gz).
+var RankFileRE = regexp.MustCompile(`^dedicated_log_torch_trace_rank_(\d+)(?:_[^/]*)?\.log(?:\.gz)?$`)
 
 // RankFromName returns the rank a trace file's name gives, or -1.
 func RankFromName(path string) int {

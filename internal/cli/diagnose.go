@@ -61,7 +61,7 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if err != nil {
 				return err
 			}
-			defer w.Close()
+			defer w.Abort()
 			if asJSON {
 				err = diagnosis.WriteJSON(w, d)
 			} else {

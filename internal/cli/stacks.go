@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/pyproc"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/report"
 	reportstacks "github.com/bringup-tool/bringup/report/stacks"
 	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/stacks/live"
@@ -122,9 +124,9 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			}
 			read := 0
 			for _, in := range expandInputs(args, stderr) {
-				res, err := readDump(in, cmd.InOrStdin())
+				res, err := readDump(in, cmd.InOrStdin(), stderr)
 				if err != nil {
-					fmt.Fprintf(stderr, "bringup: %v\n", err)
+					fmt.Fprintf(stderr, "bringup: %s\n", report.Clean(err.Error()))
 					continue
 				}
 				read++
@@ -142,7 +144,7 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 					return Usagef("no stack could be read: the dump is interleaved output of several processes (see above for the fix)")
 				}
 				if read == 0 && len(args) > 0 {
-					return Usagef("no input could be read from %s (check the paths)", strings.Join(args, " "))
+					return Usagef("no input could be read from %s (reasons above)", report.Clean(strings.Join(args, " ")))
 				}
 				return Usagef("no Python stack found in the input (give py-spy, faulthandler or pystack dumps, or logs that contain them)")
 			}
@@ -158,7 +160,7 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if err != nil {
 				return err
 			}
-			defer w.Close()
+			defer w.Abort()
 			switch {
 			case asJSON:
 				err = reportstacks.JSON(w, a)
@@ -232,7 +234,9 @@ func snapshotProgress(w io.Writer, interval time.Duration) func(round, count, pr
 }
 
 // expandInputs turns directories into the files under them (sorted, so
-// rank files come in order); "-" stays stdin.
+// rank files come in order); "-" stays stdin. FIFOs, devices and sockets
+// inside a directory are passed over (a FIFO would block the read
+// forever); one named on the command line is refused when it is opened.
 func expandInputs(args []string, stderr io.Writer) []string {
 	var out []string
 	for _, a := range args {
@@ -248,13 +252,13 @@ func expandInputs(args []string, stderr io.Writer) []string {
 		var files []string
 		_ = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				fmt.Fprintf(stderr, "bringup: %v\n", err)
+				fmt.Fprintf(stderr, "bringup: %s\n", report.Clean(err.Error()))
 				return nil
 			}
 			// Notes beside the dumps (README.md, a MANIFEST.md quoting dump
 			// lines) are not dumps; a file named on the command line is
 			// always read.
-			if !d.IsDir() && !strings.HasPrefix(d.Name(), ".") && !strings.EqualFold(filepath.Ext(d.Name()), ".md") {
+			if !d.IsDir() && input.Walkable(p, d) && !strings.HasPrefix(d.Name(), ".") && !strings.EqualFold(filepath.Ext(d.Name()), ".md") {
 				files = append(files, p)
 			}
 			return nil
@@ -265,9 +269,16 @@ func expandInputs(args []string, stderr io.Writer) []string {
 	return out
 }
 
-func readDump(path string, stdin io.Reader) (*stackdump.Result, error) {
-	if path == "-" {
-		return stackdump.Parse(stdin, "-")
+// readDump reads one input; stdin is read up to input.StdinCap, and a
+// cut is said on stderr.
+func readDump(path string, stdin io.Reader, stderr io.Writer) (*stackdump.Result, error) {
+	if path != "-" {
+		return stackdump.ParseFile(path)
 	}
-	return stackdump.ParseFile(path)
+	c := input.Cap(stdin, input.StdinCap)
+	res, err := stackdump.Parse(c, "-")
+	if c.Truncated() {
+		fmt.Fprintf(stderr, "bringup: note: %s\n", c.TruncatedNote("standard input"))
+	}
+	return res, err
 }

@@ -125,6 +125,10 @@ func TestStacksLiveFailuresNamed(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("CPython 3.9 did not start within 60s")
 	}
+	// Without py-spy on PATH: it would read the 3.9 process (the
+	// fallback, tested in stacks/live); this is what is said when nothing
+	// can read a pid.
+	t.Setenv("PATH", t.TempDir())
 	code, _, errs := runCLI("stacks", "--pid", fmt.Sprintf("%d,%d", old, shell))
 	if code != ExitUsage || !strings.Contains(errs, fmt.Sprintf("pid %d: CPython 3.9 is older than 3.10", old)) ||
 		!strings.Contains(errs, fmt.Sprintf("pid %d: not a Python process", shell)) || !strings.Contains(errs, "none of the 2 processes could be read") {

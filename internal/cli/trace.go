@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,14 +48,16 @@ func newTraceCmd() *cobra.Command {
 		Short: "Analyse TORCH_TRACE logs: compiles, failures, graph breaks, recompiles, cache, open phases, rank divergence",
 		Long: `trace reads the structured logs PyTorch writes under TORCH_TRACE=<dir> (a file,
 or a directory: the rank files dedicated_log_torch_trace_rank_N*.log are found
-in it, other files are ignored and listed) and reports, verdict first: failed
+in it, other files are ignored and listed; .gz files are read decompressed;
+FIFOs and devices are refused) and reports, verdict first: failed
 compiles, phases still running when the log stopped, distinct graph breaks,
 recompiles and recompile limits, FX-graph/AOTAutograd cache outcomes (with
 what differed on a miss), and where ranks diverge.
 
 Exit status: 0 no error-level finding, 1 error-level findings (a failed
 compile, a phase that never ended, a recompile limit, diverging collectives),
-2 could not run.`,
+2 could not run (not one TORCH_TRACE record read: each input is named with
+why).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -71,7 +74,7 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 			}
 			inputs, ignored, err := compiles.Discover(args)
 			if err != nil {
-				return Usagef("%v", err)
+				return Usagef("%s", report.Clean(err.Error()))
 			}
 			var total int64
 			for _, in := range inputs {
@@ -86,6 +89,18 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 			if opts.Progress != nil {
 				fmt.Fprint(stderr, "\r\x1b[K")
 			}
+			if unread := compiles.Unread(res); len(unread) == len(res.Inputs) {
+				// Not one record: an "OK: 0 compile(s)" would say the trace
+				// was healthy when nothing was read.
+				for _, u := range unread {
+					line := u.Path + ": " + u.Reason
+					if strings.Contains(u.Reason, u.Path) { // "open PATH: …"
+						line = u.Reason
+					}
+					fmt.Fprintf(stderr, "bringup: %s\n", report.Clean(line))
+				}
+				return Usagef("no TORCH_TRACE record read (reasons above): give the files PyTorch writes under TORCH_TRACE=<dir>, or that directory")
+			}
 			res.Findings = compiles.Conclude(res, set)
 			if err := writeTraceOutputs(res, htmlDir, perfetto); err != nil {
 				return err
@@ -94,17 +109,20 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 			if err != nil {
 				return err
 			}
-			defer out.Close()
+			defer out.Abort()
 			if asJSON {
 				if err := compiles.WriteJSON(out, res); err != nil {
 					return Usagef("cannot write JSON: %v", err)
 				}
 			} else {
-				style := out.Style()
-				if err := tracetext.Write(out, res, tracetext.Options{Style: style, Top: top}); err != nil {
+				opts := tracetext.Options{Style: out.Style(), Top: top}
+				err := tracetext.Write(out, res, opts)
+				if err == nil {
+					err = tracetext.WriteFindings(out, res.Findings, opts)
+				}
+				if err != nil {
 					return Usagef("cannot write the summary: %v", err)
 				}
-				writeTraceFindings(out, res.Findings, style)
 			}
 			if err := out.Close(); err != nil {
 				return err
@@ -123,30 +141,6 @@ compile, a phase that never ended, a recompile limit, diverging collectives),
 	fl.StringVar(&rulesPath, "rules", "", "add rules from a YAML FILE to the built-in knowledge base")
 	fl.IntVar(&top, "top", 10, "show at most N entries per list in the summary")
 	return cmd
-}
-
-// writeTraceFindings prints the knowledge-base conclusions after the summary.
-func writeTraceFindings(w io.Writer, fs []record.Finding, s report.Style) {
-	if len(fs) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n%s\n", s.Bold(fmt.Sprintf("Findings (%d)", len(fs))))
-	for _, f := range fs {
-		fmt.Fprintf(w, "  %s %s (%s) ×%d\n", s.Severity(string(f.Severity)), s.Bold(f.Title), f.Rule, f.Count)
-		for i, ev := range f.Evidence {
-			if i == 3 {
-				break
-			}
-			where := ev.Path
-			if ev.Line > 0 {
-				where = fmt.Sprintf("%s:%d", ev.Path, ev.Line)
-			}
-			fmt.Fprintf(w, "    %s %s\n", s.Dim(where), ev.Text)
-		}
-		if len(f.Remedy) > 0 {
-			fmt.Fprintf(w, "    → %s\n", f.Remedy[0])
-		}
-	}
 }
 
 // progressBar draws bytes read on stderr, at most every 100 ms.

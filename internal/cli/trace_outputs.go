@@ -2,9 +2,9 @@ package cli
 
 import (
 	"bufio"
-	"os"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/internal/atomicfile"
 	"github.com/bringup-tool/bringup/report/perfetto"
 	"github.com/bringup-tool/bringup/report/tracehtml"
 )
@@ -17,20 +17,20 @@ func writeTraceOutputs(res *compiles.Result, htmlDir, perfettoPath string) error
 		}
 	}
 	if perfettoPath != "" {
-		f, err := os.Create(perfettoPath)
+		f, err := atomicfile.Create(perfettoPath)
 		if err != nil {
-			return Usagef("--perfetto: cannot write %s: %v", perfettoPath, err)
+			return Usagef("--perfetto: cannot write %v", err)
 		}
 		w := bufio.NewWriter(f)
-		if err := perfetto.Write(w, res); err != nil {
-			f.Close()
+		err = perfetto.Write(w, res)
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			f.Abort()
 			return Usagef("--perfetto %s: %v", perfettoPath, err)
 		}
-		if err := w.Flush(); err != nil {
-			f.Close()
-			return Usagef("--perfetto %s: %v", perfettoPath, err)
-		}
-		if err := f.Close(); err != nil {
+		if err := f.Commit(); err != nil {
 			return Usagef("--perfetto %s: %v", perfettoPath, err)
 		}
 	}

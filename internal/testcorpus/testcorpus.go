@@ -4,6 +4,7 @@
 package testcorpus
 
 import (
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,4 +66,28 @@ func TraceBlock(t testing.TB) []byte {
 		}
 	}
 	return data
+}
+
+// GzipCopy writes src gzipped to dst (a corpus file as it is often
+// collected: trace.log.gz).
+func GzipCopy(t testing.TB, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

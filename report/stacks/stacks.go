@@ -30,7 +30,10 @@ type TextOptions struct {
 
 // Text writes the analysis for a person.
 func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
-	st := o.Style
+	// Every text from the dumps is cleaned of escape sequences and control
+	// characters on its way out (report.Safe, report.Fprintf): a dump's
+	// frames and names are whatever the dumped program made them.
+	st := report.Safe{Style: o.Style}
 	if o.MaxFrames == 0 {
 		o.MaxFrames = 60
 	}
@@ -45,6 +48,13 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 	}
 	ew.printf("%s %s\n", st.Bold("verdict:"), st.Bold(orDash(a.Verdict())))
 	ew.printf("%s\n", st.Dim(fmt.Sprintf("%d process(es), %d thread(s), %d bucket(s) at %s level%s", len(a.Current), threads, len(a.Buckets), a.Level, snaps)))
+	// A live process bringup's own reader could not read was captured by
+	// a command (stacks/live: py-spy dump --nonblocking).
+	for _, p := range a.Current {
+		if p.CapturedBy != "" {
+			ew.printf("%s\n", st.Dim(fmt.Sprintf("pid %d captured by %s (bringup's own reader could not read it)", p.PID, p.CapturedBy)))
+		}
+	}
 
 	for _, iw := range a.Interleaved {
 		ew.printf("%s %s\n", st.Severity("error"), iw.String())
@@ -172,7 +182,7 @@ func reversedOf(a, b []stacks.Frame) bool {
 	return true
 }
 
-func writeFinding(ew *errWriter, st report.Style, f record.Finding, total int) {
+func writeFinding(ew *errWriter, st report.Safe, f record.Finding, total int) {
 	who := ""
 	if len(f.Ranks) > 0 {
 		who = " · " + stacks.RankSet(f.Ranks, total)
@@ -206,7 +216,7 @@ func writeFinding(ew *errWriter, st report.Style, f record.Finding, total int) {
 	}
 }
 
-func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int) {
+func writeBucket(ew *errWriter, st report.Safe, b *stacks.Bucket, maxFrames int) {
 	who := b.RankSet
 	var unranked []int
 	seen := map[int]bool{}
@@ -238,37 +248,38 @@ func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int
 	if len(nl) > 3 {
 		nl = append(nl[:3], "…")
 	}
-	head := []string{st.Bold(fmt.Sprintf("#%d", b.ID))}
+	// Each piece of the head is clean: styled, or cleaned here.
+	head := []string{string(st.Bold(fmt.Sprintf("#%d", b.ID)))}
 	if who != "" {
-		head = append(head, st.Bold(who))
+		head = append(head, string(st.Bold(who)))
 	}
 	head = append(head, fmt.Sprintf("%d thread(s)", b.Count))
 	if len(nl) > 0 {
-		head = append(head, strings.Join(nl, ","))
+		head = append(head, report.Clean(strings.Join(nl, ",")))
 	}
 	if len(b.States) > 0 {
-		head = append(head, strings.Join(b.States, "/"))
+		head = append(head, report.Clean(strings.Join(b.States, "/")))
 	}
 	if b.Benign {
-		head = append(head, st.Dim("idle"))
+		head = append(head, string(st.Dim("idle")))
 	}
 	if b.Truncated {
-		head = append(head, st.Dim("root cut off"))
+		head = append(head, string(st.Dim("root cut off")))
 	}
 	if b.Partial {
-		head = append(head, st.Dim("running: outer frames only"))
+		head = append(head, string(st.Dim("running: outer frames only")))
 	}
 	if len(b.Rules) > 0 {
-		head = append(head, st.Yellow(strings.Join(b.Rules, ",")))
+		head = append(head, string(st.Yellow(strings.Join(b.Rules, ","))))
 	}
-	ew.printf("%s\n", strings.Join(head, " · "))
+	ew.printf("%s\n", report.Styled(strings.Join(head, " · ")))
 	if len(b.Frames) == 0 {
 		ew.printf("    %s\n", st.Dim("(no Python frame)"))
 		return
 	}
 	width := 0
 	for _, f := range b.Frames {
-		if n := len(f.Func); n > width {
+		if n := len(report.Clean(f.Func)); n > width {
 			width = n
 		}
 	}
@@ -287,8 +298,7 @@ func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int
 			if f.RepeatMax > 0 {
 				k = fmt.Sprintf("%d–%d", f.Repeat, f.RepeatMax)
 			}
-			line := fmt.Sprintf("  %s %s", st.Yellow(fmt.Sprintf("↻ %s frames of recursion in %s:", k, f.File)), f.Func)
-			ew.printf("%s\n", line)
+			ew.printf("  %s %s\n", st.Yellow(fmt.Sprintf("↻ %s frames of recursion in %s:", k, f.File)), f.Func)
 			continue
 		}
 		if f.Period > 0 {
@@ -304,7 +314,7 @@ func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int
 				mark = "│        "
 			}
 		}
-		loc := f.File
+		loc := report.Clean(f.File)
 		if f.Line > 0 {
 			if f.LineVaries {
 				loc += ":*"
@@ -312,18 +322,19 @@ func writeBucket(ew *errWriter, st report.Style, b *stacks.Bucket, maxFrames int
 				loc += fmt.Sprintf(":%d", f.Line)
 			}
 		}
-		fn := f.Func
+		fn := report.Clean(f.Func)
 		if len(fn) > width {
 			fn = fn[:width-1] + "…"
 		}
+		// fn and loc are clean, mark is bringup's: the line is too.
 		line := fmt.Sprintf("  %s %-*s  %s", mark, width, fn, loc)
 		if f.Period > 0 {
 			line = fmt.Sprintf("  %s %-*s  %s", st.Yellow(mark), width, fn, loc)
 		}
 		if f.Native {
-			line = st.Dim(line)
+			line = st.Style.Dim(line)
 		}
-		ew.printf("%s\n", line)
+		ew.printf("%s\n", report.Styled(line))
 	}
 }
 
@@ -415,11 +426,12 @@ type errWriter struct {
 	err error
 }
 
+// printf writes with every text argument cleaned (report.Fprintf).
 func (e *errWriter) printf(format string, a ...any) {
 	if e.err != nil {
 		return
 	}
-	_, e.err = fmt.Fprintf(e.w, format, a...)
+	_, e.err = report.Fprintf(e.w, format, a...)
 }
 
 // Doc is the JSON document (bringup.stacks/v1).

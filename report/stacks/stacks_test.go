@@ -10,6 +10,7 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
@@ -211,5 +212,28 @@ func TestTextSameWholeStack(t *testing.T) {
 	}
 	if !regexp.MustCompile(`root path \(\d+ frames, outermost first\)`).MatchString(out) || strings.Contains(out, "leaf path (") {
 		t.Errorf("want the root path only:\n%s", out)
+	}
+}
+
+// A live process read by a command (the py-spy fallback) is named with
+// that command under the header; one read by bringup's own reader ("pid
+// N"), or a live capture read back from saved JSON without one, is not.
+func TestTextSaysWhichCommandCaptured(t *testing.T) {
+	frames := record.Stack{{Func: "spin", File: "<string>", Line: 3}}
+	procs := []*stacks.Process{
+		{PID: 11, Source: stacks.SourceLive, Path: "py-spy dump --nonblocking --pid 11", CapturedBy: "py-spy dump --nonblocking --pid 11", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 11, Main: true, Frames: frames}}},
+		{PID: 12, Source: stacks.SourceLive, Path: "pid 12", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 12, Main: true, Frames: frames}}},
+		{PID: 13, Source: stacks.SourceLive, Path: "saved.json", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 13, Main: true, Frames: frames}}},
+	}
+	var buf bytes.Buffer
+	if err := Text(&buf, stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel}), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "pid 11 captured by py-spy dump --nonblocking --pid 11 (bringup's own reader could not read it)") {
+		t.Errorf("the py-spy capture is not named:\n%s", out)
+	}
+	if strings.Contains(out, "pid 12 captured") || strings.Contains(out, "pid 13 captured") {
+		t.Errorf("a process read directly or from a file is named as captured by a command:\n%s", out)
 	}
 }

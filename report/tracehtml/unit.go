@@ -281,7 +281,7 @@ func (s *site) streamPayload(w io.Writer, a *compiles.Artifact, side, href strin
 	var fb *bufio.Writer
 	if a.Length > limit {
 		var err error
-		if f, err = createSide(side); err != nil {
+		if f, err = createNew(side); err != nil {
 			return tail, err
 		}
 		fb = getWriter(f)
@@ -329,13 +329,6 @@ func fetch(w io.Writer, a *compiles.Artifact) error {
 	}
 	_, err = buf.WriteTo(w)
 	return err
-}
-
-func createSide(p string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return nil, err
-	}
-	return os.Create(p)
 }
 
 func rankWord(r int) string {

@@ -30,6 +30,7 @@ import (
 	"sync"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/internal/atomicfile"
 )
 
 //go:embed templates/*.tmpl
@@ -87,20 +88,79 @@ type pageMeta struct {
 	Back            bool
 }
 
-// Write renders res as a report in dir (created if needed; existing report
-// files are overwritten). It returns the first error that stops it; a
+// Write renders res as a report in dir. The report is built in a new
+// directory beside dir and put in dir's place once complete
+// (atomicfile.CreateDir): a reader sees the old report or the new one, an
+// earlier report is replaced whole (none of its unit pages stays behind),
+// and a symbolic link inside dir is never followed (it goes with the old
+// directory). dir may be absent, empty, or an earlier report; a directory
+// that holds anything else, a symbolic link or a file is refused. It
+// returns the first error that stops it, and dir is then as it was; a
 // payload that cannot be read is noted on its page instead.
 func Write(dir string, res *compiles.Result, opts Options) error {
 	if res == nil {
 		return errors.New("tracehtml: no analysis result to render")
 	}
 	opts = opts.withDefaults()
-	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
+	if err := replaceable(dir); err != nil {
+		return err
+	}
+	d, err := atomicfile.CreateDir(dir)
+	if err != nil {
+		return err
+	}
+	if err := write(d.Path(), res, opts); err != nil {
+		d.Abort()
+		return err
+	}
+	if err := d.Commit(); err != nil {
+		return fmt.Errorf("put the report in place: %w", err)
+	}
+	return nil
+}
+
+// reportEntries are the names a report has at its top.
+var reportEntries = map[string]bool{"index.html": true, "assets": true, "units": true, "payloads": true}
+
+// replaceable says why dir may not be replaced by a new report: it holds
+// something that is not a report's (a directory of the user's own files
+// given by mistake must not be swept away).
+func replaceable(dir string) error {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil // absent, a link, not a directory: CreateDir says what it is
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	index := false
+	for _, e := range entries {
+		if !reportEntries[e.Name()] {
+			return fmt.Errorf("%s holds %s, which is not part of a bringup report: give a new or empty directory, or one an earlier bringup trace --html wrote (it is replaced whole)", dir, e.Name())
+		}
+		// Of any type: a link planted in the old report goes with it.
+		index = index || e.Name() == "index.html"
+	}
+	if !index {
+		return fmt.Errorf("%s has no index.html: it is not a bringup report; give a new or empty directory", dir)
+	}
+	return nil
+}
+
+// write renders the report into dir, a new directory of its own.
+func write(dir string, res *compiles.Result, opts Options) error {
+	if err := os.Mkdir(filepath.Join(dir, "assets"), 0o755); err != nil {
 		return fmt.Errorf("create report directory: %w", err)
 	}
 	for _, name := range []string{"report.css", "report.js"} {
 		b, _ := assetFS.ReadFile("assets/" + name)
-		if err := os.WriteFile(filepath.Join(dir, "assets", name), b, 0o644); err != nil {
+		if err := writeFile(filepath.Join(dir, "assets", name), func(w io.Writer) error {
+			_, err := w.Write(b)
+			return err
+		}); err != nil {
 			return fmt.Errorf("write report asset: %w", err)
 		}
 	}
@@ -163,12 +223,10 @@ func putWriter(bw *bufio.Writer) {
 	writers.Put(bw)
 }
 
-// writeFile creates path and hands fill a buffered writer on it.
+// writeFile creates path, a new file of the report being built, and hands
+// fill a buffered writer on it.
 func writeFile(path string, fill func(w io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
+	f, err := createNew(path)
 	if err != nil {
 		return err
 	}
@@ -185,6 +243,15 @@ func writeFile(path string, fill func(w io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// createNew creates a file of the report being built, and the directories
+// above it: exclusively, never through a symbolic link.
+func createNew(p string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	return atomicfile.CreateNew(p)
 }
 
 // unit is one page: a compile unit, or the events of one input that belong

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 )
 
@@ -26,14 +27,18 @@ type Options struct {
 
 type printer struct {
 	w   io.Writer
-	s   report.Style
+	s   report.Safe
 	top int
 	err error
 }
 
+// f prints one formatted piece. Every text argument is cleaned of control
+// and escape sequences (report.Fprintf): names, messages and paths come
+// from the trace, which the traced program wrote. Text already styled was
+// cleaned before its colour was added.
 func (p *printer) f(format string, a ...any) {
 	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, a...)
+		_, p.err = report.Fprintf(p.w, format, a...)
 	}
 }
 
@@ -118,15 +123,15 @@ func Verdict(res *compiles.Result) (string, bool) {
 
 // Write prints the summary.
 func Write(w io.Writer, res *compiles.Result, opts Options) error {
-	p := &printer{w: w, s: opts.Style, top: opts.Top}
+	p := &printer{w: w, s: report.Safe{Style: opts.Style}, top: opts.Top}
 	if p.top <= 0 {
 		p.top = 10
 	}
 	verdict, bad := Verdict(res)
 	if bad {
-		p.f("%s\n", p.s.Red(p.s.Bold(verdict)))
+		p.f("%s\n", p.s.RedBold(verdict))
 	} else {
-		p.f("%s\n", p.s.Green(p.s.Bold(verdict)))
+		p.f("%s\n", p.s.GreenBold(verdict))
 	}
 	p.overview(res)
 	p.failures(res)
@@ -175,7 +180,7 @@ func (p *printer) overview(res *compiles.Result) {
 	if len(res.Ranks) > 1 {
 		p.section("Ranks", len(res.Ranks))
 		for _, r := range res.Ranks {
-			extra := ""
+			var extra report.Styled
 			if r.Failed > 0 {
 				extra += p.s.Red(fmt.Sprintf(", %d failed", r.Failed))
 			}
@@ -223,7 +228,7 @@ func (p *printer) open(res *compiles.Result) {
 			p.f("  … %d more\n", len(res.OpenPhases)-i)
 			break
 		}
-		mark := "  "
+		mark := report.Styled("  ")
 		if ph.Innermost {
 			mark = p.s.Red("▶ ")
 		}
@@ -477,7 +482,11 @@ func (p *printer) inputs(res *compiles.Result) {
 			probs = append(probs, "unknown event kinds kept and counted: "+strings.Join(ks, ", "))
 		}
 		if st.Records == 0 && st.ReadError == "" {
-			probs = append(probs, "no trace records")
+			why := st.NotTrace
+			if why == "" {
+				why = "no trace records"
+			}
+			probs = append(probs, why)
 		}
 		if len(probs) > 0 {
 			lines = append(lines, fmt.Sprintf("  %s (%s): %s", in.Label, filepath.Base(in.Path), strings.Join(probs, "; ")))
@@ -547,4 +556,31 @@ func topPhases(m compiles.PhaseTimes, n int) string {
 		out = append(out, fmt.Sprintf("%s %.2fs", x.k, x.v))
 	}
 	return strings.Join(out, ", ")
+}
+
+// WriteFindings prints the knowledge base's conclusions after the summary:
+// each finding with up to three pieces of evidence and its first remedy.
+func WriteFindings(w io.Writer, fs []record.Finding, opts Options) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	p := &printer{w: w, s: report.Safe{Style: opts.Style}}
+	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("Findings (%d)", len(fs))))
+	for _, f := range fs {
+		p.f("  %s %s (%s) ×%d\n", p.s.Severity(string(f.Severity)), p.s.Bold(f.Title), f.Rule, f.Count)
+		for i, ev := range f.Evidence {
+			if i == 3 {
+				break
+			}
+			where := ev.Path
+			if ev.Line > 0 {
+				where = fmt.Sprintf("%s:%d", ev.Path, ev.Line)
+			}
+			p.f("    %s %s\n", p.s.Dim(where), ev.Text)
+		}
+		if len(f.Remedy) > 0 {
+			p.f("    → %s\n", f.Remedy[0])
+		}
+	}
+	return p.err
 }

@@ -2,7 +2,9 @@
 // bringup stacks and bringup watch: pyproc reads CPython memory directly
 // (the target is never stopped); when pyproc cannot (no ptrace permission,
 // an interpreter it has no layout for) and py-spy is on PATH, py-spy dump
-// is run and its output read with the stackdump reader.
+// --nonblocking is run (py-spy reads the memory without pausing the target
+// either) and its output read with the stackdump reader; the process's
+// CapturedBy names that command, so reports say where its stacks came from.
 package live
 
 import (
@@ -191,24 +193,37 @@ func One(pid int) (*stacks.Process, error) {
 	return nil, err
 }
 
-// PySpy runs `py-spy dump --pid N` and reads its output.
+// pySpyArgs are py-spy's arguments for a dump of pid. --nonblocking: py-spy
+// otherwise pauses the target while it reads it, and bringup promises
+// never to stop a process it looks at; the price is that the stack of a
+// thread that keeps running may be read half old, half new, which a
+// second snapshot (--count 2) tells.
+func pySpyArgs(pid int) []string {
+	return []string{"dump", "--nonblocking", "--pid", strconv.Itoa(pid)}
+}
+
+// PySpyCommand is the py-spy command line run for pid, as reports name it.
+func PySpyCommand(pid int) string { return "py-spy " + strings.Join(pySpyArgs(pid), " ") }
+
+// PySpy runs `py-spy dump --nonblocking --pid N` and reads its output.
 func PySpy(pyspy string, pid int) (*stacks.Process, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), PySpyTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, pyspy, "dump", "--pid", strconv.Itoa(pid))
+	name := PySpyCommand(pid)
+	cmd := exec.CommandContext(ctx, pyspy, pySpyArgs(pid)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("py-spy dump --pid %d did not finish within %s", pid, PySpyTimeout)
+			return nil, fmt.Errorf("%s did not finish within %s", name, PySpyTimeout)
 		}
 		msg := strings.TrimSpace(errb.String())
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("py-spy dump --pid %d: %s", pid, clip(msg, 300))
+		return nil, fmt.Errorf("%s: %s", name, clip(msg, 300))
 	}
-	res, err := stackdump.Parse(&out, fmt.Sprintf("py-spy dump --pid %d", pid))
+	res, err := stackdump.Parse(&out, name)
 	if err != nil {
 		return nil, err
 	}
@@ -217,10 +232,11 @@ func PySpy(pyspy string, pid int) (*stacks.Process, error) {
 			p.PID = pid
 			p.PPID = ppidOf(pid)
 			p.Source = stacks.SourceLive
+			p.CapturedBy = name
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("py-spy dump --pid %d printed no stack", pid)
+	return nil, fmt.Errorf("%s printed no stack", name)
 }
 
 func clip(s string, n int) string {
