@@ -122,6 +122,9 @@ func TestClosedTerminal(t *testing.T) {
 	if log := readLog(t, run); !bytes.HasSuffix(log, []byte("line 19999\nlast\n")) {
 		t.Errorf("output.log ends %q", log[max(0, len(log)-40):])
 	}
+	if len(run.Procs) != 0 {
+		t.Errorf("the final record lists processes still running: %+v", run.Procs)
+	}
 	if run.Output == nil || len(run.Output.TerminalClosed) != 1 || !strings.HasPrefix(run.Output.TerminalClosed[0], "stdout: ") {
 		t.Errorf("terminal_closed %+v", run.Output)
 	}

@@ -78,8 +78,12 @@ type termGroup struct {
 	done      int         // items of inflight written
 	progress  uint64      // items written so far
 	closing   bool
-	abandoned bool // stuck at the end of the run: takes nothing more
+	abandoned bool     // stuck at the end of the run: takes nothing more
+	free      [][]byte // written boot items' buffers, for reuse
 }
+
+// maxFree bounds the buffers a group keeps for reuse.
+const maxFree = 16
 
 type termCopy struct {
 	sinks  [nSinks]*sink
@@ -168,11 +172,19 @@ func (g *termGroup) push(i int, kind byte, data []byte) {
 			}
 		}
 		k := len(data)
+		var buf []byte
 		if kind == itemBoot {
 			k = min(k, termItemMax)
 			g.queued += k
+			// A flooding boot would otherwise allocate (and zero) a new
+			// buffer per piece.
+			if n := len(g.free); n > 0 {
+				buf, g.free = g.free[n-1][:0], g.free[:n-1]
+			} else {
+				buf = make([]byte, 0, termItemMax)
+			}
 		}
-		g.queue = append(g.queue, termItem{sink: i, kind: kind, data: append([]byte(nil), data[:k]...)})
+		g.queue = append(g.queue, termItem{sink: i, kind: kind, data: append(buf, data[:k]...)})
 		data = data[k:]
 	}
 	g.cond.Signal()
@@ -308,6 +320,11 @@ func (t *termCopy) write(g *termGroup) {
 			g.mu.Unlock()
 		}
 		g.mu.Lock()
+		for _, it := range batch {
+			if it.kind == itemBoot && cap(it.data) == termItemMax && len(g.free) < maxFree {
+				g.free = append(g.free, it.data)
+			}
+		}
 		g.inflight, g.done = nil, 0
 		g.cond.Broadcast()
 		g.mu.Unlock()

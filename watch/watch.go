@@ -805,8 +805,11 @@ func (w *watcher) reap() {
 // finish writes down the outcome: exit status, timeline, ranks of the env
 // report, diagnosis, and saves the run.
 func (w *watcher) finish() {
-	// The boot is stopped: the guardian has nothing left to do.
+	// The boot is stopped: the guardian has nothing left to do, and the
+	// record's processes are those still running now (normally none).
 	w.guard.release()
+	tab := procTable()
+	w.noteLive(w.tree(tab), tab)
 	// The pipes close once every process that held them is gone; a process
 	// we could not stop must not hold the run open forever.
 	done := make(chan struct{})

@@ -356,3 +356,40 @@ func TestWatchRelativeStore(t *testing.T) {
 		t.Errorf("run directory %s is not next to the store", r.Dir)
 	}
 }
+
+// The boot's main process has a parent-death signal of its own, for when
+// the guardian is gone too: with both killed, a main process that does
+// not ignore SIGTERM ends with bringup (and not before: the signal is tied
+// to a thread that lives as long as the watch).
+func TestWatchParentDeathSignal(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "runs.db")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd, errPath := bringupCmd(t, "watch", "--store", db, "--", "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 300")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var pid int
+	var r *store.Run
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (pid == 0 || r == nil || r.Watcher == nil); time.Sleep(100 * time.Millisecond) {
+		pid, _ = strconv.Atoi(strings.TrimSpace(readFile(pidFile)))
+		if code, out, _ := runCLI("runs", "show", "last", "--store", db, "--json"); code == ExitOK {
+			r = &store.Run{}
+			json.Unmarshal([]byte(out), r)
+		}
+	}
+	if pid == 0 || r == nil || r.Watcher == nil || r.Watcher.Guardian <= 0 {
+		t.Fatalf("the boot did not start: pid %d, run %+v\n%s", pid, r, readFile(errPath))
+	}
+	t.Cleanup(func() { killAll([]int{pid}); reap([]int{pid}) })
+	syscall.Kill(r.Watcher.Guardian, syscall.SIGKILL)
+	time.Sleep(300 * time.Millisecond)
+	if !processAlive(pid) {
+		t.Fatal("the boot ended while bringup was alive")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if left := waitGone([]int{pid}, 10*time.Second); len(left) > 0 {
+		t.Errorf("the boot's main process %d outlived bringup by 10 s", pid)
+	}
+}

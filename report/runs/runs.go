@@ -247,7 +247,7 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 			ew.printf("terminal: %s not shown (the terminal did not keep up)\n", Lines(o.TerminalDropped))
 		}
 		for _, c := range o.TerminalClosed {
-			ew.printf("terminal: copy of %s stopped\n", c)
+			ew.printf("terminal: the copy stopped (%s)\n", c)
 		}
 		if o.RunJSONError != "" {
 			ew.printf("run.json: not written (%s): this record is the only one\n", o.RunJSONError)
