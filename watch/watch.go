@@ -26,6 +26,7 @@ import (
 
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
+	reportruns "github.com/bringup-tool/bringup/report/runs"
 	"github.com/bringup-tool/bringup/store"
 	"golang.org/x/sys/unix"
 )
@@ -876,14 +877,14 @@ func (w *watcher) finish() {
 	w.print("\n" + Headline(w.run, w.cfg.Style) + "\n")
 	out := w.run.Output
 	if out.Error != "" {
-		w.say("%s output.log holds %d of the %s the boot printed (%s)", w.cfg.Style.Red("incomplete:"), w.run.Lines, reportLines(out.Lines), out.Error)
+		w.say("%s output.log holds %d of the %s the boot printed (%s)", w.cfg.Style.Red("incomplete:"), w.run.Lines, reportruns.Lines(out.Lines), out.Error)
 	}
 	if out.TerminalDropped > 0 {
 		has := "output.log has every line"
 		if out.Error != "" {
 			has = "output.log has those it saved"
 		}
-		w.say("the terminal did not keep up: %s of the boot's output were left out of its copy (%s)", reportLines(out.TerminalDropped), has)
+		w.say("the terminal did not keep up: %s of the boot's output were left out of its copy (%s)", reportruns.Lines(out.TerminalDropped), has)
 	}
 	switch {
 	case w.run.Outcome == store.OutcomeReady || w.cfg.Diagnose == nil:
@@ -961,13 +962,6 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-func reportLines(n int64) string {
-	if n == 1 {
-		return "1 line"
-	}
-	return fmt.Sprintf("%d lines", n)
 }
 
 // sizeText is "1.2 GB", "340 MB", "12 KB" or "512 bytes".

@@ -48,7 +48,7 @@ func bringupCmd(t *testing.T, args ...string) (*exec.Cmd, string) {
 	return cmd, errPath
 }
 
-func readFile(path string) string {
+func fileText(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
@@ -65,7 +65,7 @@ func processAlive(pid int) bool {
 }
 
 // waitGone waits up to d for every pid to end; it returns those left.
-func waitGone(pids []int, d time.Duration) []int {
+func waitPidsGone(pids []int, d time.Duration) []int {
 	deadline := time.Now().Add(d)
 	for {
 		var left []int
@@ -81,7 +81,7 @@ func waitGone(pids []int, d time.Duration) []int {
 	}
 }
 
-func killAll(pids []int) {
+func killPids(pids []int) {
 	for _, p := range pids {
 		syscall.Kill(p, syscall.SIGKILL)
 	}
@@ -89,7 +89,7 @@ func killAll(pids []int) {
 
 // reap collects those of pids that were re-parented to this test process
 // (a subreaper once an in-process watch ran) and have ended.
-func reap(pids []int) {
+func reapPids(pids []int) {
 	for _, p := range pids {
 		var ws syscall.WaitStatus
 		syscall.Wait4(p, &ws, syscall.WNOHANG, nil)
@@ -136,7 +136,7 @@ func TestWatchStdoutClosed(t *testing.T) {
 	}
 	out.Close() // head -3 exits
 	err = cmd.Wait()
-	stderr := readFile(errPath)
+	stderr := fileText(errPath)
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		t.Fatalf("bringup died of %v\n%s", ws.Signal(), stderr)
 	}
@@ -160,9 +160,9 @@ func TestWatchStdoutClosed(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(r.Dir, "output.log")); !strings.HasSuffix(string(b), fmt.Sprintf("line %d\nlast\n", n-1)) {
 		t.Errorf("output.log is not complete (%d bytes)", len(b))
 	}
-	if pid, _ := strconv.Atoi(strings.TrimSpace(readFile(pidFile))); pid == 0 || processAlive(pid) {
+	if pid, _ := strconv.Atoi(strings.TrimSpace(fileText(pidFile))); pid == 0 || processAlive(pid) {
 		t.Errorf("the boot's process %d is still running", pid)
-		killAll([]int{pid})
+		killPids([]int{pid})
 	}
 }
 
@@ -185,7 +185,7 @@ func stubbornBoot(t *testing.T, db string) (*exec.Cmd, string, []int, *store.Run
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		var pids []int
-		for _, f := range strings.Fields(readFile(pidFile)) {
+		for _, f := range strings.Fields(fileText(pidFile)) {
 			if p, err := strconv.Atoi(f); err == nil {
 				pids = append(pids, p)
 			}
@@ -195,13 +195,13 @@ func stubbornBoot(t *testing.T, db string) (*exec.Cmd, string, []int, *store.Run
 			code, out, _ := runCLI("runs", "show", "last", "--store", db, "--json")
 			var r store.Run
 			if code == ExitOK && json.Unmarshal([]byte(out), &r) == nil && r.Watcher != nil && knowsAll(r.Procs, pids) {
-				t.Cleanup(func() { killAll(pids); reap(pids) })
+				t.Cleanup(func() { killPids(pids); reapPids(pids) })
 				return cmd, errPath, pids, &r
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("the boot did not start within 60 s; bringup said:\n%s", readFile(errPath))
+	t.Fatalf("the boot did not start within 60 s; bringup said:\n%s", fileText(errPath))
 	return nil, "", nil, nil
 }
 
@@ -226,8 +226,8 @@ func TestWatchKilled(t *testing.T) {
 	cmd, errPath, pids, _ := stubbornBoot(t, db)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if left := waitGone(pids, 30*time.Second); len(left) > 0 {
-		t.Errorf("processes of the boot still running 30 s after bringup was killed: %v\n%s", left, readFile(errPath))
+	if left := waitPidsGone(pids, 30*time.Second); len(left) > 0 {
+		t.Errorf("processes of the boot still running 30 s after bringup was killed: %v\n%s", left, fileText(errPath))
 	}
 	var r *store.Run
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -238,7 +238,7 @@ func TestWatchKilled(t *testing.T) {
 	if r.Outcome != store.OutcomeLost || r.Ended.IsZero() || !strings.Contains(r.Reason, "ended without recording an outcome") || !strings.Contains(r.Reason, "guardian") {
 		t.Errorf("run after bringup was killed: outcome %s, ended %v, reason %q", r.Outcome, r.Ended, r.Reason)
 	}
-	if stderr := readFile(errPath); !strings.Contains(stderr, "bringup watch guardian: stopped 3 process(es) of the boot; run #1 is marked lost") {
+	if stderr := fileText(errPath); !strings.Contains(stderr, "bringup watch guardian: stopped 3 process(es) of the boot; run #1 is marked lost") {
 		t.Errorf("the guardian did not say what it did:\n%s", stderr)
 	}
 	// Its duration stays put.
@@ -264,7 +264,7 @@ func TestWatchLostAndStopLost(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	// The main process and its child ignore the parent-death SIGTERM, and
 	// the daemon left the group: all three are left.
-	if left := waitGone(pids, 0); len(left) != 3 {
+	if left := waitPidsGone(pids, 0); len(left) != 3 {
 		t.Fatalf("left running: %v of %v", left, pids)
 	}
 	code, _, stderr := runCLI("runs", "list", "--store", db)
@@ -277,7 +277,7 @@ func TestWatchLostAndStopLost(t *testing.T) {
 			t.Errorf("pid %d not named:\n%s", p, stderr)
 		}
 	}
-	if left := waitGone(pids, 0); len(left) != 3 {
+	if left := waitPidsGone(pids, 0); len(left) != 3 {
 		t.Errorf("runs list without --stop-lost stopped something: left %v", left)
 	}
 	got := showRun(t, db, "1")
@@ -288,7 +288,7 @@ func TestWatchLostAndStopLost(t *testing.T) {
 	if code != ExitOK || !strings.Contains(stderr, "run #1: stopped 3 process(es) its boot left running") {
 		t.Errorf("runs list --stop-lost: exit %d\n%s", code, stderr)
 	}
-	if left := waitGone(pids, 10*time.Second); len(left) > 0 {
+	if left := waitPidsGone(pids, 10*time.Second); len(left) > 0 {
 		t.Errorf("still running after --stop-lost: %v", left)
 	}
 	code, out, stderr := runCLI("runs", "show", "1", "--store", db)
@@ -323,11 +323,11 @@ func TestWatchTwoStoresOneDirectory(t *testing.T) {
 		r    *store.Run
 		word string
 	}{{first, "first"}, {second, "second"}, {third, "third"}} {
-		if got := readFile(filepath.Join(c.r.Dir, "output.log")); got != c.word+"\n" {
+		if got := fileText(filepath.Join(c.r.Dir, "output.log")); got != c.word+"\n" {
 			t.Errorf("%s run's output.log in %s holds %q", c.word, c.r.Dir, got)
 		}
 		var onDisk store.Run
-		if json.Unmarshal([]byte(readFile(filepath.Join(c.r.Dir, "run.json"))), &onDisk) != nil || onDisk.Command[2] != "echo "+c.word {
+		if json.Unmarshal([]byte(fileText(filepath.Join(c.r.Dir, "run.json"))), &onDisk) != nil || onDisk.Command[2] != "echo "+c.word {
 			t.Errorf("%s run's run.json: %+v", c.word, onDisk)
 		}
 	}
@@ -349,7 +349,7 @@ func TestWatchRelativeStore(t *testing.T) {
 	if !filepath.IsAbs(r.Dir) || len(r.Logs) != 1 || !filepath.IsAbs(r.Logs[0]) {
 		t.Fatalf("recorded dir %q logs %q", r.Dir, r.Logs)
 	}
-	if got := readFile(r.Logs[0]); got != "hi\n" {
+	if got := fileText(r.Logs[0]); got != "hi\n" {
 		t.Errorf("log from another directory: %q", got)
 	}
 	if !strings.HasPrefix(r.Dir, filepath.Join(work, "state", "runs")+string(filepath.Separator)) {
@@ -372,16 +372,16 @@ func TestWatchParentDeathSignal(t *testing.T) {
 	var pid int
 	var r *store.Run
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (pid == 0 || r == nil || r.Watcher == nil); time.Sleep(100 * time.Millisecond) {
-		pid, _ = strconv.Atoi(strings.TrimSpace(readFile(pidFile)))
+		pid, _ = strconv.Atoi(strings.TrimSpace(fileText(pidFile)))
 		if code, out, _ := runCLI("runs", "show", "last", "--store", db, "--json"); code == ExitOK {
 			r = &store.Run{}
 			json.Unmarshal([]byte(out), r)
 		}
 	}
 	if pid == 0 || r == nil || r.Watcher == nil || r.Watcher.Guardian <= 0 {
-		t.Fatalf("the boot did not start: pid %d, run %+v\n%s", pid, r, readFile(errPath))
+		t.Fatalf("the boot did not start: pid %d, run %+v\n%s", pid, r, fileText(errPath))
 	}
-	t.Cleanup(func() { killAll([]int{pid}); reap([]int{pid}) })
+	t.Cleanup(func() { killPids([]int{pid}); reapPids([]int{pid}) })
 	syscall.Kill(r.Watcher.Guardian, syscall.SIGKILL)
 	time.Sleep(300 * time.Millisecond)
 	if !processAlive(pid) {
@@ -389,7 +389,7 @@ func TestWatchParentDeathSignal(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if left := waitGone([]int{pid}, 10*time.Second); len(left) > 0 {
+	if left := waitPidsGone([]int{pid}, 10*time.Second); len(left) > 0 {
 		t.Errorf("the boot's main process %d outlived bringup by 10 s", pid)
 	}
 }

@@ -83,7 +83,7 @@ func TestShowLostAndIncomplete(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 1, 57, 51, 0, time.UTC)
 	run := &store.Run{ID: 3, Outcome: store.OutcomeLost, Reason: "bringup watch (pid 9) ended without recording an outcome",
 		Started: t0, Ended: t0.Add(5 * time.Second), Dir: "/runs/3-ab", Lines: 8096, Command: []string{"vllm", "serve"},
-		Output: &store.Output{Lines: 40000, Error: "output incomplete at line 8097: no space left on device", TerminalDropped: 12, TerminalClosed: []string{"stdout: write |1: broken pipe"}},
+		Output:    &store.Output{Lines: 40000, Error: "output incomplete at line 8097: no space left on device", TerminalDropped: 12, TerminalClosed: []string{"stdout: write |1: broken pipe"}},
 		Survivors: []store.BootProc{{PID: 41, Process: "python3 worker.py", State: store.SurvivorRunning}, {PID: 42, Process: "launcher", State: store.SurvivorStopped}}}
 	var buf bytes.Buffer
 	if err := Show(&buf, run, report.Style{}); err != nil {
