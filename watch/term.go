@@ -91,10 +91,9 @@ type termCopy struct {
 	groups []*termGroup
 	// tell reports a sink closed or lines first dropped (once per sink);
 	// it runs without any group's lock held.
-	tell    func(string)
-	told    [nSinks]bool
-	tellMu  sync.Mutex
-	writers sync.WaitGroup
+	tell   func(string)
+	told   [nSinks]bool
+	tellMu sync.Mutex
 }
 
 // newTermCopy copies to stdout, stderr and messages (nil or io.Discard:
@@ -129,7 +128,6 @@ func newTermCopy(stdout, stderr, messages, status io.Writer, max int) *termCopy 
 		group(status).status = &statusLine{w: status, atStart: true}
 	}
 	for _, g := range t.groups {
-		t.writers.Add(1)
 		go t.write(g)
 	}
 	return t
@@ -284,9 +282,9 @@ func (t *termCopy) once(i int, msg string) {
 	}
 }
 
-// write is the goroutine that writes one group's queue.
+// write is the goroutine that writes one group's queue. One stuck in a
+// write that never returns (a terminal nobody reads) is left behind.
 func (t *termCopy) write(g *termGroup) {
-	defer t.writers.Done()
 	for {
 		g.mu.Lock()
 		for len(g.queue) == 0 && !g.closing {
