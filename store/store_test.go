@@ -324,20 +324,22 @@ func TestDefaultPath(t *testing.T) {
 	}
 }
 
-// A store written by the first layout (no cpu column) is upgraded in place
-// and keeps its runs.
-func TestUpgradeFromLayout1(t *testing.T) {
+// openOldLayout makes a store of an older layout (schemaSQL without the
+// columns cols, PRAGMA user_version version) holding one run with
+// outcome, and opens it, which upgrades it in place.
+func openOldLayout(t *testing.T, cols string, version int, outcome string) *Store {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := strings.Replace(schemaSQL, ",\n\tcpu       TEXT NOT NULL DEFAULT 'null',\n\tenv_seen  TEXT NOT NULL DEFAULT '[]',\n\textra     TEXT NOT NULL DEFAULT '{}'", "", 1)
-	if v1 == schemaSQL {
-		t.Fatal("could not derive the layout-1 schema")
+	old := strings.Replace(schemaSQL, cols, "", 1)
+	if old == schemaSQL {
+		t.Fatalf("could not derive the layout-%d schema", version)
 	}
-	for _, q := range []string{v1, "PRAGMA user_version=1",
-		`INSERT INTO runs (started, command, outcome) VALUES ('2026-11-29T23:00:00Z', '["x"]', 'hung')`} {
+	for _, q := range []string{old, fmt.Sprintf("PRAGMA user_version=%d", version),
+		`INSERT INTO runs (started, command, outcome) VALUES ('2026-11-29T23:00:00Z', '["x"]', '` + outcome + `')`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +349,14 @@ func TestUpgradeFromLayout1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// A store written by the first layout (no cpu column) is upgraded in place
+// and keeps its runs.
+func TestUpgradeFromLayout1(t *testing.T) {
+	s := openOldLayout(t, ",\n\tcpu       TEXT NOT NULL DEFAULT 'null',\n\tenv_seen  TEXT NOT NULL DEFAULT '[]',\n\textra     TEXT NOT NULL DEFAULT '{}'", 1, OutcomeHung)
 	r, err := s.Get("last")
 	if err != nil || r.Outcome != OutcomeHung || r.CPU != nil {
 		t.Fatalf("old run after upgrade: %+v %v", r, err)
@@ -449,27 +458,7 @@ func ids(rs []*Run) []int64 {
 // A store of layout 3 (before the extra column) is upgraded in place, its
 // runs kept.
 func TestUpgradeFromLayout3(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v3.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v3 := strings.Replace(schemaSQL, ",\n\textra     TEXT NOT NULL DEFAULT '{}'", "", 1)
-	if v3 == schemaSQL {
-		t.Fatal("could not derive the layout-3 schema")
-	}
-	for _, q := range []string{v3, "PRAGMA user_version=3",
-		`INSERT INTO runs (started, command, outcome) VALUES ('2026-11-29T23:00:00Z', '["x"]', 'running')`} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOldLayout(t, ",\n\textra     TEXT NOT NULL DEFAULT '{}'", 3, OutcomeRunning)
 	r, err := s.Get("1")
 	if err != nil || r.Outcome != OutcomeRunning || r.Watcher != nil || r.Output != nil {
 		t.Fatalf("old run after upgrade: %+v %v", r, err)
