@@ -94,6 +94,9 @@ type Watcher struct {
 	Host       string `json:"host"`
 	PIDNS      string `json:"pid_ns,omitempty"` // /proc/self/ns/pid link text
 	Guardian   int    `json:"guardian_pid,omitempty"`
+	// GuardianStartTicks tells the guardian from a process that got its
+	// pid later.
+	GuardianStartTicks uint64 `json:"guardian_start_ticks,omitempty"`
 	// PGID and BootStartTicks are the boot's process group and its main
 	// process's start time: a process in the group started no earlier is
 	// the boot's.

@@ -59,7 +59,7 @@ func CheckRuns(st *store.Store, opt CheckOptions) ([]Lost, error) {
 		l := Lost{Run: r}
 		switch r.Outcome {
 		case store.OutcomeRunning:
-			if watcherState(r.Watcher, me) != "gone" {
+			if watcherState(r.Watcher, me) != "gone" || guardianBusy(r.Watcher, me) {
 				continue
 			}
 			marked, err := markLost(st, r, me, opt.Note)
@@ -115,6 +115,13 @@ func CheckRuns(st *store.Store, opt CheckOptions) ([]Lost, error) {
 		}
 	}
 	return out, nil
+}
+
+// guardianBusy reports whether the run's guardian, not this process, is
+// alive: it is stopping the boot of a dead watcher and marks the run
+// itself, with its account of what it stopped.
+func guardianBusy(w *store.Watcher, me store.Watcher) bool {
+	return w.Guardian > 0 && w.Guardian != me.PID && sameMachine(w, me) && alive(w.Guardian, w.GuardianStartTicks)
 }
 
 func sameMachine(w *store.Watcher, me store.Watcher) bool {

@@ -312,6 +312,9 @@ func (w *watcher) start(path string) error {
 		} else {
 			w.guard = g
 			w.run.Watcher.Guardian = g.pid()
+			if p, err := readStat(g.pid()); err == nil {
+				w.run.Watcher.GuardianStartTicks = p.Start
+			}
 			// The guardian stops the whole boot gracefully; the main
 			// process's own parent-death signal need not be SIGKILL.
 			deathSig = syscall.SIGTERM

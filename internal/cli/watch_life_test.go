@@ -238,7 +238,11 @@ func TestWatchKilled(t *testing.T) {
 	if r.Outcome != store.OutcomeLost || r.Ended.IsZero() || !strings.Contains(r.Reason, "ended without recording an outcome") || !strings.Contains(r.Reason, "guardian") {
 		t.Errorf("run after bringup was killed: outcome %s, ended %v, reason %q", r.Outcome, r.Ended, r.Reason)
 	}
-	if stderr := fileText(errPath); !strings.Contains(stderr, "bringup watch guardian: stopped 3 process(es) of the boot; run #1 is marked lost") {
+	const said = "bringup watch guardian: stopped 3 process(es) of the boot; run #1 is marked lost"
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !strings.Contains(fileText(errPath), said); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if stderr := fileText(errPath); !strings.Contains(stderr, said) {
 		t.Errorf("the guardian did not say what it did:\n%s", stderr)
 	}
 	// Its duration stays put.
