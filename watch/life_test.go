@@ -404,3 +404,54 @@ func TestWriteFileInReplacesSymlink(t *testing.T) {
 		t.Errorf("after cleaning: %s", names)
 	}
 }
+
+// The store is data: a lost run whose recorded directory is not its own
+// (no run.json of that run there) has nothing written or removed there.
+func TestLostRunForeignDirectoryUntouched(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	foreign := t.TempDir()
+	keep := map[string]string{"run.json": `{"id": 99}`, reserveName: "x", ".run.json.0123abcd.tmp": "y", "output.log": "a\nb\n"}
+	for n, c := range keep {
+		os.WriteFile(filepath.Join(foreign, n), []byte(c), 0o644)
+	}
+	fifo := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(fifo, "run.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	me := selfIdentity()
+	dead := me
+	dead.PID, dead.StartTicks = 1, 1 // pid 1 with another start time: that watcher is gone
+	if alive(1, 1) {
+		t.Skip("pid 1 started at clock tick 1 here: no dead watcher to record")
+	}
+	for _, dir := range []string{foreign, fifo} {
+		r := &store.Run{Command: []string{"x"}, Dir: dir, Started: time.Now(), Outcome: store.OutcomeRunning, Watcher: &dead}
+		if err := st.Save(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan []Lost)
+	go func() { ls, _ := CheckRuns(st, CheckOptions{}); done <- ls }()
+	var ls []Lost
+	select {
+	case ls = <-done:
+	case <-time.After(20 * time.Second):
+		os.Remove(filepath.Join(fifo, "run.json"))
+		t.Fatal("CheckRuns blocked on a FIFO in a recorded directory")
+	}
+	if len(ls) != 2 || !ls[0].Marked || !ls[1].Marked {
+		t.Fatalf("lost: %+v", ls)
+	}
+	for n, c := range keep {
+		if b, err := os.ReadFile(filepath.Join(foreign, n)); err != nil || string(b) != c {
+			t.Errorf("%s in the foreign directory changed: %q %v", n, b, err)
+		}
+	}
+	if got, _ := st.Get("1"); got.Outcome != store.OutcomeLost || got.Lines != 0 {
+		t.Errorf("lost run %+v: lines counted from a directory not its own", got)
+	}
+}

@@ -137,8 +137,11 @@ func markLost(st *store.Store, r *store.Run, me store.Watcher, note string) (boo
 		}
 		sort.Slice(r.Survivors, func(i, j int) bool { return r.Survivors[i].PID < r.Survivors[j].PID })
 	}
-	if lines, n, err := countLog(r.Dir); err == nil {
-		r.Lines, r.Bytes = lines, n
+	own := ownRunDir(r)
+	if own {
+		if lines, n, err := countLog(r.Dir); err == nil {
+			r.Lines, r.Bytes = lines, n
+		}
 	}
 	last := r.Updated
 	if last.IsZero() || last.Before(r.Started) {
@@ -160,7 +163,9 @@ func markLost(st *store.Store, r *store.Run, me store.Watcher, note string) (boo
 	if !ok || err != nil {
 		return false, err
 	}
-	writeRunJSON(r)
+	if own {
+		writeRunJSON(r)
+	}
 	return true, nil
 }
 
@@ -168,16 +173,62 @@ func saveLost(st *store.Store, r *store.Run) error {
 	if err := st.Save(r); err != nil {
 		return err
 	}
-	writeRunJSON(r)
+	if ownRunDir(r) {
+		writeRunJSON(r)
+	}
 	return nil
+}
+
+// ownRunDir reports whether r.Dir is r's run directory: its run.json (a
+// regular file, not through a symlink) is this run's, same id and start.
+// The store is only data: a directory it names is written in, and cleaned,
+// only when the directory itself agrees.
+func ownRunDir(r *store.Run) bool {
+	if r.Dir == "" || !filepath.IsAbs(r.Dir) {
+		return false
+	}
+	b, err := readRegular(filepath.Join(r.Dir, "run.json"), 64<<20)
+	if err != nil {
+		return false
+	}
+	var on struct {
+		ID      int64     `json:"id"`
+		Started time.Time `json:"started"`
+	}
+	return json.Unmarshal(b, &on) == nil && on.ID == r.ID && on.Started.Equal(r.Started)
+}
+
+// readRegular reads a regular file of at most max bytes, not through a
+// symlink and without blocking on a FIFO put in its place.
+func readRegular(path string, max int64) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return b, err
+}
+
+func openRegular(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
 }
 
 // writeRunJSON rewrites a run's run.json (best effort: the store has
 // the record) and clears what a killed watcher left in its directory.
 func writeRunJSON(r *store.Run) {
-	if r.Dir == "" {
-		return
-	}
 	if b, err := json.MarshalIndent(r, "", "  "); err == nil {
 		writeFileIn(r.Dir, "run.json", append(b, '\n'))
 	}
@@ -232,16 +283,11 @@ func countLog(dir string) (lines, n int64, err error) {
 	if dir == "" {
 		return 0, 0, os.ErrNotExist
 	}
-	path := filepath.Join(dir, "output.log")
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	f, err := openRegular(filepath.Join(dir, "output.log"))
 	if err != nil {
-		return 0, 0, &os.PathError{Op: "open", Path: path, Err: err}
+		return 0, 0, err
 	}
-	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return 0, 0, fmt.Errorf("%s is not a regular file", path)
-	}
 	br := bufio.NewReaderSize(f, 1<<20)
 	buf := make([]byte, 1<<20)
 	for {
