@@ -23,6 +23,10 @@ const (
 	OutcomeTimeout     = "timeout"
 	OutcomeExited      = "exited"
 	OutcomeInterrupted = "interrupted"
+	// OutcomeLost: the watcher ended without recording an outcome (it was
+	// killed, or the machine went down); found and marked by the next
+	// bringup that opened the store.
+	OutcomeLost = "lost"
 )
 
 // Run is one boot as recorded. Its JSON form is bringup.run/v1; fields are
@@ -59,6 +63,83 @@ type Run struct {
 	Bytes   int64       `json:"bytes"` // output bytes saved
 	// CPU is what watching cost next to what the boot used (rusage).
 	CPU *CPU `json:"cpu,omitempty"`
+
+	// Updated is when the watcher last saved the run; a lost run ended at
+	// the latest then, as far as anyone knows.
+	Updated time.Time `json:"updated,omitzero"`
+	// Watcher identifies the bringup process that watched the boot, so a
+	// later bringup can tell a live watcher from a dead one.
+	Watcher *Watcher `json:"watcher,omitempty"`
+	// Procs is the boot's live processes at the last save (at most
+	// MaxProcs): what a lost run may have left running.
+	Procs []BootProc `json:"procs,omitempty"`
+	// Output is what happened to the boot's output besides what was saved
+	// (Lines, Bytes): what it printed, a write error, the terminal copy.
+	Output *Output `json:"output,omitempty"`
+	// Survivors are the processes of a lost run's boot found still running
+	// (and whether they were stopped).
+	Survivors []BootProc `json:"survivors,omitempty"`
+}
+
+// MaxProcs bounds Run.Procs.
+const MaxProcs = 1024
+
+// Watcher is the identity of the watching bringup process: a pid is the
+// same process only with the same start time on the same boot of the same
+// host, seen from the same pid namespace.
+type Watcher struct {
+	PID        int    `json:"pid"`
+	StartTicks uint64 `json:"start_ticks"` // field 22 of /proc/PID/stat
+	BootID     string `json:"boot_id"`     // /proc/sys/kernel/random/boot_id
+	Host       string `json:"host"`
+	PIDNS      string `json:"pid_ns,omitempty"` // /proc/self/ns/pid link text
+	Guardian   int    `json:"guardian_pid,omitempty"`
+	// GuardianStartTicks tells the guardian from a process that got its
+	// pid later.
+	GuardianStartTicks uint64 `json:"guardian_start_ticks,omitempty"`
+	// PGID and BootStartTicks are the boot's process group and its main
+	// process's start time: a process in the group started no earlier is
+	// the boot's.
+	PGID           int    `json:"pgid,omitempty"`
+	BootStartTicks uint64 `json:"boot_start_ticks,omitempty"`
+}
+
+// BootProc is one process of the boot.
+type BootProc struct {
+	PID        int    `json:"pid"`
+	StartTicks uint64 `json:"start_ticks"`
+	Process    string `json:"process,omitempty"` // command line, shortened
+	// State of a survivor: SurvivorRunning when last looked at,
+	// SurvivorStopped (by bringup --stop-lost) or SurvivorGone (ended by
+	// itself since).
+	State string `json:"state,omitempty"`
+}
+
+// Survivor states.
+const (
+	SurvivorRunning = "running"
+	SurvivorStopped = "stopped"
+	SurvivorGone    = "gone"
+)
+
+// Output is what happened to the boot's output. Run.Lines and Run.Bytes
+// are what reached output.log; Lines and Bytes here are what the boot
+// printed.
+type Output struct {
+	Lines int64 `json:"lines"`
+	Bytes int64 `json:"bytes"`
+	// Error says where output.log stops short and why: "output incomplete
+	// at line N: <error>".
+	Error string `json:"error,omitempty"`
+	// RunJSONError: run.json could not be written in the run directory
+	// (this record, in the store, is the run's only record).
+	RunJSONError string `json:"run_json_error,omitempty"`
+	// TerminalDropped is the number of lines left out of the terminal copy
+	// because the terminal did not keep up (output.log has them).
+	TerminalDropped int64 `json:"terminal_dropped,omitempty"`
+	// TerminalClosed names a terminal stream that stopped taking output
+	// ("stdout: write: broken pipe"); the boot went on.
+	TerminalClosed []string `json:"terminal_closed,omitempty"`
 }
 
 // CPU is user+system CPU time of the watcher and of the boot's processes
@@ -133,6 +214,9 @@ type PatchState struct {
 	OK      bool   `json:"ok"`
 	Summary string `json:"summary,omitempty"`
 }
+
+// Incomplete reports whether output.log lacks some of the boot's output.
+func (r *Run) Incomplete() bool { return r.Output != nil && r.Output.Error != "" }
 
 // Done reports whether the run has ended.
 func (r *Run) Done() bool { return r.Outcome != OutcomeRunning && r.Outcome != "" }

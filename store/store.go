@@ -24,17 +24,20 @@ const busyTimeout = 5 * time.Second
 
 // schemaVersion is PRAGMA user_version of the layout below; bump it with a
 // migration when the layout changes.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migrations[v] takes a store from layout v to v+1.
 var migrations = map[int]string{
 	1: `ALTER TABLE runs ADD COLUMN cpu TEXT NOT NULL DEFAULT 'null'`,
 	2: `ALTER TABLE runs ADD COLUMN env_seen TEXT NOT NULL DEFAULT '[]'`,
+	3: `ALTER TABLE runs ADD COLUMN extra TEXT NOT NULL DEFAULT '{}'`,
 }
 
 // Nested lists are kept as JSON in the run's row: a run is written and read
 // whole, and one row per run keeps every update a single statement. The
 // requested environment gets its own table because `runs matrix` groups by it.
+// Fields added to Run after layout 3 live together in the extra column
+// (runExtra), so adding one needs no new column.
 const schemaSQL = `
 CREATE TABLE IF NOT EXISTS runs (
 	id        INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -58,7 +61,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	lines     INTEGER NOT NULL DEFAULT 0,
 	bytes     INTEGER NOT NULL DEFAULT 0,
 	cpu       TEXT NOT NULL DEFAULT 'null',
-	env_seen  TEXT NOT NULL DEFAULT '[]'
+	env_seen  TEXT NOT NULL DEFAULT '[]',
+	extra     TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE IF NOT EXISTS run_env (
 	run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -92,18 +96,30 @@ func DefaultPath() (string, error) {
 	return filepath.Join(dir, "bringup", "runs.db"), nil
 }
 
-// Resolve picks the store path: the flag when set, else DefaultPath.
+// Resolve picks the store path: the flag when set, else DefaultPath; the
+// path is made absolute, as every path recorded with a run is.
 func Resolve(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
+	p := flag
+	if p == "" {
+		var err error
+		if p, err = DefaultPath(); err != nil {
+			return "", err
+		}
 	}
-	return DefaultPath()
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("run store %s: %v", p, err)
+	}
+	return abs, nil
 }
 
 // Open opens (creating when absent) the store at path. A locked or corrupt
 // database gives an error that says so and how to get past it; Open never
 // rewrites a file that is not a bringup store.
 func Open(path string) (*Store, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("run store %s: %v", path, err)
 	}
@@ -210,7 +226,7 @@ func describe(path string, err error) error {
 	return fmt.Errorf("run store %s: %v", path, err)
 }
 
-// Path is the database file.
+// Path is the database file (absolute).
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
@@ -220,13 +236,32 @@ func (s *Store) Close() error { return s.db.Close() }
 // (setting r.ID), else replaces the stored row. A failure leaves the stored
 // run as it was.
 func (s *Store) Save(r *Run) error {
-	if err := s.save(r); err != nil {
+	if err := s.save(r, ""); err != nil {
 		return describe(s.path, err)
 	}
 	return nil
 }
 
-func (s *Store) save(r *Run) error {
+// SaveIf replaces the stored run r.ID only while its stored outcome is
+// still outcome, in one transaction; it reports whether it did. Two
+// bringups that find the same lost run do not both record it.
+func (s *Store) SaveIf(r *Run, outcome string) (bool, error) {
+	if r.ID == 0 {
+		return false, fmt.Errorf("SaveIf: the run has no id")
+	}
+	err := s.save(r, outcome)
+	if errors.Is(err, errNotSaved) {
+		return false, nil
+	}
+	if err != nil {
+		return false, describe(s.path, err)
+	}
+	return true, nil
+}
+
+var errNotSaved = errors.New("the stored run changed")
+
+func (s *Store) save(r *Run, cond string) error {
 	if r.Outcome == "" {
 		r.Outcome = OutcomeRunning
 	}
@@ -243,6 +278,7 @@ func (s *Store) save(r *Run) error {
 		"command": nonNil(r.Command), "env_check": nonNil(r.EnvCheck), "silences": nonNil(r.Silences),
 		"timeline": nonNil(r.Timeline), "findings": nonNil(r.Findings), "logs": nonNil(r.Logs),
 		"versions": r.Versions, "patches": r.Patches, "cpu": r.CPU, "env_seen": nonNil(r.EnvSeen),
+		"extra": extraOf(r),
 	} {
 		if err := enc(name, v); err != nil {
 			return err
@@ -260,15 +296,24 @@ func (s *Store) save(r *Run) error {
 		return err
 	}
 	defer tx.Rollback()
+	if cond != "" && r.ID != 0 {
+		var now string
+		if err := tx.QueryRow(`SELECT outcome FROM runs WHERE id=?`, r.ID).Scan(&now); err != nil {
+			return err
+		}
+		if now != cond {
+			return errNotSaved
+		}
+	}
 	args := []any{
 		fmtTime(r.Started), fmtTime(r.Ended), cols["command"], r.Cwd, r.Dir, r.Outcome, exit, r.Signal,
 		r.Reason, r.Verdict, cols["env_check"], cols["silences"], cols["timeline"], cols["findings"],
-		cols["logs"], cols["versions"], cols["patches"], r.Lines, r.Bytes, cols["cpu"], cols["env_seen"],
+		cols["logs"], cols["versions"], cols["patches"], r.Lines, r.Bytes, cols["cpu"], cols["env_seen"], cols["extra"],
 	}
 	if r.ID == 0 {
 		res, err := tx.Exec(`INSERT INTO runs (started, ended, command, cwd, dir, outcome, exit_code, signal,
-			reason, verdict, env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu, env_seen)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
+			reason, verdict, env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu, env_seen, extra)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
 		if err != nil {
 			return err
 		}
@@ -278,7 +323,7 @@ func (s *Store) save(r *Run) error {
 	} else {
 		res, err := tx.Exec(`UPDATE runs SET started=?, ended=?, command=?, cwd=?, dir=?, outcome=?, exit_code=?,
 			signal=?, reason=?, verdict=?, env_check=?, silences=?, timeline=?, findings=?, logs=?, versions=?,
-			patches=?, lines=?, bytes=?, cpu=?, env_seen=? WHERE id=?`, append(args, r.ID)...)
+			patches=?, lines=?, bytes=?, cpu=?, env_seen=?, extra=? WHERE id=?`, append(args, r.ID)...)
 		if err != nil {
 			return err
 		}
@@ -322,17 +367,17 @@ func parseTime(s string) time.Time {
 }
 
 const selectRun = `SELECT id, started, ended, command, cwd, dir, outcome, exit_code, signal, reason, verdict,
-	env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu, env_seen FROM runs`
+	env_check, silences, timeline, findings, logs, versions, patches, lines, bytes, cpu, env_seen, extra FROM runs`
 
 type scanner interface{ Scan(...any) error }
 
 func scanRun(sc scanner) (*Run, error) {
 	r := &Run{Schema: Schema}
-	var started, ended, command, envCheck, silences, timeline, findings, logs, versions, patches, cpu, envSeen string
+	var started, ended, command, envCheck, silences, timeline, findings, logs, versions, patches, cpu, envSeen, extra string
 	var exit sql.NullInt64
 	if err := sc.Scan(&r.ID, &started, &ended, &command, &r.Cwd, &r.Dir, &r.Outcome, &exit, &r.Signal,
 		&r.Reason, &r.Verdict, &envCheck, &silences, &timeline, &findings, &logs, &versions, &patches,
-		&r.Lines, &r.Bytes, &cpu, &envSeen); err != nil {
+		&r.Lines, &r.Bytes, &cpu, &envSeen, &extra); err != nil {
 		return nil, err
 	}
 	r.Started, r.Ended = parseTime(started), parseTime(ended)
@@ -348,7 +393,7 @@ func scanRun(sc scanner) (*Run, error) {
 		{"command", command, &r.Command}, {"env_check", envCheck, &r.EnvCheck}, {"silences", silences, &r.Silences},
 		{"timeline", timeline, &r.Timeline}, {"findings", findings, &r.Findings}, {"logs", logs, &r.Logs},
 		{"versions", versions, &r.Versions}, {"patches", patches, &r.Patches}, {"cpu", cpu, &r.CPU},
-		{"env_seen", envSeen, &r.EnvSeen},
+		{"env_seen", envSeen, &r.EnvSeen}, {"extra", extra, (*runExtra)(r)},
 	} {
 		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
 			return nil, fmt.Errorf("run %d: stored %s does not decode: %v", r.ID, f.name, err)
@@ -422,7 +467,19 @@ func (s *Store) List(limit int) ([]*Run, error) {
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.db.Query(q)
+	return s.query(q)
+}
+
+// Unfinished returns the runs still marked running and the lost runs that
+// left processes running, oldest first: what a bringup checks when it
+// opens the store.
+func (s *Store) Unfinished() ([]*Run, error) {
+	return s.query(selectRun+` WHERE outcome=? OR (outcome=? AND EXISTS (SELECT 1 FROM json_each(runs.extra, '$.survivors')
+		WHERE json_extract(value, '$.state')=?)) ORDER BY id`, OutcomeRunning, OutcomeLost, SurvivorRunning)
+}
+
+func (s *Store) query(q string, args ...any) ([]*Run, error) {
+	rows, err := s.db.Query(q, args...)
 	if err != nil {
 		return nil, describe(s.path, err)
 	}
@@ -442,4 +499,30 @@ func (s *Store) List(limit int) ([]*Run, error) {
 		return nil, describe(s.path, err)
 	}
 	return runs, nil
+}
+
+// runExtra is how the fields added to Run after layout 3 are kept: one
+// JSON object in the extra column. Its UnmarshalJSON fills only those
+// fields of the Run it points at.
+type runExtra Run
+
+type extraFields struct {
+	Updated   time.Time  `json:"updated,omitzero"`
+	Watcher   *Watcher   `json:"watcher,omitempty"`
+	Procs     []BootProc `json:"procs,omitempty"`
+	Output    *Output    `json:"output,omitempty"`
+	Survivors []BootProc `json:"survivors,omitempty"`
+}
+
+func extraOf(r *Run) extraFields {
+	return extraFields{Updated: r.Updated, Watcher: r.Watcher, Procs: r.Procs, Output: r.Output, Survivors: r.Survivors}
+}
+
+func (e *runExtra) UnmarshalJSON(b []byte) error {
+	var f extraFields
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	e.Updated, e.Watcher, e.Procs, e.Output, e.Survivors = f.Updated, f.Watcher, f.Procs, f.Output, f.Survivors
+	return nil
 }

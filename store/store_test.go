@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -323,20 +324,22 @@ func TestDefaultPath(t *testing.T) {
 	}
 }
 
-// A store written by the first layout (no cpu column) is upgraded in place
-// and keeps its runs.
-func TestUpgradeFromLayout1(t *testing.T) {
+// openOldLayout makes a store of an older layout (schemaSQL without the
+// columns cols, PRAGMA user_version version) holding one run with
+// outcome, and opens it, which upgrades it in place.
+func openOldLayout(t *testing.T, cols string, version int, outcome string) *Store {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := strings.Replace(schemaSQL, ",\n\tcpu       TEXT NOT NULL DEFAULT 'null',\n\tenv_seen  TEXT NOT NULL DEFAULT '[]'", "", 1)
-	if v1 == schemaSQL {
-		t.Fatal("could not derive the layout-1 schema")
+	old := strings.Replace(schemaSQL, cols, "", 1)
+	if old == schemaSQL {
+		t.Fatalf("could not derive the layout-%d schema", version)
 	}
-	for _, q := range []string{v1, "PRAGMA user_version=1",
-		`INSERT INTO runs (started, command, outcome) VALUES ('2026-11-29T23:00:00Z', '["x"]', 'hung')`} {
+	for _, q := range []string{old, fmt.Sprintf("PRAGMA user_version=%d", version),
+		`INSERT INTO runs (started, command, outcome) VALUES ('2026-11-29T23:00:00Z', '["x"]', '` + outcome + `')`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +349,14 @@ func TestUpgradeFromLayout1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// A store written by the first layout (no cpu column) is upgraded in place
+// and keeps its runs.
+func TestUpgradeFromLayout1(t *testing.T) {
+	s := openOldLayout(t, ",\n\tcpu       TEXT NOT NULL DEFAULT 'null',\n\tenv_seen  TEXT NOT NULL DEFAULT '[]',\n\textra     TEXT NOT NULL DEFAULT '{}'", 1, OutcomeHung)
 	r, err := s.Get("last")
 	if err != nil || r.Outcome != OutcomeHung || r.CPU != nil {
 		t.Fatalf("old run after upgrade: %+v %v", r, err)
@@ -373,5 +383,114 @@ func TestCompareOpenPhaseUntilTheEnd(t *testing.T) {
 	c := Compare([]*Run{a, b})
 	if len(c.Phases) != 1 || c.Phases[0].Values[0] != "6.0s (open)" || c.Phases[0].Values[1] != "0.0s (open)" {
 		t.Errorf("phases %+v", c.Phases)
+	}
+}
+
+// The fields added after layout 3 (watcher, processes, output, survivors)
+// come back as saved.
+func TestSaveGetAddedFields(t *testing.T) {
+	s, _ := openTemp(t)
+	r := sampleRun(OutcomeRunning, nil)
+	r.Updated = time.Date(2026, 11, 29, 23, 0, 5, 0, time.UTC)
+	r.Watcher = &Watcher{PID: 10, StartTicks: 99, BootID: "b", Host: "h", PIDNS: "pid:[1]", Guardian: 11, PGID: 12, BootStartTicks: 100}
+	r.Procs = []BootProc{{PID: 12, StartTicks: 100, Process: "python3 boot.py"}}
+	r.Output = &Output{Lines: 10, Bytes: 100, Error: "output incomplete at line 4: no space left on device", TerminalDropped: 3, TerminalClosed: []string{"stdout: broken pipe"}}
+	r.Survivors = []BootProc{{PID: 12, StartTicks: 100, Process: "python3 boot.py", State: SurvivorRunning}}
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get("last")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Updated.Equal(r.Updated) || *got.Watcher != *r.Watcher || len(got.Procs) != 1 || got.Procs[0] != r.Procs[0] ||
+		got.Output.Error != r.Output.Error || got.Output.TerminalDropped != 3 || got.Output.TerminalClosed[0] != "stdout: broken pipe" ||
+		len(got.Survivors) != 1 || got.Survivors[0] != r.Survivors[0] || !got.Incomplete() {
+		t.Errorf("added fields after a round trip: %+v", got)
+	}
+}
+
+// SaveIf writes only while the stored outcome is the one expected: two
+// bringups that find the same lost run do not both record it.
+func TestSaveIfAndUnfinished(t *testing.T) {
+	s, _ := openTemp(t)
+	running := sampleRun(OutcomeRunning, nil)
+	done := sampleRun(OutcomeReady, nil)
+	lostLeft := sampleRun(OutcomeLost, nil)
+	lostLeft.Survivors = []BootProc{{PID: 5, State: SurvivorGone}, {PID: 6, State: SurvivorRunning}}
+	lostClean := sampleRun(OutcomeLost, nil)
+	lostClean.Survivors = []BootProc{{PID: 7, State: SurvivorStopped}}
+	for _, r := range []*Run{running, done, lostLeft, lostClean} {
+		if err := s.Save(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	un, err := s.Unfinished()
+	if err != nil || len(un) != 2 || un[0].ID != running.ID || un[1].ID != lostLeft.ID {
+		t.Fatalf("unfinished: %v %v", ids(un), err)
+	}
+	a, _ := s.Get(fmt.Sprint(running.ID))
+	b, _ := s.Get(fmt.Sprint(running.ID))
+	a.Outcome, a.Reason = OutcomeLost, "first"
+	b.Outcome, b.Reason = OutcomeLost, "second"
+	if ok, err := s.SaveIf(a, OutcomeRunning); !ok || err != nil {
+		t.Fatalf("first SaveIf: %v %v", ok, err)
+	}
+	if ok, err := s.SaveIf(b, OutcomeRunning); ok || err != nil {
+		t.Fatalf("second SaveIf wrote over the first: %v %v", ok, err)
+	}
+	if got, _ := s.Get(fmt.Sprint(running.ID)); got.Reason != "first" {
+		t.Errorf("reason %q", got.Reason)
+	}
+	if _, err := s.SaveIf(&Run{}, OutcomeRunning); err == nil {
+		t.Error("SaveIf of a run without an id")
+	}
+}
+
+func ids(rs []*Run) []int64 {
+	var out []int64
+	for _, r := range rs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+// A store of layout 3 (before the extra column) is upgraded in place, its
+// runs kept.
+func TestUpgradeFromLayout3(t *testing.T) {
+	s := openOldLayout(t, ",\n\textra     TEXT NOT NULL DEFAULT '{}'", 3, OutcomeRunning)
+	r, err := s.Get("1")
+	if err != nil || r.Outcome != OutcomeRunning || r.Watcher != nil || r.Output != nil {
+		t.Fatalf("old run after upgrade: %+v %v", r, err)
+	}
+	r.Output = &Output{Lines: 2}
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ = s.Get("1"); r.Output == nil || r.Output.Lines != 2 {
+		t.Errorf("output not kept after upgrade: %+v", r.Output)
+	}
+}
+
+// A relative store path is made absolute: the runs directory next to it,
+// and every path recorded, are right from any directory.
+func TestRelativeStorePathIsAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	p, err := Resolve("state/runs.db")
+	if err != nil || p != filepath.Join(dir, "state", "runs.db") {
+		t.Errorf("Resolve = %q, %v", p, err)
+	}
+	t.Setenv(EnvVar, "rel.db")
+	if p, err := Resolve(""); err != nil || p != filepath.Join(dir, "rel.db") {
+		t.Errorf("Resolve from $%s = %q, %v", EnvVar, p, err)
+	}
+	s, err := Open("state/runs.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Path() != filepath.Join(dir, "state", "runs.db") {
+		t.Errorf("Path = %q", s.Path())
 	}
 }

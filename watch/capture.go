@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -58,7 +57,8 @@ func StacksCapture(snapshots int, interval time.Duration, style report.Style) Ca
 		if err := reportstacks.JSON(&doc, a); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(path, doc.Bytes(), 0o644); err != nil {
+		// Atomically, and never through a symlink placed in the directory.
+		if err := writeFileIn(req.Dir, req.Name+".stacks.json", doc.Bytes()); err != nil {
 			return nil, err
 		}
 		return &CaptureResult{Path: path, Text: text.String(), Findings: a.Findings, Processes: len(a.Current)}, nil

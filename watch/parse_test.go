@@ -117,7 +117,9 @@ func FuzzTee(f *testing.F) {
 		defer file.Close()
 		var term bytes.Buffer
 		var parsed bytes.Buffer
-		tee := newTee(file, &term, &term, &statusLine{}, func(l []byte) {
+		tc := newTermCopy(&term, &term, nil, nil, 0)
+		defer tc.close(time.Second)
+		tee := newTee(file, tc, func(l []byte) {
 			if len(l) == 0 || l[len(l)-1] != '\n' {
 				t.Errorf("tracker got %q, not whole lines", l)
 			}
@@ -129,6 +131,7 @@ func FuzzTee(f *testing.F) {
 			}
 		}
 		tee.finish(0)
+		tc.drain(time.Second)
 		in := append(append(append([]byte{}, a...), b...), c...)
 		want := in
 		if len(in) > 0 && in[len(in)-1] != '\n' {

@@ -14,28 +14,34 @@ import (
 // pieces of this size instead of growing without bound.
 const maxCarry = 1 << 20
 
-// tee copies the boot's stdout and stderr to the terminal as they come and
-// to the run's output.log in whole lines (so the two streams interleave
-// line by line in the file, as on a terminal), and hands each line to the
-// tracker. The file gets one write per chunk read, no user-space
-// buffering: what the boot printed is in the kernel's hands before the
-// next read, so it survives bringup being killed.
+// tee copies the boot's stdout and stderr to the run's output.log in whole
+// lines (so the two streams interleave line by line in the file, as on a
+// terminal), hands each line to the tracker, and then to the terminal
+// copy, which never makes it wait. The file gets one write per chunk read,
+// no user-space buffering: what the boot printed is in the kernel's hands
+// before the next read, so it survives bringup being killed.
+//
+// The counts are what reached the file. After a failed write (a full
+// disk) nothing more is written to it, so output.log stays a true prefix
+// of the output; the lines go on to the tracker and the terminal.
 type tee struct {
 	mu      sync.Mutex
 	file    *os.File
-	term    [2]io.Writer // stdout, stderr destinations (may be nil)
+	term    *termCopy
 	onLines func([]byte) // called under mu with whole lines
-	status  *statusLine
 	carry   [2][]byte
-	lines   int64
-	bytes   int64
-	fileErr error
+
+	lines, bytes         int64 // saved in output.log
+	seenLines, seenBytes int64 // printed by the boot
+	fileErr              error // the write that failed
+	errLine              int64 // the first line not (wholly) saved
+	onFileErr            func(err error, line int64)
 
 	lastOutput atomic.Int64 // unix nanos of the last byte read
 }
 
-func newTee(file *os.File, stdout, stderr io.Writer, status *statusLine, onLines func([]byte)) *tee {
-	t := &tee{file: file, term: [2]io.Writer{stdout, stderr}, onLines: onLines, status: status}
+func newTee(file *os.File, term *termCopy, onLines func([]byte)) *tee {
+	t := &tee{file: file, term: term, onLines: onLines}
 	t.lastOutput.Store(time.Now().UnixNano())
 	return t
 }
@@ -70,40 +76,53 @@ func (t *tee) consume(stream int, chunk []byte) {
 	t.lastOutput.Store(time.Now().UnixNano())
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.bytes += int64(len(chunk))
-	if w := t.term[stream]; w != nil {
-		// The terminal gets bytes at once (progress bars end in '\r', not
-		// '\n'); the status line is cleared first and redrawn later.
-		t.status.clearLocked()
-		w.Write(chunk)
-		t.status.trackLocked(chunk)
-	}
+	t.seenBytes += int64(len(chunk))
 	data := chunk
 	if len(t.carry[stream]) > 0 {
 		data = append(t.carry[stream], chunk...)
 		t.carry[stream] = t.carry[stream][:0]
 	}
-	k := bytes.LastIndexByte(data, '\n')
-	if k < 0 {
-		if len(data) < maxCarry {
-			t.carry[stream] = append(t.carry[stream], data...)
-			return
+	if k := bytes.LastIndexByte(data, '\n'); k >= 0 || len(data) >= maxCarry {
+		if k < 0 {
+			k = len(data) - 1 // flush a newline-less piece whole
 		}
-		k = len(data) - 1 // flush a newline-less piece whole
+		t.writeLines(data[:k+1])
+		if rest := data[k+1:]; len(rest) > 0 {
+			t.carry[stream] = append(t.carry[stream], rest...)
+		}
+	} else {
+		t.carry[stream] = append(t.carry[stream], data...)
 	}
-	t.writeLines(data[:k+1])
-	if rest := data[k+1:]; len(rest) > 0 {
-		t.carry[stream] = append(t.carry[stream], rest...)
+	// The log first, then the terminal (bytes as they came: progress bars
+	// end in '\r', not '\n'); queuing for it never waits.
+	if t.term != nil {
+		t.term.boot(stream, chunk)
 	}
 }
 
 // writeLines writes whole lines (data ends in '\n') to the file and to
 // the tracker. Caller holds mu.
 func (t *tee) writeLines(data []byte) {
-	if _, err := t.file.Write(data); err != nil && t.fileErr == nil {
-		t.fileErr = err
+	nl := int64(bytes.Count(data, []byte{'\n'}))
+	t.seenLines += nl
+	if t.fileErr == nil {
+		n, err := t.file.Write(data)
+		if n == len(data) {
+			t.lines += nl
+		} else {
+			t.lines += int64(bytes.Count(data[:n], []byte{'\n'}))
+		}
+		t.bytes += int64(n)
+		if err == nil && n < len(data) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			t.fileErr, t.errLine = err, t.lines+1
+			if t.onFileErr != nil {
+				t.onFileErr(err, t.errLine)
+			}
+		}
 	}
-	t.lines += int64(bytes.Count(data, []byte{'\n'}))
 	if t.onLines != nil {
 		t.onLines(data)
 	}
@@ -124,14 +143,14 @@ func (t *tee) since(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, t.lastOutput.Load()))
 }
 
+// counts is what reached output.log.
 func (t *tee) counts() (lines, bytes int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.lines, t.bytes
 }
 
-// locked runs f with the output lock held, so f's terminal writes do not
-// cut into the boot's lines.
+// locked runs f with the output lock held (the tracker is fed under it).
 func (t *tee) locked(f func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

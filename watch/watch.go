@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
+	reportruns "github.com/bringup-tool/bringup/report/runs"
 	"github.com/bringup-tool/bringup/store"
 	"golang.org/x/sys/unix"
 )
@@ -48,8 +51,9 @@ type Config struct {
 	ReadyURL string // ready when a GET answers 200
 	Then     string // after ready: "stop" or "keep"
 
-	// RunsDir is where run directories are made (<RunsDir>/<id>); Dir, when
-	// set, is used as the run directory itself.
+	// RunsDir is where run directories are made (<RunsDir>/<id>-<random>,
+	// unique per run whatever store numbered it); Dir, when set, is used as
+	// the run directory itself and must not hold an output.log yet.
 	RunsDir string
 	Dir     string
 
@@ -57,6 +61,13 @@ type Config struct {
 	Messages       io.Writer // bringup's own lines
 	Status         io.Writer // where the live status line is drawn; nil = none
 	Style          report.Style
+	// TerminalBuffer bounds the boot's output waiting for a terminal that
+	// does not keep up (default DefaultTerminalBuffer); beyond it, lines
+	// are left out of the terminal copy (never out of output.log).
+	TerminalBuffer int
+	// NoGuardian runs the boot without the guardian process that stops it
+	// when bringup is killed (the parent-death signal still applies).
+	NoGuardian bool
 
 	Store    *store.Store // nil: the run is only written to run.json
 	Patches  *store.PatchState
@@ -120,21 +131,36 @@ func Run(ctx context.Context, cfg Config) (*store.Run, error) {
 			*w = io.Discard
 		}
 	}
+	// The boot's parent-death signal fires when the thread that forked it
+	// exits, not the process: keep this goroutine on one thread until the
+	// boot is stopped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cwd, _ := os.Getwd()
 	w := &watcher{cfg: cfg, seen: map[int]*seenProc{}, checked: map[int]bool{}, seenIdx: map[int]int{}}
+	me := selfIdentity()
 	w.run = &store.Run{
 		Schema: store.Schema, Command: cfg.Command, Cwd: cwd, Env: cfg.Env, Started: time.Now(),
-		Outcome: store.OutcomeRunning, Patches: cfg.Patches, Versions: cfg.Versions,
+		Outcome: store.OutcomeRunning, Patches: cfg.Patches, Versions: cfg.Versions, Watcher: &me,
 	}
 	if err := w.makeDir(); err != nil {
+		w.abandon(err.Error())
 		return nil, err
 	}
-	logPath := filepath.Join(w.run.Dir, "output.log")
-	file, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	defer w.dir.close()
+	logPath := w.dir.join("output.log")
+	file, err := w.dir.create("output.log")
 	if err != nil {
-		return nil, fmt.Errorf("run directory: %v", err)
+		if errors.Is(err, fs.ErrExist) {
+			err = fmt.Errorf("run directory %s already holds an output.log (an earlier run's?): give a new --run-dir", w.dir.path)
+		} else {
+			err = fmt.Errorf("run directory: %v", err)
+		}
+		w.abandon(err.Error())
+		return nil, err
 	}
 	defer file.Close()
+	w.file = file
 	w.run.Logs = []string{logPath}
 	if cfg.NewTracker != nil {
 		w.tracker = cfg.NewTracker(logPath)
@@ -143,19 +169,35 @@ func Run(ctx context.Context, cfg Config) (*store.Run, error) {
 	if w.tracker != nil {
 		onLines = w.tracker.Write
 	}
-	w.status = &statusLine{w: cfg.Status, atStart: true}
-	w.tee = newTee(file, cfg.Stdout, cfg.Stderr, w.status, onLines)
+	w.term = newTermCopy(cfg.Stdout, cfg.Stderr, cfg.Messages, cfg.Status, cfg.TerminalBuffer)
+	w.term.tell = func(msg string) { w.say("%s", msg) }
+	w.tee = newTee(file, w.term, onLines)
+	w.tee.onFileErr = func(err error, line int64) {
+		w.say("%s writing output.log: %v; output.log stops at line %d: the boot goes on, and its output still reaches the terminal", w.cfg.Style.Red("error"), err, line)
+	}
+	w.dir.makeReserve()
 	if err := w.start(path); err != nil {
 		w.run.Outcome, w.run.Reason, w.run.Ended = store.OutcomeFailed, err.Error(), time.Now()
-		w.save()
+		w.guard.release()
+		w.save(true)
+		w.term.close(termStall)
 		return nil, fmt.Errorf("%w %q: %v", ErrNotRunnable, cfg.Command[0], err)
 	}
 	w.cpuSelf, w.cpuKids = rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
-	w.save()
+	w.save(false)
 	w.say("%s pid %d, run %s, output in %s", w.cfg.Style.Bold("watching"), w.cmd.Process.Pid, w.runName(), logPath)
 	w.loop(ctx)
 	w.finish()
 	return w.run, nil
+}
+
+// abandon records, when the run was already in the store, that it never
+// started.
+func (w *watcher) abandon(reason string) {
+	if w.run.ID > 0 {
+		w.run.Outcome, w.run.Reason, w.run.Ended = store.OutcomeFailed, "not started: "+reason, time.Now()
+		w.save(true)
+	}
 }
 
 type seenProc struct {
@@ -173,9 +215,12 @@ type watcher struct {
 	cfg     Config
 	run     *store.Run
 	cmd     *exec.Cmd
+	dir     *runDir
+	file    *os.File
 	tee     *tee
+	term    *termCopy
 	tracker Tracker
-	status  *statusLine
+	guard   *guardian
 
 	pumps    sync.WaitGroup
 	exited   chan struct{}
@@ -189,6 +234,12 @@ type watcher struct {
 	stopOnce sync.Once
 	isReady  bool
 	storeErr bool
+	jsonErr  bool // run.json could not be written (said once)
+
+	live        []store.BootProc // the boot's live processes at the last scan
+	liveChanged bool             // since the last save
+	lastSave    time.Time
+	heldOpen    bool // a process kept the boot's output open after the stop
 
 	cpuSelf, cpuKids time.Duration // rusage when the boot started
 }
@@ -201,22 +252,41 @@ func rusage(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// makeDir creates the run directory, named by the store's run id when the
-// store is usable.
+// makeDir creates the run directory. A directory bringup names itself is
+// new: "<id>-<random>" (a run id is only unique within its store, and two
+// stores, or a store and the one moved aside before it, share a runs
+// directory), created exclusively, so no earlier run's files are ever
+// written over.
 func (w *watcher) makeDir() error {
-	if w.cfg.Dir == "" {
-		w.save() // assigns the id
-		name := time.Now().Format("20060102-150405") + fmt.Sprintf("-%d", os.Getpid())
-		if w.run.ID > 0 {
-			name = fmt.Sprintf("%d", w.run.ID)
+	if w.cfg.Dir != "" {
+		d, err := openRunDir(w.cfg.Dir, false)
+		if err != nil {
+			return fmt.Errorf("cannot create the run directory: %v", err)
 		}
-		w.cfg.Dir = filepath.Join(w.cfg.RunsDir, name)
+		w.dir = d
+		w.run.Dir = d.path
+		return nil
 	}
-	w.run.Dir = w.cfg.Dir
-	if err := os.MkdirAll(w.run.Dir, 0o755); err != nil {
+	w.save(false) // assigns the id
+	if err := os.MkdirAll(w.cfg.RunsDir, 0o755); err != nil {
 		return fmt.Errorf("cannot create the run directory: %v (pass --run-dir)", err)
 	}
-	return nil
+	for try := 0; ; try++ {
+		name := time.Now().Format("20060102-150405") + "-" + randomHex(4)
+		if w.run.ID > 0 {
+			name = fmt.Sprintf("%d-%s", w.run.ID, randomHex(4))
+		}
+		d, err := openRunDir(filepath.Join(w.cfg.RunsDir, name), true)
+		if errors.Is(err, fs.ErrExist) && try < 8 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("cannot create the run directory: %v (pass --run-dir)", err)
+		}
+		w.dir = d
+		w.run.Dir = d.path
+		return nil
+	}
 }
 
 func (w *watcher) runName() string {
@@ -232,6 +302,24 @@ func (w *watcher) start(path string) error {
 	if err := becomeSubreaper(); err != nil {
 		w.say("%s cannot become a child subreaper (%v): a daemon that leaves the process group may escape", w.cfg.Style.Yellow("warning"), err)
 	}
+	// The guardian starts first: it is not part of the boot.
+	deathSig := syscall.SIGKILL
+	if !w.cfg.NoGuardian {
+		errOut, _ := w.cfg.Messages.(*os.File)
+		g, err := startGuardian(errOut)
+		if err != nil {
+			w.say("%s cannot start the guardian (%v): if bringup is killed, only the boot's main process is stopped", w.cfg.Style.Yellow("warning"), err)
+		} else {
+			w.guard = g
+			w.run.Watcher.Guardian = g.pid()
+			if p, err := readStat(g.pid()); err == nil {
+				w.run.Watcher.GuardianStartTicks = p.Start
+			}
+			// The guardian stops the whole boot gracefully; the main
+			// process's own parent-death signal need not be SIGKILL.
+			deathSig = syscall.SIGTERM
+		}
+	}
 	w.preexist = map[int]bool{}
 	for _, c := range children(os.Getpid()) {
 		w.preexist[c] = true
@@ -243,7 +331,7 @@ func (w *watcher) start(path string) error {
 	}
 	w.cmd = exec.Command(path, w.cfg.Command[1:]...)
 	w.cmd.Env = env
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
 	outR, outW, err := blockingPipe("stdout")
 	if err != nil {
 		return err
@@ -265,6 +353,19 @@ func (w *watcher) start(path string) error {
 		outR.Close()
 		errR.Close()
 		return err
+	}
+	pid := w.cmd.Process.Pid
+	w.run.Watcher.PGID = pid
+	if p, err := readStat(pid); err == nil {
+		w.run.Watcher.BootStartTicks = p.Start
+	}
+	storePath := ""
+	if w.cfg.Store != nil {
+		storePath = w.cfg.Store.Path()
+	}
+	if w.guard != nil && !w.guard.send(guardMsg{Op: "boot", PID: pid, StartTicks: w.run.Watcher.BootStartTicks,
+		Grace: w.cfg.Grace, Store: storePath, Run: w.run.ID, Watcher: os.Getpid()}) {
+		w.say("%s the guardian is not listening: if bringup is killed, only the boot's main process is stopped", w.cfg.Style.Yellow("warning"))
 	}
 	w.pumps.Add(2)
 	go func() { defer w.pumps.Done(); w.tee.pump(0, outR); outR.Close() }()
@@ -345,6 +446,11 @@ func (w *watcher) loop(ctx context.Context) {
 				lastDraw = now
 				w.drawStatus(now, silent)
 			}
+			// A heartbeat, and the processes a dead watcher would leave, for
+			// the next bringup to find.
+			if since := now.Sub(w.lastSave); since >= heartbeat || w.liveChanged && since >= time.Second {
+				w.save(false)
+			}
 		}
 	}
 }
@@ -366,7 +472,7 @@ func (w *watcher) becameReady(how string) bool {
 	w.isReady = true
 	w.conclude(store.OutcomeReady, how)
 	w.say("%s after %s (%s)", w.cfg.Style.Green(w.cfg.Style.Bold("ready")), round(time.Since(w.run.Started)), how)
-	w.save()
+	w.save(false)
 	if w.cfg.Then == "keep" {
 		w.say("--then keep: still watching; Ctrl-C stops the boot")
 		return false
@@ -393,7 +499,7 @@ func (w *watcher) onSilence(ctx context.Context, now time.Time, silent time.Dura
 		sil.StacksPath, sil.Summary = res.Path, firstLine(res.Text)
 	}
 	w.run.Silences = append(w.run.Silences, sil)
-	w.save()
+	w.save(false)
 	if w.cfg.OnSilence == "stop" {
 		w.conclude(store.OutcomeHung, fmt.Sprintf("no output for %s (--silence %s, --on-silence stop)", round(silent), w.cfg.Silence))
 		w.stopBoot()
@@ -426,17 +532,14 @@ func (w *watcher) capture(ctx context.Context, name string) *CaptureResult {
 		return nil
 	}
 	w.run.Findings = mergeFindings(w.run.Findings, res.Findings)
-	w.tee.locked(func() {
-		w.status.clearLocked()
-		fmt.Fprintf(w.cfg.Messages, "%s\n", strings.TrimRight(res.Text, "\n"))
-		if res.Path != "" {
-			what := fmt.Sprintf("%d processes", res.Processes)
-			if res.Processes == 1 {
-				what = "1 process"
-			}
-			fmt.Fprintf(w.cfg.Messages, "bringup watch: stacks of %s saved to %s\n", what, res.Path)
+	w.print(strings.TrimRight(res.Text, "\n") + "\n")
+	if res.Path != "" {
+		what := fmt.Sprintf("%d processes", res.Processes)
+		if res.Processes == 1 {
+			what = "1 process"
 		}
-	})
+		w.say("stacks of %s saved to %s", what, res.Path)
+	}
 	return res
 }
 
@@ -478,6 +581,7 @@ func (w *watcher) scan() bool {
 	tree := w.tree(tab)
 	w.procs.settle(tab, tree)
 	now := time.Now()
+	defer w.noteLive(tree, tab)
 	for _, pid := range tree {
 		info := tab[pid]
 		if info.State == 'Z' {
@@ -512,6 +616,43 @@ func (w *watcher) scan() bool {
 	}
 	return bad
 }
+
+// noteLive keeps the boot's live processes for the record and tells the
+// guardian of new ones.
+func (w *watcher) noteLive(tree []int, tab map[int]procInfo) {
+	prev := make(map[int]uint64, len(w.live))
+	for _, p := range w.live {
+		prev[p.PID] = p.StartTicks
+	}
+	live := make([]store.BootProc, 0, len(tree))
+	changed := false
+	for _, pid := range tree {
+		info := tab[pid]
+		if info.State == 'Z' || info.State == 'X' {
+			continue
+		}
+		if st, ok := prev[pid]; !ok || st != info.Start {
+			changed = true
+			w.guard.send(guardMsg{Op: "proc", PID: pid, StartTicks: info.Start})
+		}
+		delete(prev, pid)
+		if len(live) < store.MaxProcs {
+			name := info.Comm
+			if sp := w.seen[pid]; sp != nil && sp.info.Start == info.Start && sp.info.Cmdline != "" {
+				name = shortCmd(sp.info.Cmdline)
+			}
+			live = append(live, store.BootProc{PID: pid, StartTicks: info.Start, Process: name})
+		}
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].PID < live[j].PID })
+	w.live = live
+	if changed || len(prev) > 0 {
+		w.liveChanged = true
+	}
+}
+
+// heartbeat is how often a run still going is saved without news.
+const heartbeat = 5 * time.Second
 
 // checkEnv compares one process's environment with the request and
 // records and prints a mismatch.
@@ -565,7 +706,7 @@ func (w *watcher) checkEnv(info procInfo, env map[string]string) bool {
 		what = append(what, fmt.Sprintf("%s=%q (requested %q)", k, d.Got, d.Want))
 	}
 	w.say("%s pid %d (%s): %s", w.cfg.Style.Red("env"), info.PID, ec.Process, strings.Join(what, "; "))
-	w.save()
+	w.save(false)
 	return true
 }
 
@@ -668,6 +809,11 @@ func (w *watcher) reap() {
 // finish writes down the outcome: exit status, timeline, ranks of the env
 // report, diagnosis, and saves the run.
 func (w *watcher) finish() {
+	// The boot is stopped: the guardian has nothing left to do, and the
+	// record's processes are those still running now (normally none).
+	w.guard.release()
+	tab := procTable()
+	w.noteLive(w.tree(tab), tab)
 	// The pipes close once every process that held them is gone; a process
 	// we could not stop must not hold the run open forever.
 	done := make(chan struct{})
@@ -675,7 +821,21 @@ func (w *watcher) finish() {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
+		w.tee.locked(func() {
+			if w.tee.fileErr == nil {
+				w.tee.fileErr, w.tee.errLine = errHeldOpen, w.tee.lines+1
+			}
+		})
 		w.say("%s some process still holds the boot's output open; output after this point is not saved", w.cfg.Style.Yellow("warning"))
+	}
+	// What reached the disk: an error the kernel reports only now (NFS,
+	// delayed allocation on a full disk) makes the log incomplete too.
+	if err := w.file.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		w.tee.locked(func() {
+			if w.tee.fileErr == nil {
+				w.tee.fileErr, w.tee.errLine = fmt.Errorf("fsync: %w", err), 1
+			}
+		})
 	}
 	w.run.Ended = time.Now()
 	if st := w.cmd.ProcessState; st != nil {
@@ -686,14 +846,14 @@ func (w *watcher) finish() {
 			w.run.ExitCode = &code
 		}
 	}
-	w.run.Lines, w.run.Bytes = w.tee.counts()
 	w.run.CPU = &store.CPU{
 		WatchSeconds: (rusage(syscall.RUSAGE_SELF) - w.cpuSelf).Seconds(),
 		BootSeconds:  (rusage(syscall.RUSAGE_CHILDREN) - w.cpuKids).Seconds(),
 	}
-	if w.tee.fileErr != nil {
-		w.say("%s writing output.log: %v", w.cfg.Style.Red("error"), w.tee.fileErr)
-	}
+	// The terminal gets what it can take of the rest; what it could not is
+	// counted.
+	w.term.drain(termStall)
+	w.noteOutput()
 	if w.tracker != nil {
 		w.tee.locked(func() {
 			w.tracker.Finish()
@@ -714,23 +874,35 @@ func (w *watcher) finish() {
 			}
 		})
 	}
-	w.status.clearLocked()
 	w.run.Ended = time.Now()
-	// Verdict first: the outcome line heads the closing block, then the
-	// diagnosis that explains it.
-	fmt.Fprintf(w.cfg.Messages, "\n%s\n", Headline(w.run, w.cfg.Style))
+	// Verdict first: the outcome line heads the closing block, then what
+	// became of the output, then the diagnosis that explains the outcome.
+	w.print("\n" + Headline(w.run, w.cfg.Style) + "\n")
+	out := w.run.Output
+	if out.Error != "" {
+		w.say("%s output.log holds %d of the %s the boot printed (%s)", w.cfg.Style.Red("incomplete:"), w.run.Lines, reportruns.Lines(out.Lines), out.Error)
+	}
+	if out.TerminalDropped > 0 {
+		has := "output.log has every line"
+		if out.Error != "" {
+			has = "output.log has those it saved"
+		}
+		w.say("the terminal did not keep up: %s of the boot's output were left out of its copy (%s)", reportruns.Lines(out.TerminalDropped), has)
+	}
 	switch {
 	case w.run.Outcome == store.OutcomeReady || w.cfg.Diagnose == nil:
-	case w.run.Bytes == 0:
+	case out.Bytes == 0:
 		// Nothing was printed: nothing to diagnose, and not a failure of
 		// the diagnosis.
 		w.say("no output to diagnose (the boot printed nothing)")
+	case w.run.Bytes == 0:
+		w.say("no output to diagnose: none of it reached output.log")
 	default:
 		if w.run.Bytes >= DiagnoseNoteBytes {
 			// Reading a large log takes a while: say what is going on.
 			w.say("diagnosing %s of output (a second Ctrl-C skips it)", sizeText(w.run.Bytes))
 		}
-		w.save() // logs are complete; the diagnosis reads them
+		w.save(false) // logs are complete; the diagnosis reads them
 		// The boot's context is over (after Ctrl-C it is cancelled); a
 		// second Ctrl-C (Hurry) abandons the diagnosis.
 		dctx, cancel := context.WithCancel(context.Background())
@@ -751,11 +923,48 @@ func (w *watcher) finish() {
 			w.run.Verdict = d.Verdict
 			w.run.Findings = mergeFindings(w.run.Findings, d.Findings)
 			if strings.TrimSpace(d.Text) != "" {
-				fmt.Fprintf(w.cfg.Messages, "%s\n", strings.TrimRight(d.Text, "\n"))
+				w.print(strings.TrimRight(d.Text, "\n") + "\n")
 			}
 		}
 	}
-	w.save()
+	w.save(true)
+	w.term.close(termStall)
+}
+
+// errHeldOpen ends output.log when a process the stop could not end keeps
+// the boot's output open.
+var errHeldOpen = errors.New("a process still held the boot's output open after the boot was stopped")
+
+// noteOutput records what reached output.log and what became of the rest.
+// The tee's lock is taken, so the counts and the error agree.
+func (w *watcher) noteOutput() {
+	if w.tee == nil {
+		return
+	}
+	out := &store.Output{}
+	w.tee.locked(func() {
+		w.run.Lines, w.run.Bytes = w.tee.lines, w.tee.bytes
+		out.Lines, out.Bytes = w.tee.seenLines, w.tee.seenBytes
+		if err := w.tee.fileErr; err != nil {
+			out.Error = fmt.Sprintf("output incomplete at line %d: %s", w.tee.errLine, errText(err))
+		}
+	})
+	out.TerminalDropped = w.term.dropped()
+	out.TerminalClosed = w.term.closed()
+	if w.run.Output != nil {
+		out.RunJSONError = w.run.Output.RunJSONError
+	}
+	w.run.Output = out
+}
+
+// errText is an error's cause without the path it was about ("no space
+// left on device").
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // sizeText is "1.2 GB", "340 MB", "12 KB" or "512 bytes".
@@ -794,16 +1003,39 @@ func Headline(run *store.Run, st report.Style) string {
 	return fmt.Sprintf("%s after %s — %s (%s)", word, run.Duration().Round(100*time.Millisecond), run.Reason, id)
 }
 
-// save writes run.json into the run directory (always) and the run into
-// the store (when there is one). A store failure is reported once and
-// the boot goes on: its output and run.json are still saved.
-func (w *watcher) save() {
-	if w.run.Dir != "" {
-		if b, err := json.MarshalIndent(w.run, "", "  "); err == nil {
-			tmp := filepath.Join(w.run.Dir, ".run.json.tmp")
-			if os.WriteFile(tmp, append(b, '\n'), 0o644) == nil {
-				os.Rename(tmp, filepath.Join(w.run.Dir, "run.json"))
+// save writes run.json into the run directory (atomically: a temp file
+// renamed over it) and the run into the store (when there is one); final
+// also syncs run.json to disk. A failure of either is said once and the
+// boot goes on; what is said about where the run is recorded is what is
+// true at that moment.
+func (w *watcher) save(final bool) {
+	w.lastSave, w.liveChanged = time.Now(), false
+	w.run.Updated = w.lastSave
+	w.run.Procs = w.live
+	if !final {
+		w.noteOutput()
+	}
+	jsonOK := w.dir == nil
+	if w.dir != nil {
+		b, err := json.MarshalIndent(w.run, "", "  ")
+		if err == nil {
+			err = w.dir.writeFile("run.json", append(b, '\n'), final)
+		}
+		jsonOK = err == nil
+		if w.run.Output != nil {
+			w.run.Output.RunJSONError = ""
+			if err != nil {
+				// The store's copy says so: it is then the only record.
+				w.run.Output.RunJSONError = errText(err)
 			}
+		}
+		if err != nil && !w.jsonErr {
+			w.jsonErr = true
+			where := "the store keeps the run"
+			if w.cfg.Store == nil || w.storeErr {
+				where = "and there is no store: this run is recorded nowhere but in these messages"
+			}
+			w.say("%s run.json cannot be written in %s: %v; %s", w.cfg.Style.Red("error"), w.dir.path, errText(err), where)
 		}
 	}
 	if w.cfg.Store == nil || w.storeErr {
@@ -811,24 +1043,35 @@ func (w *watcher) save() {
 	}
 	if err := w.cfg.Store.Save(w.run); err != nil {
 		w.storeErr = true
-		w.say("%s %v; this run is not recorded in the store (its output and run.json are still written)", w.cfg.Style.Red("store:"), err)
+		var where string
+		switch {
+		case w.dir == nil:
+			where = "it has no run directory yet"
+		case jsonOK:
+			where = "run.json in " + w.dir.path + " keeps it"
+		default:
+			where = "and run.json could not be written either: it is recorded nowhere"
+		}
+		w.say("%s %v; this run is not recorded in the store (%s)", w.cfg.Style.Red("store:"), err, where)
 	}
 }
 
-// say prints one of bringup's own lines without cutting into the boot's.
+// say prints one of bringup's own lines; it never waits for the terminal.
 func (w *watcher) say(format string, a ...any) {
-	msg := fmt.Sprintf(format, a...)
-	if w.tee == nil {
-		fmt.Fprintf(w.cfg.Messages, "bringup watch: %s\n", msg)
+	w.print(fmt.Sprintf("bringup watch: "+format+"\n", a...))
+}
+
+// print writes text (whole lines) to the messages.
+func (w *watcher) print(text string) {
+	if w.term == nil {
+		io.WriteString(w.cfg.Messages, text)
 		return
 	}
-	w.tee.locked(func() {
-		w.status.clearLocked()
-		fmt.Fprintf(w.cfg.Messages, "bringup watch: %s\n", msg)
-	})
+	w.term.message(text)
 }
 
 func (w *watcher) drawStatus(now time.Time, silent time.Duration) {
+	var text string
 	w.tee.locked(func() {
 		var phases []store.Phase
 		if w.tracker != nil {
@@ -838,11 +1081,12 @@ func (w *watcher) drawStatus(now time.Time, silent time.Duration) {
 		if w.isReady {
 			note = "ready"
 		}
-		if w.tee.bytes == 0 {
+		if w.tee.seenBytes == 0 {
 			silent = -1 // "last output 1.4s ago" of a boot that printed nothing misleads
 		}
-		w.status.drawLocked(statusText(now.Sub(w.run.Started), silent, phases, note))
+		text = statusText(now.Sub(w.run.Started), silent, phases, note)
 	})
+	w.term.status(text)
 }
 
 // pollReady GETs url every second until it answers 200.

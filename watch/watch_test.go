@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -67,7 +68,19 @@ type bootResult struct {
 	stdout bytes.Buffer
 	stderr bytes.Buffer
 	msgs   bytes.Buffer
+	mu     sync.Mutex // msgs, written by the terminal copy while the boot runs
 	st     *store.Store
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // boot runs cfg under watch with a fresh store and run directory, and
@@ -88,8 +101,17 @@ func boot(t *testing.T, ctx context.Context, cfg Config) *bootResult {
 	if cfg.Store == nil {
 		cfg.Store = st
 	}
-	cfg.RunsDir = t.TempDir()
-	cfg.Stdout, cfg.Stderr, cfg.Messages = &res.stdout, &res.stderr, &res.msgs
+	if cfg.RunsDir == "" && cfg.Dir == "" {
+		cfg.RunsDir = t.TempDir()
+	}
+	// A test that gives its own terminal keeps it.
+	if cfg.Stdout == nil {
+		cfg.Stdout = &res.stdout
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = &res.stderr
+	}
+	cfg.Messages = &lockedWriter{w: &res.msgs, mu: &res.mu}
 	if cfg.Grace == 0 {
 		cfg.Grace = 2 * time.Second
 	}

@@ -1,24 +1,35 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	reportruns "github.com/bringup-tool/bringup/report/runs"
 	"github.com/bringup-tool/bringup/store"
+	"github.com/bringup-tool/bringup/watch"
 )
 
 func init() { register(newRunsCmd) }
 
 func newRunsCmd() *cobra.Command {
 	var storePath string
+	var stopLost bool
+	var grace time.Duration
+	var stderr io.Writer
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List, show, compare and tabulate the boots recorded by bringup watch",
 		Long: `runs reads the run store that 'bringup watch' records every boot in (embedded
 SQLite; --store or $` + store.EnvVar + `, else the user's state directory).
-A run is named by its id or "last".`,
+A run is named by its id or "last".
+
+Opening the store, runs (like watch) marks lost every run left "running" by a
+watch that is gone (killed, or the machine went down), and names the
+processes its boot left running; --stop-lost stops them.`,
 		Example: `  bringup runs list
   bringup runs show last --json
   bringup runs compare 12 13
@@ -31,6 +42,9 @@ A run is named by its id or "last".`,
 		},
 	}
 	cmd.PersistentFlags().StringVar(&storePath, "store", "", "run store file (default $"+store.EnvVar+", else the user's state dir)")
+	cmd.PersistentFlags().BoolVar(&stopLost, "stop-lost", false, "stop the processes that lost runs (a killed watch) left running")
+	cmd.PersistentFlags().DurationVar(&grace, "grace", 10*time.Second, "with --stop-lost: time between SIGTERM and SIGKILL")
+	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) { stderr = c.ErrOrStderr() }
 	open := func() (*store.Store, error) {
 		path, err := store.Resolve(storePath)
 		if err != nil {
@@ -40,6 +54,7 @@ A run is named by its id or "last".`,
 		if err != nil {
 			return nil, Usagef("%v", err)
 		}
+		checkLost(stderr, "bringup runs", st, stopLost, grace)
 		return st, nil
 	}
 	// listRuns opens the store and reads its newest n runs (all for 0).
@@ -182,4 +197,45 @@ counts each outcome: the verification matrix of a bring-up, e.g.
 
 	cmd.AddCommand(list, show, compare, matrix)
 	return cmd
+}
+
+// checkLost marks the runs a dead watch left "running" as lost and says so
+// on w, naming the processes their boots left running (stopped with
+// stop). A failure to check is said and does not stop the command.
+func checkLost(w io.Writer, prog string, st *store.Store, stop bool, grace time.Duration) {
+	if w == nil {
+		w = io.Discard
+	}
+	ls, err := watch.CheckRuns(st, watch.CheckOptions{Stop: stop, Grace: grace})
+	if err != nil {
+		fmt.Fprintf(w, "%s: checking for runs a killed watch left running: %v\n", prog, err)
+	}
+	for _, l := range ls {
+		r := l.Run
+		if l.Marked {
+			fmt.Fprintf(w, "%s: run #%d was still marked running, but its watch is gone: marked lost (%s)\n", prog, r.ID, r.Reason)
+		}
+		if len(l.Stopped) > 0 {
+			fmt.Fprintf(w, "%s: run #%d: stopped %d process(es) its boot left running: %s\n", prog, r.ID, len(l.Stopped), procNames(l.Stopped))
+		}
+		if len(l.Running) > 0 {
+			how := "'bringup runs list --stop-lost' stops them"
+			if stop {
+				how = "they could not be stopped"
+			}
+			fmt.Fprintf(w, "%s: run #%d (lost) left %d process(es) running: %s; %s\n", prog, r.ID, len(l.Running), procNames(l.Running), how)
+		}
+	}
+}
+
+func procNames(ps []store.BootProc) string {
+	var parts []string
+	for i, p := range ps {
+		if i == 8 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ps)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("pid %d (%s)", p.PID, p.Process))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -43,6 +43,7 @@ func newWatchCmd() *cobra.Command {
 		patches   string
 		patchRoot string
 		ruleFiles []string
+		stopLost  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "watch [flags] -- CMD ARGS...",
@@ -68,6 +69,12 @@ func newWatchCmd() *cobra.Command {
     group), SIGKILL after --grace; nothing is left running;
   - a boot that did not come up is diagnosed like 'bringup diagnose' does;
   - every run is recorded in the run store (see 'bringup runs').
+
+The terminal never holds the boot up: output goes to output.log first; a
+terminal that does not keep up loses lines from its copy only (counted), and
+one that goes away (| head) stops getting output while the boot goes on. If
+bringup itself is killed, a guardian process stops the boot, and the next
+bringup that opens the store marks the run lost.
 
 Outcomes: ready, failed, hung, timeout, exited, interrupted.
 Exit status: 0 ready (or exited cleanly), 1 failed/hung/timeout/interrupted or an
@@ -149,10 +156,11 @@ error-level finding, 2 could not run.`,
 			}
 			st, err := store.Open(path)
 			if err != nil {
-				fmt.Fprintf(stderr, "bringup watch: %s %v\nbringup watch: the boot runs anyway; its output and run.json are saved in the run directory\n", style.Red("store:"), err)
+				fmt.Fprintf(stderr, "bringup watch: %s %v\nbringup watch: the boot runs anyway, recorded only in its run directory (output.log, run.json)\n", style.Red("store:"), err)
 				st = nil
 			} else {
 				defer st.Close()
+				checkLost(stderr, "bringup watch", st, stopLost, grace)
 			}
 			runsDir := filepath.Join(filepath.Dir(path), "runs")
 
@@ -195,6 +203,12 @@ error-level finding, 2 could not run.`,
 				}
 			}()
 			cfg.Hurry = hurry
+			// A closed stdout (bringup watch … | head) ends only the
+			// terminal copy: writes to it fail with EPIPE instead of the
+			// signal killing bringup and orphaning the boot. Notify, not
+			// Ignore: an ignored signal would be inherited by the boot.
+			pipes := make(chan os.Signal, 1)
+			signal.Notify(pipes, syscall.SIGPIPE)
 			run, err := watch.Run(ctx, cfg)
 			if err != nil {
 				if errors.Is(err, watch.ErrNotRunnable) {
@@ -233,6 +247,7 @@ error-level finding, 2 could not run.`,
 	f.StringVar(&patches, "patches", "", "patch series DIR that must be in an expected state (bringup patch status) before booting; recorded with the run")
 	f.StringVar(&patchRoot, "patch-root", "", "site-packages directory the --patches targets are relative to")
 	f.StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML FILE for the diagnosis (repeatable)")
+	f.BoolVar(&stopLost, "stop-lost", false, "stop the processes that lost runs (a killed watch) left running, before booting")
 	return cmd
 }
 
@@ -247,7 +262,13 @@ func printOutcome(w io.Writer, run *store.Run, st report.Style) {
 			fmt.Fprintf(w, "  stacks after %.0fs of silence: %s\n", s.Seconds, s.StacksPath)
 		}
 	}
-	fmt.Fprintf(w, "  output: %s (%s)\n", filepath.Join(run.Dir, "output.log"), reportruns.Lines(run.Lines))
+	fmt.Fprintf(w, "  output: %s (%s)\n", filepath.Join(run.Dir, "output.log"), reportruns.Saved(run))
+	if o := run.Output; o != nil && o.TerminalDropped > 0 {
+		fmt.Fprintf(w, "  terminal: %s not shown (the terminal did not keep up)\n", reportruns.Lines(o.TerminalDropped))
+	}
+	if o := run.Output; o != nil && o.RunJSONError != "" {
+		fmt.Fprintf(w, "  run.json: not written (%s); the run is in the store: bringup runs show %s\n", o.RunJSONError, refOf(run))
+	}
 }
 
 func refOf(run *store.Run) string {

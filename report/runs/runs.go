@@ -200,6 +200,21 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 		}
 		tw.Flush()
 	}
+	if len(r.Survivors) > 0 {
+		ew.printf("\n%s\n", st.Bold("processes the lost watch left behind"))
+		for _, p := range r.Survivors {
+			state := p.State
+			switch state {
+			case store.SurvivorRunning:
+				state = st.Red("still running") + " (bringup runs list --stop-lost stops it)"
+			case store.SurvivorStopped:
+				state = "stopped by bringup"
+			case store.SurvivorGone:
+				state = "ended by itself"
+			}
+			ew.printf("  pid %d (%s): %s\n", p.PID, p.Process, state)
+		}
+	}
 	if len(r.Findings) > 0 {
 		ew.printf("\n%s\n", st.Bold("findings"))
 		for _, f := range r.Findings {
@@ -223,11 +238,41 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 			}
 		}
 	}
-	ew.printf("\nrun directory: %s (%s of output)\n", orDash(r.Dir), Lines(r.Lines))
+	ew.printf("\nrun directory: %s (%s of output%s)\n", orDash(r.Dir), Lines(r.Lines), savedNote(r))
+	if o := r.Output; o != nil {
+		if o.Error != "" {
+			ew.printf("output: %s; the boot printed %s\n", st.Red(o.Error), Lines(o.Lines))
+		}
+		if o.TerminalDropped > 0 {
+			ew.printf("terminal: %s not shown (the terminal did not keep up)\n", Lines(o.TerminalDropped))
+		}
+		for _, c := range o.TerminalClosed {
+			ew.printf("terminal: the copy stopped (%s)\n", c)
+		}
+		if o.RunJSONError != "" {
+			ew.printf("run.json: not written (%s): this record is the only one\n", o.RunJSONError)
+		}
+	}
 	if r.CPU != nil {
 		ew.printf("cpu: watching %.2fs, the boot %.2fs\n", r.CPU.WatchSeconds, r.CPU.BootSeconds)
 	}
 	return ew.err
+}
+
+// Saved is what reached output.log: "N lines", with ", incomplete" when
+// some of the output is not in it.
+func Saved(r *store.Run) string {
+	if r.Incomplete() {
+		return Lines(r.Lines) + " saved; " + r.Output.Error
+	}
+	return Lines(r.Lines)
+}
+
+func savedNote(r *store.Run) string {
+	if r.Incomplete() {
+		return ", incomplete"
+	}
+	return ""
 }
 
 // Lines is "1 line" or "N lines".

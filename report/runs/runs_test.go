@@ -76,3 +76,34 @@ func TestShowHeadline(t *testing.T) {
 		t.Errorf("run directory line:\n%s", out)
 	}
 }
+
+// A lost run shows the processes its boot left and what became of them;
+// an incomplete log says where it stops, and the terminal's losses.
+func TestShowLostAndIncomplete(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 1, 57, 51, 0, time.UTC)
+	run := &store.Run{ID: 3, Outcome: store.OutcomeLost, Reason: "bringup watch (pid 9) ended without recording an outcome",
+		Started: t0, Ended: t0.Add(5 * time.Second), Dir: "/runs/3-ab", Lines: 8096, Command: []string{"vllm", "serve"},
+		Output:    &store.Output{Lines: 40000, Error: "output incomplete at line 8097: no space left on device", TerminalDropped: 12, TerminalClosed: []string{"stdout: write |1: broken pipe"}},
+		Survivors: []store.BootProc{{PID: 41, Process: "python3 worker.py", State: store.SurvivorRunning}, {PID: 42, Process: "launcher", State: store.SurvivorStopped}}}
+	var buf bytes.Buffer
+	if err := Show(&buf, run, report.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"LOST run #3 after 5s — bringup watch (pid 9) ended without recording an outcome\n",
+		"  pid 41 (python3 worker.py): still running (bringup runs list --stop-lost stops it)\n",
+		"  pid 42 (launcher): stopped by bringup\n",
+		"run directory: /runs/3-ab (8096 lines of output, incomplete)\n",
+		"output: output incomplete at line 8097: no space left on device; the boot printed 40000 lines\n",
+		"terminal: 12 lines not shown (the terminal did not keep up)\n",
+		"terminal: the copy stopped (stdout: write |1: broken pipe)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	if got := Saved(run); got != "8096 lines saved; output incomplete at line 8097: no space left on device" {
+		t.Errorf("Saved = %q", got)
+	}
+}
