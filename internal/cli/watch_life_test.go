@@ -375,7 +375,7 @@ func TestWatchParentDeathSignal(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	var pid int
 	var r *store.Run
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (pid == 0 || r == nil || r.Watcher == nil); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (pid == 0 || r == nil || r.Watcher == nil || r.Watcher.Guardian <= 0); time.Sleep(100 * time.Millisecond) {
 		pid, _ = strconv.Atoi(strings.TrimSpace(fileText(pidFile)))
 		if code, out, _ := runCLI("runs", "show", "last", "--store", db, "--json"); code == ExitOK {
 			r = &store.Run{}
