@@ -18,8 +18,8 @@ import (
 type Thread struct {
 	TID   int    // native thread id (Linux tid); 0 when it could not be determined
 	Ident uint64 // threading.get_ident() (the pthread id)
-	// Name is the threading name (Thread.name, read from threading._active
-	// on 3.11+), else the OS thread name (/proc/PID/task/TID/comm).
+	// Name is the threading name (Thread.name, read from threading._active),
+	// else the OS thread name (/proc/PID/task/TID/comm).
 	Name string
 	Main bool // the process's initial thread: TID == PID (without tids, the oldest thread state or "MainThread")
 	// Partial: the thread kept running (calling and returning) while being
@@ -28,7 +28,11 @@ type Thread struct {
 	// inner part left out. A Partial thread is, by itself, evidence that it
 	// is running rather than blocked.
 	Partial bool
-	Frames  record.Stack
+	// Tries is how many reads of the frame chain this capture took (1
+	// for a thread that stood still; up to maxThreadAttempts for one that
+	// kept moving).
+	Tries  int
+	Frames record.Stack
 }
 
 // Process is one snapshot of a Python process.
@@ -147,7 +151,7 @@ func threadsFrom(pid int, raw []rawThread, osName func(tid int) string) []Thread
 	// people expect.
 	for i := len(raw) - 1; i >= 0; i-- {
 		r := raw[i]
-		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Frames: r.frames}
+		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Tries: r.tries, Frames: r.frames}
 		if th.Name == "" && th.TID > 0 {
 			th.Name = osName(th.TID)
 		}

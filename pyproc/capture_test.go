@@ -95,8 +95,8 @@ func checkSelfView(t *testing.T, py, minor string) {
 		if th.Main != want.Main {
 			t.Errorf("thread %q: Main %v, want %v", want.Name, th.Main, want.Main)
 		}
-		// threading names are read on 3.11+; 3.10 gives OS names.
-		if minor != "3.10" && th.Name != want.Name {
+		// threading names are read on every version (3.10 included).
+		if th.Name != want.Name {
 			t.Errorf("thread ident %#x: name %q, want %q", want.Ident, th.Name, want.Name)
 		}
 		if th.Name == "" {
