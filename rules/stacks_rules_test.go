@@ -44,7 +44,7 @@ var (
 	}
 	lowering = []string{"run_node", "torch/_inductor/graph.py", "run", "torch/fx/interpreter.py", "run", "torch/_inductor/graph.py",
 		"fx_codegen_and_compile", "torch/_inductor/compile_fx.py", "compile", "vllm/compilation/backends.py"}
-	fallbackHang = frames(append(append(irStr(12, "__str__"), "operator_str", "torch/_inductor/exc.py", "call_function", "torch/_inductor/graph.py"), lowering...)...)
+	fallbackHang  = frames(append(append(irStr(12, "__str__"), "operator_str", "torch/_inductor/exc.py", "call_function", "torch/_inductor/graph.py"), lowering...)...)
 	qualifiedHang = frames(append(irStr(12, "ExternKernel.__str__"), "OperatorIssue.operator_str", "torch/_inductor/exc.py",
 		"GraphLowering.call_function", "torch/_inductor/graph.py")...)
 	fusionBench = frames("synchronize", "torch/cuda/__init__.py", "benchmark_gpu", "torch/_inductor/runtime/benchmarking.py",
@@ -69,7 +69,7 @@ var (
 	rendezvous = frames("_create_c10d_store", "torch/distributed/rendezvous.py", "_env_rendezvous_handler", "torch/distributed/rendezvous.py",
 		"init_process_group", "torch/distributed/distributed_c10d.py", "wrapper", "torch/distributed/c10d_logger.py",
 		"init_distributed_environment", "vllm/distributed/parallel_state.py")
-	elastic = frames("next_rendezvous", "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", "_rendezvous", "torch/distributed/elastic/agent/server/api.py")
+	elastic     = frames("next_rendezvous", "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", "_rendezvous", "torch/distributed/elastic/agent/server/api.py")
 	safetensors = frames("safetensors_weights_iterator", "vllm/model_executor/model_loader/weight_utils.py", "load_weights", "vllm/model_executor/models/llama.py",
 		"load_model", "vllm/model_executor/model_loader/default_loader.py")
 	torchLoad = frames("persistent_load", "torch/serialization.py", "_load", "torch/serialization.py", "load", "torch/serialization.py",
@@ -79,7 +79,7 @@ var (
 	download = frames("read", "ssl.py", "recv_into", "socket.py", "http_get", "huggingface_hub/file_download.py",
 		"_download_to_tmp_and_move", "huggingface_hub/file_download.py", "hf_hub_download", "huggingface_hub/file_download.py",
 		"snapshot_download", "huggingface_hub/_snapshot_download.py", "download_weights_from_hf", "vllm/model_executor/model_loader/weight_utils.py")
-	sleeping = frames("wait_for_compile", "/srv/app/silent.py", "main", "/srv/app/silent.py", "<module>", "/srv/app/silent.py")
+	sleeping         = frames("wait_for_compile", "/srv/app/silent.py", "main", "/srv/app/silent.py", "<module>", "/srv/app/silent.py")
 	schedulerCodegen = frames("can_fuse", "torch/_inductor/scheduler.py", "fuse_nodes_once", "torch/_inductor/scheduler.py", "fuse_nodes", "torch/_inductor/scheduler.py",
 		"__init__", "torch/_inductor/scheduler.py", "codegen", "torch/_inductor/graph.py")
 	loweringError = frames(append(irStr(12, "__str__"), "__init__", "torch/_inductor/exc.py", "call_function", "torch/_inductor/graph.py")...)

@@ -131,7 +131,7 @@ type Analysis struct {
 	// Where is the headline: where the workers are (Verdict prints it).
 	Where    Where
 	Signals  []Signal
-	Findings  []record.Finding
+	Findings []record.Finding
 	// Warnings are the readers' skipped input, carried for the report.
 	Warnings []Warning
 	// Interleaved lists inputs whose processes' output was mixed inside
@@ -736,4 +736,3 @@ func outliers(infos []*threadInfo, a *Analysis) []Outlier {
 	})
 	return out
 }
-
