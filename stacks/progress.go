@@ -86,18 +86,27 @@ func judge(prims []*threadInfo) Progress {
 		partial = partial || ti.t.Partial
 	}
 	var pr Progress
+	last := prims[n-1]
 	switch {
+	case allSame(exact) && !partial && running(prims):
+		// The same stack every time while the thread runs on the CPU
+		// (the OS said R in every snapshot): it spins in one place.
+		f := last.t.Frames[0]
+		pr.Verdict = "busy"
+		pr.Where = &Frame{Func: f.Func, File: last.keys[0].File, Line: f.Line, Native: f.Native}
+		pr.Shared = len(last.t.Frames)
+		pr.Detail = fmt.Sprintf("busy in %s: the stack is the same in all %d snapshots and the thread was running in each (spinning in one place)", frameLoc(*pr.Where), n)
+		return pr
 	case allSame(exact) && !partial:
 		pr.Verdict = "stuck"
 		pr.Detail = fmt.Sprintf("the main stack is identical in all %d snapshots: blocked or spinning in one place", n)
 		return pr
-	case allSame(funcs) && !partial:
+	case allSame(funcs) && !partial && !allSame(depths):
 		pr.Verdict = "slow"
-		pr.Detail = "same functions in every snapshot, changing depth or lines (" + strings.Join(depths, " → ") + "): busy in one region, not deadlocked"
+		pr.Detail = "same functions in every snapshot, changing recursion depth (" + strings.Join(depths, " → ") + "): busy in one region, not deadlocked"
 		return pr
 	}
 	shared, endsThere, sameLine := sharedRoot(prims)
-	last := prims[n-1]
 	if shared > 0 && last != nil {
 		f := last.t.Frames[len(last.t.Frames)-shared]
 		where := &Frame{Func: f.Func, File: last.keys[len(last.keys)-shared].File, Line: f.Line, Native: f.Native}
@@ -106,7 +115,7 @@ func judge(prims []*threadInfo) Progress {
 		if where.Line > 0 {
 			loc += fmt.Sprintf(":%d", where.Line)
 		}
-		if partial || endsThere || sameLine {
+		if partial || endsThere || sameLine || allSame(funcs) {
 			pr.Verdict = "busy"
 			why := "the frames above it change between snapshots"
 			if partial {
@@ -122,6 +131,17 @@ func judge(prims []*threadInfo) Progress {
 	pr.Verdict = "progressing"
 	pr.Detail = "the main stack changes between snapshots"
 	return pr
+}
+
+// running: every snapshot's thread was on the CPU (state active, as a live
+// capture reads it from /proc and py-spy prints it).
+func running(prims []*threadInfo) bool {
+	for _, ti := range prims {
+		if ti == nil || !strings.HasPrefix(ti.t.State, "active") {
+			return false
+		}
+	}
+	return true
 }
 
 // sharedRoot is how many frames, counted from the root, every snapshot's
@@ -174,6 +194,9 @@ func depthNote(c Collapsed) string {
 }
 
 func allSame(xs []string) bool {
+	if len(xs) == 0 {
+		return true
+	}
 	for _, x := range xs[1:] {
 		if x != xs[0] {
 			return false

@@ -390,9 +390,12 @@ func (w *Where) text(group []procState) string {
 	case "stuck":
 		fmt.Fprintf(&b, ", %d snapshots identical", w.Snapshots)
 	case "busy":
-		if w.BusyIn != nil {
+		switch {
+		case w.BusyIn != nil && w.Frame != nil && w.BusyIn.Func == w.Frame.Func && w.BusyIn.File == w.Frame.File && w.BusyIn.Line > 0:
+			fmt.Fprintf(&b, ", busy in a loop there (line %d)", w.BusyIn.Line)
+		case w.BusyIn != nil:
 			fmt.Fprintf(&b, ", busy in %s", frameLoc(*w.BusyIn))
-		} else {
+		default:
 			b.WriteString(", busy")
 		}
 		if w.Snapshots > 1 {

@@ -225,7 +225,7 @@ func TestBusyLoopAcrossSnapshots(t *testing.T) {
 	if len(a.Progress) != 1 || a.Progress[0].Verdict != "busy" || a.Progress[0].Where == nil || a.Progress[0].Where.Func != "spin" || a.Progress[0].Shared != 33 {
 		t.Fatalf("progress %+v", a.Progress)
 	}
-	if !strings.Contains(a.Progress[0].Detail, "busy in spin (/srv/busy.py:36)") || !strings.Contains(a.Verdict(), "busy in spin (/srv/busy.py:36) across 3 snapshots") {
+	if !strings.Contains(a.Progress[0].Detail, "busy in spin (/srv/busy.py:36)") || !strings.HasSuffix(a.Verdict(), "main thread of pid 7 in /srv/busy.py spin (bucket #1), busy in a loop there (line 36) across 3 snapshots") {
 		t.Errorf("detail %q verdict %q", a.Progress[0].Detail, a.Verdict())
 	}
 	// Partial in every snapshot, the same outer frames: busy, not stuck.
