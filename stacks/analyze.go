@@ -137,6 +137,8 @@ type Analysis struct {
 	// Interleaved lists inputs whose processes' output was mixed inside
 	// lines and could not be read.
 	Interleaved []Warning
+
+	infos []*threadInfo
 }
 
 // threadInfo is one thread with its derived keys.
@@ -176,8 +178,26 @@ func Analyze(procs []*Process, opt Options) *Analysis {
 	a.Outliers = outliers(infos, a)
 	a.Progress = progress(procs, norm)
 	a.Signals = signals(infos, a)
-	if opt.Conclude != nil {
-		a.Findings = opt.Conclude(a.Signals)
+	a.infos = infos
+	a.Conclude(opt.Conclude)
+	return a
+}
+
+// Conclude turns the signals into findings with conclude (nil: none) and
+// computes the headline (Where) from them. Analyze calls it; a caller
+// that learns the run's versions later (diagnose reads the torch version
+// from the log) calls it again with stacks.Conclude(set, versions) so
+// the findings and the headline agree with the versions.
+func (a *Analysis) Conclude(conclude func([]Signal) []record.Finding) {
+	a.Findings = nil
+	for _, b := range a.Buckets {
+		b.Rules = nil
+	}
+	for _, s := range a.Signals {
+		clear(s.anchors)
+	}
+	if conclude != nil {
+		a.Findings = conclude(a.Signals)
 		for _, f := range a.Findings {
 			for _, b := range a.Buckets {
 				if bucketHasEvidence(b, f) && !slices.Contains(b.Rules, f.Rule) {
@@ -186,8 +206,7 @@ func Analyze(procs []*Process, opt Options) *Analysis {
 			}
 		}
 	}
-	a.Where = where(a, infos, anchorHits(a))
-	return a
+	a.Where = where(a, a.infos, anchorHits(a))
 }
 
 // anchorHit is a signature that matched one thread, with the frame it
