@@ -147,6 +147,9 @@ func roleOf(p *Process, norm *normalizer) string {
 			continue
 		}
 		k := norm.key(f)
+		if !roleFile(k.File) {
+			continue
+		}
 		for _, rs := range roleFrames {
 			// The function is compared without its class: py-spy prints
 			// co_name ("main" for SubprocMain.main), which is why only
@@ -162,6 +165,12 @@ func roleOf(p *Process, norm *normalizer) string {
 		return RoleCompileWorker
 	}
 	return ""
+}
+
+// roleFile is a quick test that a file can be one of roleFrames'.
+func roleFile(file string) bool {
+	return strings.Contains(file, "multiprocessing/") || strings.Contains(file, "torch/") || strings.Contains(file, "ray/") ||
+		strings.Contains(file, "vllm/") || strings.Contains(file, "sglang/")
 }
 
 func hasFrameIn(t *Thread, norm *normalizer, file, fn string) bool {
@@ -186,7 +195,8 @@ func hasFile(t *Thread, norm *normalizer, dir string) bool {
 // under want (a directory, ending in '/').
 func inPath(file, want string) bool {
 	if strings.HasSuffix(want, "/") {
-		return strings.HasPrefix(file, want) || strings.Contains(file, "/"+want)
+		i := strings.Index(file, want)
+		return i == 0 || (i > 0 && file[i-1] == '/')
 	}
 	return fileIs(file, want)
 }
