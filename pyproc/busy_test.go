@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -17,76 +16,68 @@ import (
 // read settled or not, and the blocked thread must come back whole under
 // its threading name "helper".
 func TestCaptureBusyChain(t *testing.T) {
-	for _, minor := range testedMinors {
-		t.Run(minor, func(t *testing.T) {
-			py := pyenv.Python(minor)
-			if py == "" {
-				t.Skipf("CPython %s is not installed under pyenv", minor)
+	eachPython(t, func(t *testing.T, minor, py string) {
+		script, _ := filepath.Abs(filepath.Join("testdata", "busy.py"))
+		cmd, view := startTargetAt(t, py, script)
+		var mainView, helperView record.Stack
+		for _, th := range view.Threads {
+			switch {
+			case th.Main:
+				mainView = th.Frames
+			case th.Name == "helper":
+				helperView = th.Frames
 			}
-			script, _ := filepath.Abs(filepath.Join("testdata", "busy.py"))
-			cmd, view := startTargetAt(t, py, script)
-			var mainView, helperView record.Stack
-			for _, th := range view.Threads {
-				switch {
+		}
+		want := fromFunc(mainView, "spin")
+		if len(want) < 33 || len(helperView) == 0 {
+			t.Fatalf("self view: main %d frames from spin, helper %d", len(want), len(helperView))
+		}
+		const captures = 50
+		partial, tries, settledInTick := 0, 0, 0
+		for i := 0; i < captures; i++ {
+			p, err := Capture(cmd.Process.Pid)
+			if err != nil {
+				t.Fatalf("capture %d: %v", i, err)
+			}
+			var main, helper *Thread
+			for j := range p.Threads {
+				switch th := &p.Threads[j]; {
 				case th.Main:
-					mainView = th.Frames
+					main = th
 				case th.Name == "helper":
-					helperView = th.Frames
+					helper = th
 				}
 			}
-			want := fromFunc(mainView, "spin")
-			if len(want) < 33 || len(helperView) == 0 {
-				t.Fatalf("self view: main %d frames from spin, helper %d", len(want), len(helperView))
+			if main == nil || helper == nil {
+				t.Fatalf("capture %d: main %v helper %v in %+v", i, main != nil, helper != nil, p.Threads)
 			}
-			const captures = 50
-			partial, tries, settledInTick := 0, 0, 0
-			for i := 0; i < captures; i++ {
-				p, err := Capture(cmd.Process.Pid)
-				if err != nil {
-					t.Fatalf("capture %d: %v", i, err)
-				}
-				var main, helper *Thread
-				for j := range p.Threads {
-					switch th := &p.Threads[j]; {
-					case th.Main:
-						main = th
-					case th.Name == "helper":
-						helper = th
-					}
-				}
-				if main == nil || helper == nil {
-					t.Fatalf("capture %d: main %v helper %v in %+v", i, main != nil, helper != nil, p.Threads)
-				}
-				if main.Name != "MainThread" {
-					t.Errorf("capture %d: main thread named %q", i, main.Name)
-				}
-				if helper.Partial || !sameFrames(helper.Frames, helperView) {
-					t.Fatalf("capture %d: helper partial %v\ngot:\n%swant:\n%s", i, helper.Partial, fmtStack(helper.Frames), fmtStack(helperView))
-				}
-				got := fromFunc(main.Frames, "spin")
-				// spin's own line moves (the loop test, the call); the
-				// frames under it stand still and must match exactly.
-				if len(got) != len(want) || !strings.HasSuffix(got[0].File, "busy.py") || !sameFrames(got[1:], want[1:]) {
-					t.Fatalf("capture %d (partial %v, %d tries): chain from spin lost or wrong\ngot:\n%swant:\n%s", i, main.Partial, main.Tries, fmtStack(main.Frames), fmtStack(want))
-				}
-				if main.Partial {
-					partial++
-				} else if n := len(main.Frames) - len(got); n > 1 || (n == 1 && !strings.HasSuffix(main.Frames[0].Func, "tick")) {
-					t.Fatalf("capture %d: settled read has %d frame(s) above spin:\n%s", i, n, fmtStack(main.Frames))
-				} else if n == 1 {
-					settledInTick++
-				}
-				tries += main.Tries
+			if main.Name != "MainThread" {
+				t.Errorf("capture %d: main thread named %q", i, main.Name)
 			}
-			t.Logf("%s: %d captures of the busy main thread: %d partial, %d settled inside tick, %.1f tries per capture", p(minor), captures, partial, settledInTick, float64(tries)/captures)
-			if partial > captures/5 {
-				t.Errorf("%d of %d captures of a thread calling and returning in one loop did not settle", partial, captures)
+			if helper.Partial || !sameFrames(helper.Frames, helperView) {
+				t.Fatalf("capture %d: helper partial %v\ngot:\n%swant:\n%s", i, helper.Partial, fmtStack(helper.Frames), fmtStack(helperView))
 			}
-		})
-	}
+			got := fromFunc(main.Frames, "spin")
+			// spin's own line moves (the loop test, the call); the
+			// frames under it stand still and must match exactly.
+			if len(got) != len(want) || !strings.HasSuffix(got[0].File, "busy.py") || !sameFrames(got[1:], want[1:]) {
+				t.Fatalf("capture %d (partial %v, %d tries): chain from spin lost or wrong\ngot:\n%swant:\n%s", i, main.Partial, main.Tries, fmtStack(main.Frames), fmtStack(want))
+			}
+			if main.Partial {
+				partial++
+			} else if n := len(main.Frames) - len(got); n > 1 || (n == 1 && !strings.HasSuffix(main.Frames[0].Func, "tick")) {
+				t.Fatalf("capture %d: settled read has %d frame(s) above spin:\n%s", i, n, fmtStack(main.Frames))
+			} else if n == 1 {
+				settledInTick++
+			}
+			tries += main.Tries
+		}
+		t.Logf("CPython %s: %d captures of the busy main thread: %d partial, %d settled inside tick, %.1f tries per capture", minor, captures, partial, settledInTick, float64(tries)/captures)
+		if partial > captures/5 {
+			t.Errorf("%d of %d captures of a thread calling and returning in one loop did not settle", partial, captures)
+		}
+	})
 }
-
-func p(s string) string { return "CPython " + s }
 
 // fromFunc is the part of a stack from the innermost frame named fn (a
 // suffix match, for qualified names) to the root; nil when absent.

@@ -9,20 +9,14 @@ co_name before) as JSON to argv[1], then goes on spinning until killed.
 Usage: busy.py VIEW.json [DEPTH]   (DEPTH: nested calls of descend, 30)
 """
 
-import json
-import os
 import sys
 import threading
 import time
 
+import selfview
+
 STARTED = threading.Event()
 BLOCK = threading.Event()  # never set
-
-
-def frame_name(code):
-    if sys.version_info >= (3, 11):
-        return code.co_qualname
-    return code.co_name
 
 
 def tick(n):
@@ -49,7 +43,6 @@ def helper():
 
 def report(path):
     STARTED.wait()
-    main = threading.main_thread()
     deadline = time.time() + 30
     while time.time() < deadline:
         frames = sys._current_frames()
@@ -57,26 +50,7 @@ def report(path):
         if h and h[0].ident in frames and frames[h[0].ident].f_code.co_name == "wait":
             break
         time.sleep(0.01)
-    frames = sys._current_frames()
-    out = []
-    for t in threading.enumerate():
-        if t.ident == threading.get_ident() or t.ident not in frames:
-            continue
-        f, stack = frames[t.ident], []
-        while f is not None:
-            stack.append({"func": frame_name(f.f_code), "file": f.f_code.co_filename, "line": f.f_lineno})
-            f = f.f_back
-        out.append({"ident": t.ident, "native_id": t.native_id, "name": t.name, "main": t is main, "frames": stack})
-    doc = {
-        "pid": os.getpid(),
-        "version": "%d.%d.%d" % sys.version_info[:3],
-        "reporter_native_id": threading.get_native_id(),
-        "threads": out,
-    }
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(doc, fh, indent=1)
-    os.rename(tmp, path)
+    selfview.write(path)
 
 
 def main():
