@@ -80,10 +80,11 @@ var roleFrames = []roleSite{
 	{RoleElasticAgent, "torch/distributed/elastic/agent/server/", ""},
 	{RoleElasticAgent, "torch/distributed/launcher/api.py", "launch_agent"},
 	{RoleEngineHelper, "sglang/srt/managers/detokenizer_manager.py", "run_detokenizer_process"},
-	{RoleAPIServer, "vllm/entrypoints/openai/api_server.py", "run_server"},
-	{RoleAPIServer, "vllm/entrypoints/openai/api_server.py", "run_server_worker"},
+	{RoleAPIServer, "vllm/entrypoints/openai/api_server.py", ""},
+	{RoleAPIServer, "vllm/entrypoints/cli/serve.py", ""},
 	{RoleAPIServer, "vllm/entrypoints/launcher.py", "serve_http"},
 	{RoleAPIServer, "sglang/srt/entrypoints/http_server.py", "launch_server"},
+	{RoleAPIServer, "sglang/launch_server.py", ""},
 	{RoleEngineCore, "vllm/v1/engine/core.py", "run_engine_core"},
 }
 
@@ -142,7 +143,18 @@ func roleOf(p *Process, norm *normalizer) string {
 	if main == nil {
 		return ""
 	}
-	for _, f := range main.Frames {
+	// A forked child's stack keeps its parent's frames under its own
+	// entry (multiprocessing's Process._bootstrap): only the child's own
+	// part says what it is (a worker forked from the engine core is not
+	// the engine core).
+	own := main.Frames
+	for i, f := range own {
+		if k := norm.key(f); !f.Native && k.Func == "_bootstrap" && fileIs(k.File, "multiprocessing/process.py") {
+			own = own[:i+1]
+			break
+		}
+	}
+	for _, f := range own {
 		if f.Native {
 			continue
 		}
@@ -159,9 +171,10 @@ func roleOf(p *Process, norm *normalizer) string {
 			}
 		}
 	}
-	// A compile pool's worker forked from the compile-worker process
-	// keeps its parent's frames under concurrent.futures' worker loop.
-	if hasFrameIn(main, norm, "concurrent/futures/process.py", "_process_worker") && hasFile(main, norm, "torch/_inductor/compile_worker/") {
+	// A compile pool's worker forked from the compile-worker process (or,
+	// in older torch, from the rank itself) keeps its parent's Inductor
+	// frames under concurrent.futures' worker loop.
+	if hasFrameIn(main, norm, "concurrent/futures/process.py", "_process_worker") && hasFile(main, norm, "torch/_inductor/") {
 		return RoleCompileWorker
 	}
 	return ""

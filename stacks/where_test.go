@@ -186,6 +186,15 @@ func TestRoles(t *testing.T) {
 		{"a rank that waits for its compile workers", "", fr("wait threading.py:359", "result concurrent/futures/_base.py:451",
 			"submit torch/_inductor/compile_worker/subproc_pool.py:230", "wait torch/_inductor/async_compile.py:400"), ""},
 		{"a worker", "VLLM::Worker_TP3", fr("forward vllm/model_executor/models/llama.py:300"), ""},
+		// Forked from the engine core: the parent's frames under the
+		// child's _bootstrap do not make it the engine core.
+		{"a forked worker", "", fr("forward vllm/model_executor/models/llama.py:300", "worker_main vllm/v1/executor/multiproc_executor.py:500",
+			"run multiprocessing/process.py:108", "_bootstrap multiprocessing/process.py:314", "_launch multiprocessing/popen_fork.py:71",
+			"start multiprocessing/process.py:121", "run_engine_core vllm/v1/engine/core.py:700", "cmd vllm/entrypoints/cli/serve.py:50"), ""},
+		{"a forked engine core", "", fr("run_busy_loop vllm/v1/engine/core.py:750", "run_engine_core vllm/v1/engine/core.py:700",
+			"run multiprocessing/process.py:108", "_bootstrap multiprocessing/process.py:314", "_launch multiprocessing/popen_fork.py:71",
+			"cmd vllm/entrypoints/cli/serve.py:50"), stacks.RoleEngineCore},
+		{"vllm serve's main process (uvloop)", "", fr("run uvloop/__init__.py:109", "cmd vllm/entrypoints/cli/serve.py:50", "main vllm/entrypoints/cli/main.py:70"), stacks.RoleAPIServer},
 	}
 	for _, c := range cases {
 		p := &stacks.Process{PID: 5, Name: c.title, RankInfo: rankFromTitle(c.title), Threads: []stacks.Thread{{TID: 5, Main: true, Frames: c.frames}}}
