@@ -1,6 +1,8 @@
 package pyproc
 
 import (
+	"bufio"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,4 +102,31 @@ func sameFrames(a, b record.Stack) bool {
 		}
 	}
 	return true
+}
+
+// A program that never imports threading has no threading names: its
+// main thread is still MainThread, not the executable's OS name.
+func TestMainThreadWithoutThreading(t *testing.T) {
+	eachPython(t, func(t *testing.T, minor, py string) {
+		cmd := exec.Command(py, "-c", "import sys, time\nprint('threading' in sys.modules, flush=True)\ntime.sleep(60)")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Capture(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Threads) != 1 || !p.Threads[0].Main || p.Threads[0].Name != "MainThread" {
+			t.Errorf("threading imported: %s; threads %+v", strings.TrimSpace(line), p.Threads)
+		}
+	})
 }

@@ -18,8 +18,10 @@ import (
 type Thread struct {
 	TID   int    // native thread id (Linux tid); 0 when it could not be determined
 	Ident uint64 // threading.get_ident() (the pthread id)
-	// Name is the threading name (Thread.name, read from threading._active),
-	// else the OS thread name (/proc/PID/task/TID/comm).
+	// Name is the threading name (Thread.name, read from threading._active);
+	// when threading has none (not imported, as in a program that never
+	// used it on 3.12+), "MainThread" for the main thread — what threading
+	// calls it — and the OS thread name (/proc/PID/task/TID/comm) for others.
 	Name string
 	Main bool // the process's initial thread: TID == PID (without tids, the oldest thread state or "MainThread")
 	// Partial: the thread kept running (calling and returning) while being
@@ -169,7 +171,24 @@ func threadsFrom(pid int, raw []rawThread, osName func(tid int) string) []Thread
 		}
 		out[main].Main = true
 	}
+	// No threading name for the main thread: threading would call it
+	// MainThread (the OS name is the executable's, "python3").
+	for i := range out {
+		if out[i].Main && !named(raw, out[i].Ident) {
+			out[i].Name = "MainThread"
+		}
+	}
 	return out
+}
+
+// named reports whether the thread with this ident got a threading name.
+func named(raw []rawThread, ident uint64) bool {
+	for _, r := range raw {
+		if r.ident == ident {
+			return r.name != ""
+		}
+	}
+	return false
 }
 
 // procErr turns a /proc read failure into the package's errors.

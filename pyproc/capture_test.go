@@ -450,12 +450,14 @@ func TestThreadsFrom(t *testing.T) {
 	names := func(tid int) string { return fmt.Sprintf("comm-%d", tid) }
 	// Newest first as CPython links them; tids known.
 	got := threadsFrom(10, []rawThread{{ident: 3, native: 12}, {ident: 2, native: 11, name: "w"}, {ident: 1, native: 10}}, names)
-	if len(got) != 3 || got[0].Ident != 1 || !got[0].Main || got[1].Main || got[1].Name != "w" || got[0].Name != "comm-10" {
+	// Without a threading name the main thread is MainThread (as threading
+	// calls it, not the executable's OS name), others keep the OS name.
+	if len(got) != 3 || got[0].Ident != 1 || !got[0].Main || got[1].Main || got[1].Name != "w" || got[0].Name != "MainThread" || got[2].Name != "comm-12" {
 		t.Errorf("with tids: %+v", got)
 	}
 	// No tids: the oldest thread is main.
 	got = threadsFrom(10, []rawThread{{ident: 3}, {ident: 1}}, names)
-	if !got[0].Main || got[1].Main || got[0].Name != "" {
+	if !got[0].Main || got[1].Main || got[0].Name != "MainThread" || got[1].Name != "" {
 		t.Errorf("without tids: %+v", got)
 	}
 	// No tids, but threading names: MainThread wins.
