@@ -198,3 +198,46 @@ func dropCaches() {
 	binCacheMu.Unlock()
 	activeCache.Clear()
 }
+
+// BenchmarkCaptureBusy captures testdata/busy.py (the main thread at the
+// end of a 30-deep chain, spinning in one loop that calls and returns; a
+// blocked thread named "helper") once per op, per installed CPython.
+// "tries/op" is how many reads of the busy thread's chain a capture took
+// (1 when the first read and its re-check agreed), "partial/op" the share
+// of captures that never settled, "capture-cpu-ms/op" this process's CPU
+// time per capture (ns/op is wall time, which a loaded machine inflates).
+func BenchmarkCaptureBusy(b *testing.B) {
+	for _, minor := range testedMinors {
+		b.Run(minor, func(b *testing.B) {
+			py := pyenv.Python(minor)
+			if py == "" {
+				b.Skipf("CPython %s is not installed under pyenv", minor)
+			}
+			script, _ := filepath.Abs(filepath.Join("testdata", "busy.py"))
+			cmd, _ := startTargetAt(b, py, script)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tries, partial := 0, 0
+			thread0 := cputime.Used(cputime.Thread)
+			b.ResetTimer()
+			for b.Loop() {
+				p, err := Capture(cmd.Process.Pid)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, th := range p.Threads {
+					if th.Main {
+						tries += th.Tries
+						if th.Partial {
+							partial++
+						}
+					}
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(tries)/float64(b.N), "tries/op")
+			b.ReportMetric(float64(partial)/float64(b.N), "partial/op")
+			b.ReportMetric((cputime.Used(cputime.Thread)-thread0).Seconds()*1000/float64(b.N), "capture-cpu-ms/op")
+		})
+	}
+}

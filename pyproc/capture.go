@@ -18,8 +18,10 @@ import (
 type Thread struct {
 	TID   int    // native thread id (Linux tid); 0 when it could not be determined
 	Ident uint64 // threading.get_ident() (the pthread id)
-	// Name is the threading name (Thread.name, read from threading._active
-	// on 3.11+), else the OS thread name (/proc/PID/task/TID/comm).
+	// Name is the threading name (Thread.name, read from threading._active);
+	// when threading has none (not imported, as in a program that never
+	// used it on 3.12+), "MainThread" for the main thread — what threading
+	// calls it — and the OS thread name (/proc/PID/task/TID/comm) for others.
 	Name string
 	Main bool // the process's initial thread: TID == PID (without tids, the oldest thread state or "MainThread")
 	// Partial: the thread kept running (calling and returning) while being
@@ -28,7 +30,11 @@ type Thread struct {
 	// inner part left out. A Partial thread is, by itself, evidence that it
 	// is running rather than blocked.
 	Partial bool
-	Frames  record.Stack
+	// Tries is how many reads of the frame chain this capture took (1
+	// for a thread that stood still; up to maxThreadAttempts for one that
+	// kept moving).
+	Tries  int
+	Frames record.Stack
 }
 
 // Process is one snapshot of a Python process.
@@ -147,7 +153,7 @@ func threadsFrom(pid int, raw []rawThread, osName func(tid int) string) []Thread
 	// people expect.
 	for i := len(raw) - 1; i >= 0; i-- {
 		r := raw[i]
-		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Frames: r.frames}
+		th := Thread{TID: r.native, Ident: r.ident, Name: r.name, Main: r.native == pid, Partial: r.partial, Tries: r.tries, Frames: r.frames}
 		if th.Name == "" && th.TID > 0 {
 			th.Name = osName(th.TID)
 		}
@@ -165,7 +171,24 @@ func threadsFrom(pid int, raw []rawThread, osName func(tid int) string) []Thread
 		}
 		out[main].Main = true
 	}
+	// No threading name for the main thread: threading would call it
+	// MainThread (the OS name is the executable's, "python3").
+	for i := range out {
+		if out[i].Main && !named(raw, out[i].Ident) {
+			out[i].Name = "MainThread"
+		}
+	}
 	return out
+}
+
+// named reports whether the thread with this ident got a threading name.
+func named(raw []rawThread, ident uint64) bool {
+	for _, r := range raw {
+		if r.ident == ident {
+			return r.name != ""
+		}
+	}
+	return false
 }
 
 // procErr turns a /proc read failure into the package's errors.

@@ -20,15 +20,7 @@ import (
 // version pyenv provides and requires every thread and every frame
 // (function, file, line) to equal what the process reported about itself.
 func TestCaptureMatchesSelfView(t *testing.T) {
-	for _, minor := range testedMinors {
-		t.Run(minor, func(t *testing.T) {
-			py := pyenv.Python(minor)
-			if py == "" {
-				t.Skipf("CPython %s is not installed under pyenv (%s); skipping", minor, pyenv.Root())
-			}
-			checkSelfView(t, py, minor)
-		})
-	}
+	eachPython(t, func(t *testing.T, minor, py string) { checkSelfView(t, py, minor) })
 }
 
 // TestCaptureSystemPython does the same for a distribution's own python3
@@ -95,8 +87,8 @@ func checkSelfView(t *testing.T, py, minor string) {
 		if th.Main != want.Main {
 			t.Errorf("thread %q: Main %v, want %v", want.Name, th.Main, want.Main)
 		}
-		// threading names are read on 3.11+; 3.10 gives OS names.
-		if minor != "3.10" && th.Name != want.Name {
+		// threading names are read on every version (3.10 included).
+		if th.Name != want.Name {
 			t.Errorf("thread ident %#x: name %q, want %q", want.Ident, th.Name, want.Name)
 		}
 		if th.Name == "" {
@@ -259,64 +251,58 @@ func TestCaptureExitingProcess(t *testing.T) {
 // same frames reused in the same rhythm), so misread spinner stacks are
 // counted and must stay rare (≤ 5%), not absent.
 func TestCaptureRunningThread(t *testing.T) {
-	for _, minor := range testedMinors {
-		t.Run(minor, func(t *testing.T) {
-			py := pyenv.Python(minor)
-			if py == "" {
-				t.Skipf("CPython %s is not installed under pyenv", minor)
+	eachPython(t, func(t *testing.T, minor, py string) {
+		script, _ := filepath.Abs(filepath.Join("testdata", "target.py"))
+		cmd, view := startTargetAt(t, py, script, "--spin")
+		known := map[uint64]bool{}
+		for _, th := range view.Threads {
+			known[th.Ident] = true
+		}
+		const captures = 100
+		depths := map[int]bool{}
+		partial, misread := 0, 0
+		var example string
+		for i := 0; i < captures; i++ {
+			p, err := Capture(cmd.Process.Pid)
+			if err != nil {
+				t.Fatalf("capture %d: %v", i, err)
 			}
-			script, _ := filepath.Abs(filepath.Join("testdata", "target.py"))
-			cmd, view := startTargetAt(t, py, script, "--spin")
-			known := map[uint64]bool{}
-			for _, th := range view.Threads {
-				known[th.Ident] = true
+			if len(p.Threads) != len(view.Threads)+1 {
+				t.Fatalf("capture %d: %d threads, want %d", i, len(p.Threads), len(view.Threads)+1)
 			}
-			const captures = 100
-			depths := map[int]bool{}
-			partial, misread := 0, 0
-			var example string
-			for i := 0; i < captures; i++ {
-				p, err := Capture(cmd.Process.Pid)
-				if err != nil {
-					t.Fatalf("capture %d: %v", i, err)
+			for _, th := range p.Threads {
+				if known[th.Ident] {
+					if th.Partial || len(th.Frames) < 12 {
+						t.Fatalf("capture %d: blocked thread %q read as partial or short (%d frames)", i, th.Name, len(th.Frames))
+					}
+					continue
 				}
-				if len(p.Threads) != len(view.Threads)+1 {
-					t.Fatalf("capture %d: %d threads, want %d", i, len(p.Threads), len(view.Threads)+1)
+				if msg := spinnerShape(th.Frames, th.Partial); msg != "" {
+					misread++
+					if example == "" {
+						example = fmt.Sprintf("partial %v: %s\n%s", th.Partial, msg, fmtStack(th.Frames))
+					}
+					continue
 				}
-				for _, th := range p.Threads {
-					if known[th.Ident] {
-						if th.Partial || len(th.Frames) < 12 {
-							t.Fatalf("capture %d: blocked thread %q read as partial or short (%d frames)", i, th.Name, len(th.Frames))
-						}
-						continue
-					}
-					if msg := spinnerShape(th.Frames, th.Partial); msg != "" {
-						misread++
-						if example == "" {
-							example = fmt.Sprintf("partial %v: %s\n%s", th.Partial, msg, fmtStack(th.Frames))
-						}
-						continue
-					}
-					if th.Partial {
-						partial++
-					} else {
-						depths[len(th.Frames)] = true
-					}
+				if th.Partial {
+					partial++
+				} else {
+					depths[len(th.Frames)] = true
 				}
 			}
-			t.Logf("%d captures: %d distinct whole depths, %d partial, %d misread", captures, len(depths), partial, misread)
-			if misread > captures/20 {
-				t.Errorf("%d of %d spinner reads misread; first:\n%s", misread, captures, example)
-			} else if example != "" {
-				t.Logf("a misread (within tolerance):\n%s", example)
-			}
-			// Several depths read whole, or reads that never settled, show the
-			// spinner was moving; otherwise the test proved nothing.
-			if len(depths) < 2 && partial == 0 {
-				t.Errorf("spinner seen at %d distinct depths and never partial: was it running?", len(depths))
-			}
-		})
-	}
+		}
+		t.Logf("%d captures: %d distinct whole depths, %d partial, %d misread", captures, len(depths), partial, misread)
+		if misread > captures/20 {
+			t.Errorf("%d of %d spinner reads misread; first:\n%s", misread, captures, example)
+		} else if example != "" {
+			t.Logf("a misread (within tolerance):\n%s", example)
+		}
+		// Several depths read whole, or reads that never settled, show the
+		// spinner was moving; otherwise the test proved nothing.
+		if len(depths) < 2 && partial == 0 {
+			t.Errorf("spinner seen at %d distinct depths and never partial: was it running?", len(depths))
+		}
+	})
 }
 
 var spinnerFuncs = map[string]bool{"_bootstrap": true, "_bootstrap_inner": true, "run": true, "spinner_loop": true, "_climb_spin": true, "__init__": true}
@@ -464,12 +450,14 @@ func TestThreadsFrom(t *testing.T) {
 	names := func(tid int) string { return fmt.Sprintf("comm-%d", tid) }
 	// Newest first as CPython links them; tids known.
 	got := threadsFrom(10, []rawThread{{ident: 3, native: 12}, {ident: 2, native: 11, name: "w"}, {ident: 1, native: 10}}, names)
-	if len(got) != 3 || got[0].Ident != 1 || !got[0].Main || got[1].Main || got[1].Name != "w" || got[0].Name != "comm-10" {
+	// Without a threading name the main thread is MainThread (as threading
+	// calls it, not the executable's OS name), others keep the OS name.
+	if len(got) != 3 || got[0].Ident != 1 || !got[0].Main || got[1].Main || got[1].Name != "w" || got[0].Name != "MainThread" || got[2].Name != "comm-12" {
 		t.Errorf("with tids: %+v", got)
 	}
 	// No tids: the oldest thread is main.
 	got = threadsFrom(10, []rawThread{{ident: 3}, {ident: 1}}, names)
-	if !got[0].Main || got[1].Main || got[0].Name != "" {
+	if !got[0].Main || got[1].Main || got[0].Name != "MainThread" || got[1].Name != "" {
 		t.Errorf("without tids: %+v", got)
 	}
 	// No tids, but threading names: MainThread wins.

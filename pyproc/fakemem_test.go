@@ -292,18 +292,20 @@ func FuzzWalk(f *testing.F) {
 // snapshotScript copies target.py to a fixed path so recorded file names do
 // not depend on where the repository is checked out.
 func snapshotScript(t *testing.T) string {
-	src, err := os.ReadFile(filepath.Join("testdata", "target.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(os.TempDir(), "pyproc-snapshot")
 	os.MkdirAll(dir, 0o755)
-	p := filepath.Join(dir, "target.py")
-	if err := os.WriteFile(p, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	return p
+	// target.py and the self-view module it imports.
+	for _, name := range []string{"target.py", "selfview.py"} {
+		src, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "target.py")
 }
 
 // scrub replaces the recording machine's home directory in recorded bytes

@@ -44,6 +44,7 @@ type Layout struct {
 	// thread's chain every frame is); anything else is a freed or zombie
 	// frame object reached through a stale link.
 	FrameState, FrameStateSize, FrameExecuting int64
+	FrameCreated                               int64 // 3.10: f_state of a frame linked but not yet run
 	FrameInstr                                 int64 // prev_instr (3.11/3.12), instr_ptr (3.13)
 	FrameOwner, FrameOwnerSize                 int64
 	OwnerGenerator, OwnerCStack                int64 // OwnerCStack -1 when the version has no shim frames
@@ -53,9 +54,13 @@ type Layout struct {
 	CodeCodeAdaptive                           int64 // 3.11+: instructions inline in the code object
 	CodeFirstTraceable                         int64 // 3.11+
 
-	// Thread names (threading._active), 3.11+; NamesSupported is 0 where
-	// the headers do not describe dicts (3.10).
+	// Thread names (threading._active); NamesSupported is 0 where the
+	// generator found no dict layout. 3.10's dict keys are the older
+	// table (KeysDkSize > 0: dk_size slots, entries all {hash, key,
+	// value}) and instance dicts sit at the type's tp_dictoffset
+	// (TypeDictOffset, ValuesMode 0).
 	NamesSupported                                  int64
+	KeysDkSize, TypeDictOffset                      int64
 	InterpModules, ModuleDict, DictKeys, DictValues int64
 	KeysLog2IndexBytes, KeysKind, KeysNentries      int64
 	KeysIndices, KindGeneral                        int64

@@ -19,9 +19,9 @@ type activeKey struct {
 // Thread names are not in the thread state; like py-spy, pyproc reads them
 // from the threading module's _active dict (ident -> Thread) and each
 // Thread's _name. This needs dict, int and instance-attribute layouts,
-// which are generated for 3.11+; elsewhere, or when anything here does not
-// validate, names come from the OS instead. A failure here never fails a
-// capture.
+// which are generated for 3.10–3.13 (3.10's measured on live objects by the
+// generator); when anything here does not validate, names come from the OS
+// instead. A failure here never fails a capture.
 
 const (
 	maxDictEntries = 1 << 17
@@ -141,18 +141,42 @@ func (t *target) keysItems(keys, values uint64, fn func(key, value uint64) bool)
 	if err := t.mem.Read(keys, hdr); err != nil {
 		return
 	}
-	log2ib, _ := at(hdr, l.KeysLog2IndexBytes, 1)
-	kind, _ := at(hdr, l.KeysKind, 1)
 	n, _ := at(hdr, l.KeysNentries, 8)
-	if log2ib > 40 || int64(n) <= 0 || n > maxDictEntries {
+	if int64(n) <= 0 || n > maxDictEntries {
 		return
 	}
-	esize, ekey, evalue := l.UEntrySize, l.UEntryKey, l.UEntryValue
-	if int64(kind) == l.KindGeneral {
-		esize, ekey, evalue = l.EntrySize, l.EntryKey, l.EntryValue
+	esize, ekey, evalue := l.EntrySize, l.EntryKey, l.EntryValue
+	var indexBytes uint64
+	if l.KeysDkSize > 0 {
+		// 3.10: dk_size index slots of 1, 2, 4 or 8 bytes (by the table
+		// size), then entries that all hold a hash, a key and a value.
+		size, _ := at(hdr, l.KeysDkSize, 8)
+		if size < n || size > 2*maxDictEntries || size&(size-1) != 0 {
+			return
+		}
+		ix := uint64(8)
+		switch {
+		case size <= 0xff:
+			ix = 1
+		case size <= 0xffff:
+			ix = 2
+		case size <= 0xffffffff:
+			ix = 4
+		}
+		indexBytes = size * ix
+	} else {
+		log2ib, _ := at(hdr, l.KeysLog2IndexBytes, 1)
+		kind, _ := at(hdr, l.KeysKind, 1)
+		if log2ib > 40 {
+			return
+		}
+		indexBytes = 1 << log2ib
+		if int64(kind) != l.KindGeneral {
+			esize, ekey, evalue = l.UEntrySize, l.UEntryKey, l.UEntryValue
+		}
 	}
 	entries := make([]byte, int64(n)*esize)
-	if err := t.mem.Read(keys+uint64(l.KeysIndices)+1<<log2ib, entries); err != nil {
+	if err := t.mem.Read(keys+uint64(l.KeysIndices)+indexBytes, entries); err != nil {
 		return
 	}
 	var vals []byte
@@ -187,11 +211,22 @@ func (t *target) attrStr(obj uint64, name string) string {
 	if err != nil || typ == 0 {
 		return ""
 	}
+	var dict, values uint64
+	if l.ValuesMode == 0 {
+		// 3.10: the instance dict lives at the type's tp_dictoffset.
+		off, err := t.mem.u64(typ + uint64(l.TypeDictOffset))
+		if err != nil || int64(off) <= 0 || off > maxOffset {
+			return ""
+		}
+		if dict, err = t.mem.u64(obj + off); err != nil || !t.isDict(dict) {
+			return ""
+		}
+		return t.strIn(dict, 0, name)
+	}
 	flags, err := t.mem.u64(typ + uint64(l.TypeFlags))
 	if err != nil || flags&uint64(l.FlagManagedDict) == 0 {
 		return ""
 	}
-	var dict, values uint64
 	slot, err := t.mem.u64(obj + uint64(l.ManagedDict))
 	if err != nil {
 		return ""
@@ -219,6 +254,22 @@ func (t *target) attrStr(obj uint64, name string) string {
 			}
 		}
 	}
+	if dict == 0 && values != 0 {
+		keys, err := t.mem.u64(typ + uint64(l.HeapCachedKeys))
+		if err != nil || keys == 0 {
+			return ""
+		}
+		return t.strIn(keys, values+uint64(l.ValuesArray), name)
+	}
+	if dict == 0 {
+		return ""
+	}
+	return t.strIn(dict, 0, name)
+}
+
+// strIn reads the str value of key name in a dict (values 0), or in a
+// keys object with a separate values array.
+func (t *target) strIn(obj, values uint64, name string) string {
 	var found uint64
 	match := func(k, v uint64) bool {
 		if s, err := t.readString(k); err == nil && s == name {
@@ -227,15 +278,10 @@ func (t *target) attrStr(obj uint64, name string) string {
 		}
 		return true
 	}
-	switch {
-	case dict != 0:
-		t.dictItems(dict, match)
-	case values != 0:
-		keys, err := t.mem.u64(typ + uint64(l.HeapCachedKeys))
-		if err != nil || keys == 0 {
-			return ""
-		}
-		t.keysItems(keys, values+uint64(l.ValuesArray), match)
+	if values == 0 {
+		t.dictItems(obj, match)
+	} else {
+		t.keysItems(obj, values, match)
 	}
 	if found == 0 {
 		return ""

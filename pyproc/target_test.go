@@ -30,6 +30,20 @@ func anyPython(t testing.TB) string {
 	return ""
 }
 
+// eachPython runs fn as a subtest for every tested CPython pyenv has,
+// skipping (with a message) the ones it does not.
+func eachPython(t *testing.T, fn func(t *testing.T, minor, py string)) {
+	for _, minor := range testedMinors {
+		t.Run(minor, func(t *testing.T) {
+			py := pyenv.Python(minor)
+			if py == "" {
+				t.Skipf("CPython %s is not installed under pyenv (%s); skipping", minor, pyenv.Root())
+			}
+			fn(t, minor, py)
+		})
+	}
+}
+
 // targetView is what testdata/target.py reports about itself.
 type targetView struct {
 	PID              int    `json:"pid"`

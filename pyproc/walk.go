@@ -3,6 +3,7 @@ package pyproc
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/bringup-tool/bringup/record"
 )
@@ -76,7 +77,10 @@ type rawThread struct {
 	// partial: the chain changed while being read and did not settle;
 	// frames holds the outer ones two reads agreed on.
 	partial bool
-	err     error
+	// tries is how many times the chain was read (each try is a read and
+	// its re-check).
+	tries int
+	err   error
 }
 
 func newTarget(mem Memory, lay *Layout, runtime, codeType, strType uint64) *target {
@@ -173,9 +177,18 @@ func isBadRead(err error) bool {
 	return ok
 }
 
-// threadAttempts: how often one thread's frame chain is read again when it
-// changes under us (the thread is running) before settling for Partial.
-const threadAttempts = 5
+// A thread's frame chain is read again while it changes under us (the
+// thread is running): at least threadAttempts times, then on while the
+// thread's reads have taken less than threadBudget, up to
+// maxThreadAttempts, before settling for Partial. A thread that calls and
+// returns in a loop is caught between two calls within a few tries; one
+// that recurses to a different depth at every instant never is, and costs
+// the budget.
+const (
+	threadAttempts    = 5
+	maxThreadAttempts = 64
+	threadBudget      = 2 * time.Millisecond
+)
 
 func (t *target) thread(ts uint64) (rawThread, error) {
 	l := t.lay
@@ -195,11 +208,12 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 	// only a chain that read the same twice is taken whole. A running
 	// thread reuses frame memory as it calls and returns, so one pass can
 	// stitch frames from different moments into a stack that never was.
-	var last []link
-	var reads [][]link // every chain read, for the root-path agreement below
-	var lastFrames record.Stack
+	var decoded []decodedRead // chains read with their frames
+	var reads [][]link        // every chain read, for the root-path agreement below
 	var lastErr error
-	for attempt := 0; attempt < threadAttempts; attempt++ {
+	start := time.Now()
+	for attempt := 0; attempt < maxThreadAttempts && (attempt < threadAttempts || time.Since(start) < threadBudget); attempt++ {
+		th.tries++
 		links, frames, err := t.chain(ts, true)
 		if err != nil {
 			lastErr = err
@@ -210,32 +224,73 @@ func (t *target) thread(ts uint64) (rawThread, error) {
 			th.frames = frames
 			return th, nil
 		}
-		last, lastFrames = links, frames
+		decoded = append(decoded, decodedRead{links, frames})
 		reads = append(reads, links)
 		if err == nil {
 			reads = append(reads, check)
 		}
 	}
-	if last == nil {
+	if decoded == nil {
 		return th, lastErr
 	}
 	// Never settled: the thread keeps calling and returning. Keep only the
-	// outer frames that every read agreed on (its root path) and say the
+	// outer frames that the reads agreed on (its root path) and say the
 	// rest moved: an unconfirmed inner part can hold anything the thread's
 	// frame memory held a moment ago (on 3.10, even a recycled frame object
 	// of another thread), which is worse than no leaf. Two reads alone are
 	// not enough: both can pass through the same recycled frame whose f_back
-	// was cleared and so agree on a "root" that is not the thread's.
-	k := commonRoot(reads)
-	first := len(lastFrames)
-	for i := len(last) - k; i < len(last); i++ {
-		if last[i].frame >= 0 {
-			first = min(first, last[i].frame)
+	// was cleared and so agree on a "root" that is not the thread's; such a
+	// read ends at another root than the thread's, so the root most reads
+	// end at is the thread's, and only the reads that end there are compared
+	// (all of them when no root has a majority).
+	group := rootMajority(reads)
+	k := commonRoot(group)
+	rep := decoded[len(decoded)-1]
+	for _, d := range decoded {
+		if len(d.links) > 0 && len(group) > 0 && d.links[len(d.links)-1].same(group[0][len(group[0])-1]) {
+			rep = d
 		}
 	}
-	th.frames = lastFrames[first:]
+	first := len(rep.frames)
+	for i := len(rep.links) - k; i < len(rep.links); i++ {
+		if rep.links[i].frame >= 0 {
+			first = min(first, rep.links[i].frame)
+		}
+	}
+	th.frames = rep.frames[first:]
 	th.partial = true
 	return th, nil
+}
+
+// decodedRead is one read of a chain with its decoded frames.
+type decodedRead struct {
+	links  []link
+	frames record.Stack
+}
+
+// rootMajority returns the reads that end at the root link more than half
+// of them end at, or all reads when no root has a majority.
+func rootMajority(reads [][]link) [][]link {
+	count := map[link]int{}
+	for _, r := range reads {
+		if len(r) > 0 {
+			root := r[len(r)-1]
+			root.frame = 0
+			count[root]++
+		}
+	}
+	for root, n := range count {
+		if n*2 > len(reads) {
+			var out [][]link
+			for _, r := range reads {
+				if len(r) > 0 && r[len(r)-1].same(root) {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+	}
+	return reads
 }
 
 // maxChunk bounds a data-stack chunk copy (CPython's first chunk is 16 KiB;
@@ -348,7 +403,17 @@ func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
 			// A running thread can leave a link to a frame object that has
 			// since returned (3.10 keeps it as the code's zombie frame, its
 			// old f_back intact): the chain from there is stale history.
-			if st, ok := at(buf, l.FrameState, 1); ok && int8(st) != int8(l.FrameExecuting) {
+			st, ok := at(buf, l.FrameState, 1)
+			if ok && len(links) == 0 && int8(st) == int8(l.FrameCreated) && l.FrameCreated != l.FrameExecuting {
+				// The innermost frame is being entered (linked as the
+				// thread's frame, not yet executing): a thread that calls
+				// in a loop is there often. It has run no code; like
+				// Python, leave it out and go on with its caller.
+				links = append(links, link{addr: frame, code: code, prev: prev, frame: -1})
+				frame = prev
+				continue
+			}
+			if ok && int8(st) != int8(l.FrameExecuting) {
 				return nil, nil, badRead("frame %#x on the chain is not executing (state %d): stale link", frame, int8(st))
 			}
 		}

@@ -48,8 +48,10 @@ type Frame struct {
 	Cycle  []string `json:"cycle,omitempty"`
 	Frames int      `json:"frames,omitempty"`
 	// Region: an irregular recursion in one file folded at funcs level;
-	// Func lists its functions, Repeat (to RepeatMax) counts its frames.
-	Region bool `json:"region,omitempty"`
+	// Func lists its functions, Repeat (to RepeatMax) counts its frames,
+	// Members gives each function with its frame count and line.
+	Region  bool         `json:"region,omitempty"`
+	Members []RegionFunc `json:"members,omitempty"`
 }
 
 // Bucket is the threads whose stacks are alike at the analysis level.
@@ -61,7 +63,13 @@ type Bucket struct {
 	PIDs    []int    `json:"pids"`
 	Threads []Member `json:"threads"`
 	Frames  []Frame  `json:"frames"`
-	States  []string `json:"states,omitempty"`
+	// Leaf: at funcs level and coarser, the innermost frames that sit
+	// inside a recursion before its first full repetition (where a sample
+	// landed: str_helper, textwrap.indent) are not compared, so members
+	// differ there; Leaf is them, innermost first, as the bucket's first
+	// member shows them (above Frames[0]).
+	Leaf   []Frame  `json:"leaf,omitempty"`
+	States []string `json:"states,omitempty"`
 	// Primary: the bucket holds a process's main (or busiest) thread.
 	Primary bool `json:"primary"`
 	// Benign: idle auxiliary threads, folded last.
@@ -110,18 +118,6 @@ type Outlier struct {
 	Why      string `json:"why"`
 }
 
-// Progress is the verdict for one process dumped several times.
-type Progress struct {
-	PID       int    `json:"pid"`
-	Rank      string `json:"rank,omitempty"`
-	Snapshots int    `json:"snapshots"`
-	// Verdict: "stuck" (identical stack every time), "slow" (same
-	// functions, changing depth or lines: busy in one region) or
-	// "progressing" (the stack moved on).
-	Verdict string `json:"verdict"`
-	Detail  string `json:"detail"`
-}
-
 // Analysis is everything bringup concludes from a set of dumps.
 type Analysis struct {
 	Level     Level
@@ -132,13 +128,17 @@ type Analysis struct {
 	Shared    Shared
 	Outliers  []Outlier
 	Progress  []Progress
-	Signals   []Signal
-	Findings  []record.Finding
+	// Where is the headline: where the workers are (Verdict prints it).
+	Where    Where
+	Signals  []Signal
+	Findings []record.Finding
 	// Warnings are the readers' skipped input, carried for the report.
 	Warnings []Warning
 	// Interleaved lists inputs whose processes' output was mixed inside
 	// lines and could not be read.
 	Interleaved []Warning
+
+	infos []*threadInfo
 }
 
 // threadInfo is one thread with its derived keys.
@@ -160,6 +160,9 @@ func Analyze(procs []*Process, opt Options) *Analysis {
 	numberSnapshots(procs)
 	a.Current = latest(procs)
 	norm := newNormalizer(procs)
+	for _, p := range procs {
+		p.Role = roleOf(p, norm)
+	}
 
 	var infos []*threadInfo
 	for _, p := range a.Current {
@@ -175,8 +178,26 @@ func Analyze(procs []*Process, opt Options) *Analysis {
 	a.Outliers = outliers(infos, a)
 	a.Progress = progress(procs, norm)
 	a.Signals = signals(infos, a)
-	if opt.Conclude != nil {
-		a.Findings = opt.Conclude(a.Signals)
+	a.infos = infos
+	a.Conclude(opt.Conclude)
+	return a
+}
+
+// Conclude turns the signals into findings with conclude (nil: none) and
+// computes the headline (Where) from them. Analyze calls it; a caller
+// that learns the run's versions later (diagnose reads the torch version
+// from the log) calls it again with stacks.Conclude(set, versions) so
+// the findings and the headline agree with the versions.
+func (a *Analysis) Conclude(conclude func([]Signal) []record.Finding) {
+	a.Findings = nil
+	for _, b := range a.Buckets {
+		b.Rules = nil
+	}
+	for _, s := range a.Signals {
+		clear(s.anchors)
+	}
+	if conclude != nil {
+		a.Findings = conclude(a.Signals)
 		for _, f := range a.Findings {
 			for _, b := range a.Buckets {
 				if bucketHasEvidence(b, f) && !slices.Contains(b.Rules, f.Rule) {
@@ -185,7 +206,33 @@ func Analyze(procs []*Process, opt Options) *Analysis {
 			}
 		}
 	}
-	return a
+	a.Where = where(a, a.infos, anchorHits(a))
+}
+
+// anchorHit is a signature that matched one thread, with the frame it
+// names.
+type anchorHit struct {
+	ti          *threadInfo
+	rule, title string
+	frame       *Frame
+}
+
+// anchorHits lists, most important finding first, every thread a
+// finding's rule matched with the frame the rule names.
+func anchorHits(a *Analysis) []anchorHit {
+	var out []anchorHit
+	for _, f := range a.Findings {
+		for _, s := range a.Signals {
+			i, ok := s.anchors[f.Rule]
+			if !ok || s.ti == nil || i >= len(s.Frames) {
+				continue
+			}
+			fr := s.Frames[i]
+			out = append(out, anchorHit{ti: s.ti, rule: f.Rule, title: f.Title,
+				frame: &Frame{Func: fr.Func, File: fr.File, Line: fr.Line, Native: fr.Native}})
+		}
+	}
+	return out
 }
 
 func bucketHasEvidence(b *Bucket, f record.Finding) bool {
@@ -308,6 +355,9 @@ func bucketize(infos []*threadInfo, l Level, rankTotal int) []*Bucket {
 			b = &Bucket{sig: sig, firstSeen: i, Stack: cloneCollapsed(ti.c), Benign: ti.benign}
 			if l.Kind >= LevelFuncs {
 				b.Stack = cloneCollapsed(coarse(b.Stack))
+				if _, lead := leafTrim(ti.c); lead > 0 {
+					b.Leaf = outFrames(ti.c[:lead])
+				}
 			}
 			byKey[sig] = b
 			order = append(order, b)
@@ -389,6 +439,7 @@ func cloneCollapsed(c Collapsed) Collapsed {
 			fs[j] = append([]string(nil), s.Funcs[j]...)
 		}
 		s.Funcs = fs
+		s.Members = slices.Clone(s.Members)
 		out[i] = s
 	}
 	return out
@@ -414,6 +465,7 @@ func mergeStack(rep, c Collapsed, l Level) {
 					sort.Strings(s.Funcs[0])
 				}
 			}
+			s.Members = mergeMembers(s.Members, o.Members)
 			continue
 		}
 		if len(o.Keys) != len(s.Keys) || s.Region != o.Region {
@@ -447,11 +499,33 @@ func mergeStack(rep, c Collapsed, l Level) {
 	}
 }
 
+// mergeMembers widens a region's per-function counts with another
+// member's: the count range, lines that differ, functions only it has.
+func mergeMembers(rep, o []RegionFunc) []RegionFunc {
+	rep = slices.Clone(rep)
+	for _, m := range o {
+		i := slices.IndexFunc(rep, func(r RegionFunc) bool { return r.Func == m.Func && r.File == m.File })
+		if i < 0 {
+			rep = append(rep, m)
+			continue
+		}
+		r := &rep[i]
+		lo, hi := min(r.Count, m.Count), max(r.Count, m.Count, r.CountMax, m.CountMax)
+		r.Count, r.CountMax = lo, 0
+		if hi != lo {
+			r.CountMax = hi
+		}
+		r.LineVaries = r.LineVaries || m.LineVaries || r.Line != m.Line
+	}
+	return rep
+}
+
 func outFrames(c Collapsed) []Frame {
 	var out []Frame
 	for _, s := range c {
 		if s.Region {
-			fr := Frame{Func: strings.Join(s.Funcs[0], ", "), File: s.Keys[0].File, Repeat: s.RepeatMin, Region: true, LineVaries: true, Period: len(s.Keys)}
+			fr := Frame{Func: strings.Join(s.Funcs[0], ", "), File: s.Keys[0].File, Repeat: s.RepeatMin, Region: true, LineVaries: true, Period: len(s.Keys),
+				Members: slices.Clone(s.Members)}
 			if s.RepeatMax != s.RepeatMin {
 				fr.RepeatMax = s.RepeatMax
 			}
@@ -622,41 +696,25 @@ func bucketOf(_ *Analysis, ti *threadInfo) int {
 	return ti.bucket.ID
 }
 
-// outliers: when most ranks' primary threads share one bucket, the ranks
-// whose primary thread is elsewhere.
+// outliers: when most workers' primary threads share one bucket, the
+// workers whose primary thread is elsewhere. Helpers (the resource
+// tracker, compile workers), coordinators while workers exist, launchers
+// waiting for their workers and unranked processes among ranked ones are
+// not compared (see workers).
 func outliers(infos []*threadInfo, a *Analysis) []Outlier {
-	// A launcher waiting for its workers (the parent of other captured
-	// processes) is not a rank that went elsewhere.
-	pids, launchers := map[int]bool{}, map[int]bool{}
-	for _, ti := range infos {
-		if ti.primary {
-			pids[ti.proc.PID] = true
-		}
-	}
-	for _, ti := range infos {
-		if ti.primary && ti.proc.PPID > 0 && pids[ti.proc.PPID] {
-			launchers[ti.proc.PPID] = true
-		}
-	}
-	// Where ranks are known, only ranked processes are compared: an
-	// unranked helper (multiprocessing's resource tracker) is not a rank
-	// that went elsewhere.
-	anyRank := false
-	for _, ti := range infos {
-		if ti.primary && !launchers[ti.proc.PID] && ti.proc.Rank != "" {
-			anyRank = true
-		}
-	}
+	work, _, _ := workers(a, infos)
 	count := map[int][]*threadInfo{}
 	total := 0
 	ranked := true
-	for _, ti := range infos {
-		if ti.primary && !launchers[ti.proc.PID] && (!anyRank || ti.proc.Rank != "") {
-			ranked = ranked && ti.proc.Rank != ""
-			id := bucketOf(a, ti)
-			count[id] = append(count[id], ti)
-			total++
+	for _, s := range work {
+		if s.prim == nil {
+			continue
 		}
+		ti := s.prim
+		ranked = ranked && ti.proc.Rank != ""
+		id := bucketOf(a, ti)
+		count[id] = append(count[id], ti)
+		total++
 	}
 	if len(count) < 2 || total < 3 {
 		return nil
@@ -696,83 +754,4 @@ func outliers(infos []*threadInfo, a *Analysis) []Outlier {
 		return out[i].PID < out[j].PID
 	})
 	return out
-}
-
-// progress compares the primary thread of each process across its
-// snapshots (stack-dumps.md §6.7): identical at exact level → stuck; same
-// functions with changing recursion depth or lines → slow, busy in one
-// region; anything else → progressing.
-func progress(procs []*Process, norm *normalizer) []Progress {
-	byKey := map[procKey][]*Process{}
-	var keys []procKey
-	for _, p := range procs {
-		if p.PID <= 0 {
-			continue
-		}
-		k := keyOf(p)
-		if byKey[k] == nil {
-			keys = append(keys, k)
-		}
-		byKey[k] = append(byKey[k], p)
-	}
-	var out []Progress
-	for _, k := range keys {
-		pid := k.pid
-		snaps := byKey[k]
-		if len(snaps) < 2 {
-			continue
-		}
-		sort.SliceStable(snaps, func(i, j int) bool { return snaps[i].Snapshot < snaps[j].Snapshot })
-		var exact, funcs []string
-		var depths []string
-		for _, p := range snaps {
-			infos := analyzeProcess(p, norm)
-			var prim *threadInfo
-			for _, ti := range infos {
-				if ti.primary {
-					prim = ti
-				}
-			}
-			if prim == nil {
-				exact = append(exact, "")
-				funcs = append(funcs, "")
-				continue
-			}
-			exact = append(exact, signature(prim.c, "", Level{Kind: LevelExact}))
-			funcs = append(funcs, signature(prim.c, "", Level{Kind: LevelFuncs}))
-			depths = append(depths, depthNote(prim.c))
-		}
-		pr := Progress{PID: pid, Rank: snaps[len(snaps)-1].Rank, Snapshots: len(snaps)}
-		switch {
-		case allSame(exact):
-			pr.Verdict = "stuck"
-			pr.Detail = fmt.Sprintf("the main stack is identical in all %d snapshots: blocked or spinning in one place", len(snaps))
-		case allSame(funcs):
-			pr.Verdict = "slow"
-			pr.Detail = "same functions in every snapshot, changing depth or lines (" + strings.Join(depths, " → ") + "): busy in one region, not deadlocked"
-		default:
-			pr.Verdict = "progressing"
-			pr.Detail = "the main stack changes between snapshots"
-		}
-		out = append(out, pr)
-	}
-	return out
-}
-
-func depthNote(c Collapsed) string {
-	for _, s := range c {
-		if s.Repeat > 1 {
-			return fmt.Sprintf("%s ×%d", FuncLabel(s.Funcs[0]), s.Repeat)
-		}
-	}
-	return fmt.Sprintf("%d frames", c.Depth())
-}
-
-func allSame(xs []string) bool {
-	for _, x := range xs[1:] {
-		if x != xs[0] {
-			return false
-		}
-	}
-	return true
 }

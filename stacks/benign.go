@@ -1,7 +1,5 @@
 package stacks
 
-import "strings"
-
 // Benign idle threads (stack-dumps.md §6.6) are auxiliary threads parked
 // in a wait: they are in every dump and say nothing about a hang, so they
 // are folded last. The list comes from the real dumps in the corpus.
@@ -42,7 +40,8 @@ var auxFrames = []waitSite{
 }
 
 func fileIs(file, want string) bool {
-	return file == want || strings.HasSuffix(file, "/"+want)
+	n := len(file) - len(want)
+	return n >= 0 && file[n:] == want && (n == 0 || file[n-1] == '/')
 }
 
 // isBenign reports whether a thread is an idle auxiliary thread.

@@ -46,8 +46,23 @@ type Segment struct {
 	// Region: an irregular recursion inside one file (repeated blocks
 	// with other frames of the same file between them) folded at funcs
 	// level and coarser; Repeat counts its frames and Funcs[0] lists the
-	// functions seen in it.
-	Region bool
+	// functions seen in it; Members says, per function (innermost first),
+	// how many of the region's frames it is and at which line.
+	Region  bool
+	Members []RegionFunc
+}
+
+// RegionFunc is one function of a folded recursion region: its name (the
+// qualified name first seen), file, the line of its innermost frame,
+// how many of the region's frames it is, and whether its frames are at
+// different lines.
+type RegionFunc struct {
+	Func       string `json:"func"`
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	Count      int    `json:"count"`
+	CountMax   int    `json:"count_max,omitempty"` // over a bucket's members, when it differs
+	LineVaries bool   `json:"line_varies,omitempty"`
 }
 
 // Collapsed is a stack with its recursion folded, innermost first.
@@ -250,53 +265,80 @@ func coarse(c Collapsed) Collapsed {
 // collapse pass of stack-dumps.md §6.4, "then on file only"): real
 // Inductor IR printing recurses through __str__, str_helper, inner_fn_str
 // and comprehensions irregularly, so the exact blocks differ per rank
-// while the region does not.
+// while the region does not. The region runs from the run's innermost
+// repeated block to its outermost one: plain frames of the same file
+// outside them (the caller that started the recursion, a <module>, the
+// leaf the recursion reached) stay frames of their own.
 func regionize(c Collapsed) Collapsed {
 	var out Collapsed
 	for i := 0; i < len(c); {
 		file, ok := segFile(c[i])
-		j, repeats := i, 0
-		if ok {
-			for j < len(c) {
-				f, ok2 := segFile(c[j])
-				if !ok2 || f != file {
-					break
-				}
-				if c[j].Repeat > 1 {
-					repeats++
-				}
-				j++
+		if !ok || c[i].Repeat < 2 {
+			out = append(out, c[i])
+			i++
+			continue
+		}
+		// c[i] is a repeated block: extend to the last repeated block of
+		// the same-file run.
+		j, last, repeats := i, i, 0
+		for j < len(c) {
+			f, ok2 := segFile(c[j])
+			if !ok2 || f != file {
+				break
 			}
+			if c[j].Repeat > 1 {
+				repeats++
+				last = j
+			}
+			j++
 		}
 		if repeats < 2 {
 			out = append(out, c[i])
 			i++
 			continue
 		}
-		reg := Segment{Region: true, Funcs: [][]string{nil}}
-		seen := map[Key]bool{}
-		for _, s := range c[i:j] {
-			reg.Repeat += len(s.Frames) * s.Repeat
-			for k, key := range s.Keys {
-				if !seen[key] {
-					seen[key] = true
-					reg.Keys = append(reg.Keys, key)
-					reg.Frames = append(reg.Frames, s.Frames[k])
-				}
-				for _, fn := range s.Funcs[k] {
-					if !slices.Contains(reg.Funcs[0], fn) {
-						reg.Funcs[0] = append(reg.Funcs[0], fn)
-					}
-				}
-			}
-		}
-		sort.Strings(reg.Funcs[0])
-		reg.RepeatMin, reg.RepeatMax = reg.Repeat, reg.Repeat
-		reg.LineVaries = true
-		out = append(out, reg)
-		i = j
+		out = append(out, region(c[i:last+1]))
+		i = last + 1
 	}
 	return out
+}
+
+// region folds segments of one file into one Region segment.
+func region(segs Collapsed) Segment {
+	reg := Segment{Region: true, Funcs: [][]string{nil}}
+	seen := map[Key]bool{}
+	member := map[string]int{} // qualified name -> index in Members
+	for _, s := range segs {
+		reg.Repeat += len(s.Frames) * s.Repeat
+		for k, key := range s.Keys {
+			if !seen[key] {
+				seen[key] = true
+				reg.Keys = append(reg.Keys, key)
+				reg.Frames = append(reg.Frames, s.Frames[k])
+			}
+			for _, fn := range s.Funcs[k] {
+				if !slices.Contains(reg.Funcs[0], fn) {
+					reg.Funcs[0] = append(reg.Funcs[0], fn)
+				}
+			}
+			name := FuncLabel(s.Funcs[k])
+			mi, ok := member[name]
+			if !ok {
+				mi = len(reg.Members)
+				member[name] = mi
+				reg.Members = append(reg.Members, RegionFunc{Func: name, File: s.Frames[k].File, Line: s.Frames[k].Line})
+			}
+			m := &reg.Members[mi]
+			m.Count += s.Repeat
+			if m.Line != s.Frames[k].Line || (s.Repeat > 1 && s.LineVaries) {
+				m.LineVaries = true
+			}
+		}
+	}
+	sort.Strings(reg.Funcs[0])
+	reg.RepeatMin, reg.RepeatMax = reg.Repeat, reg.Repeat
+	reg.LineVaries = true
+	return reg
 }
 
 // segFile is the one Python file all frames of a segment are in.

@@ -25,10 +25,16 @@ type Process struct {
 	Rank string `json:"rank"`
 	// RankInfo is what was understood of the rank; not serialised (Rank is).
 	RankInfo record.Rank `json:"-"`
-	Name     string      `json:"name"`   // process title or command line
-	Python   string      `json:"python"` // "3.12.3"; empty when unknown
-	Source   string      `json:"source"` // SourceFile or SourceLive
-	PPID     int         `json:"ppid,omitempty"`
+	Name     string      `json:"name"` // process title or command line
+	// Role says what the process is when it is not a worker (RoleLabel
+	// spells it out): a helper such as multiprocessing's resource
+	// tracker, or an engine's API server or engine core. Analyze fills
+	// it in from the name, the rank's role word and the main thread's
+	// frames when the producer did not.
+	Role   string `json:"role,omitempty"`
+	Python string `json:"python"` // "3.12.3"; empty when unknown
+	Source string `json:"source"` // SourceFile or SourceLive
+	PPID   int    `json:"ppid,omitempty"`
 	// Path and Line locate the dump (or its first line) in its input.
 	Path string `json:"path,omitempty"`
 	Line int    `json:"line,omitempty"`

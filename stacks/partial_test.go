@@ -104,9 +104,9 @@ func TestLauncherIsNotAnOutlier(t *testing.T) {
 	if !strings.Contains(buf.String(), "  root path (1 frame, outermost first): <module>\n") {
 		t.Errorf("root path line:\n%s", buf.String())
 	}
-	// The verdict says the workers agree and where the launcher is (it said
-	// "4 processes in 2 different stacks").
-	if v := a.Verdict(); v != "3/3 workers share one stack (funcs level), bucket #1; launcher pid 100 in bucket #2" {
+	// The verdict says where the workers are and where the launcher is (it
+	// said "4 processes in 2 different stacks").
+	if v := a.Verdict(); v != "3/3 workers in /srv/tree.py inner (bucket #1); launcher pid 100 in bucket #2" {
 		t.Errorf("verdict %q", v)
 	}
 	a = stacks.Analyze(procs(0), stacks.Options{Level: stacks.DefaultLevel})
@@ -134,7 +134,7 @@ func TestUnrankedHelperIsNotAnOutlier(t *testing.T) {
 	if len(a.Outliers) != 0 {
 		t.Errorf("outliers %+v", a.Outliers)
 	}
-	if v := a.Verdict(); !strings.HasPrefix(v, "2/2 workers share one stack (funcs level), bucket #1; launcher pid 8 in bucket #") {
+	if v := a.Verdict(); !strings.HasPrefix(v, "2/2 ranks in /srv/torch/_inductor/graph.py lower (bucket #1); launcher pid 8 in bucket #") {
 		t.Errorf("verdict %q", v)
 	}
 }

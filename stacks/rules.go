@@ -1,8 +1,10 @@
 package stacks
 
 import (
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
@@ -16,17 +18,26 @@ func Conclude(set *rules.Set, v rules.Versions) func([]Signal) []record.Finding 
 		col := rules.NewCollector()
 		// Ranks of one job mostly share stacks: match each distinct
 		// (fact, fields, frames) once.
-		memo := map[string][]*rules.Rule{}
+		type hit struct {
+			r      *rules.Rule
+			anchor int
+		}
+		memo := map[string][]hit{}
 		for _, s := range sigs {
 			sub := Subject(s)
 			k := memoKey(s)
 			hits, ok := memo[k]
 			if !ok {
-				hits = set.Match(sub, v)
+				for _, r := range set.Match(sub, v) {
+					hits = append(hits, hit{r, anchorOf(r, sub.Frames)})
+				}
 				memo[k] = hits
 			}
-			for _, r := range hits {
-				col.Add(r, sub)
+			for _, h := range hits {
+				col.Add(h.r, sub)
+				if s.anchors != nil && h.anchor >= 0 {
+					s.anchors[h.r.ID] = h.anchor
+				}
 			}
 		}
 		return col.Findings()
@@ -71,4 +82,80 @@ func memoKey(s Signal) string {
 		b.WriteString("\x00" + f.Func + "\x02" + f.File)
 	}
 	return b.String()
+}
+
+// anchorOf is the index of the frame a matched rule names: the frame its
+// first frame pattern matched (the top-level frames, else those of the
+// first alternative whose frames all match), else the outermost frame of
+// its repeated-frame pattern; -1 when it names none (a rule on fields).
+func anchorOf(r *rules.Rule, st record.Stack) int {
+	m := r.Match
+	if i := firstOf(m.Frames, st); i >= 0 || len(m.Frames) > 0 {
+		return i
+	}
+	for _, alt := range m.Any {
+		if i := firstOf(alt.Frames, st); i >= 0 {
+			return i
+		}
+	}
+	for _, fr := range append([]*rules.FrameRepeat{m.FrameRepeat}, anyRepeats(m.Any)...) {
+		if fr == nil {
+			continue
+		}
+		re := pattern(fr.Pattern)
+		for i := len(st) - 1; re != nil && i >= 0; i-- {
+			if re.MatchString(st[i].Func + " (" + st[i].File + ")") {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func anyRepeats(alts []rules.Match) []*rules.FrameRepeat {
+	var out []*rules.FrameRepeat
+	for _, a := range alts {
+		out = append(out, a.FrameRepeat)
+	}
+	return out
+}
+
+// firstOf matches frame patterns as the rules engine does (an ordered
+// subsequence, innermost first) and returns the index of the frame the
+// first pattern matched, or -1.
+func firstOf(pats []string, st record.Stack) int {
+	if len(pats) == 0 {
+		return -1
+	}
+	first, j := -1, 0
+	for i, f := range st {
+		if j == len(pats) {
+			break
+		}
+		re := pattern(pats[j])
+		if re != nil && re.MatchString(f.Func+" ("+f.File+")") {
+			if j == 0 {
+				first = i
+			}
+			j++
+		}
+	}
+	if j < len(pats) {
+		return -1
+	}
+	return first
+}
+
+var patterns sync.Map // string -> *regexp.Regexp (nil: does not compile)
+
+func pattern(p string) *regexp.Regexp {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		re = nil
+	}
+	patterns.Store(p, re)
+	return re
 }

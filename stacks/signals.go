@@ -13,19 +13,27 @@ import (
 // groups of ranks, a stuck/slow verdict. Fact names:
 //
 //	stacks.bucket      one per thread of every non-benign bucket; Fields:
-//	                   bucket, count, ranks, rank_set, state, primary
+//	                   bucket, count, ranks, rank_set, state, primary,
+//	                   truncated, partial, role (the process's Role, ""
+//	                   for a worker)
 //	stacks.divergence  one per ordered pair of primary buckets; Fields:
 //	                   frames, other_frames (";"-joined "func (file)" of each
 //	                   side, innermost first), ranks, other_ranks, count,
 //	                   other_count
 //	stacks.progress    one per process dumped several times; Fields:
-//	                   verdict (stuck|slow|progressing), snapshots
+//	                   verdict (stuck|busy|slow|progressing), snapshots
 type Signal struct {
 	Text     string
 	Frames   record.Stack // innermost first, files package-relative
 	Fact     string
 	Fields   map[string]string
 	Evidence record.Evidence
+
+	// ti is the thread of a stacks.bucket signal; anchors, filled in by
+	// Conclude, maps a rule that matched it to the index in Frames of the
+	// frame the rule names (its first frame pattern's match).
+	ti      *threadInfo
+	anchors map[string]int
 }
 
 func signals(infos []*threadInfo, a *Analysis) []Signal {
@@ -51,8 +59,12 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 				"state":     ti.t.State,
 				"primary":   strconv.FormatBool(ti.primary),
 				"truncated": strconv.FormatBool(ti.t.Truncated),
+				"partial":   strconv.FormatBool(ti.t.Partial),
+				"role":      ti.proc.Role,
 			},
 			Evidence: evidence(ti),
+			ti:       ti,
+			anchors:  map[string]int{},
 		})
 	}
 	// Divergence between groups of primary threads.

@@ -13,20 +13,14 @@ afterwards, and the test waits for its task to disappear before capturing.
 """
 
 import asyncio
-import json
-import os
 import sys
 import threading
 import time
 
+import selfview
+
 BLOCK = threading.Event()  # never set: everything waits on it forever
 READY = []
-
-
-def frame_name(code):
-    if sys.version_info >= (3, 11):
-        return code.co_qualname
-    return code.co_name
 
 
 class Tower:
@@ -94,35 +88,8 @@ def report(path, workers):
             break
         time.sleep(0.01)
     time.sleep(0.05)
-    frames = sys._current_frames()
-    by_ident = {t.ident: t for t in threading.enumerate()}
-    out = []
     spinner = [t.ident for t in threading.enumerate() if t.name == "spinner"]
-    for ident, f in frames.items():
-        if ident == me or ident in spinner:
-            continue
-        t = by_ident.get(ident)
-        stack = []
-        while f is not None:
-            stack.append({"func": frame_name(f.f_code), "file": f.f_code.co_filename, "line": f.f_lineno})
-            f = f.f_back
-        out.append({
-            "ident": ident,
-            "native_id": t.native_id if t else 0,
-            "name": t.name if t else "",
-            "main": t is threading.main_thread(),
-            "frames": stack,
-        })
-    doc = {
-        "pid": os.getpid(),
-        "version": "%d.%d.%d" % sys.version_info[:3],
-        "reporter_native_id": threading.get_native_id(),
-        "threads": out,
-    }
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(doc, fh, indent=1)
-    os.rename(tmp, path)
+    selfview.write(path, skip=spinner)
 
 
 def spinner_loop():

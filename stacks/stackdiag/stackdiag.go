@@ -10,6 +10,7 @@ import (
 
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
 )
 
@@ -24,6 +25,13 @@ type Facts struct {
 	Shared    stacks.Shared     `json:"shared"`
 	Outliers  []stacks.Outlier  `json:"outliers"`
 	Snapshots []stacks.Progress `json:"snapshots,omitempty"`
+	// Where is the headline (where the ranks are), concluded with the
+	// builtin stack rules and the versions the dump tells (Python only);
+	// diagnose, which knows the run's torch version, calls
+	// Analysis.Conclude(stacks.Conclude(set, versions)) and reads
+	// Analysis.Where again so the headline agrees with its findings.
+	Where    stacks.Where     `json:"where"`
+	Analysis *stacks.Analysis `json:"-"`
 }
 
 // Analyze is the diagnose.Analyzer for stack dumps.
@@ -38,7 +46,11 @@ func Analyze(path string, r io.Reader) (diagnose.Analysis, error) {
 		}
 		return diagnose.Analysis{}, errors.New("no stack found in the dump")
 	}
-	a := stacks.Analyze(res.Processes, stacks.Options{Level: stacks.DefaultLevel})
+	opt := stacks.Options{Level: stacks.DefaultLevel}
+	if set, err := rules.Builtin(); err == nil {
+		opt.Conclude = stacks.Conclude(set, stacks.Versions(res.Processes))
+	}
+	a := stacks.Analyze(res.Processes, opt)
 	out := diagnose.Analysis{Skipped: int64(len(res.Warnings)), Versions: map[string]string{}}
 	for _, p := range res.Processes {
 		out.Records += int64(len(p.Threads))
@@ -49,7 +61,9 @@ func Analyze(path string, r io.Reader) (diagnose.Analysis, error) {
 	for _, s := range a.Signals {
 		out.Subjects = append(out.Subjects, stacks.Subject(s))
 	}
-	out.Facts = Facts{Verdict: a.Verdict(), Level: a.Level.String(), Processes: len(a.Current), Buckets: a.Buckets,
-		Shared: a.Shared, Outliers: a.Outliers, Snapshots: a.Progress}
+	// diagnose matches the rules on the subjects itself (with the run's
+	// versions and user rules): the findings here only shape the headline.
+	out.Facts = Facts{Verdict: a.Where.Text, Level: a.Level.String(), Processes: len(a.Current), Buckets: a.Buckets,
+		Shared: a.Shared, Outliers: a.Outliers, Snapshots: a.Progress, Where: a.Where, Analysis: a}
 	return out, nil
 }

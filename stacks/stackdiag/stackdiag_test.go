@@ -1,12 +1,15 @@
 package stackdiag
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/stacks"
 )
 
 // diagnose reads the eight per-rank py-spy dumps of the seed-004 hang
@@ -50,5 +53,32 @@ func TestInterleavedDumpIsAnInputError(t *testing.T) {
 		!strings.Contains(d.Inputs[0].Error, ":12: output of several processes is interleaved") ||
 		!strings.Contains(d.Inputs[0].Error, "faulthandler.enable(file=") {
 		t.Errorf("err %v inputs %+v", err, d.Inputs)
+	}
+}
+
+// The facts carry the headline; concluded again with the run's torch
+// version (what diagnose knows from the log) it follows the findings.
+func TestFactsCarryTheHeadline(t *testing.T) {
+	path := filepath.Join(testcorpus.Root(), "stacks", "testdata", "seed004-snap1", "worker_TP0.txt")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	an, err := Analyze(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := an.Facts.(Facts)
+	if w := facts.Where; w.Rule != "inductor-implicit-fallback-operator-str" || w.Frame == nil || w.Frame.Func != "operator_str" || facts.Verdict != w.Text {
+		t.Fatalf("where %+v verdict %q", w, facts.Verdict)
+	}
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts.Analysis.Conclude(stacks.Conclude(set, rules.Versions{"torch": "2.13.0"}))
+	if w := facts.Analysis.Where; w.Rule != "" || len(facts.Analysis.Findings) != 0 || w.Frame == nil || w.Frame.File != "torch/_inductor/ir.py" {
+		t.Errorf("on torch 2.13: where %+v findings %v", w, facts.Analysis.Findings)
 	}
 }

@@ -60,7 +60,14 @@ func main() {
 			log.Printf("skip %s: no internal headers in %s", filepath.Base(d), inc)
 			continue
 		}
-		body, err := run(*src, inc)
+		var link []string
+		if n < 11 {
+			// 3.10's dict and module internals are measured on live
+			// objects (layout.c, names310): link its libpython.
+			lib := filepath.Join(d, "lib")
+			link = []string{"-L" + lib, "-lpython" + minor, "-Wl,-rpath," + lib}
+		}
+		body, err := run(*src, inc, link...)
 		if err != nil {
 			// Headers present but the program does not fit them: the
 			// layout program needs updating, never a silent gap.
@@ -101,9 +108,9 @@ func main() {
 	}
 }
 
-// run compiles the layout program against one version's headers and returns
-// what it prints.
-func run(src, inc string) (string, error) {
+// run compiles the layout program against one version's headers (linked
+// with link, when given) and returns what it prints.
+func run(src, inc string, link ...string) (string, error) {
 	tmp, err := os.MkdirTemp("", "genlayout")
 	if err != nil {
 		return "", err
@@ -114,13 +121,17 @@ func run(src, inc string) (string, error) {
 	if cc == "" {
 		cc = "cc"
 	}
-	cmd := exec.Command(cc, "-DNDEBUG", "-o", bin, src, "-I"+inc, "-I"+filepath.Join(inc, "internal"))
+	args := append([]string{"-DNDEBUG", "-o", bin, src, "-I" + inc, "-I" + filepath.Join(inc, "internal")}, link...)
+	cmd := exec.Command(cc, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("compile: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin).Output()
+	var stderr bytes.Buffer
+	run := exec.Command(bin)
+	run.Stderr = &stderr
+	out, err := run.Output()
 	if err != nil {
-		return "", fmt.Errorf("run: %v", err)
+		return "", fmt.Errorf("run: %v\n%s", err, stderr.Bytes())
 	}
 	return string(out), nil
 }

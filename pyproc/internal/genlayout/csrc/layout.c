@@ -19,6 +19,7 @@
 #include "internal/pycore_interp.h"
 #if PY_VERSION_HEX < 0x030B0000
 #include "frameobject.h"
+#include "longintrepr.h"
 #else
 #include "internal/pycore_dict.h"
 #include "internal/pycore_moduleobject.h"
@@ -49,9 +50,7 @@
 
 #if PY_VERSION_HEX >= 0x030B0000
 /* Thread names come from threading._active: dicts, modules, ints and
- * managed instance dicts. 3.10 keeps its dict internals out of the installed
- * headers (Objects/dict-common.h), so it gets none of this and the reader
- * falls back to OS thread names there. Offsets that CPython only expresses
+ * managed instance dicts (3.10: see names310 below). Offsets that CPython only expresses
  * as inline helpers are measured by calling those helpers on a fake object
  * address (asserts are off: -DNDEBUG). */
 static void names(void) {
@@ -130,6 +129,110 @@ static void names(void) {
 }
 #endif
 
+#if PY_VERSION_HEX < 0x030B0000
+/* 3.10 keeps PyDictKeysObject and PyModuleObject out of the installed
+ * headers (Objects/dict-common.h, Objects/moduleobject.c), so their offsets
+ * are measured instead: genlayout links this program against the version's
+ * libpython, real objects are built, and each offset is where a known value
+ * (a key object, its hash, a value object, an entry count) sits in them.
+ * Two dicts of different sizes must give the same answers, else the program
+ * fails and genlayout stops: a wrong layout is never written. */
+static long find_word(const char *base, long from, long span, Py_uintptr_t v) {
+    for (long off = from; off + 8 <= span; off += 8) {
+        Py_uintptr_t w;
+        memcpy(&w, base + off, sizeof w);
+        if (w == v) return off;
+    }
+    return -1;
+}
+
+static int pow2(Py_uintptr_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+/* bytes per index slot of a 3.10 dict table of the given size (DK_IXSIZE) */
+static long ixsize(long size) {
+    if (size <= 0xff) return 1;
+    if (size <= 0xffff) return 2;
+    if (size <= 0xffffffffL) return 4;
+    return 8;
+}
+
+static void fail(const char *what) {
+    fprintf(stderr, "layout.c: cannot measure %s on this CPython 3.10\n", what);
+    exit(1);
+}
+
+static void names310(void) {
+    enum { N = 20 };
+    Py_Initialize();
+    PyObject *key[N], *val[N];
+    PyObject *small = PyDict_New(), *big = PyDict_New();
+    for (int i = 0; i < N; i++) {
+        key[i] = PyUnicode_FromFormat("layout_key_%d", i);
+        val[i] = PyUnicode_FromFormat("layout_value_%d", i);
+        if (i == 0) PyDict_SetItem(small, key[i], val[i]);
+        PyDict_SetItem(big, key[i], val[i]);
+    }
+    const char *ks = (const char *)((PyDictObject *)small)->ma_keys;
+    const char *kb = (const char *)((PyDictObject *)big)->ma_keys;
+    /* header words: the entry count is 1 and N; the table size a power of
+     * two that grew (refcount and usable do not both fit) */
+    long nentries = -1, dksize = -1;
+    for (long off = 0; off < 64; off += 8) {
+        Py_uintptr_t a, b;
+        memcpy(&a, ks + off, sizeof a);
+        memcpy(&b, kb + off, sizeof b);
+        if (a == 1 && b == N && nentries < 0) nentries = off;
+        if (pow2(a) && pow2(b) && a >= 2 && b > a && b >= N && dksize < 0) dksize = off;
+    }
+    if (nentries < 0 || dksize < 0 || dksize >= nentries) fail("dk_size / dk_nentries");
+    long sizes[2], kpos[2], entry_key = -1, entry_value = -1, indices[2];
+    const char *tabs[2] = {ks, kb};
+    for (int t = 0; t < 2; t++) {
+        memcpy(&sizes[t], tabs[t] + dksize, sizeof sizes[t]);
+        long span = nentries + 8 + sizes[t] * ixsize(sizes[t]) + 3 * 8 * 2;
+        kpos[t] = find_word(tabs[t], nentries + 8, span, (Py_uintptr_t)key[0]);
+        long hpos = find_word(tabs[t], nentries + 8, span, (Py_uintptr_t)PyObject_Hash(key[0]));
+        long vpos = find_word(tabs[t], nentries + 8, span, (Py_uintptr_t)val[0]);
+        if (kpos[t] < 0 || hpos < 0 || vpos < 0) fail("the first dict entry");
+        long start = hpos < kpos[t] ? hpos : kpos[t];
+        start = vpos < start ? vpos : start;
+        if (t == 0) {
+            entry_key = kpos[t] - start;
+            entry_value = vpos - start;
+        } else if (entry_key != kpos[t] - start || entry_value != vpos - start) {
+            fail("the entry layout (two dicts disagree)");
+        }
+        indices[t] = start - sizes[t] * ixsize(sizes[t]);
+    }
+    if (indices[0] != indices[1] || indices[0] <= nentries) fail("dk_indices (two dicts disagree)");
+    long k1 = find_word(kb, kpos[1], kpos[1] + 256, (Py_uintptr_t)key[1]);
+    if (k1 <= kpos[1]) fail("the entry size");
+    PyObject *mod = PyImport_ImportModule("threading");
+    long mdict = mod ? find_word((const char *)mod, 8, 64, (Py_uintptr_t)PyModule_GetDict(mod)) : -1;
+    if (mdict < 0) fail("PyModuleObject.md_dict");
+
+    F("NamesSupported", 1);
+    F("ModuleDict", mdict);
+    F("KeysDkSize", dksize);
+    F("KeysNentries", nentries);
+    F("KeysIndices", indices[0]);
+    F("EntrySize", k1 - kpos[1]);
+    F("EntryKey", entry_key);
+    F("EntryValue", entry_value);
+    F("ValuesArray", 0); /* ma_values is the array itself */
+    F("ValuesMode", 0);  /* instance dicts sit at type->tp_dictoffset */
+    OFF("TypeDictOffset", PyTypeObject, tp_dictoffset);
+    F("LongShift", PyLong_SHIFT);
+    F("DigitSize", sizeof(digit));
+    OFF("LongDigits", PyLongObject, ob_digit);
+    F("LongTag", -1);
+    OFF("FrameGlobals", PyFrameObject, f_globals);
+    OFF("InterpModules", PyInterpreterState, modules);
+    OFF("DictKeys", PyDictObject, ma_keys);
+    OFF("DictValues", PyDictObject, ma_values);
+}
+#endif
+
 int main(void) {
     printf("\t\tSource: \"%s\",\n", PY_VERSION);
     F("Hex", PY_VERSION_HEX);
@@ -146,6 +249,8 @@ int main(void) {
     STATEBITS("StateASCII", ascii, 1);
 #if PY_VERSION_HEX >= 0x030B0000
     names();
+#else
+    names310();
 #endif
 
 #if PY_VERSION_HEX >= 0x030D0000
@@ -237,6 +342,7 @@ int main(void) {
     OFF("FrameState", PyFrameObject, f_state);
     F("FrameStateSize", sizeof(((PyFrameObject *)0)->f_state));
     F("FrameExecuting", FRAME_EXECUTING);
+    F("FrameCreated", FRAME_CREATED);
 #endif
 #endif
     return 0;
