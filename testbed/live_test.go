@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,15 +24,33 @@ const runner = "../scripts/testbed/run"
 
 // liveVenv returns the testbed venv when it is built for the current
 // requirements.txt and its torch imports; otherwise it skips (or fails).
+// With -short the live scenarios are skipped.
 func liveVenv(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("testbed: live torch.compile scenarios are not run with -short")
 	}
-	fail := t.Skipf
-	if os.Getenv("BRINGUP_TESTBED_REQUIRED") == "1" {
-		fail = t.Fatalf
+	venv := testbedVenv(t)
+	if out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import torch").CombinedOutput(); err != nil {
+		testbedMissing(t, "testbed: torch does not import in %s: %v %s", venv, err, firstLines(string(out), 3))
 	}
+	return venv
+}
+
+// testbedMissing skips, or fails where the testbed must be there
+// (BRINGUP_TESTBED_REQUIRED=1).
+func testbedMissing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("BRINGUP_TESTBED_REQUIRED") == "1" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// testbedVenv returns the testbed venv when it is built for the current
+// requirements.txt (its tools: tlparse, py-spy, pystack).
+func testbedVenv(t *testing.T) string {
+	t.Helper()
 	venv := os.Getenv("BRINGUP_TESTBED_VENV")
 	if venv == "" {
 		home, _ := os.UserHomeDir()
@@ -44,10 +63,7 @@ func liveVenv(t *testing.T) string {
 	sum := sha256.Sum256(req)
 	stamp, _ := os.ReadFile(filepath.Join(venv, ".requirements-sha256"))
 	if strings.TrimSpace(string(stamp)) != hex.EncodeToString(sum[:]) {
-		fail("testbed: no venv for the current requirements at %s (scripts/testbed/run setup builds it)", venv)
-	}
-	if out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import torch").CombinedOutput(); err != nil {
-		fail("testbed: torch does not import in %s: %v %s", venv, err, firstLines(string(out), 3))
+		testbedMissing(t, "testbed: no venv for the current requirements at %s (scripts/testbed/run setup builds it)", venv)
 	}
 	return venv
 }
@@ -153,8 +169,8 @@ func TestLiveWatchTP2Compile(t *testing.T) {
 // operator_str formatting, with the IR's __str__ nested under it.
 func TestLiveWatchSilentCompile(t *testing.T) {
 	liveVenv(t)
-	doc, _, r := watchScenario(t, "silent_compile", "--silence", "30s", "--on-silence", "stop",
-		"--snapshots", "2", "--snapshot-interval", "2s", "--grace", "3s", "--timeout", "8m")
+	doc, _, r := watchScenario(t, "silent_compile", "--silence", "45s", "--on-silence", "stop",
+		"--snapshots", "3", "--snapshot-interval", "2s", "--grace", "3s", "--timeout", "8m")
 	if doc.Outcome != "hung" {
 		t.Fatalf("outcome %q, want hung: %s\n%s", doc.Outcome, doc.Reason, r.stderr)
 	}
@@ -189,10 +205,7 @@ func TestLiveStacksTreeStuckRank(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	}()
+	defer stopTree(cmd)
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		m, _ := os.ReadDir(filepath.Join(out, "markers"))
@@ -209,4 +222,56 @@ func TestLiveStacksTreeStuckRank(t *testing.T) {
 	bringupJSON(t, "", 1, "bringup.stacks/v1", &st, "stacks", "--json", "--tree", itoa(cmd.Process.Pid),
 		"--count", "2", "--interval", "1s")
 	checkStuckRankStacks(t, st, true)
+}
+
+// stopTree stops a scenario started in its own process group: SIGTERM to
+// the group (torchrun then stops its workers, which run in sessions of
+// their own), and after 10 s SIGKILL to whatever of its tree is left.
+func stopTree(cmd *exec.Cmd) {
+	tree := descendants(cmd.Process.Pid)
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	for _, pid := range tree {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	<-done
+}
+
+// descendants lists the pids below pid, from /proc/*/stat's parent field.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		if f := strings.Fields(rest); len(f) > 1 {
+			if pp, err := strconv.Atoi(f[1]); err == nil {
+				parent[p] = pp
+			}
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
