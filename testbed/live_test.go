@@ -129,17 +129,20 @@ func TestLiveWatchTP2Compile(t *testing.T) {
 	if len(doc.EnvCheck) != 0 {
 		t.Errorf("env check found %d process(es) without the requested environment: %+v", len(doc.EnvCheck), doc.EnvCheck)
 	}
-	workers := 0
+	// Every process of the boot (torchrun, its workers, their forks, the
+	// g++ Inductor runs) was seen; the two workers are named by the rank
+	// their "[rank0]:" log prefix gives.
+	ranked := map[string]bool{}
 	for _, p := range doc.EnvSeen {
-		if strings.Contains(p.Process, "tp2_block.py") && !strings.Contains(p.Process, "torch.distributed.run") {
-			workers++
-			if p.Env["OMP_NUM_THREADS"] != "1" {
-				t.Errorf("worker %d (%s): OMP_NUM_THREADS=%q", p.PID, p.Process, p.Env["OMP_NUM_THREADS"])
-			}
+		if p.Env["OMP_NUM_THREADS"] != "1" {
+			t.Errorf("pid %d (%s): OMP_NUM_THREADS=%q", p.PID, p.Process, p.Env["OMP_NUM_THREADS"])
+		}
+		if strings.Contains(p.Process, "tp2_block.py") && p.Rank != "" {
+			ranked[p.Rank] = true
 		}
 	}
-	if workers != 2 {
-		t.Errorf("env seen in %d worker process(es), want 2: %+v", workers, doc.EnvSeen)
+	if len(ranked) != 2 {
+		t.Errorf("workers seen with ranks %v, want two (rank0, rank1)", ranked)
 	}
 	var tr traceDoc
 	bringupJSON(t, "", 0, "bringup.trace/v1", &tr, "trace", "--json", filepath.Join(out, "trace"))
