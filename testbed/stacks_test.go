@@ -75,32 +75,24 @@ func checkStuckRankStacks(t *testing.T, st stacksDoc, live bool) {
 			"(InstructionTranslator, FakeTensorMode), not in Inductor", f.Phase)
 }
 
-// TestStuckRankRecordedStacks: the py-spy dumps the runner took of torchrun
-// and its two ranks.
+// TestStuckRankRecordedStacks: the dumps the runner took of torchrun and
+// its two ranks, by py-spy (first sample) and by pystack.
 func TestStuckRankRecordedStacks(t *testing.T) {
 	dir := scenario(t, "stuck_rank")
-	files, _ := filepath.Glob(filepath.Join(dir, "stacks", "py-spy-*-1.txt"))
-	if len(files) != 3 {
-		t.Fatalf("%d first-sample py-spy dumps, want 3 (torchrun and two ranks)", len(files))
+	for _, glob := range []string{"py-spy-*-1.txt", "pystack-*.txt"} {
+		t.Run(strings.TrimSuffix(glob, ".txt"), func(t *testing.T) {
+			files, _ := filepath.Glob(filepath.Join(dir, "stacks", glob))
+			if len(files) != 3 {
+				t.Fatalf("%d %s dumps, want 3 (torchrun and two ranks)", len(files), glob)
+			}
+			var st stacksDoc
+			bringupJSON(t, "", 1, "bringup.stacks/v1", &st, append([]string{"stacks", "--json"}, files...)...)
+			if len(st.Processes) != 3 {
+				t.Errorf("%d processes, want 3", len(st.Processes))
+			}
+			checkStuckRankStacks(t, st, false)
+		})
 	}
-	var st stacksDoc
-	bringupJSON(t, "", 1, "bringup.stacks/v1", &st, append([]string{"stacks", "--json"}, files...)...)
-	if len(st.Processes) != 3 {
-		t.Errorf("%d processes, want 3", len(st.Processes))
-	}
-	checkStuckRankStacks(t, st, false)
-}
-
-// TestStuckRankPystack: the same processes as pystack saw them.
-func TestStuckRankPystack(t *testing.T) {
-	dir := scenario(t, "stuck_rank")
-	files, _ := filepath.Glob(filepath.Join(dir, "stacks", "pystack-*.txt"))
-	if len(files) != 3 {
-		t.Fatalf("%d pystack dumps, want 3", len(files))
-	}
-	var st stacksDoc
-	bringupJSON(t, "", 1, "bringup.stacks/v1", &st, append([]string{"stacks", "--json"}, files...)...)
-	checkStuckRankStacks(t, st, false)
 }
 
 // checkSilentCompileStacks: the silent compile's main thread is in

@@ -54,9 +54,14 @@ func TestTlparseParity(t *testing.T) {
 			if got.graphBreaks != want.graphBreaks {
 				t.Errorf("graph-break records: bringup %d, tlparse %d", got.graphBreaks, want.graphBreaks)
 			}
-			for k := range mergeKeys(got.cache, want.cache) {
-				if got.cache[k] != want.cache[k] {
-					t.Errorf("cache %s: bringup %d, tlparse %d", k, got.cache[k], want.cache[k])
+			for k, n := range want.cache {
+				if got.cache[k] != n {
+					t.Errorf("cache %s: bringup %d, tlparse %d", k, got.cache[k], n)
+				}
+			}
+			for k, n := range got.cache {
+				if _, ok := want.cache[k]; !ok {
+					t.Errorf("cache %s: bringup %d, tlparse none", k, n)
 				}
 			}
 		})
@@ -109,15 +114,4 @@ func readTlparse(t *testing.T, out string) tlSummary {
 	}
 	slices.Sort(s.ids)
 	return s
-}
-
-func mergeKeys(a, b map[string]int) map[string]bool {
-	out := map[string]bool{}
-	for k := range a {
-		out[k] = true
-	}
-	for k := range b {
-		out[k] = true
-	}
-	return out
 }
