@@ -76,7 +76,7 @@ type Record struct {
 	Repr                string      `json:"repr"`
 	Phase               string      `json:"phase"`
 	DynamoLoaded        bool        `json:"dynamo_loaded"` // torch._dynamo was imported when it was recorded
-	Stack               []Frame     `json:"stack"` // outermost first, as a traceback prints
+	Stack               []Frame     `json:"stack"`         // outermost first, as a traceback prints
 	NFrames             int         `json:"n_frames"`
 	StackTruncated      bool        `json:"stack_truncated,omitempty"`
 	TimeCap             bool        `json:"time_cap,omitempty"`

@@ -241,7 +241,7 @@ def _bringup_probe_install():
         st["busy"] = get_ident()
         try:
             doc = process_doc("report")
-            doc["written_at"] = "exit" if final else "record"
+            doc["written_at"] = "exit" if final or st.get("exiting") else "record"
             tm = _sys.modules.get("torch")
             if tm is not None:
                 doc["torch"] = short(getattr(tm, "__version__", ""), 80)
@@ -1348,6 +1348,7 @@ def _bringup_probe_install():
         # kept it in sys.last_exc (3.12+) / sys.last_value before it runs
         # the atexit handlers, this one last. sys.excepthook stays the
         # boot's own.
+        st["exiting"] = True
         try:
             v = getattr(_sys, "last_exc", None) or getattr(_sys, "last_value", None)
             if isinstance(v, BaseException):

@@ -150,9 +150,6 @@ func checkRegex(rx string) error {
 			if !isPunct && !strings.ContainsRune("dDwWsSbBAntrf", rune(e)) {
 				return fmt.Errorf(`escape \%c at byte %d: use only \d \w \s \b (and their capitals), \A, \n \t \r \f, or an escaped punctuation character`, e, i)
 			}
-			if inClass && (e == 'b' || e == 'B' || e == 'A') {
-				return fmt.Errorf(`\%c inside [...] at byte %d reads differently in Go and Python`, e, i)
-			}
 			i++
 		case inClass:
 			if c == '[' && i+1 < len(rx) && rx[i+1] == ':' {

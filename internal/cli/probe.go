@@ -70,7 +70,7 @@ docs/probe.md).`,
 			if err != nil {
 				return Usagef("%v", err)
 			}
-			code, scanner, err := runProbed(args, dep)
+			code, scanner, err := runProbed(cmd, args, dep)
 			if err != nil {
 				return Usagef("%v", err)
 			}
@@ -112,9 +112,9 @@ func defaultProbeDir() (string, error) {
 // following its process tree for Python processes; it returns the boot's
 // exit status (128+N for a signal N). SIGTERM and SIGHUP sent to bringup
 // are passed on; SIGINT and SIGQUIT from a terminal reach the boot itself.
-func runProbed(args []string, dep probe.Deployment) (int, *probe.Scanner, error) {
+func runProbed(cmd *cobra.Command, args []string, dep probe.Deployment) (int, *probe.Scanner, error) {
 	c := exec.Command(args[0], args[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	c.Env = dep.Environ(os.Environ())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
