@@ -124,9 +124,16 @@ func Explain(r Record) Explanation {
 			e.Exception, e.Where, what, g.Function, loc(g))
 		e.Mechanism = fmt.Sprintf("the frame of %s runs code Dynamo generated and reports its def line; the frames below it are the compiled graph (or a wrapper or custom op it calls), where the exception was raised", g.Function)
 	case ShapeTrace:
-		e.Verdict = fmt.Sprintf("%s raised while Dynamo traced the code, at %s: %s", e.Exception, e.Where, what)
-		if len(e.UserStack) > 0 {
-			e.Verdict += "; user code: " + e.UserStack[len(e.UserStack)-1]
+		if n := len(r.DynamoUserStack); n > 0 {
+			u := r.DynamoUserStack[n-1]
+			e.File, e.Line = u.File, 0
+			if u.Line != nil {
+				e.Line = *u.Line
+			}
+			e.Verdict = fmt.Sprintf("%s raised while Dynamo traced %s (user code: %s); Dynamo's own frame: %s: %s",
+				e.Exception, e.UserStack[n-1], strings.Join(e.UserStack, " → "), e.Where, what)
+		} else {
+			e.Verdict = fmt.Sprintf("%s raised while Dynamo traced the code, at %s: %s", e.Exception, e.Where, what)
 		}
 		e.Mechanism = "Dynamo models the exception symbolically (its Observed stand-in) while it traces; under fullgraph=False it gives up on the frame and runs it eagerly, where the real exception is raised at the real line; under fullgraph=True it surfaces as Unsupported \"Observed exception\""
 	default:
@@ -260,7 +267,11 @@ func summary(m *ModuleSummary) string {
 func moduleText(f Frame) string {
 	var parts []string
 	if f.Self != nil {
-		parts = append(parts, "self is "+summary(f.Self))
+		name := "self"
+		if f.Self.Name != "" {
+			name = f.Self.Name
+		}
+		parts = append(parts, name+" is "+summary(f.Self))
 	}
 	if m, ok := missingStep(f); ok {
 		dict := strings.TrimSuffix(m.Expr, "["+quoteKey(m)+"]")
@@ -318,13 +329,30 @@ func generatedMechanism(f Frame, dynamo bool) string {
 	return "the instruction belongs to bytecode Dynamo generated for this frame (loading graph inputs by their source, calling the compiled graph or a resume function, replaying side effects), not to a line of the source; TORCH_LOGS=bytecode prints it under MODIFIED BYTECODE " + f.Name
 }
 
-func seen(r Record) string {
-	s := "at " + r.SeenAt
-	if r.SeenAt == "raise" {
-		s = "where raised"
+// seenWords says where a hook saw the exception.
+var seenWords = map[string]string{
+	"raise":                "where raised",
+	"uncaught":             "uncaught (printed by Python)",
+	"threading.excepthook": "uncaught in a thread",
+	"logging":              "logged with exc_info",
+	"traceback":            "printed by traceback",
+}
+
+func seenWord(w string) string {
+	if s, ok := seenWords[w]; ok {
+		return s
 	}
+	return "at " + w
+}
+
+func seen(r Record) string {
+	s := seenWord(r.SeenAt)
 	if len(r.AlsoSeenAt) > 0 {
-		s += ", then reported by " + strings.Join(r.AlsoSeenAt, ", ")
+		words := make([]string, len(r.AlsoSeenAt))
+		for i, w := range r.AlsoSeenAt {
+			words[i] = seenWord(w)
+		}
+		s += ", then " + strings.Join(words, ", ")
 	} else if r.SeenAt == "raise" {
 		s += ", not seen reported (caught, or the process ended first)"
 	}

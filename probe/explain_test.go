@@ -56,7 +56,7 @@ func TestExplainSeed000(t *testing.T) {
 		e.Code:        {"Glm5NextDecoderLayer.forward (model.py, def at line 456)", "orig_code_map", "1 cache entry"},
 		e.Module:      {"self is vllm.model.Glm5NextDecoderLayer (layer_idx=3); children: self_attn, mlp", "the lookup ran on self._modules['self_attn'], a vllm.model.KimiMLAAttention (prefix=model.layers.3.self_attn)", "its _modules has no 'in_proj_qkvbfg_a' (it has q_proj, kv_a_proj, o_proj)"},
 		e.Mechanism:   {"code compiled for one module running on another", "the vllm.model.KimiMLAAttention it runs on here has no such entry"},
-		e.Seen:        {"where raised, then reported by logging", "multiproc_executor.py:815: WorkerProc hit an exception."},
+		e.Seen:        {"where raised, then logged with exc_info", "multiproc_executor.py:815: WorkerProc hit an exception."},
 	} {
 		for _, w := range want {
 			if !strings.Contains(field, w) {
@@ -81,7 +81,7 @@ func TestExplainShapes(t *testing.T) {
 		Stack:           []Frame{{File: "torch/_dynamo/exc.py", Function: "raise_observed_exception", Line: ip(300), Instruction: "RAISE_VARARGS 1", Position: "full"}},
 		DynamoUserStack: []UserFrame{{File: "model.py", Line: ip(748), Function: "forward"}, {File: "model.py", Line: ip(470), Function: "forward"}}}
 	e = Explain(tr)
-	if e.Shape != ShapeTrace || !strings.HasSuffix(e.Verdict, "user code: model.py:470 in forward") {
+	if e.Shape != ShapeTrace || !strings.HasPrefix(e.Verdict, "ObservedKeyError: 'k' raised while Dynamo traced model.py:470 in forward (user code: model.py:748 in forward → model.py:470 in forward); Dynamo's own frame: torch/_dynamo/exc.py:300") || e.File != "model.py" || e.Line != 470 {
 		t.Errorf("trace: %s %q", e.Shape, e.Verdict)
 	}
 	// Plain, and the same position-less shape without torch loaded.

@@ -137,6 +137,7 @@ type Step struct {
 type ModuleSummary struct {
 	Type        string            `json:"type"`
 	Kind        string            `json:"kind"`
+	Name        string            `json:"name,omitempty"`  // the argument's name when not "self"
 	Attrs       map[string]string `json:"attrs,omitempty"` // prefix, layer_idx, ... when set
 	Children    []Child           `json:"children,omitempty"`
 	NChildren   int               `json:"n_children,omitempty"`

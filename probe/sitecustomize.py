@@ -333,13 +333,7 @@ def _bringup_probe_install():
             import dis
 
             ins = list(dis.get_instructions(code))
-            lines = {}
-            try:
-                for a, b, ln in code.co_lines():
-                    lines[a] = ln
-            except Exception:
-                pass
-            got = (ins, [i.offset for i in ins], lines)
+            got = (ins, [i.offset for i in ins])
             if len(dis_cache) > 512:
                 dis_cache.clear()
             dis_cache[code] = got
@@ -361,14 +355,31 @@ def _bringup_probe_install():
         return max(i, 0)
 
     def position_kind(ins):
-        pos = getattr(ins, "positions", None)
+        return kind_of(getattr(ins, "positions", None))
+
+    def kind_of(pos):
         if pos is None:
             return "lines-only"
-        if pos.lineno is None:
+        if pos[0] is None:
             return "none"
-        if pos.col_offset is None:
+        if pos[2] is None:
             return "no-columns"
         return "full"
+
+    def cheap(code, lasti):
+        # The instruction at lasti without decoding the whole code object
+        # (outer frames: a CALL, mostly): its opcode from co_code (which
+        # holds the unspecialised instructions) and its position from
+        # co_positions.
+        import dis
+        from itertools import islice
+
+        b = code.co_code
+        name = dis.opname[b[lasti]] if 0 <= lasti < len(b) else "?"
+        pos = None
+        if hasattr(code, "co_positions"):
+            pos = next(islice(code.co_positions(), lasti // 2, None), (None, None, None, None))
+        return name, kind_of(pos)
 
     def frame_info(code, lasti, lineno, full):
         co_name = code.co_name
@@ -380,19 +391,25 @@ def _bringup_probe_install():
             "line": lineno,
             "offset": lasti,
         }
+        ins, k = None, None
         try:
-            ins, offsets, _ = instrs(code)
+            if full:
+                ins, offsets = instrs(code)
+                if not ins:
+                    return fi, None, None
+                k = find_index(offsets, lasti)
+                cur = ins[k]
+                fi["instruction"] = (cur.opname + " " + short(cur.argrepr, 120)).strip()
+                pk = position_kind(cur)
+                first = k == 0
+            else:
+                fi["instruction"], pk = cheap(code, lasti)
+                first = lasti == 0
         except Exception as e:
             note("dis", e)
             return fi, None, None
-        if not ins:
-            return fi, None, None
-        k = find_index(offsets, lasti)
-        cur = ins[k]
-        fi["instruction"] = (cur.opname + " " + short(cur.argrepr, 120)).strip()
-        pk = position_kind(cur)
         fi["position"] = pk
-        def_line = lineno is not None and lineno == code.co_firstlineno and k > 0
+        def_line = lineno is not None and lineno == code.co_firstlineno and not first
         fi["def_line"] = def_line
         why = []
         if pk in ("none", "no-columns") and def_line:
@@ -857,11 +874,19 @@ def _bringup_probe_install():
         return s
 
     def self_of(frame, code):
-        if frame is None or code.co_argcount < 1 or not code.co_varnames or code.co_varnames[0] != "self":
+        # The frame's first argument (self, or whatever a method calls it)
+        # when it is an nn.Module or shaped like one.
+        if frame is None or code.co_argcount < 1 or not code.co_varnames:
             return None
+        name = code.co_varnames[0]
         try:
             loc = frame.f_locals
-            return module_summary(loc["self"]) if "self" in loc else None
+            if name not in loc:
+                return None
+            s = module_summary(loc[name])
+            if s is not None and name != "self":
+                s["name"] = name
+            return s
         except Exception as e:
             note("self", e)
             return None
@@ -935,9 +960,19 @@ def _bringup_probe_install():
             inner = MAX_FRAMES * 3 // 4
             pick = list(range(inner)) + list(range(n - (MAX_FRAMES - inner), n))
             truncated = True
+        names = type_names(type(exc))
+        tracing = any(nm.startswith("Observed") for nm in names) or any(
+            "torch/_dynamo/symbolic_convert.py" in (fr[1].co_filename or "") for fr in frames[:MAX_FRAMES])
         for j in pick:
             f, code, lasti, lineno = frames[j]
             full = j == 0
+            if j == 1 and tracing:
+                # While Dynamo traces, the user frames it inlines matter more
+                # than its own: taken before the time cap can cut them.
+                us, src = dynamo_stack([fr[0] for fr in frames if fr[0] is not None])
+                if us:
+                    rec["dynamo_user_stack"] = us
+                    rec["dynamo_user_stack_from"] = src
             fi, ins, k = frame_info(code, lasti, lineno, full)
             if full and ins is not None:
                 try:
@@ -963,17 +998,8 @@ def _bringup_probe_install():
         rec["n_frames"] = n
         if truncated:
             rec["stack_truncated"] = True
-        names = type_names(type(exc))
-        live = [fr[0] for fr in frames if fr[0] is not None]
-        tracing = any(nm.startswith("Observed") for nm in names) or any(
-            "torch/_dynamo/symbolic_convert.py" in (fr[1].co_filename or "") for fr in frames[:MAX_FRAMES])
         rec["phase"] = "trace" if tracing else "runtime"
         rec["dynamo_loaded"] = "torch._dynamo" in _sys.modules
-        if tracing and time.perf_counter() - t0 < MAX_EVENT_S:
-            us, src = dynamo_stack(live)
-            if us:
-                rec["dynamo_user_stack"] = us
-                rec["dynamo_user_stack_from"] = src
         chain_ = []
         c, seen_ids = exc, {id(exc)}
         while len(chain_) < 8:
@@ -1028,7 +1054,11 @@ def _bringup_probe_install():
         # Only the report path looks an exception up: a raise is recorded
         # at its first event.
         key = ident(exc) if where != "raise" else None
-        prev = st["seen"].get(key) if key is not None else None
+        prev = None
+        if key is not None:
+            # A traceback replaced on the way (Dynamo re-raises with
+            # with_traceback(None)) still leaves id, type and message.
+            prev = st["seen"].get(key) or st["seen"].get(key[:2] + key[4:])
         if prev is not None:
             r = prev
             if where not in r.setdefault("also_seen_at", []) and where != r["seen_at"]:
@@ -1079,7 +1109,9 @@ def _bringup_probe_install():
             st[path] += 1
             if len(st["seen"]) > 4 * MAX_RECORDS:
                 st["seen"].clear()
-            st["seen"][key or ident(exc)] = rec
+            key = key or ident(exc)
+            st["seen"][key] = rec
+            st["seen"][key[:2] + key[4:]] = rec
             st["dirty"] = True
             st["spent"] += time.perf_counter() - t0
             t0 = time.perf_counter()
