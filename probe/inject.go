@@ -3,8 +3,9 @@
 // binary), the spec that selects exceptions, the reports each Python process
 // writes (schema bringup.probe/v1), and what they say in words.
 //
-// Deployment: Inject writes sitecustomize.py into <run dir>/probe/site and
-// returns the environment that puts it first on PYTHONPATH and tells it the
+// Deployment: Inject writes the loader sitecustomize.py into
+// <run dir>/probe/site and the probe into <run dir>/probe/code, and returns
+// the environment that puts the loader first on PYTHONPATH and tells it the
 // spec, caps and output directory (BRINGUP_PROBE). Every Python process of
 // the boot that honours PYTHONPATH loads it, fork, spawn and forkserver
 // children included; it chains to a sitecustomize it shadows. Each process
@@ -26,11 +27,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-//go:embed sitecustomize.py
-var source []byte
-
-// Source is the injected sitecustomize.py.
-func Source() []byte { return source }
+// The probe in two files: the loader site imports, and the probe it loads
+// from marshalled code cached per Python version (so the probe is compiled
+// once per boot, not once per process).
+var (
+	//go:embed py/sitecustomize.py
+	loaderSource []byte
+	//go:embed py/bringup_probe.py
+	probeSource []byte
+)
 
 // EnvVar carries the probe's configuration into the boot.
 const EnvVar = "BRINGUP_PROBE"
@@ -73,12 +78,15 @@ type Options struct {
 type Deployment struct {
 	Dir    string // <run dir>/probe: where the processes write
 	Site   string // Dir/site: the directory put first on PYTHONPATH
+	Code   string // Dir/code: the probe and its compiled code per Python version
 	Spec   Spec
 	config string
 }
 
 // SubDir is the probe's directory inside a run directory.
 const SubDir = "probe"
+
+const probeFile = "bringup_probe.py"
 
 // Inject writes sitecustomize.py into runDir/probe/site (creating runDir
 // if needed, and both directories below it, neither of which may be a
@@ -96,6 +104,7 @@ func Inject(runDir string, spec Spec, opt Options) (Deployment, error) {
 	}
 	dir := filepath.Join(abs, SubDir)
 	site := filepath.Join(dir, "site")
+	code := filepath.Join(dir, "code")
 	if strings.ContainsAny(site, ":\n\x00") {
 		return Deployment{}, fmt.Errorf("probe: run directory %q holds ':' or a newline, which PYTHONPATH cannot carry", abs)
 	}
@@ -105,10 +114,15 @@ func Inject(runDir string, spec Spec, opt Options) (Deployment, error) {
 	if err := mkdirNoFollow(dir, true); err != nil {
 		return Deployment{}, err
 	}
-	if err := mkdirNoFollow(site, true); err != nil {
+	for _, d := range []string{site, code} {
+		if err := mkdirNoFollow(d, true); err != nil {
+			return Deployment{}, err
+		}
+	}
+	if err := writeFileNoFollow(code, probeFile, probeSource); err != nil {
 		return Deployment{}, err
 	}
-	if err := writeFileNoFollow(site, "sitecustomize.py", source); err != nil {
+	if err := writeFileNoFollow(site, "sitecustomize.py", loaderSource); err != nil {
 		return Deployment{}, err
 	}
 	entries, err := os.ReadDir(site)
@@ -120,7 +134,7 @@ func Inject(runDir string, spec Spec, opt Options) (Deployment, error) {
 			return Deployment{}, fmt.Errorf("probe: %s holds %s: everything there is importable by the boot; give a fresh run directory", site, n)
 		}
 	}
-	d := Deployment{Dir: dir, Site: site, Spec: spec}
+	d := Deployment{Dir: dir, Site: site, Code: code, Spec: spec}
 	d.config = config(dir, spec, opt)
 	return d, nil
 }
@@ -140,6 +154,7 @@ func config(dir string, spec Spec, opt Options) string {
 	line := func(k, v string) { b.WriteString(k + "=" + v + "\n") }
 	line("v", "1")
 	line("out", dir)
+	line("code", filepath.Join(dir, "code", probeFile))
 	line("spec", spec.String())
 	for _, s := range spec.Selectors {
 		line("sel", s.String())

@@ -196,7 +196,7 @@ func WhyNotLoaded(p Proc, site string) string {
 	case !p.HasConfig:
 		return EnvVar + " is not in its environment: a launcher dropped it"
 	}
-	return "no loaded marker although its command line and environment allow it: it ended before site ran, or it is not CPython"
+	return "no loaded marker although its command line and environment allow it: it ended before site ran, the probe failed to load, or it is not CPython"
 }
 
 func pathHas(pp, dir string) bool {

@@ -1,10 +1,12 @@
-# bringup probe: injected into a boot by `bringup probe` (and later `bringup
-# watch --probe`) as the first sitecustomize on PYTHONPATH. It records, once
-# per exception object, the exceptions the Go side selected (BRINGUP_PROBE),
-# where they are raised (3.12+: sys.monitoring RAISE) and where they are
-# reported (uncaught at exit, threading.excepthook, logging records with
-# exc_info, traceback.print_exception/format_exception), and writes one JSON
-# document per process (schema bringup.probe/v1) into the output directory.
+# bringup probe, main part: loaded by the sitecustomize.py that bringup
+# injects into a boot (`bringup probe`, later `bringup watch --probe`),
+# compiled once per Python version and kept as marshalled code beside this
+# file. It records, once per exception object, the exceptions the Go side
+# selected (BRINGUP_PROBE), where they are raised (3.12+: sys.monitoring
+# RAISE) and where they are reported (uncaught at exit, threading.excepthook,
+# logging records with exc_info, traceback.print_exception and
+# format_exception), and writes one JSON document per process (schema
+# bringup.probe/v1) into the output directory.
 #
 # Rules this file keeps: it prints nothing, it never changes what the boot
 # does (every hook calls through, every internal error is swallowed and
@@ -17,14 +19,13 @@ import os as _os
 import sys as _sys
 
 
-def _bringup_probe_install():
+def install(cfg_text):
+    """Installs the probe for the configuration cfg_text (BRINGUP_PROBE) and
+    returns finish(chained_origin, chained_error), which the loader calls
+    once it has run the sitecustomize this probe shadows."""
     import atexit
     import time
     from _thread import get_ident
-
-    cfg_text = _os.environ.get("BRINGUP_PROBE")
-    if not cfg_text:
-        return None
 
     cfg = {}
     lists = {"knob": [], "redact": [], "sel": []}
@@ -93,7 +94,7 @@ def _bringup_probe_install():
 
     reset(None)
     hooks, not_hooked = [], []
-    raise_types, report_types = {}, {}
+    raise_types, report_types, stdlib_files = {}, {}, {}
     dis_cache = {}
     chained = [None]
 
@@ -301,26 +302,28 @@ def _bringup_probe_install():
         # The selectors that apply to type t: by the name of t or a base
         # class, plain or module-qualified; Dynamo's stand-in Observed<T>
         # counts as T. Cached per type (bounded).
+        # The entry is () for no selector, else (selectors, any without a
+        # message regex).
         names = type_names(t)
         m = [s for s in pool if s[0] == "any" or s[0] in names or ("Observed" + s[0]) in names]
         if len(cache) > 4096:
             cache.clear()
-        cache[t] = m
-        return m
+        e = (m, any(s[1] is None for s in m)) if m else ()
+        cache[t] = e
+        return e
 
-    def message_ok(exc, ms):
-        for s in ms:
-            if s[1] is None:
-                return True
-        for s in ms:
+    def message_ok(exc, entry):
+        if entry[1]:
+            return True
+        try:
+            text = str(exc)
+        except Exception:
+            text = ""
+        for s in entry[0]:
             if s[2] is None:
                 import re
 
                 s[2] = re.compile(s[1])
-            try:
-                text = str(exc)
-            except Exception:
-                text = ""
             if s[2].search(text):
                 return True
         return False
@@ -1155,7 +1158,13 @@ def _bringup_probe_install():
             tb = exc.__traceback__
             if tb is not None and tb.tb_next is not None:
                 return  # raised again on its way out: not its first event
-            if in_stdlib(code.co_filename):
+            fn = code.co_filename
+            skip = stdlib_files.get(fn)
+            if skip is None:
+                if len(stdlib_files) > 4096:
+                    stdlib_files.clear()
+                skip = stdlib_files[fn] = in_stdlib(fn)
+            if skip:
                 st["skipped_stdlib"] += 1
                 return
             try:
@@ -1164,6 +1173,15 @@ def _bringup_probe_install():
             except Exception as e:
                 st["dropped_filter_error"] += 1
                 note("filter", e)
+                return
+            if st["busy"] == get_ident():
+                return  # the probe's own
+            if st["n_raise"] >= MAX_RECORDS or st["disabled"]:
+                # The cheap path once the raise path is full or out of time.
+                st["matched"] += 1
+                st["dropped_time" if st["disabled"] else "dropped_cap"] += 1
+                st["dirty"] = True
+                maybe_flush()
                 return
             f = _sys._getframe(1)
             while f is not None and f.f_code is not code:
@@ -1404,59 +1422,3 @@ def _bringup_probe_install():
             pass
 
     return finish
-
-
-def _bringup_probe_chain():
-    # The sitecustomize this file shadows: the next one on sys.path after
-    # this file's directory, executed as `sitecustomize`. Its errors
-    # propagate, so site.py reports them exactly as it would without the
-    # probe. The probe's own directory leaves sys.path: children get it from
-    # PYTHONPATH, and the boot sees the sys.path it would have had.
-    try:
-        import _frozen_importlib as boot
-        import _frozen_importlib_external as ext
-    except ImportError:
-        return None, None
-
-    here = _safe_abspath(_os.path.dirname(_os.path.abspath(__file__)))
-    rest, seen_here = [], False
-    for p in _sys.path:
-        if _safe_abspath(p) == here:
-            seen_here = True
-        elif seen_here:
-            rest.append(p)
-    if not seen_here:
-        rest = list(_sys.path)
-    _sys.path[:] = [p for p in _sys.path if _safe_abspath(p) != here]
-    spec = ext.PathFinder.find_spec("sitecustomize", rest)
-    if spec is None or spec.loader is None:
-        return None, None
-    mod = boot.module_from_spec(spec)
-    me = _sys.modules.get("sitecustomize")
-    if me is not None:
-        _sys.modules["_bringup_probe"] = me
-    _sys.modules["sitecustomize"] = mod
-    origin = spec.origin or spec.name
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException as e:
-        return origin, e
-    return origin, None
-
-
-def _safe_abspath(p):
-    try:
-        return _os.path.abspath(p or ".")
-    except Exception:
-        return None
-
-
-try:
-    _bringup_probe_finish = _bringup_probe_install()
-except Exception:
-    _bringup_probe_finish = None
-_bringup_probe_origin, _bringup_probe_error = _bringup_probe_chain()
-if _bringup_probe_finish is not None:
-    _bringup_probe_finish(_bringup_probe_origin, _bringup_probe_error)
-if _bringup_probe_error is not None:
-    raise _bringup_probe_error
