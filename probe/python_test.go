@@ -426,3 +426,54 @@ print("done")
 		})
 	}
 }
+
+// An internal error of the probe (here: a module-like self whose __dict__
+// raises when the probe summarises it) is swallowed and noted in the
+// report; the boot is unchanged, the record kept; knobs are recorded, a
+// secret one redacted.
+func TestInternalErrorNotedBootUnchanged(t *testing.T) {
+	script := `
+class Hostile:
+    @property
+    def __dict__(self):
+        raise RuntimeError("no dict for you")
+    def forward(self):
+        return {}["in_proj_gone"]
+try:
+    Hostile().forward()
+except KeyError as e:
+    print("caught", e)
+`
+	for _, py := range pythons(t) {
+		t.Run(py.minor, func(t *testing.T) {
+			base := append(cleanEnv(), "VLLM_USE_AOT_COMPILE=0", "VLLM_API_KEY=s3cret", "UNRELATED_KNOB=1")
+			cmd := []string{py.path, "-c", script}
+			plain := run(t, base, t.TempDir(), cmd...)
+			with, reports, _ := probed(t, "KeyError", Options{}, base, cmd...)
+			if plain.code != with.code || !bytes.Equal(plain.stdout, with.stdout) || !bytes.Equal(plain.stderr, with.stderr) {
+				t.Fatalf("boot changed: %d %q %q vs %d %q %q", plain.code, plain.stdout, plain.stderr, with.code, with.stdout, with.stderr)
+			}
+			if !py.raise {
+				return // caught and never reported: nothing to record on 3.10/3.11
+			}
+			var rep *Report
+			for i := range reports {
+				if len(reports[i].Records) > 0 {
+					rep = &reports[i]
+				}
+			}
+			if rep == nil {
+				t.Fatalf("no record: %+v", reports)
+			}
+			if len(rep.Errors) == 0 || !strings.Contains(strings.Join(rep.Errors, "\n"), "self: RuntimeError: no dict for you") {
+				t.Errorf("errors %q", rep.Errors)
+			}
+			if o, _ := rep.Records[0].Origin(); o.Function != "Hostile.forward" || o.Self != nil {
+				t.Errorf("origin %+v", o)
+			}
+			if rep.Env["VLLM_USE_AOT_COMPILE"] != "0" || rep.Env["VLLM_API_KEY"] != "<redacted>" || rep.Env["UNRELATED_KNOB"] != "" {
+				t.Errorf("env %v", rep.Env)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -108,5 +109,46 @@ for p in procs:
 	}
 	if loaded != 2 {
 		t.Errorf("%d processes loaded, want the boot and its plain child", loaded)
+	}
+}
+
+// FuzzWhyNotLoaded: any command line and PYTHONPATH give a reason, never a
+// panic; a command line with -I before the program always names it.
+func FuzzWhyNotLoaded(f *testing.F) {
+	f.Add("python3\x00-X\x00dev\x00-I\x00x.py", "/run/probe/site:/x", true)
+	f.Add("python\x00-Wignore\x00-bES\x00-c\x00code", "", false)
+	f.Add("python\x00--check-hash-based-pycs", "::", true)
+	f.Fuzz(func(t *testing.T, cmdline, pythonPath string, hasConfig bool) {
+		p := Proc{PID: 1, Cmdline: strings.Split(cmdline, "\x00"), PythonPath: pythonPath, HasPath: pythonPath != "", HasConfig: hasConfig}
+		why := WhyNotLoaded(p, "/run/probe/site")
+		if why == "" {
+			t.Fatalf("%q: no reason", cmdline)
+		}
+		if len(p.Cmdline) > 2 && p.Cmdline[1] == "-I" && !strings.Contains(why, "-I") {
+			t.Fatalf("%q: reason %q does not name -I", cmdline, why)
+		}
+	})
+}
+
+func TestReadPPID(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		stat string
+		ppid int
+		ok   bool
+	}{
+		{"123 (python3) S 45 123 123 0", 45, true},
+		{"123 (a) b) (c) R 7 1 1", 7, true},
+		{"123 (x", 0, false},
+		{"123 (x) S", 0, false},
+		{"123 (x) S notanumber", 0, false},
+	} {
+		p := dir + "/stat"
+		if err := os.WriteFile(p, []byte(c.stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if ppid, ok := readPPID(p); ppid != c.ppid || ok != c.ok {
+			t.Errorf("%q: %d %v, want %d %v", c.stat, ppid, ok, c.ppid, c.ok)
+		}
 	}
 }

@@ -180,7 +180,7 @@ def install(cfg_text):
     def note(where, e):
         errs = st["errors"]
         if len(errs) < 8:
-            errs.append("%s: %s: %s" % (where, type(e).__name__, short(e, 300)))
+            errs.append("%s: %s: %s" % (where, type(e).__name__, short(_str(e), 300)))
         st["dirty"] = True
 
     def short(o, n=None):
@@ -843,7 +843,10 @@ def install(cfg_text):
     def module_summary(obj):
         try:
             d = object.__getattribute__(obj, "__dict__")
-        except Exception:
+        except AttributeError:
+            return None  # no instance dict: not a module
+        except Exception as e:
+            note("self", e)
             return None
         if not isinstance(d, dict):
             return None
@@ -1327,15 +1330,23 @@ def install(cfg_text):
                 orig = loader.exec_module
 
                 def exec_module(module):
-                    orig(module)
                     try:
-                        del loader.exec_module
-                    except Exception:
-                        pass
+                        orig(module)
+                    finally:
+                        try:
+                            del loader.exec_module
+                        except Exception:
+                            pass
                     try:
                         fn(module)
                     except Exception as e:
                         note("post-import " + name, e)
+                    # Once every watched module is patched, leave meta_path.
+                    if all(n in _sys.modules for n in post):
+                        try:
+                            _sys.meta_path.remove(cls)
+                        except ValueError:
+                            pass
 
                 loader.exec_module = exec_module
                 return spec
