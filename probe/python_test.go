@@ -103,6 +103,24 @@ func probed(t *testing.T, spec string, opt Options, base []string, args ...strin
 	return b, reports, d
 }
 
+// withRecords is the one process of reports that recorded something.
+func withRecords(t *testing.T, reports []Report) *Report {
+	t.Helper()
+	var found *Report
+	for i := range reports {
+		if len(reports[i].Records) > 0 {
+			if found != nil {
+				t.Fatalf("more than one process recorded: %d and %d", found.PID, reports[i].PID)
+			}
+			found = &reports[i]
+		}
+	}
+	if found == nil {
+		t.Fatalf("no process recorded anything: %+v", reports)
+	}
+	return found
+}
+
 func records(reports []Report) []Record {
 	var out []Record
 	for _, r := range reports {
@@ -403,15 +421,7 @@ print("done")
 			if b.code != 0 || string(b.stdout) != "done\n" || len(b.stderr) != 0 {
 				t.Fatalf("boot: %d %q %q", b.code, b.stdout, b.stderr)
 			}
-			var main *Report
-			for i := range reports {
-				if len(reports[i].Records) > 0 {
-					main = &reports[i]
-				}
-			}
-			if main == nil {
-				t.Fatalf("no report with records: %+v", reports)
-			}
+			main := withRecords(t, reports)
 			c := main.Counts
 			if c.Matched != n || c.Recorded != 8 || len(main.Records) != 8 || c.DroppedCap+c.DroppedTime != n-8 {
 				t.Errorf("counts %+v, %d records; want %d matched, 8 recorded, the rest dropped", c, len(main.Records), n)
@@ -456,15 +466,7 @@ except KeyError as e:
 			if !py.raise {
 				return // caught and never reported: nothing to record on 3.10/3.11
 			}
-			var rep *Report
-			for i := range reports {
-				if len(reports[i].Records) > 0 {
-					rep = &reports[i]
-				}
-			}
-			if rep == nil {
-				t.Fatalf("no record: %+v", reports)
-			}
+			rep := withRecords(t, reports)
 			if len(rep.Errors) == 0 || !strings.Contains(strings.Join(rep.Errors, "\n"), "self: RuntimeError: no dict for you") {
 				t.Errorf("errors %q", rep.Errors)
 			}

@@ -30,10 +30,10 @@ func testbedPython() (string, string) {
 	return py, ""
 }
 
-// A real torch.compile boot dying of a KeyError raised by Dynamo-generated
-// bytecode at a def line: the probe names the instruction, the code object
-// and the module it ran on.
-func TestRealTorchCompileDefLineKeyError(t *testing.T) {
+// torchBoot runs a testdata script in the testbed venv with the probe for
+// KeyError:in_proj, or skips the test with the reason.
+func torchBoot(t *testing.T, script string) (boot, []Report) {
+	t.Helper()
 	py, why := testbedPython()
 	if py == "" {
 		t.Skip("real torch.compile test skipped: " + why)
@@ -43,7 +43,15 @@ func TestRealTorchCompileDefLineKeyError(t *testing.T) {
 	}
 	cache := t.TempDir()
 	base := append(cleanEnv(), "TORCHINDUCTOR_CACHE_DIR="+cache, "TRITON_CACHE_DIR="+cache)
-	b, reports, _ := probed(t, "KeyError:in_proj", Options{}, base, py, testdata(t, "torchboot.py"))
+	b, reports, _ := probed(t, "KeyError:in_proj", Options{}, base, py, testdata(t, script))
+	return b, reports
+}
+
+// A real torch.compile boot dying of a KeyError raised by Dynamo-generated
+// bytecode at a def line: the probe names the instruction, the code object
+// and the module it ran on.
+func TestRealTorchCompileDefLineKeyError(t *testing.T) {
+	b, reports := torchBoot(t, "torchboot.py")
 	if b.code != 1 || !bytes.Contains(b.stderr, []byte("in forward\n    def forward(self, x):\nKeyError: 'in_proj_qkvbfg_a'\n")) {
 		t.Fatalf("the boot did not end at the def line: exit %d\n%s", b.code, b.stderr)
 	}
@@ -86,16 +94,7 @@ func TestRealTorchCompileDefLineKeyError(t *testing.T) {
 // where raised, with the user frames Dynamo was inlining (from its tracing
 // context), and knows it again when it is reported as Unsupported.
 func TestRealTorchCompileTraceTimeKeyError(t *testing.T) {
-	py, why := testbedPython()
-	if py == "" {
-		t.Skip("real torch.compile test skipped: " + why)
-	}
-	if testing.Short() {
-		t.Skip("real torch.compile test skipped in -short mode (torch import and compile take ~10 s)")
-	}
-	cache := t.TempDir()
-	base := append(cleanEnv(), "TORCHINDUCTOR_CACHE_DIR="+cache, "TRITON_CACHE_DIR="+cache)
-	b, reports, _ := probed(t, "KeyError:in_proj", Options{}, base, py, testdata(t, "torchtrace.py"))
+	b, reports := torchBoot(t, "torchtrace.py")
 	if b.code != 1 || !bytes.Contains(b.stderr, []byte("torch._dynamo.exc.Unsupported: Observed exception")) {
 		t.Fatalf("exit %d\n%s", b.code, b.stderr)
 	}
