@@ -197,6 +197,8 @@ func docProblems(d *node.Doc) (Status, string, string) {
 	switch {
 	case denied > 0:
 		return StatusDenied, fmt.Sprintf("%d of %d Python process(es) could not be read (ptrace permission)", denied, d.Scope.Python), permissionFix()
+	case len(d.Processes) == 0 && d.Scope.Unreadable > 0:
+		return StatusDenied, fmt.Sprintf("%d Python process(es) whose environment this user cannot read, so whether they belong to job %s is unknown", d.Scope.Unreadable, d.Scope.SlurmJob), "run bringup as the job's user or root"
 	case len(d.Failures) > 0 && len(d.Processes) == 0:
 		return StatusError, fmt.Sprintf("none of %d Python process(es) could be read: %s", len(d.Failures), d.Failures[0].Error), ""
 	}

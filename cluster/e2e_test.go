@@ -460,6 +460,68 @@ func TestTwoNodeCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("ssh_denied", func(t *testing.T) {
+		// A key the nodes do not know: BatchMode fails at once, with the fix.
+		cfg, _ := os.ReadFile(f.env["BT_SSH_CONFIG"])
+		bad := filepath.Join(f.dir, "ssh", "config.badkey")
+		os.WriteFile(bad, regexp.MustCompile(`IdentityFile \S+`).ReplaceAll(cfg, []byte("IdentityFile "+filepath.Join(f.dir, "ssh", "no-such-key"))), 0o600)
+		_, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--ssh", "bt1", "--ssh-config", bad, nodetmp)
+		if code != 2 || !strings.Contains(stderr, "bt1: denied") || !strings.Contains(stderr, "Permission denied (publickey)") || !strings.Contains(stderr, "ssh-copy-id bt1") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+
+	t.Run("collector_denied", func(t *testing.T) {
+		// The collector as another user on bt1 cannot read the root-owned
+		// ranks: each is a failure of kind permission with the fix.
+		pub, err := os.MkdirTemp("", "btpub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(pub) })
+		os.Chmod(pub, 0o755)
+		b, _ := os.ReadFile(f.bin)
+		bin := filepath.Join(pub, "bringup")
+		os.WriteFile(bin, b, 0o755)
+		out, err := f.onNode("bt1", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "cluster-stacks", "--local", "--json", "--slurm-job", f.job)
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		var d struct {
+			Scope struct {
+				Unreadable int `json:"unreadable_environ"`
+			} `json:"scope"`
+			Processes []any `json:"processes"`
+			Failures  []struct {
+				Kind  string `json:"kind"`
+				Error string `json:"error"`
+			} `json:"failures"`
+		}
+		if err := json.Unmarshal(out, &d); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		// With a job given, processes whose environment cannot be read are
+		// not known to be the job's: counted, not captured.
+		if len(d.Processes) != 0 || d.Scope.Unreadable < 2 {
+			t.Errorf("as another user: %s", out)
+		}
+		out, err = f.onNode("bt1", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "cluster-stacks", "--local", "--json")
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if err := json.Unmarshal(out, &d); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Failures) < 2 {
+			t.Fatalf("failures %+v", d.Failures)
+		}
+		for _, fl := range d.Failures {
+			if fl.Kind != "permission" || !strings.Contains(fl.Error, "CAP_SYS_PTRACE") {
+				t.Errorf("failure %+v, want permission with the fix", fl)
+			}
+		}
+	})
+
 	t.Run("kube_standin", func(t *testing.T) {
 		// A STAND-IN for kubectl (scripts/cluster/kubectl-standin), not a
 		// Kubernetes cluster: get pods and exec mapped onto the nodes.

@@ -202,3 +202,48 @@ func TestRemoteScriptShells(t *testing.T) {
 		}
 	}
 }
+
+// unquote reads one word the way sh does for the two forms shellQuote
+// writes: bare safe characters, or '…' with '\” for a quote.
+func unquote(q string) (string, bool) {
+	if !strings.HasPrefix(q, "'") {
+		return q, q != "" && !strings.ContainsAny(q, " \t\n'\"\\$`;&|<>()*?[]#~!{}")
+	}
+	var b strings.Builder
+	for i := 0; i < len(q); {
+		if q[i] != '\'' {
+			return "", false
+		}
+		j := strings.IndexByte(q[i+1:], '\'')
+		if j < 0 {
+			return "", false
+		}
+		b.WriteString(q[i+1 : i+1+j])
+		i += j + 2
+		if strings.HasPrefix(q[i:], `\''`) {
+			b.WriteByte('\'')
+			i += 2
+			if i < len(q) && q[i] == '\'' {
+				continue
+			}
+			return "", false
+		}
+		if i != len(q) {
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+func FuzzShellQuote(f *testing.F) {
+	for _, s := range []string{"plain", "", "it's", "a'b'c", "''", "$(id)", "x y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q := shellQuote(s)
+		got, ok := unquote(q)
+		if !ok || got != s {
+			t.Fatalf("%q quoted as %q reads back as %q (%v)", s, q, got, ok)
+		}
+	})
+}

@@ -269,3 +269,29 @@ func TestRayProfilingDisabled(t *testing.T) {
 		t.Error("ftp accepted")
 	}
 }
+
+func FuzzParseStateList(f *testing.F) {
+	for _, n := range []string{"nodes.json", "workers.json"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", "ray", n)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"result": false, "msg": "Given limit 10000 exceeds the supported limit"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var nodes []RayNode
+		var workers []RayWorker
+		if ParseStateList(b, &nodes) != nil || ParseStateList(b, &workers) != nil {
+			return
+		}
+		for _, tg := range RayTargets(nodes, workers) {
+			if tg.Host == "" {
+				t.Fatalf("a target without a node id: %+v", tg)
+			}
+			for _, pid := range tg.PIDs {
+				if pid <= 0 {
+					t.Fatalf("pid %d", pid)
+				}
+			}
+		}
+	})
+}

@@ -82,7 +82,7 @@ const ProfilingFix = "restart the Ray head with RAY_DASHBOARD_ENABLE_PROFILING=1
 
 // ErrProfilingDisabled is returned by Discover when the head says its
 // profiling endpoints are off.
-var ErrProfilingDisabled = errors.New("the Ray dashboard's profiling endpoints are disabled (the default since Ray 2.5x): " + ProfilingFix)
+var ErrProfilingDisabled = errors.New("the Ray dashboard's profiling endpoints are disabled (Ray's default): " + ProfilingFix)
 
 func (r *Ray) get(ctx context.Context, path string, q url.Values) (int, []byte, error) {
 	u := r.Address + path
@@ -120,6 +120,14 @@ func (r *Ray) stateList(ctx context.Context, path string, rows any) error {
 	if err := httpProblem(code, body); err != nil {
 		return fmt.Errorf("GET %s%s: %v", r.Address, path, err)
 	}
+	if err := ParseStateList(body, rows); err != nil {
+		return fmt.Errorf("GET %s%s: %v", r.Address, path, err)
+	}
+	return nil
+}
+
+// ParseStateList reads the rows of a Ray state API answer.
+func ParseStateList(body []byte, rows any) error {
 	var env struct {
 		Result bool   `json:"result"`
 		Msg    string `json:"msg"`
@@ -130,13 +138,16 @@ func (r *Ray) stateList(ctx context.Context, path string, rows any) error {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return fmt.Errorf("GET %s%s: not a Ray state API answer: %v", r.Address, path, err)
+		return fmt.Errorf("not a Ray state API answer: %v", err)
 	}
 	if !env.Result {
-		return fmt.Errorf("GET %s%s: %s", r.Address, path, orWord(env.Msg, "the state API reported a failure"))
+		return errors.New(orWord(env.Msg, "the state API reported a failure"))
+	}
+	if len(env.Data.Result.Result) == 0 {
+		return errors.New("a state API answer without rows")
 	}
 	if err := json.Unmarshal(env.Data.Result.Result, rows); err != nil {
-		return fmt.Errorf("GET %s%s: rows: %v", r.Address, path, err)
+		return fmt.Errorf("rows: %v", err)
 	}
 	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,6 +123,10 @@ func (c *clusterFlags) run(cmd *cobra.Command, o clusterOutput) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// The launchers run in process groups of their own (so that a deadline
+	// kills all of a launcher): a Ctrl-C must reach them through ctx.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	dctx, cancel := context.WithTimeout(ctx, c.deadline)
 	targets, err := b.Discover(dctx)
 	cancel()
