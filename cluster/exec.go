@@ -367,3 +367,25 @@ func collectorFailure(r ran, src string) *NodeError {
 	}
 	return &NodeError{Status: StatusError, Msg: fmt.Sprintf("the collector on %s exited %d: %s", src, r.exit, tail)}
 }
+
+// query runs a discovery command (scontrol, kubectl) and returns its
+// stdout; a failure says the command, its last stderr lines, or missing
+// when the command is not installed.
+func query(ctx context.Context, env []string, missing, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = env
+	var errb limitedBuffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err == nil {
+		return out, nil
+	}
+	if _, lerr := exec.LookPath(name); lerr != nil {
+		return nil, errors.New(missing)
+	}
+	msg := lastLines(errb.Bytes(), 2)
+	if msg == "" {
+		msg = err.Error()
+	}
+	return nil, fmt.Errorf("%s %s: %s", name, strings.Join(args, " "), msg)
+}

@@ -1,11 +1,9 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,19 +42,9 @@ func (k *Kube) nsArgs() []string {
 // Discover implements Backend.
 func (k *Kube) Discover(ctx context.Context) ([]Target, error) {
 	args := append([]string{"get", "pods", "-l", k.Selector, "-o", "json"}, k.nsArgs()...)
-	cmd := exec.CommandContext(ctx, "kubectl", args...)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
+	out, err := query(ctx, nil, "kubectl is not on PATH: --kube needs it, configured for the cluster", "kubectl", args...)
 	if err != nil {
-		if _, lerr := exec.LookPath("kubectl"); lerr != nil {
-			return nil, fmt.Errorf("kubectl is not on PATH: --kube needs it, configured for the cluster")
-		}
-		msg := lastLines(errb.Bytes(), 2)
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("kubectl %s: %s", strings.Join(args, " "), msg)
+		return nil, err
 	}
 	targets, err := ParsePods(out, k.Container)
 	if err != nil {

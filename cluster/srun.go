@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -92,22 +91,7 @@ func (s *Srun) Discover(ctx context.Context) ([]Target, error) {
 }
 
 func (s *Srun) scontrol(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "scontrol", args...)
-	cmd.Env = s.env()
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
-	if err != nil {
-		if _, lerr := exec.LookPath("scontrol"); lerr != nil {
-			return nil, fmt.Errorf("scontrol is not on PATH: --srun needs Slurm's client commands on this machine (run bringup on a login or compute node of the cluster)")
-		}
-		msg := lastLines(errb.Bytes(), 2)
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("scontrol %s: %s", strings.Join(args, " "), msg)
-	}
-	return out, nil
+	return query(ctx, s.env(), "scontrol is not on PATH: --srun needs Slurm's client commands on this machine (run bringup on a login or compute node of the cluster)", "scontrol", args...)
 }
 
 // JobInfo is what the fan-out needs of `scontrol show job -o`.
