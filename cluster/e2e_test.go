@@ -383,6 +383,10 @@ func TestTwoNodeCluster(t *testing.T) {
 				t.Errorf("report lacks %q:\n%s", want, out)
 			}
 		}
+		out, stderr, code, _ = f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--collapsed", nodetmp)
+		if code != 0 || !strings.Contains(out, ";wait_for_peers (") || !strings.HasSuffix(strings.TrimSpace(strings.Split(out, "\n")[0]), " 3") {
+			t.Errorf("collapsed: exit %d %s\n%s", code, stderr, out)
+		}
 	})
 
 	t.Run("srun_frozen_node", func(t *testing.T) {

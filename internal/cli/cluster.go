@@ -72,6 +72,7 @@ func (c *clusterFlags) active() bool {
 // clusterOutput is what the report needs from the stacks flags.
 type clusterOutput struct {
 	asJSON    bool
+	collapsed bool
 	outPath   string
 	level     stacks.Level
 	all       bool
@@ -274,9 +275,16 @@ func reportGather(cmd *cobra.Command, m *cluster.Merged, o clusterOutput) error 
 		return err
 	}
 	defer w.Close()
-	if o.asJSON {
+	switch {
+	case o.asJSON:
 		err = reportcluster.JSON(w, m, a)
-	} else {
+	case o.collapsed:
+		err = reportstacks.Collapsed(w, a, o.all)
+		if m.Partial() {
+			fmt.Fprintf(stderr, "bringup: partial result: %d of %d node(s) answered; not answered: %s; missing ranks: %v\n",
+				m.Answered(), len(m.Nodes), strings.Join(m.Missing.Nodes, ","), m.Missing.Ranks)
+		}
+	default:
 		err = reportcluster.Text(w, m, a, reportstacks.TextOptions{Style: w.Style(), All: o.all})
 	}
 	if err != nil {
@@ -338,6 +346,9 @@ This command is temporary: its flags will move to 'bringup stacks'.`,
 			if !cf.active() {
 				return Usagef("cluster-stacks needs --local, --srun JOBID, --ssh HOSTS, --hostfile FILE, --kube SELECTOR or --ray URL")
 			}
+			if o.asJSON && o.collapsed {
+				return Usagef("--json and --collapsed are two output formats: choose one")
+			}
 			lv, err := stacks.ParseLevel(level)
 			if err != nil {
 				return Usagef("--level: %v", err)
@@ -355,6 +366,7 @@ This command is temporary: its flags will move to 'bringup stacks'.`,
 	f := cmd.Flags()
 	cf.register(cmd)
 	f.BoolVar(&o.asJSON, "json", false, "write JSON (bringup.stacks/v1 with a cluster object; --local: bringup.node-stacks/v1)")
+	f.BoolVar(&o.collapsed, "collapsed", false, "write folded stacks (root first, ';'-joined, count) for flame graphs")
 	f.StringVarP(&o.outPath, "output", "o", "", "write to FILE instead of stdout")
 	f.IntVar(&o.count, "count", 1, "snapshots to take on every node (2+ tells stuck from slow)")
 	f.DurationVar(&o.interval, "interval", 2*time.Second, "time between snapshots")
