@@ -234,7 +234,7 @@ func run(ctx context.Context, argv []string, env []string, send string) ran {
 				closeIn()
 			case len(t) > 0:
 				if len(r.noise) < 5 {
-					r.noise = append(r.noise, string(clip(t, 200)))
+					r.noise = append(r.noise, clipStr(string(t), 200))
 				}
 				line = nil
 			}
@@ -283,13 +283,6 @@ func copyFile(w io.WriteCloser, path string) error {
 	defer f.Close()
 	_, err = io.Copy(w, f)
 	return err
-}
-
-func clip(b []byte, n int) []byte {
-	if len(b) > n {
-		return append(append([]byte{}, b[:n]...), "…"...)
-	}
-	return b
 }
 
 // limitedBuffer keeps the last maxStderr bytes written.

@@ -154,7 +154,7 @@ func ParseStateList(body []byte, rows any) error {
 
 // httpProblem names an HTTP failure of the dashboard.
 func httpProblem(code int, body []byte) error {
-	text := strings.TrimSpace(string(clip(bytes.TrimSpace(body), 300)))
+	text := clipStr(strings.TrimSpace(string(body)), 300)
 	switch {
 	case code == http.StatusOK:
 		return nil
