@@ -563,6 +563,107 @@ func TestTwoNodeCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("srun_torchrun_gloo", func(t *testing.T) {
+		// The testbed's stuck_rank scenario as a real two-node torch boot:
+		// `srun torchrun --nnodes 2` over gloo, rank 1 stuck in compile,
+		// rank 0 waiting for it in all_reduce.
+		venv := os.Getenv("BRINGUP_TESTBED_VENV")
+		if venv == "" {
+			home, _ := os.UserHomeDir()
+			venv = filepath.Join(home, ".cache", "bringup", "testbed", "venv")
+		}
+		scenario, _ := filepath.Abs(filepath.Join("..", "scripts", "testbed", "scenarios", "stuck_rank.py"))
+		if _, err := os.Stat(filepath.Join(venv, "bin", "torchrun")); err != nil {
+			t.Skipf("torchrun test: no testbed at %s (scripts/testbed; BRINGUP_TESTBED_VENV names another)", venv)
+		}
+		if _, err := os.Stat(scenario); err != nil {
+			t.Skipf("torchrun test: no %s", scenario)
+		}
+		// The nodes' CPUs are the first job's: end it.
+		f.slurm("scancel", f.job).Run()
+		for i := 0; ; i++ {
+			out, _ := f.slurm("sinfo", "-h", "-N", "-o", "%N %T").Output()
+			if strings.Count(string(out), " idle") == 2 {
+				break
+			}
+			if i == 300 {
+				t.Fatalf("nodes not idle after the first job: %s", out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		markers := filepath.Join(f.dir, "markers")
+		os.Mkdir(markers, 0o755)
+		run := fmt.Sprintf("export GLOO_SOCKET_IFNAME=%s TESTBED_MARKERS=%s OMP_NUM_THREADS=1 TORCHINDUCTOR_COMPILE_THREADS=1 "+
+			"TORCHINDUCTOR_CACHE_DIR=%s/inductor; srun %s --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint %s:29500 --rdzv-id bt %s",
+			f.env["BT_IFNAME"], markers, f.env["BT_NODETMP"], filepath.Join(venv, "bin", "torchrun"), f.env["BT_ADDR_bt1"], scenario)
+		out, err := f.slurm("sbatch", "-N2", "--ntasks-per-node=1", "-o", filepath.Join(f.dir, "torch.out"), "--wrap", run).Output()
+		m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
+		if err != nil || m == nil {
+			t.Fatalf("sbatch: %v %s", err, out)
+		}
+		job := string(m[1])
+		t.Cleanup(func() { f.slurm("scancel", job).Run() })
+		deadline := time.Now().Add(150 * time.Second)
+		for _, mk := range []string{"rank1-in-compile", "rank0-in-all_reduce"} {
+			for {
+				if _, err := os.Stat(filepath.Join(markers, mk)); err == nil {
+					break
+				}
+				q, _ := f.slurm("squeue", "-h", "-j", job).Output()
+				if time.Now().After(deadline) || len(bytes.TrimSpace(q)) == 0 {
+					b, _ := os.ReadFile(filepath.Join(f.dir, "torch.out"))
+					t.Fatalf("%s never came; job output:\n%s", mk, b)
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+		}
+		out2, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--srun", job, "--json", nodetmp, "--deadline=30s")
+		if code != 0 && code != 1 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		d := decode(t, string(out2))
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		nodeOf := map[string]string{}
+		agents := 0
+		for _, p := range d.Processes {
+			node, _, _ := strings.Cut(p.Path, " pid ")
+			switch {
+			case p.Rank == "rank0" || p.Rank == "rank1":
+				nodeOf[p.Rank] = node
+			case strings.Contains(p.Name, "torchrun"):
+				agents++
+				// The agent's Slurm task id is no torch rank.
+				if strings.HasPrefix(p.Rank, "rank") {
+					t.Errorf("torchrun agent named %q", p.Rank)
+				}
+			}
+		}
+		if nodeOf["rank0"] == "" || nodeOf["rank1"] == "" || nodeOf["rank0"] == nodeOf["rank1"] || agents != 2 {
+			t.Errorf("ranks on %v, %d agents; want rank 0 and rank 1 on the two nodes and two agents: %v", nodeOf, agents, ranksOf(d))
+		}
+		if d.Cluster.Missing.World != 2 || len(d.Cluster.Missing.Ranks) != 0 {
+			t.Errorf("missing %+v", d.Cluster.Missing)
+		}
+		var inReduce, inCompile bool
+		for _, b := range d.Buckets {
+			if !b.Primary || len(b.Frames) == 0 {
+				continue
+			}
+			if b.Frames[0].Func == "all_reduce" && slices.Equal(b.Ranks, []string{"rank0"}) {
+				inReduce = true
+			}
+			for _, fr := range b.Frames {
+				if strings.Contains(fr.File, "_dynamo") && slices.Contains(b.Ranks, "rank1") {
+					inCompile = true
+				}
+			}
+		}
+		if !inReduce || !inCompile {
+			t.Errorf("rank 0 in all_reduce %v, rank 1 in Dynamo %v; findings %v", inReduce, inCompile, d.Findings)
+		}
+		t.Logf("gathered a 2-node srun torchrun (gloo) boot in %s; verdict: %s", took.Round(time.Millisecond), d.Verdict)
+	})
+
 	t.Run("ray", func(t *testing.T) {
 		venv := os.Getenv("BRINGUP_RAY_VENV")
 		if venv == "" {
