@@ -1,0 +1,742 @@
+package cluster_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	reportcluster "github.com/bringup-tool/bringup/report/cluster"
+	"github.com/bringup-tool/bringup/stacks"
+)
+
+// The tests of this file run bringup against a real two-node Slurm
+// cluster that scripts/cluster/slurm-up brings up on this machine (network,
+// UTS, PID and mount namespaces per node; slurmctld, slurmd, munged and one
+// sshd per node), a real two-node Ray cluster on it when a Ray virtual
+// environment exists, and a kubectl STAND-IN. They need root and Debian's
+// slurm and openssh packages; without them they skip with one line, unless
+// BRINGUP_CLUSTER_TEST=require, which CI sets so that a broken bring-up
+// fails instead of skipping.
+
+type fixture struct {
+	dir   string // slurm-up's directory (short: Ray's socket paths are limited)
+	env   map[string]string
+	bin   string // bringup, under DIR/hide: the nodes do not see it
+	job   string
+	ranks map[int]string // rank → "host pid" from the ranks' ready files
+}
+
+func skipOrFail(t *testing.T, format string, a ...any) {
+	t.Helper()
+	if os.Getenv("BRINGUP_CLUSTER_TEST") == "require" {
+		t.Fatalf(format, a...)
+	}
+	t.Skipf(format, a...)
+}
+
+func readEnv(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			env[k] = strings.Trim(v, `"`)
+		}
+	}
+	return env
+}
+
+// runLogged runs a script with its output in a log file (the daemons it
+// starts inherit no pipe of ours) and returns the log's last line on
+// failure.
+func runLogged(dir, log string, timeout time.Duration, name string, args ...string) error {
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		<-done
+		err = fmt.Errorf("did not finish within %s", timeout)
+	}
+	if err != nil {
+		b, _ := os.ReadFile(log)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		return fmt.Errorf("%s: %v: %s", filepath.Base(name), err, lines[len(lines)-1])
+	}
+	return nil
+}
+
+func python(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		skipOrFail(t, "cluster test: no python3")
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func up(t *testing.T) *fixture {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "cluster test: needs root (network namespaces, slurmd)")
+	}
+	py := python(t)
+	dir, err := os.MkdirTemp("", "bt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Registered first, so it runs last: nothing of the cluster may be
+	// left running.
+	t.Cleanup(func() {
+		if pids := leftovers(dir); len(pids) > 0 {
+			t.Errorf("processes of the test cluster left running: %v", pids)
+		}
+		os.RemoveAll(dir)
+	})
+	scripts, _ := filepath.Abs(filepath.Join("..", "scripts", "cluster"))
+	t.Cleanup(func() {
+		if err := runLogged(dir, filepath.Join(os.TempDir(), "slurm-down.log"), time.Minute, filepath.Join(scripts, "slurm-down"), dir); err != nil {
+			t.Errorf("slurm-down: %v", err)
+		}
+	})
+	if err := runLogged(dir, filepath.Join(dir, "slurm-up.log"), 90*time.Second, filepath.Join(scripts, "slurm-up"), dir); err != nil {
+		skipOrFail(t, "cluster test: %v", err)
+	}
+	f := &fixture{dir: dir, env: readEnv(t, filepath.Join(dir, "env")), ranks: map[int]string{}}
+	f.bin = filepath.Join(f.env["BT_HIDE"], "bringup")
+	build := exec.Command(goTool(), "build", "-o", f.bin, "./cmd/bringup")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	// The job: 2 ranks on each node, rank 3 elsewhere than the others.
+	ready := filepath.Join(dir, "ready")
+	os.Mkdir(ready, 0o755)
+	rankPy, _ := filepath.Abs(filepath.Join("testdata", "rank.py"))
+	out, err := f.slurm("sbatch", "-N2", "--ntasks-per-node=2", "-o", filepath.Join(dir, "job.out"),
+		"--wrap", fmt.Sprintf("srun %s %s %s 3", py, rankPy, ready)).Output()
+	if err != nil {
+		t.Fatalf("sbatch: %v", err)
+	}
+	m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("sbatch printed %q", out)
+	}
+	f.job = string(m[1])
+	t.Cleanup(func() { f.slurm("scancel", f.job).Run() })
+	deadline := time.Now().Add(60 * time.Second)
+	for r := 0; r < 4; r++ {
+		for {
+			b, err := os.ReadFile(filepath.Join(ready, fmt.Sprintf("ready.%d", r)))
+			if err == nil {
+				f.ranks[r] = strings.TrimSpace(string(b))
+				break
+			}
+			if time.Now().After(deadline) {
+				job, _ := os.ReadFile(filepath.Join(dir, "job.out"))
+				t.Fatalf("rank %d never got ready; job output: %s", r, job)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return f
+}
+
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+func (f *fixture) slurm(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+f.env["SLURM_CONF"])
+	return cmd
+}
+
+// bringup runs the binary; env adds variables.
+func (f *fixture) bringup(t *testing.T, env []string, args ...string) (stdout, stderr string, code int, took time.Duration) {
+	t.Helper()
+	cmd := exec.Command(f.bin, args...)
+	cmd.Env = append(append(os.Environ(), "SLURM_CONF="+f.env["SLURM_CONF"]), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := cmd.Run()
+	took = time.Since(start)
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code, took
+}
+
+func decode(t *testing.T, out string) reportcluster.Doc {
+	t.Helper()
+	var d reportcluster.Doc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	return d
+}
+
+// checkAllRanks: every rank of both nodes captured, with its node and pid
+// as the rank itself wrote them, and bucketed: ranks 0-2 together in
+// wait_for_peers across both nodes, rank 3 alone in compile_graph and
+// named the outlier.
+func (f *fixture) checkAllRanks(t *testing.T, d reportcluster.Doc, nodeOf func(host string) string) {
+	t.Helper()
+	got := map[string]*stacks.Process{}
+	for _, p := range d.Processes {
+		got[p.Rank] = p
+	}
+	for r := 0; r < 4; r++ {
+		p := got[fmt.Sprintf("rank%d", r)]
+		if p == nil {
+			t.Errorf("rank %d missing; processes: %v", r, ranksOf(d))
+			continue
+		}
+		host, pid, _ := strings.Cut(f.ranks[r], " ")
+		if want := fmt.Sprintf("%s pid %s", nodeOf(host), pid); p.Path != want {
+			t.Errorf("rank %d is %q, the rank says it is %q", r, p.Path, want)
+		}
+	}
+	var wait, compile *stacks.Bucket
+	for _, b := range d.Buckets {
+		if len(b.Frames) > 0 && b.Frames[0].Func == "wait_for_peers" {
+			wait = b
+		}
+		if len(b.Frames) > 0 && b.Frames[0].Func == "compile_graph" {
+			compile = b
+		}
+	}
+	if wait == nil || !slices.Equal(wait.Ranks, []string{"rank0", "rank1", "rank2"}) {
+		t.Errorf("no bucket of ranks 0-2 in wait_for_peers: %+v", wait)
+	}
+	if compile == nil || !slices.Equal(compile.Ranks, []string{"rank3"}) {
+		t.Errorf("no bucket of rank 3 in compile_graph: %+v", compile)
+	}
+	if len(d.Outliers) != 1 || d.Outliers[0].Rank != "rank3" {
+		t.Errorf("outliers %+v, want rank3", d.Outliers)
+	}
+}
+
+func ranksOf(d reportcluster.Doc) []string {
+	var out []string
+	for _, p := range d.Processes {
+		out = append(out, p.Rank+"@"+p.Path)
+	}
+	return out
+}
+
+func checkNodes(t *testing.T, d reportcluster.Doc, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, n := range d.Cluster.Nodes {
+		got[n.Name] = string(n.Status)
+	}
+	for name, st := range want {
+		if got[name] != st {
+			t.Errorf("node %s: status %q, want %q (nodes: %+v)", name, got[name], st, d.Cluster.Nodes)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("nodes %v, want %v", got, want)
+	}
+}
+
+// onNode runs a command inside a node's namespaces.
+func (f *fixture) onNode(node string, args ...string) ([]byte, error) {
+	argv := append([]string{"-t", f.env["BT_INIT_"+node], "--net", "--uts", "--pid", "--mount", "--"}, args...)
+	return exec.Command("nsenter", argv...).CombinedOutput()
+}
+
+// copies lists the copies of bringup in a node's private directory.
+func (f *fixture) copies(t *testing.T, node string) []string {
+	t.Helper()
+	out, err := f.onNode(node, "sh", "-c", "ls "+f.env["BT_NODETMP"]+" | grep '^bringup\\.' || true")
+	if err != nil {
+		t.Fatalf("listing %s: %v %s", node, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+func (f *fixture) clearCopies(t *testing.T) {
+	t.Helper()
+	for _, n := range []string{"bt1", "bt2"} {
+		if out, err := f.onNode(n, "sh", "-c", "rm -f "+f.env["BT_NODETMP"]+"/bringup.*"); err != nil {
+			t.Fatalf("%s: %v %s", n, err, out)
+		}
+	}
+}
+
+// childNamed is the pid of a child of parent with that command name.
+func childNamed(t *testing.T, parent, comm string) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%s/task/%s/children", parent, parent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range strings.Fields(string(b)) {
+		name, _ := os.ReadFile("/proc/" + c + "/comm")
+		if strings.TrimSpace(string(name)) == comm {
+			n, _ := strconv.Atoi(c)
+			return n
+		}
+	}
+	t.Fatalf("no %s below pid %s", comm, parent)
+	return 0
+}
+
+// leftovers lists the live processes whose command line or environment
+// names dir.
+func leftovers(dir string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		for _, f := range []string{"cmdline", "environ"} {
+			b, _ := os.ReadFile("/proc/" + e.Name() + "/" + f)
+			if bytes.Contains(b, []byte(dir)) {
+				stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+				if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+					break // a zombie its parent has not reaped yet
+				}
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func TestTwoNodeCluster(t *testing.T) {
+	f := up(t)
+	nodetmp := "--remote-dir=" + f.env["BT_NODETMP"]
+	same := func(host string) string { return host }
+
+	t.Run("srun", func(t *testing.T) {
+		out, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--json", nodetmp)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		d := decode(t, out)
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		f.checkAllRanks(t, d, same)
+		if d.Cluster.Partial || d.Cluster.Missing.World != 4 || len(d.Cluster.Missing.Ranks) != 0 {
+			t.Errorf("missing %+v partial %v, want world 4 and nothing missing", d.Cluster.Missing, d.Cluster.Partial)
+		}
+		// The binary is hidden on the nodes: sbcast put a copy in each
+		// node's private directory.
+		for _, n := range []string{"bt1", "bt2"} {
+			if c := f.copies(t, n); len(c) != 1 {
+				t.Errorf("%s holds copies %v, want one from sbcast", n, c)
+			}
+		}
+		t.Logf("gathered 2 nodes over srun in %s (binary copied with sbcast)", took.Round(time.Millisecond))
+		_, _, _, took = f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--json", nodetmp)
+		t.Logf("gathered 2 nodes over srun in %s (binary already there)", took.Round(time.Millisecond))
+	})
+
+	t.Run("srun_text", func(t *testing.T) {
+		out, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--srun", f.job, nodetmp)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		// The verdict (first) names rank 3, whatever words report/stacks uses.
+		if first, _, _ := strings.Cut(out, "\n"); !regexp.MustCompile(`^verdict: .*rank ?3`).MatchString(first) {
+			t.Errorf("verdict %q does not name rank 3", first)
+		}
+		for _, want := range []string{"nodes: 2 of 2 answered (srun)", "bt1  ok", "ranks 0-1", "ranks 2-3", "#1 · ranks 0-2 (3/4)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("report lacks %q:\n%s", want, out)
+			}
+		}
+		out, stderr, code, _ = f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--collapsed", nodetmp)
+		if code != 0 || !strings.Contains(out, ";wait_for_peers (") || !strings.HasSuffix(strings.TrimSpace(strings.Split(out, "\n")[0]), " 3") {
+			t.Errorf("collapsed: exit %d %s\n%s", code, stderr, out)
+		}
+	})
+
+	t.Run("srun_frozen_node", func(t *testing.T) {
+		slurmd := childNamed(t, f.env["BT_INIT_bt2"], "slurmd")
+		if err := syscall.Kill(slurmd, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(slurmd, syscall.SIGCONT) })
+		out, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--json", "--deadline=3s", nodetmp)
+		syscall.Kill(slurmd, syscall.SIGCONT)
+		if code != 3 {
+			t.Fatalf("exit %d, want 3 (partial): %s", code, stderr)
+		}
+		// The deadline is 3 s; srun alone would hang 20 s.
+		if took > 8*time.Second {
+			t.Errorf("took %s with a 3 s deadline", took)
+		}
+		d := decode(t, out)
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "timeout"})
+		if !d.Cluster.Partial || !slices.Equal(d.Cluster.Missing.Ranks, []int{2, 3}) || !slices.Equal(d.Cluster.Missing.Nodes, []string{"bt2"}) {
+			t.Errorf("missing %+v, want ranks 2,3 on bt2", d.Cluster.Missing)
+		}
+		if len(d.Processes) != 2 {
+			t.Errorf("processes %v, want bt1's two ranks", ranksOf(d))
+		}
+		// The killed srun left nothing behind on this machine.
+		if p := leftoverSrun(); len(p) > 0 {
+			t.Errorf("srun still running after the deadline: %v", p)
+		}
+	})
+
+	t.Run("ssh", func(t *testing.T) {
+		f.clearCopies(t)
+		out, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--ssh", "bt1,bt2", "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		d := decode(t, out)
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		f.checkAllRanks(t, d, same)
+		// Streamed over the ssh connection into each node.
+		for _, n := range []string{"bt1", "bt2"} {
+			if c := f.copies(t, n); len(c) != 1 {
+				t.Errorf("%s holds copies %v, want the one streamed over ssh", n, c)
+			}
+		}
+		t.Logf("gathered 2 nodes over ssh in %s (binary streamed)", took.Round(time.Millisecond))
+	})
+
+	t.Run("hostfile", func(t *testing.T) {
+		hf := filepath.Join(f.dir, "hostfile")
+		os.WriteFile(hf, []byte("# DeepSpeed style\nbt1 slots=2\nbt2 slots=2\n"), 0o644)
+		out, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--hostfile", hf, "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		d := decode(t, out)
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		f.checkAllRanks(t, d, same)
+	})
+
+	t.Run("ssh_refused", func(t *testing.T) {
+		// A port no sshd listens on, on the test node's own address.
+		out, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--ssh", "bt1,"+f.env["BT_ADDR_bt2"]+":2", "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
+		if code != 3 {
+			t.Fatalf("exit %d, want 3: %s", code, stderr)
+		}
+		d := decode(t, out)
+		addr := f.env["BT_ADDR_bt2"] + ":2"
+		checkNodes(t, d, map[string]string{"bt1": "ok", addr: "launch-error"})
+		for _, n := range d.Cluster.Nodes {
+			if n.Name == addr && (!strings.Contains(n.Detail, "Connection refused") || !strings.Contains(n.Fix, "no sshd")) {
+				t.Errorf("refused node: detail %q fix %q", n.Detail, n.Fix)
+			}
+		}
+	})
+
+	t.Run("ssh_denied", func(t *testing.T) {
+		// A key the nodes do not know: BatchMode fails at once, with the fix.
+		cfg, _ := os.ReadFile(f.env["BT_SSH_CONFIG"])
+		bad := filepath.Join(f.dir, "ssh", "config.badkey")
+		os.WriteFile(bad, regexp.MustCompile(`IdentityFile \S+`).ReplaceAll(cfg, []byte("IdentityFile "+filepath.Join(f.dir, "ssh", "no-such-key"))), 0o600)
+		_, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--ssh", "bt1", "--ssh-config", bad, nodetmp)
+		if code != 2 || !strings.Contains(stderr, "bt1: denied") || !strings.Contains(stderr, "Permission denied (publickey)") || !strings.Contains(stderr, "ssh-copy-id bt1") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+
+	t.Run("collector_denied", func(t *testing.T) {
+		// The collector as another user on bt1 cannot read the root-owned
+		// ranks: each is a failure of kind permission with the fix.
+		pub, err := os.MkdirTemp("", "btpub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(pub) })
+		os.Chmod(pub, 0o755)
+		b, _ := os.ReadFile(f.bin)
+		bin := filepath.Join(pub, "bringup")
+		os.WriteFile(bin, b, 0o755)
+		out, err := f.onNode("bt1", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "cluster-stacks", "--local", "--json", "--slurm-job", f.job)
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		var d struct {
+			Scope struct {
+				Unreadable int `json:"unreadable_environ"`
+			} `json:"scope"`
+			Processes []any `json:"processes"`
+			Failures  []struct {
+				Kind  string `json:"kind"`
+				Error string `json:"error"`
+			} `json:"failures"`
+		}
+		if err := json.Unmarshal(out, &d); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		// With a job given, processes whose environment cannot be read are
+		// not known to be the job's: counted, not captured.
+		if len(d.Processes) != 0 || d.Scope.Unreadable < 2 {
+			t.Errorf("as another user: %s", out)
+		}
+		out, err = f.onNode("bt1", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "cluster-stacks", "--local", "--json")
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if err := json.Unmarshal(out, &d); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Failures) < 2 {
+			t.Fatalf("failures %+v", d.Failures)
+		}
+		for _, fl := range d.Failures {
+			if fl.Kind != "permission" || !strings.Contains(fl.Error, "CAP_SYS_PTRACE") {
+				t.Errorf("failure %+v, want permission with the fix", fl)
+			}
+		}
+	})
+
+	t.Run("kube_standin", func(t *testing.T) {
+		// A STAND-IN for kubectl (scripts/cluster/kubectl-standin), not a
+		// Kubernetes cluster: get pods and exec mapped onto the nodes.
+		kbin := filepath.Join(f.dir, "kbin")
+		os.Mkdir(kbin, 0o755)
+		standin, _ := filepath.Abs(filepath.Join("..", "scripts", "cluster", "kubectl-standin"))
+		os.Symlink(standin, filepath.Join(kbin, "kubectl"))
+		env := []string{"PATH=" + kbin + ":" + os.Getenv("PATH"), "BRINGUP_STANDIN_ENV=" + filepath.Join(f.dir, "env")}
+		f.clearCopies(t)
+		out, stderr, code, _ := f.bringup(t, env, "cluster-stacks", "--kube", "app=bringup-standin", "--json", nodetmp)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		d := decode(t, out)
+		checkNodes(t, d, map[string]string{"engine-0": "ok", "engine-0-1": "ok"})
+		pod := map[string]string{"bt1": "engine-0", "bt2": "engine-0-1"}
+		f.checkAllRanks(t, d, func(h string) string { return pod[h] })
+		for _, n := range d.Cluster.Nodes {
+			if want := map[string]int{"engine-0": 0, "engine-0-1": 1}[n.Name]; n.NodeRank != want {
+				t.Errorf("%s: node rank %d, want the LWS worker index %d", n.Name, n.NodeRank, want)
+			}
+		}
+		for _, n := range []string{"bt1", "bt2"} {
+			if c := f.copies(t, n); len(c) != 1 {
+				t.Errorf("%s holds copies %v, want the one streamed over kubectl exec", n, c)
+			}
+		}
+		_, stderr, code, _ = f.bringup(t, env, "cluster-stacks", "--kube", "app=bringup-standin", "-c", "sidecar", nodetmp)
+		if code != 2 || !strings.Contains(stderr, "container not found") || !strings.Contains(stderr, "-c CONTAINER") {
+			t.Errorf("wrong container: exit %d, stderr %q", code, stderr)
+		}
+	})
+
+	t.Run("srun_torchrun_gloo", func(t *testing.T) {
+		// The testbed's stuck_rank scenario as a real two-node torch boot:
+		// `srun torchrun --nnodes 2` over gloo, rank 1 stuck in compile,
+		// rank 0 waiting for it in all_reduce.
+		venv := os.Getenv("BRINGUP_TESTBED_VENV")
+		if venv == "" {
+			home, _ := os.UserHomeDir()
+			venv = filepath.Join(home, ".cache", "bringup", "testbed", "venv")
+		}
+		scenario, _ := filepath.Abs(filepath.Join("..", "scripts", "testbed", "scenarios", "stuck_rank.py"))
+		if _, err := os.Stat(filepath.Join(venv, "bin", "torchrun")); err != nil {
+			t.Skipf("torchrun test: no testbed at %s (scripts/testbed; BRINGUP_TESTBED_VENV names another)", venv)
+		}
+		if _, err := os.Stat(scenario); err != nil {
+			t.Skipf("torchrun test: no %s", scenario)
+		}
+		// The nodes' CPUs are the first job's: end it.
+		f.slurm("scancel", f.job).Run()
+		for i := 0; ; i++ {
+			out, _ := f.slurm("sinfo", "-h", "-N", "-o", "%N %T").Output()
+			if strings.Count(string(out), " idle") == 2 {
+				break
+			}
+			if i == 300 {
+				t.Fatalf("nodes not idle after the first job: %s", out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		markers := filepath.Join(f.dir, "markers")
+		os.Mkdir(markers, 0o755)
+		run := fmt.Sprintf("export GLOO_SOCKET_IFNAME=%s TESTBED_MARKERS=%s OMP_NUM_THREADS=1 TORCHINDUCTOR_COMPILE_THREADS=1 "+
+			"TORCHINDUCTOR_CACHE_DIR=%s/inductor; srun %s --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint %s:29500 --rdzv-id bt %s",
+			f.env["BT_IFNAME"], markers, f.env["BT_NODETMP"], filepath.Join(venv, "bin", "torchrun"), f.env["BT_ADDR_bt1"], scenario)
+		out, err := f.slurm("sbatch", "-N2", "--ntasks-per-node=1", "-o", filepath.Join(f.dir, "torch.out"), "--wrap", run).Output()
+		m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
+		if err != nil || m == nil {
+			t.Fatalf("sbatch: %v %s", err, out)
+		}
+		job := string(m[1])
+		t.Cleanup(func() { f.slurm("scancel", job).Run() })
+		deadline := time.Now().Add(150 * time.Second)
+		for _, mk := range []string{"rank1-in-compile", "rank0-in-all_reduce"} {
+			for {
+				if _, err := os.Stat(filepath.Join(markers, mk)); err == nil {
+					break
+				}
+				q, _ := f.slurm("squeue", "-h", "-j", job).Output()
+				if time.Now().After(deadline) || len(bytes.TrimSpace(q)) == 0 {
+					b, _ := os.ReadFile(filepath.Join(f.dir, "torch.out"))
+					t.Fatalf("%s never came; job output:\n%s", mk, b)
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+		}
+		out2, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--srun", job, "--json", nodetmp, "--deadline=30s")
+		if code != 0 && code != 1 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		d := decode(t, string(out2))
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		nodeOf := map[string]string{}
+		agents := 0
+		for _, p := range d.Processes {
+			node, _, _ := strings.Cut(p.Path, " pid ")
+			switch {
+			case p.Rank == "rank0" || p.Rank == "rank1":
+				nodeOf[p.Rank] = node
+			case strings.Contains(p.Name, "torchrun"):
+				agents++
+				// The agent's Slurm task id is no torch rank.
+				if strings.HasPrefix(p.Rank, "rank") {
+					t.Errorf("torchrun agent named %q", p.Rank)
+				}
+			}
+		}
+		if nodeOf["rank0"] == "" || nodeOf["rank1"] == "" || nodeOf["rank0"] == nodeOf["rank1"] || agents != 2 {
+			t.Errorf("ranks on %v, %d agents; want rank 0 and rank 1 on the two nodes and two agents: %v", nodeOf, agents, ranksOf(d))
+		}
+		if d.Cluster.Missing.World != 2 || len(d.Cluster.Missing.Ranks) != 0 {
+			t.Errorf("missing %+v", d.Cluster.Missing)
+		}
+		var inReduce, inCompile bool
+		for _, b := range d.Buckets {
+			if !b.Primary || len(b.Frames) == 0 {
+				continue
+			}
+			if b.Frames[0].Func == "all_reduce" && slices.Equal(b.Ranks, []string{"rank0"}) {
+				inReduce = true
+			}
+			for _, fr := range b.Frames {
+				if strings.Contains(fr.File, "_dynamo") && slices.Contains(b.Ranks, "rank1") {
+					inCompile = true
+				}
+			}
+		}
+		if !inReduce || !inCompile {
+			t.Errorf("rank 0 in all_reduce %v, rank 1 in Dynamo %v; findings %v", inReduce, inCompile, d.Findings)
+		}
+		t.Logf("gathered a 2-node srun torchrun (gloo) boot in %s; verdict: %s", took.Round(time.Millisecond), d.Verdict)
+	})
+
+	t.Run("ray", func(t *testing.T) {
+		venv := os.Getenv("BRINGUP_RAY_VENV")
+		if venv == "" {
+			home, _ := os.UserHomeDir()
+			venv = filepath.Join(home, ".cache", "bringup", "ray-venv")
+		}
+		if _, err := os.Stat(filepath.Join(venv, "bin", "ray")); err != nil {
+			t.Skipf("ray test: no Ray at %s (scripts/cluster/ray-venv %s makes one; BRINGUP_RAY_VENV names another)", venv, venv)
+		}
+		scripts, _ := filepath.Abs(filepath.Join("..", "scripts", "cluster"))
+		t.Cleanup(func() {
+			runLogged(f.dir, filepath.Join(f.dir, "ray-down.log"), time.Minute, filepath.Join(scripts, "ray-down"), f.dir)
+		})
+		if err := runLogged(f.dir, filepath.Join(f.dir, "ray-up.log"), 150*time.Second, filepath.Join(scripts, "ray-up"), f.dir, venv); err != nil {
+			t.Fatal(err)
+		}
+		re := readEnv(t, filepath.Join(f.dir, "ray.env"))
+		// The driver runs in the head's PID namespace and ends with it.
+		ready := filepath.Join(f.dir, "ray.ready")
+		script, _ := filepath.Abs(filepath.Join("testdata", "ray_ranks.py"))
+		log, _ := os.Create(filepath.Join(f.dir, "log", "ray-driver.out"))
+		defer log.Close()
+		drv := exec.Command("nsenter", "-t", re["RAY_HEAD_INIT"], "--pid", "--mount", "--",
+			filepath.Join(venv, "bin", "python"), script, re["RAY_GCS"], ready, "bthead", "btw1")
+		drv.Stdout, drv.Stderr = log, log
+		if err := drv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { drv.Process.Kill(); drv.Wait() })
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			if _, err := os.Stat(ready); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				b, _ := os.ReadFile(filepath.Join(f.dir, "log", "ray-driver.out"))
+				t.Fatalf("the Ray driver never got ready: %s", b)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		out, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--ray", re["RAY_DASHBOARD"], "--json", "--deadline=30s")
+		if code != 0 && code != 1 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		d := decode(t, out)
+		headIP, workerIP := f.env["BT_HEAD_ADDR"], f.env["BT_ADDR_bt1"]
+		checkNodes(t, d, map[string]string{headIP: "ok", workerIP: "ok"})
+		waiting := map[string]bool{}
+		for _, p := range d.Processes {
+			for _, th := range p.Threads {
+				if len(th.Frames) > 0 && th.Frames[0].Func == "Rank.wait_for_peers" || len(th.Frames) > 0 && th.Frames[0].Func == "wait_for_peers" {
+					node, _, _ := strings.Cut(p.Path, " pid ")
+					waiting[node] = true
+				}
+			}
+		}
+		if !waiting[headIP] || !waiting[workerIP] {
+			t.Errorf("actors in wait_for_peers on %v, want both nodes; processes %v", waiting, ranksOf(d))
+		}
+		t.Logf("gathered 2 Ray nodes in %s", took.Round(time.Millisecond))
+	})
+}
+
+// leftoverSrun lists srun processes of the collector still alive.
+func leftoverSrun() []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.HasPrefix(b, []byte("srun\x00")) && bytes.Contains(b, []byte("--job-name=bringup-stacks")) {
+			n, _ := strconv.Atoi(e.Name())
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,378 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bringup-tool/bringup/cluster"
+	"github.com/bringup-tool/bringup/cluster/node"
+	"github.com/bringup-tool/bringup/record"
+	reportcluster "github.com/bringup-tool/bringup/report/cluster"
+	reportstacks "github.com/bringup-tool/bringup/report/stacks"
+	"github.com/bringup-tool/bringup/stacks"
+)
+
+// ExitPartial: a gather across nodes ran, but a node did not answer or
+// ranks are missing; the report covers what was gathered.
+const ExitPartial = 3
+
+// clusterCommand is the command the fan-out runs on every node; it
+// becomes "stacks" once `bringup stacks` carries these flags.
+const clusterCommand = "cluster-stacks"
+
+func init() { register(newClusterStacksCmd) }
+
+// clusterFlags are the node collector's and the fan-out's flags. They are
+// registered on a command with register and run with run, so `bringup
+// stacks` can take them over with a few lines.
+type clusterFlags struct {
+	local                         bool
+	slurmJob, slurmStep, nodeName string
+	srun, ssh, hostfile, ray      string
+	kube, namespace, container    string
+	deadline                      time.Duration
+	parallel                      int
+	copyBinary, remoteDir         string
+	sshConfig                     string
+}
+
+func (c *clusterFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&c.local, "local", false, "collector: every Python process on this node, with the node's identity and rank hints (--json: bringup.node-stacks/v1)")
+	f.StringVar(&c.slurmJob, "slurm-job", "", "collector: only processes of this Slurm job")
+	f.StringVar(&c.slurmStep, "slurm-step", "", "collector: only processes of this step of --slurm-job")
+	f.StringVar(&c.nodeName, "node-name", "", "collector: the name the fan-out reached this node by")
+	f.StringVar(&c.srun, "srun", "", "gather from every node of the running Slurm job JOBID[.STEP] (srun --overlap, one step per node)")
+	f.StringVar(&c.ssh, "ssh", "", "gather from these hosts over ssh ([user@]host[:port], comma-separated)")
+	f.StringVar(&c.hostfile, "hostfile", "", "gather over ssh from the hosts of FILE (one per line; 'host slots=N' too)")
+	f.StringVar(&c.kube, "kube", "", "gather from the pods of this label selector with kubectl exec")
+	f.StringVarP(&c.namespace, "namespace", "n", "", "--kube: the pods' namespace")
+	f.StringVarP(&c.container, "container", "c", "", "--kube: the container (default: the pod's default container)")
+	f.StringVar(&c.ray, "ray", "", "gather from the Ray cluster of this dashboard (http://HEAD:8265)")
+	f.DurationVar(&c.deadline, "deadline", cluster.DefaultDeadline, "each node's time to answer; its launcher is killed (SIGKILL) then")
+	f.IntVar(&c.parallel, "parallel", cluster.DefaultParallel, "nodes gathered at once")
+	f.StringVar(&c.copyBinary, "copy-binary", cluster.CopyAuto, "bringup on the nodes: auto (this path, else a copy), always (a copy of this binary), never (this path only)")
+	f.StringVar(&c.remoteDir, "remote-dir", "/tmp", "directory on the nodes for the copy of bringup")
+	f.StringVar(&c.sshConfig, "ssh-config", "", "--ssh/--hostfile: an ssh_config file (ssh -F)")
+}
+
+// active reports whether the flags ask for the collector or a fan-out.
+func (c *clusterFlags) active() bool {
+	return c.local || c.srun != "" || c.ssh != "" || c.hostfile != "" || c.kube != "" || c.ray != ""
+}
+
+// clusterOutput is what the report needs from the stacks flags.
+type clusterOutput struct {
+	asJSON    bool
+	collapsed bool
+	outPath   string
+	level     stacks.Level
+	all       bool
+	ruleFiles []string
+	torch     string
+	count     int
+	interval  time.Duration
+}
+
+func (c *clusterFlags) backends() int {
+	n := 0
+	for _, s := range []string{c.srun, c.ssh, c.hostfile, c.kube, c.ray} {
+		if s != "" {
+			n++
+		}
+	}
+	if c.local {
+		n++
+	}
+	return n
+}
+
+// run is the collector (--local) or the fan-out.
+func (c *clusterFlags) run(cmd *cobra.Command, o clusterOutput) error {
+	if c.backends() > 1 {
+		return Usagef("--local, --srun, --ssh, --hostfile, --kube and --ray are alternatives: give one")
+	}
+	if c.local {
+		return c.runLocal(cmd, o)
+	}
+	if c.slurmJob != "" || c.slurmStep != "" || c.nodeName != "" {
+		return Usagef("--slurm-job, --slurm-step and --node-name are the collector's (with --local)")
+	}
+	if c.deadline <= 0 {
+		return Usagef("--deadline %s: give a positive time (e.g. --deadline 15s)", c.deadline)
+	}
+	if c.parallel < 1 {
+		return Usagef("--parallel must be at least 1")
+	}
+	if (c.namespace != "" || c.container != "") && c.kube == "" {
+		return Usagef("-n/--namespace and -c/--container go with --kube")
+	}
+	b, err := c.backend(o)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// The launchers run in process groups of their own (so that a deadline
+	// kills all of a launcher): a Ctrl-C must reach them through ctx.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dctx, cancel := context.WithTimeout(ctx, c.deadline)
+	targets, err := b.Discover(dctx)
+	cancel()
+	if err != nil {
+		if errors.Is(dctx.Err(), context.DeadlineExceeded) {
+			return Usagef("%s: finding the nodes took longer than --deadline %s", b.Kind(), c.deadline)
+		}
+		return Usagef("%s: %v", b.Kind(), err)
+	}
+	var progress func(cluster.NodeResult)
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		done := 0
+		progress = func(cluster.NodeResult) {
+			done++
+			fmt.Fprintf(stderr, "\r\x1b[Kbringup: %d/%d node(s) answered…", done, len(targets))
+		}
+		defer fmt.Fprint(stderr, "\r\x1b[K")
+	}
+	results := cluster.Gather(ctx, b, targets, cluster.Options{Deadline: c.deadline, Parallel: c.parallel, Done: progress})
+	if progress != nil {
+		fmt.Fprint(stderr, "\r\x1b[K")
+	}
+	return reportGather(cmd, cluster.Merge(b.Kind(), results), o)
+}
+
+func (c *clusterFlags) backend(o clusterOutput) (cluster.Backend, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, Usagef("cannot find this binary to run it on the nodes: %v", err)
+	}
+	switch c.copyBinary {
+	case cluster.CopyAuto, cluster.CopyAlways, cluster.CopyNever:
+	default:
+		return nil, Usagef("--copy-binary %q: give auto, always or never", c.copyBinary)
+	}
+	if !strings.HasPrefix(c.remoteDir, "/") {
+		return nil, Usagef("--remote-dir %q: give an absolute path on the nodes", c.remoteDir)
+	}
+	d := &cluster.Delivery{Self: self, SelfOnNode: self, RemoteDir: c.remoteDir, Copy: c.copyBinary,
+		Collector: []string{clusterCommand, "--local", "--json"}}
+	if o.count > 1 {
+		if time.Duration(o.count-1)*o.interval >= c.deadline {
+			return nil, Usagef("--count %d --interval %s takes longer than --deadline %s: raise --deadline", o.count, o.interval, c.deadline)
+		}
+		d.Collector = append(d.Collector, "--count", fmt.Sprint(o.count), "--interval", o.interval.String())
+	}
+	switch {
+	case c.srun != "":
+		job, step, err := cluster.ParseJob(c.srun)
+		if err != nil {
+			return nil, Usagef("--srun: %v", err)
+		}
+		return &cluster.Srun{Job: job, Step: step, Delivery: d}, nil
+	case c.ssh != "" || c.hostfile != "":
+		var hosts []cluster.Target
+		if c.ssh != "" {
+			hosts, err = cluster.ParseHosts(c.ssh)
+		} else {
+			hosts, err = cluster.ReadHostfile(c.hostfile)
+		}
+		if err != nil {
+			return nil, Usagef("--ssh/--hostfile: %v", err)
+		}
+		return &cluster.SSH{Hosts: hosts, Delivery: d, Config: c.sshConfig}, nil
+	case c.kube != "":
+		d.SelfOnNode = "" // a container never has this machine's path
+		return &cluster.Kube{Selector: c.kube, Namespace: c.namespace, Container: c.container, Delivery: d}, nil
+	default:
+		addr, err := cluster.ParseRayAddress(c.ray)
+		if err != nil {
+			return nil, Usagef("--ray: %v", err)
+		}
+		return &cluster.Ray{Address: addr, Token: cluster.RayToken()}, nil
+	}
+}
+
+func (c *clusterFlags) runLocal(cmd *cobra.Command, o clusterOutput) error {
+	if c.slurmStep != "" && c.slurmJob == "" {
+		return Usagef("--slurm-step needs --slurm-job")
+	}
+	d, err := node.Collect(node.Options{SlurmJob: c.slurmJob, SlurmStep: c.slurmStep, LauncherName: c.nodeName,
+		Count: o.count, Interval: o.interval, Version: Version})
+	if err != nil {
+		return Usagef("%v", err)
+	}
+	if o.asJSON {
+		w, err := openOutput(cmd, o.outPath)
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		if err := node.Write(w, d); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		return w.Close()
+	}
+	name := orDefault(c.nodeName, d.Node.Hostname)
+	r := cluster.NodeResult{Target: cluster.Target{Name: name, NodeRank: -1}, Status: cluster.StatusOK, Doc: d}
+	return reportGather(cmd, cluster.Merge("local", []cluster.NodeResult{r}), o)
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// reportGather analyses and renders a merged gather; exit 3 when partial.
+func reportGather(cmd *cobra.Command, m *cluster.Merged, o clusterOutput) error {
+	stderr := cmd.ErrOrStderr()
+	if len(m.Processes) == 0 {
+		for _, r := range m.Nodes {
+			line := fmt.Sprintf("bringup: %s: %s", r.Name, r.Status)
+			if r.Detail != "" {
+				line += ": " + r.Detail
+			}
+			if r.Fix != "" {
+				line += " (fix: " + r.Fix + ")"
+			}
+			if r.Doc != nil && r.Detail == "" {
+				line += fmt.Sprintf(": no Python process (%d found in scope)", r.Doc.Scope.Python)
+			}
+			fmt.Fprintln(stderr, line)
+		}
+		for _, f := range m.Failures {
+			fmt.Fprintf(stderr, "bringup: %s pid %d: %s\n", f.Node, f.PID, f.Error)
+		}
+		if m.Answered() == 0 {
+			return Usagef("no node answered (reasons above)")
+		}
+		return Usagef("no Python process could be read on the %d node(s) that answered", m.Answered())
+	}
+	set, err := loadRules(o.ruleFiles...)
+	if err != nil {
+		return err
+	}
+	v := stacks.Versions(m.Processes)
+	if o.torch != "" {
+		v["torch"] = o.torch
+	}
+	a := stacks.Analyze(m.Processes, stacks.Options{Level: o.level, Conclude: stacks.Conclude(set, v)})
+	w, err := openOutput(cmd, o.outPath)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	switch {
+	case o.asJSON:
+		err = reportcluster.JSON(w, m, a)
+	case o.collapsed:
+		err = reportstacks.Collapsed(w, a, o.all)
+		if m.Partial() {
+			fmt.Fprintf(stderr, "bringup: partial result: %d of %d node(s) answered; not answered: %s; missing ranks: %v\n",
+				m.Answered(), len(m.Nodes), strings.Join(m.Missing.Nodes, ","), m.Missing.Ranks)
+		}
+	default:
+		err = reportcluster.Text(w, m, a, reportstacks.TextOptions{Style: w.Style(), All: o.all})
+	}
+	if err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	switch {
+	case m.Partial():
+		return &ExitError{Code: ExitPartial}
+	case record.HasError(a.Findings):
+		return FoundErrors
+	}
+	return nil
+}
+
+// newClusterStacksCmd is `bringup cluster-stacks`: the collector and the
+// fan-out until `bringup stacks` takes their flags.
+func newClusterStacksCmd() *cobra.Command {
+	var (
+		cf        clusterFlags
+		o         clusterOutput
+		level     string
+		ruleFiles []string
+	)
+	cmd := &cobra.Command{
+		Use:   "cluster-stacks (--local | --srun JOBID | --ssh HOSTS | --hostfile FILE | --kube SELECTOR [-n NS] [-c CTR] | --ray URL) [--json] [-o FILE]",
+		Short: "Gather every rank's Python stacks from every node of a job and bucket them together",
+		Long: `cluster-stacks runs bringup's node collector on every node of a multi-node
+boot through the cluster's own launcher (srun --overlap, ssh, kubectl exec) or
+reads Ray's dashboard, and merges everything into one stacks report: the same
+buckets, shared path, outliers and findings as 'bringup stacks', ranks named
+across nodes, pids qualified by node, and a status per node.
+
+--local is the collector itself: every Python process on this node, the
+node's identity and each process's rank hints (RANK, LOCAL_RANK, WORLD_SIZE,
+SLURM_PROCID, LWS_WORKER_INDEX, engine titles); with --json it writes
+bringup.node-stacks/v1 on stdout. Nothing listens; nothing stays behind.
+
+Each node has --deadline to answer (its launcher is then killed with
+SIGKILL); at most --parallel nodes are gathered at once. bringup is run on
+the nodes from this binary's path when they have it, else copied there
+(sbcast for --srun, over the connection for --ssh and --kube).
+
+Exit status: 0 all nodes answered and no error-level finding, 1 an
+error-level finding, 2 could not run (no node answered), 3 partial result:
+a node did not answer or ranks are missing (the report covers the rest).
+
+This command is temporary: its flags will move to 'bringup stacks'.`,
+		Example: `  bringup cluster-stacks --srun 4242
+  bringup cluster-stacks --ssh node1,node2 --json -o stacks.json
+  bringup cluster-stacks --hostfile /job/hostfile --deadline 30s
+  bringup cluster-stacks --kube leaderworkerset.sigs.k8s.io/name=vllm -n serving
+  bringup cluster-stacks --ray http://127.0.0.1:8265
+  bringup cluster-stacks --local --json          # the collector, on one node`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cf.active() {
+				return Usagef("cluster-stacks needs --local, --srun JOBID, --ssh HOSTS, --hostfile FILE, --kube SELECTOR or --ray URL")
+			}
+			if o.asJSON && o.collapsed {
+				return Usagef("--json and --collapsed are two output formats: choose one")
+			}
+			lv, err := stacks.ParseLevel(level)
+			if err != nil {
+				return Usagef("--level: %v", err)
+			}
+			if o.count < 1 {
+				return Usagef("--count must be at least 1")
+			}
+			if o.interval < 0 || (o.count > 1 && o.interval == 0) {
+				return Usagef("--interval %s: give a positive time between snapshots (e.g. --interval 5s)", o.interval)
+			}
+			o.level, o.ruleFiles = lv, ruleFiles
+			return cf.run(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	cf.register(cmd)
+	f.BoolVar(&o.asJSON, "json", false, "write JSON (bringup.stacks/v1 with a cluster object; --local: bringup.node-stacks/v1)")
+	f.BoolVar(&o.collapsed, "collapsed", false, "write folded stacks (root first, ';'-joined, count) for flame graphs")
+	f.StringVarP(&o.outPath, "output", "o", "", "write to FILE instead of stdout")
+	f.IntVar(&o.count, "count", 1, "snapshots to take on every node (2+ tells stuck from slow)")
+	f.DurationVar(&o.interval, "interval", 2*time.Second, "time between snapshots")
+	f.StringVar(&level, "level", "funcs", "bucket similarity: exact, lines, funcs or leaf-K")
+	f.BoolVar(&o.all, "all", false, "show idle auxiliary threads too (folded by default)")
+	f.StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML file (repeatable)")
+	f.StringVar(&o.torch, "torch", "", "torch version of the processes, for version-gated signatures")
+	return cmd
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bringup-tool/bringup/cluster/node"
+)
+
+// The collector on this machine: a real Python process with torchrun's
+// variables is found with its rank and the node's identity.
+func TestClusterStacksLocal(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(py, filepath.Join("..", "..", "cluster", "testdata", "rank.py"), dir)
+	cmd.Env = append(os.Environ(), "RANK=6", "WORLD_SIZE=8", "LOCAL_RANK=2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "ready.6")); err == nil {
+			break
+		}
+		if i == 600 {
+			t.Fatal("rank.py never got ready")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	code, out, errs := runCLI("cluster-stacks", "--local", "--json", "--node-name", "n7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d node.Doc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Schema != node.Schema || d.Node.LauncherName != "n7" || d.Node.BootID == "" {
+		t.Errorf("document %+v", d.Node)
+	}
+	for _, p := range d.Processes {
+		if p.PID == cmd.Process.Pid {
+			if p.Rank != "rank6" || p.World != 8 || p.Hints.LocalRank == nil || *p.Hints.LocalRank != 2 {
+				t.Errorf("rank %q world %d hints %+v", p.Rank, p.World, p.Hints)
+			}
+			return
+		}
+	}
+	for _, f := range d.Failures {
+		if f.PID == cmd.Process.Pid && f.Kind == node.FailPermission {
+			t.Skipf("live capture not permitted here: %s", f.Error)
+		}
+	}
+	t.Errorf("pid %d not in the document", cmd.Process.Pid)
+}
+
+func TestClusterStacksUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cluster-stacks"}, "needs --local, --srun"},
+		{[]string{"cluster-stacks", "--srun", "1", "--ssh", "a"}, "alternatives"},
+		{[]string{"cluster-stacks", "--srun", "12;ls"}, "not a Slurm job id"},
+		{[]string{"cluster-stacks", "--ssh", "-oProxyCommand=x"}, "not a host name"},
+		{[]string{"cluster-stacks", "--hostfile", "/nonexistent/hostfile"}, "no such file"},
+		{[]string{"cluster-stacks", "--ray", "ftp://x"}, "not a dashboard address"},
+		{[]string{"cluster-stacks", "--ssh", "a", "--deadline", "0s"}, "--deadline"},
+		{[]string{"cluster-stacks", "--ssh", "a", "-n", "ns"}, "go with --kube"},
+		{[]string{"cluster-stacks", "--ssh", "a", "--copy-binary", "sometimes"}, "auto, always or never"},
+		{[]string{"cluster-stacks", "--ssh", "a", "--remote-dir", "tmp"}, "absolute path"},
+		{[]string{"cluster-stacks", "--ssh", "a", "--count", "3", "--interval", "10s"}, "raise --deadline"},
+		{[]string{"cluster-stacks", "--srun", "1", "--node-name", "x"}, "collector's"},
+	} {
+		code, _, errs := runCLI(c.args...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
