@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
@@ -197,7 +198,9 @@ func analyzeFile(path string, set *rules.Set, stdin io.Reader) fileResult {
 	case len(head) == 0:
 		return fileResult{input: Input{Path: path, Error: "empty file"}}
 	case kind == KindEngineLog:
-		lr := analyzeLog(path, br, set)
+		// A pasted excerpt (quoted, indented, colour codes without ESC)
+		// is repaired line by line; a log as the engine wrote it is not.
+		lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), set)
 		return fileResult{log: &lr, input: lr.input}
 	case kind == "":
 		return fileResult{input: Input{Path: path, Error: "not a recognised input (binary or unknown format)"}}
@@ -275,94 +278,8 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 		}
 	}
 
-	// Root exceptions, once per distinct error with every rank that raised it.
-	// A wrapper's message quotes the root error ("Worker failed with error
-	// '…'"): it is matched only when no root error was found at all, so
-	// the engine process is not counted as a failing rank.
-	onlyWrappers := true
-	for _, fr := range results {
-		if fr.log == nil {
-			continue
-		}
-		for _, tb := range fr.log.tracebacks {
-			if root := tb.Root(); root.Type != "" && !isWrapper(root) {
-				onlyWrappers = false
-			}
-		}
-	}
-	errIdx := map[string]int{}
-	var wrappers []bool // per d.Errors entry: only a wrapper was found
-	for _, fr := range results {
-		if fr.log == nil {
-			continue
-		}
-		for _, tb := range fr.log.tracebacks {
-			root := tb.Root()
-			if root.Type == "" {
-				continue
-			}
-			sub := exceptionSubject(tb, root)
-			if v["vllm"] != "" {
-				sub.Fields["vllm"] = v["vllm"]
-			}
-			wrapper := isWrapper(root)
-			var matched []*rules.Rule
-			if !wrapper || onlyWrappers {
-				matched = set.Match(sub, v)
-			}
-			if !explained(matched) && !wrapper {
-				sub.Fields["unexplained"] = "true"
-				matched = set.Match(sub, v)
-			}
-			for _, r := range matched {
-				hits.Add(r, sub)
-			}
-			key := root.Type + "\x00" + root.Message + "\x00" + innermost(root.Frames)
-			i, ok := errIdx[key]
-			if !ok {
-				i = len(d.Errors)
-				errIdx[key] = i
-				frames := root.Frames
-				if frames == nil {
-					frames = record.Stack{}
-				}
-				line := root.Line
-				if line == 0 {
-					line = tb.Line
-				}
-				wrappers = append(wrappers, wrapper)
-				d.Errors = append(d.Errors, Error{Rank: tb.Rank.String(), PID: tb.Rank.PID, Ranks: []string{},
-					Exception: root.Type, Message: root.Message, Frames: frames, Path: tb.Source, Line: line, Rules: []string{}})
-			}
-			e := &d.Errors[i]
-			e.Count++
-			if rk := tb.Rank.String(); rk != "" && !slices.Contains(e.Ranks, rk) {
-				e.Ranks = append(e.Ranks, rk)
-			}
-			for _, r := range matched {
-				if !slices.Contains(e.Rules, r.ID) {
-					e.Rules = append(e.Rules, r.ID)
-				}
-			}
-		}
-	}
-
-	// A wrapper ("Engine core initialization failed. See root cause
-	// above.") is listed only when no root error was found at all.
-	if kept := d.Errors[:0]; len(d.Errors) > 0 {
-		all := true
-		for _, w := range wrappers {
-			all = all && w
-		}
-		if !all {
-			for i, e := range d.Errors {
-				if !wrappers[i] {
-					kept = append(kept, e)
-				}
-			}
-			d.Errors = kept
-		}
-	}
+	// The floor: every fatal error, explained by a rule or on its own.
+	d.Errors = floor(results, set, v, hits)
 
 	// The startup timeline, and phases that never finished as facts.
 	for _, fr := range results {
@@ -408,11 +325,27 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 	sort.SliceStable(d.Gaps, func(i, j int) bool { return d.Gaps[i].Seconds > d.Gaps[j].Seconds })
 
 	// Text rules matched while streaming: apply the final version gates.
+	var general []record.Finding // catch-all findings: after the specific ones of their severity
 	for _, f := range hits.Findings() {
-		if r := hits.Rule(f.Rule); r != nil && !r.Allows(v) {
+		r := hits.Rule(f.Rule)
+		if r != nil && !r.Allows(v) {
+			continue
+		}
+		if r != nil && r.CatchAll {
+			general = append(general, f)
 			continue
 		}
 		d.Findings = append(d.Findings, f)
+	}
+	for _, g := range general {
+		k := len(d.Findings)
+		for k > 0 && d.Findings[k-1].Severity.Weight() < g.Severity.Weight() {
+			k--
+		}
+		d.Findings = slices.Insert(d.Findings, k, g)
+	}
+	if len(d.Findings) > 0 {
+		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
 	}
 	d.Status, d.Verdict = verdict(d)
 	return d
@@ -480,9 +413,6 @@ func localSourceLine(path string, n int) string {
 	return ""
 }
 
-// catchAll rules speak only when nothing more specific explains a subject.
-var catchAll = map[string]bool{"unrecognised-exception": true, "startup-stuck": true}
-
 // specific drops catch-all rules when a specific rule matched too.
 func specific(rs []*rules.Rule) []*rules.Rule {
 	if !explained(rs) {
@@ -490,7 +420,7 @@ func specific(rs []*rules.Rule) []*rules.Rule {
 	}
 	out := rs[:0:0]
 	for _, r := range rs {
-		if !catchAll[r.ID] {
+		if !r.CatchAll {
 			out = append(out, r)
 		}
 	}
@@ -507,7 +437,7 @@ func isWrapper(e pytrace.Exception) bool {
 // explained: some rule other than the catch-all accounts for the exception.
 func explained(rs []*rules.Rule) bool {
 	for _, r := range rs {
-		if !catchAll[r.ID] {
+		if !r.CatchAll {
 			return true
 		}
 	}
@@ -520,6 +450,22 @@ func innermost(st record.Stack) string {
 	}
 	return st[0].String()
 }
+
+// catchAllIDs are the built-in catch-all rules (the verdict names their
+// concrete error, their titles being general).
+var catchAllIDs = func() map[string]bool {
+	m := map[string]bool{}
+	if set, err := rules.Builtin(); err == nil {
+		for _, r := range set.Rules() {
+			if r.CatchAll {
+				m[r.ID] = true
+			}
+		}
+	}
+	return m
+}()
+
+func isCatchAll(id string) bool { return catchAllIDs[id] }
 
 // verdict states the outcome in one sentence, most important finding first.
 func verdict(d *Diagnosis) (string, string) {
@@ -543,6 +489,14 @@ func verdict(d *Diagnosis) (string, string) {
 		if stuck(d, f) {
 			// A hang is not a crash: say that the phase was still running.
 			return "failed", fmt.Sprintf("STUCK%s%s (still running when the log ends): %s [%s]", phase, where, f.Title, f.Rule)
+		}
+		if f.Root != "" && isCatchAll(f.Rule) {
+			// The rule's title is generic: say what happened.
+			what := f.Root
+			if f.RaisedIn != "" {
+				what += " (raised in " + f.RaisedIn + ")"
+			}
+			return "failed", fmt.Sprintf("FAILED%s%s: %s: %s [%s]", phase, where, f.Title, what, f.Rule)
 		}
 		return "failed", fmt.Sprintf("FAILED%s%s: %s [%s]", phase, where, f.Title, f.Rule)
 	case record.SeverityWarning:

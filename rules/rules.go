@@ -37,6 +37,18 @@ type Subject struct {
 	Fact     string            // structured fact kind, e.g. "trace.graph_break", "timeline.unfinished", "stacks.bucket"
 	Fields   map[string]string // fields of that fact
 	Evidence record.Evidence   // where it came from (path, line, rank, text)
+
+	// What the evidence itself says, carried into the finding by the
+	// first subject of a rule (see Collector.Add): the phase and why, the
+	// concrete error and where it was raised, a cause and remedies that
+	// the engine or PyTorch printed. All optional.
+	Phase, PhaseWhy string
+	Root, RaisedIn  string
+	Cause           string
+	Remedy          []string
+	// Key splits one rule's finding by distinct error (the catch-all rules
+	// report each unexplained error on its own); "" for one finding.
+	Key string
 }
 
 // Versions are the versions known for a run: "torch" -> "2.10.0+rocm7.0",
@@ -46,7 +58,44 @@ type Versions map[string]string
 
 // Phases in startup order; findings of an earlier phase come first because
 // an early failure usually explains the later ones.
-var Phases = []string{"load", "dynamo", "inductor", "cache", "cudagraph", "ready", "runtime"}
+// The finer phases (import … triton-launcher-build, cache-load,
+// cache-save, profile, unknown) are what frames and markers can tell; a
+// rule may name them too.
+var Phases = []string{"import", "distributed-init", "load", "cache-load", "dynamo", "aot-autograd",
+	"post-grad-pass", "inductor", "inductor-codegen", "triton-compile", "triton-launcher-build",
+	"cache", "cache-save", "profile", "cudagraph", "ready", "runtime", "unknown"}
+
+// refines: the evidence phases that are a part of a rule's phase (or that
+// a generic rule phase gives way to), so a finding can say the finer one.
+var refines = map[string][]string{
+	"":         nil, // any
+	"runtime":  nil, // any
+	"unknown":  nil, // any
+	"inductor": {"post-grad-pass", "inductor-codegen", "triton-compile", "triton-launcher-build", "cache-load", "cache-save", "aot-autograd"},
+	"cache":    {"cache-load", "cache-save"},
+	"dynamo":   {"aot-autograd"},
+	"ready":    {"profile", "cudagraph", "load"},
+}
+
+// RefinePhase returns the phase a finding of a rule with phase rule
+// reports when the evidence says evidence: the evidence's when it is a
+// part of the rule's phase, or the rule's phase is generic (runtime,
+// unknown, none).
+func RefinePhase(rule, evidence string) string {
+	if evidence == "" || evidence == rule {
+		return rule
+	}
+	parts, ok := refines[rule]
+	if ok && parts == nil {
+		return evidence
+	}
+	for _, p := range parts {
+		if p == evidence {
+			return evidence
+		}
+	}
+	return rule
+}
 
 // Engines are the keys of Versions that name a serving engine.
 var Engines = []string{"vllm", "sglang", "atom", "trtllm"}
@@ -90,6 +139,9 @@ type Rule struct {
 	Cause      string   `yaml:"cause"`
 	Remedy     []string `yaml:"remedy"`
 	References []string `yaml:"references,omitempty"`
+	// CatchAll: the rule speaks only when no specific rule explains the
+	// same subject (diagnose's floor: unrecognised-exception, …).
+	CatchAll bool `yaml:"catch_all,omitempty"`
 
 	// Source is where the rule was defined, "file:line".
 	Source string `yaml:"-"`

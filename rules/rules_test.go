@@ -67,6 +67,11 @@ var fires = map[string][]struct {
 		Frames: record.Stack{{Func: "forward", File: "vllm/model_executor/models/qwen3_next.py", Line: 503}, {Func: "__call__", File: "/usr/lib/python3.12/site-packages/torch/_dynamo/aot_compile.py", Line: 124}}}}},
 	"startup-stuck":          {{sub: Subject{Fact: "timeline.unfinished", Fields: map[string]string{"phase": "load"}}}},
 	"unrecognised-exception": {{sub: Subject{Fact: "exception", Text: "ValueError: bad", Fields: map[string]string{"unexplained": "true"}}}},
+	"native-crash":           {{sub: Subject{Fact: "fatal", Text: "Segmentation fault (core dumped)", Fields: map[string]string{"kind": "native-crash", "unexplained": "true"}}}},
+	"process-killed":         {{sub: Subject{Fact: "fatal", Text: "Killed", Fields: map[string]string{"kind": "oom-kill", "unexplained": "true"}}}},
+	"device-runtime-error":   {{sub: Subject{Fact: "fatal", Text: "CUDA error: an illegal memory access was encountered", Fields: map[string]string{"kind": "device-error", "unexplained": "true"}}}},
+	"collective-error":       {{sub: Subject{Fact: "fatal", Text: "Watchdog caught collective operation timeout", Fields: map[string]string{"kind": "collective-error", "unexplained": "true"}}}},
+	"child-process-failed":   {{sub: Subject{Fact: "fatal", Text: "exitcode  : 1 (pid: 4242)", Fields: map[string]string{"kind": "child-exit", "unexplained": "true"}}}},
 }
 
 // quiet are realistic healthy lines and near misses that no rule may match.

@@ -45,6 +45,15 @@ type Traceback struct {
 	// Truncated is set when the text ends before an exception line (a
 	// pasted excerpt, a killed process) or starts mid-traceback.
 	Truncated bool `json:"truncated,omitempty"`
+	// Frameless is set for an exception printed without a traceback: an
+	// exception line on its own ("RuntimeError: …", also after a
+	// "… raised:" line), a one-liner that names it ("Scheduler hit an
+	// exception: ValueError: …"), or a faulthandler report ("Fatal Python
+	// error: Segmentation fault", whose frames are kept).
+	Frameless bool `json:"frameless,omitempty"`
+	// Level is the log level of the record the traceback started in, ""
+	// when the line carried none.
+	Level record.Level `json:"level,omitempty"`
 }
 
 // Final is the exception that was finally raised (the last printed).
@@ -220,6 +229,7 @@ const (
 	stMessage
 	stUserCode
 	stChainWait
+	stNative // a faulthandler report: "Fatal Python error: …" and its thread stacks
 )
 
 // identity is what makes two records one log call: vLLM logs a
@@ -262,7 +272,19 @@ type stream struct {
 	msgClosed bool
 	lastLine  int
 	codeFor   int // index in cur.Frames whose source line may follow, -1 none
+	// frameless: the exception line came without frames; its message
+	// ends at a blank line or after maxFramelessLines.
+	frameless bool
+	// wrapped: the start of a `File "…` line the paste wrapped before its
+	// `", line N`; the next line completes it.
+	wrapped string
+	// nativeDone: the faulthandler report's first (current) thread ended.
+	nativeDone bool
 }
+
+// maxFramelessLines bounds the message of an exception printed without
+// frames (a "… raised:" line and the inner error, an InductorError's IR).
+const maxFramelessLines = 24
 
 // tracebackStart: a record that opens no traceback stream holds this or
 // `File "`, or none of the lines feed would act on. A strided scan of
@@ -299,7 +321,9 @@ func NewExtractor() *Extractor {
 // must not modify the slice.
 func GateLiterals() []string { return gateWords }
 
-var gateWords = []string{`File "`, "Traceback (most recent call last)"}
+var gateWords = []string{`File "`, "Traceback (most recent call last)",
+	// exception lines printed without a traceback, and faulthandler
+	"Error", "Exception", "Failed", "Unsupported", "Fatal Python error"}
 
 // Add feeds one record; call it for every record in order.
 func (x *Extractor) Add(rec record.Record) { x.Feed(&rec) }
@@ -340,7 +364,7 @@ func (x *Extractor) Feed(rec *record.Record) {
 	s := x.streams[k]
 	if s == nil {
 		// Cheap test first: most records hold no traceback at all.
-		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) {
+		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) && !mayStartFrameless(rec) {
 			return
 		}
 		s = &stream{codeFor: -1}
@@ -481,8 +505,89 @@ func isFooter(t string) bool {
 		strings.HasPrefix(t, "Use tlparse to see full graph")
 }
 
+// mayStartFrameless: the record may hold an exception printed without a
+// traceback (see Frameless); a record logged as a warning, info or debug
+// line does not start one.
+func mayStartFrameless(rec *record.Record) bool {
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+		return false
+	}
+	return strings.Contains(rec.Text, "Error") || strings.Contains(rec.Text, "Exception") ||
+		strings.Contains(rec.Text, "Failed") || strings.Contains(rec.Text, "Unsupported")
+}
+
+// fatalType: an exception type that is an error (not a warning or an
+// iteration signal) as an exception line without frames shows it.
+func fatalType(typ string) bool {
+	short := typ[strings.LastIndexByte(typ, '.')+1:]
+	if short == "" || short[0] < 'A' || short[0] > 'Z' {
+		return false
+	}
+	for _, s := range []string{"Error", "Exception", "Failed", "Unsupported", "Timeout", "NotFound", "Missing", "Violation"} {
+		if strings.HasSuffix(short, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLiners are phrases that name the exception they report on the same
+// line: "Scheduler hit an exception: ValueError: …".
+var oneLiners = []string{"hit an exception:", "failed to start:", "failed with error:", "raised an exception:",
+	"raised:", "Exception in worker:", "Error in model execution:", "exception:"}
+
+// framelessLine returns the exception an exception line without frames,
+// or a one-liner that names one, holds.
+func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+		return "", "", false
+	}
+	if typ, msg, ok := exceptionLine(line); ok && strings.IndexByte(line, ':') > 0 && fatalType(typ) {
+		return typ, msg, true
+	}
+	for _, p := range oneLiners {
+		k := strings.Index(line, p)
+		if k < 0 {
+			continue
+		}
+		rest := strings.TrimLeft(line[k+len(p):], " ")
+		if typ, msg, ok := exceptionLine(rest); ok && strings.IndexByte(rest, ':') > 0 && fatalType(typ) {
+			return typ, msg, true
+		}
+	}
+	return "", "", false
+}
+
+// parseNativeFrame parses faulthandler's `File "x.py", line 10 in func`.
+func parseNativeFrame(line string) (record.Frame, bool) {
+	t := strings.TrimLeft(line, " \t")
+	if !strings.HasPrefix(t, `File "`) {
+		return record.Frame{}, false
+	}
+	q := strings.Index(t, `", line `)
+	if q < 0 {
+		return record.Frame{}, false
+	}
+	f := record.Frame{File: t[len(`File "`):q]}
+	t = t[q+len(`", line `):]
+	end := 0
+	for end < len(t) && t[end] >= '0' && t[end] <= '9' {
+		end++
+	}
+	f.Line, _ = strconv.Atoi(t[:end])
+	t = t[end:]
+	if !strings.HasPrefix(t, " in ") {
+		return record.Frame{}, false
+	}
+	f.Func = strings.TrimSpace(t[len(" in "):])
+	return f, true
+}
+
 func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, headless bool) {
-	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless}
+	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level}
+	s.frameless, s.wrapped, s.nativeDone = false, "", false
 	s.id = id
 	s.state = stFrames
 	s.inGroup = false
@@ -519,10 +624,54 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			s.inGroup = group
 			return
 		}
-		if f, ok := parseFrame(line); ok && strings.HasPrefix(raw, " ") {
-			// A traceback whose header was cut off (pasted excerpts).
+		if f, ok := parseFrame(line); ok && (strings.HasPrefix(raw, " ") || f.Func != "") {
+			// A traceback whose header was cut off (pasted excerpts); a
+			// frame at column 0 only when it is whole.
 			x.start(s, rec, id, n, true)
 			x.addFrame(s, f, n)
+			return
+		}
+		if strings.HasPrefix(t, "Fatal Python error: ") {
+			x.start(s, rec, id, n, false)
+			s.tb.Frameless = true
+			s.cur.Type, s.cur.Message, s.cur.Line = "Fatal Python error", strings.TrimSpace(t[len("Fatal Python error: "):]), n
+			s.state = stNative
+			return
+		}
+		if typ, msg, ok := framelessLine(rec, line); ok {
+			x.start(s, rec, id, n, false)
+			s.tb.Frameless, s.frameless = true, true
+			s.cur.Type, s.cur.Line = typ, n
+			s.msg = append(s.msg[:0], msg)
+			s.state = stMessage
+			s.lastLine = n
+		}
+		return
+	case stNative:
+		if id != s.id && s.id.headed {
+			x.finish(s)
+			x.feed(s, rec, id, raw, n)
+			return
+		}
+		switch {
+		case t == "" || t == "<no Python frame>" || strings.HasPrefix(t, "Stack (most recent call first)"):
+		case strings.HasSuffix(t, "(most recent call first):"):
+			if len(s.cur.Frames) > 0 {
+				s.nativeDone = true // only the thread that crashed
+			}
+		default:
+			if f, ok := parseNativeFrame(line); ok {
+				if !s.nativeDone {
+					x.addFrame(s, f, n)
+				}
+				return
+			}
+			if strings.HasPrefix(t, "Extension modules:") || strings.HasPrefix(t, "Thread 0x") {
+				s.tb.EndLine = n
+				return
+			}
+			x.finish(s)
+			x.feed(s, rec, id, raw, n)
 		}
 		return
 	case stChainWait:
@@ -581,8 +730,20 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			// Another log call of the same process printed meanwhile.
 			return
 		}
+		if s.wrapped != "" {
+			joined := s.wrapped + t
+			s.wrapped = ""
+			if f, ok := parseFrame(joined); ok {
+				x.addFrame(s, f, n)
+				return
+			}
+		}
 		if f, ok := parseFrame(line); ok {
 			x.addFrame(s, f, n)
+			return
+		}
+		if strings.HasPrefix(t, `File "`) && !strings.Contains(t, `", line `) {
+			s.wrapped = t // wrapped by the paste: the next line completes it
 			return
 		}
 		if isCaret(line) || t == "" || (strings.HasPrefix(t, "...<") && strings.HasSuffix(t, "lines>...")) {
@@ -669,6 +830,13 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			x.addFrame(s, f, n)
 			return
 		}
+		if s.frameless && (t == "" || len(s.msg) >= maxFramelessLines) {
+			x.finish(s)
+			if t != "" {
+				x.feed(s, rec, id, raw, n)
+			}
+			return
+		}
 		if !s.msgClosed && len(s.msg) < maxMsgLines {
 			s.msg = append(s.msg, line)
 			if t != "" {
@@ -713,13 +881,16 @@ func (x *Extractor) finish(s *stream) {
 	}
 	x.closeMessage(s)
 	tb := s.tb
-	if s.state == stFrames || s.state == stChainWait {
+	if (s.state == stFrames || s.state == stChainWait) && !tb.Frameless {
 		tb.Truncated = true
 	}
 	// Drop an empty trailing exception (a chain marker with nothing after).
 	if k := len(tb.Chain); k > 1 && tb.Chain[k-1].Type == "" && len(tb.Chain[k-1].Frames) == 0 {
 		tb.Chain = tb.Chain[:k-1]
 		tb.Chain[k-2].Relation = ""
+	}
+	if s.state == stNative {
+		reverseFrames(s.cur) // printed innermost first: undo the reversal below
 	}
 	for i := range tb.Chain {
 		e := &tb.Chain[i]
@@ -728,7 +899,7 @@ func (x *Extractor) finish(s *stream) {
 			e.UserCode[l], e.UserCode[r] = e.UserCode[r], e.UserCode[l]
 		}
 	}
-	s.tb, s.cur, s.state, s.inGroup = nil, nil, stIdle, false
+	s.tb, s.cur, s.state, s.inGroup, s.frameless, s.wrapped = nil, nil, stIdle, false, false, ""
 	if len(tb.Chain) == 0 || (len(tb.Chain) == 1 && tb.Chain[0].Type == "" && len(tb.Chain[0].Frames) == 0) {
 		return
 	}

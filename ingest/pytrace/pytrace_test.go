@@ -128,6 +128,12 @@ func TestCorpusDoublePrefixTraceback(t *testing.T) {
 // with the vLLM header (as logger.exception does).
 func TestInterleavedRanksWithChain(t *testing.T) {
 	tbs := extract(t, filepath.Join("..", "enginelog", "testdata", "vllm-v1-tp2.log"))
+	// The APIServer's closing "RuntimeError: Engine core initialization
+	// failed" is an exception line without frames.
+	if n := len(tbs); n != 3 || !tbs[2].Frameless || tbs[2].Final().Type != "RuntimeError" {
+		t.Fatalf("%d tracebacks, want 2 and the frameless APIServer line", n)
+	}
+	tbs = tbs[:2]
 	if len(tbs) != 2 {
 		t.Fatalf("%d tracebacks", len(tbs))
 	}

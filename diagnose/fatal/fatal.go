@@ -1,0 +1,153 @@
+// Package fatal recognises the lines of a log that say a process died
+// without a Python traceback: native crashes, the kernel's OOM killer,
+// CUDA/HIP errors, NCCL/RCCL/gloo errors and watchdog timeouts, and a
+// launcher reporting a child's non-zero exit. It is the part of
+// diagnose's floor that no rule has to know: each such line is fatal
+// whether or not a rule explains it. Python exceptions are found by
+// ingest/pytrace.
+package fatal
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Kind is what a fatal line reports.
+type Kind string
+
+const (
+	NativeCrash Kind = "native-crash"     // a signal, a segfault, an abort, a C++ exception
+	OOMKill     Kind = "oom-kill"         // the kernel's OOM killer, a shell's "Killed"
+	DeviceError Kind = "device-error"     // CUDA / HIP / cuBLAS errors
+	Collective  Kind = "collective-error" // NCCL / RCCL / gloo errors, watchdog and store timeouts
+	ChildExit   Kind = "child-exit"       // a launcher saying a child exited non-zero or died
+)
+
+// Title is a finding title for a kind.
+func (k Kind) Title() string {
+	switch k {
+	case NativeCrash:
+		return "Native crash"
+	case OOMKill:
+		return "Process killed (out of memory)"
+	case DeviceError:
+		return "GPU runtime error"
+	case Collective:
+		return "Collective communication error"
+	case ChildExit:
+		return "A child process exited with an error"
+	}
+	return "Fatal error"
+}
+
+// Consequence reports whether a line of this kind usually reports a
+// failure told elsewhere (a launcher noticing its child died): such a
+// line is the finding only when nothing else fatal was found.
+func (k Kind) Consequence() bool { return k == ChildExit }
+
+type pattern struct {
+	kind Kind
+	lits []string // one of them occurs in every line the regex matches
+	re   *regexp.Regexp
+}
+
+// patterns is the table of fatal lines, one row per wording.
+var patterns = []pattern{
+	{NativeCrash, []string{"Caught signal"}, regexp.MustCompile(`Caught signal \d+`)},
+	{NativeCrash, []string{"Segmentation fault"}, regexp.MustCompile(`Segmentation fault`)},
+	{NativeCrash, []string{"core dumped"}, regexp.MustCompile(`core dumped`)},
+	{NativeCrash, []string{"Aborted"}, regexp.MustCompile(`^Aborted\b|\d+ Aborted\s|: Aborted$|^Aborted$`)},
+	{NativeCrash, []string{"*** SIG"}, regexp.MustCompile(`\*\*\* SIG[A-Z]+ `)},
+	{NativeCrash, []string{"terminate called"}, regexp.MustCompile(`terminate called (after throwing an instance of|without an active exception|recursively)`)},
+	{NativeCrash, []string{"Illegal instruction"}, regexp.MustCompile(`Illegal instruction`)},
+	{NativeCrash, []string{"Bus error"}, regexp.MustCompile(`(^|\d+ )Bus error`)},
+	{NativeCrash, []string{"double free", "free(): ", "malloc(): "}, regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
+	{OOMKill, []string{"Out of memory: Kill"}, regexp.MustCompile(`Out of memory: Kill(ed)? process`)},
+	{OOMKill, []string{"oom-kill", "oom_kill"}, regexp.MustCompile(`invoked oom-killer|oom-kill:|oom_kill_process`)},
+	{OOMKill, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$`)},
+	{DeviceError, []string{"CUDA error"}, regexp.MustCompile(`CUDA error: \S`)},
+	{DeviceError, []string{"CUDA driver error", "CUDA_ERROR_"}, regexp.MustCompile(`CUDA driver error|CUDA_ERROR_[A-Z_]+`)},
+	{DeviceError, []string{"hipError", "HIP error"}, regexp.MustCompile(`hipError[A-Z][A-Za-z]+|HIP error: \S`)},
+	{DeviceError, []string{"cudaError"}, regexp.MustCompile(`cudaError[A-Z][A-Za-z]+`)},
+	{DeviceError, []string{"CUBLAS_STATUS_", "HIPBLAS_STATUS_"}, regexp.MustCompile(`(CU|HIP)BLAS_STATUS_(NOT_INITIALIZED|ALLOC_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|EXECUTION_FAILED|INTERNAL_ERROR|NOT_SUPPORTED)`)},
+	{DeviceError, []string{"illegal memory access"}, regexp.MustCompile(`illegal memory access was encountered`)},
+	{DeviceError, []string{"device-side assert"}, regexp.MustCompile(`device-side assert(ion)? triggered`)},
+	{DeviceError, []string{"out of memory"}, regexp.MustCompile(`(CUDA|HIP|GPU) out of memory|CUDA error: out of memory`)},
+	{Collective, []string{"NCCL error", "RCCL error"}, regexp.MustCompile(`[NR]CCL error`)},
+	{Collective, []string{"ncclInternalError", "ncclUnhandledCudaError", "ncclSystemError", "ncclInvalidUsage", "ncclRemoteError", "ncclInvalidArgument"},
+		regexp.MustCompile(`nccl(InternalError|UnhandledCudaError|SystemError|InvalidUsage|RemoteError|InvalidArgument)`)},
+	{Collective, []string{"atchdog"}, regexp.MustCompile(`(?i)watchdog (caught collective operation timeout|got stuck|thread terminated)|Watchdog caught`)},
+	{Collective, []string{"gloo", "Gloo"}, regexp.MustCompile(`(?i)gloo.*(connectFullMesh failed|Connection (closed|reset) by peer|Timed out|enforce fail)|enforce fail at .*gloo`)},
+	{Collective, []string{"TCPStore", "Socket Timeout", "DistStoreError"}, regexp.MustCompile(`TCPStore.*(timed out|Timed out|failed|Connection reset)|Socket Timeout|DistStoreError`)},
+	{ChildExit, []string{"exitcode"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
+	{ChildExit, []string{"exit code", "exit status"}, regexp.MustCompile(`(exit(ed)?( with)? (exit )?(code|status)|terminated with exit code)[: ]+-?[1-9]\d*`)},
+	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
+	{ChildExit, []string{" is dead", "sigquit"}, regexp.MustCompile(`(scheduler|detokenizer|process|worker) is dead|Received sigquit from a child process`)},
+	{ChildExit, []string{"received by PID", "terminated with signal"}, regexp.MustCompile(`Signal \d+ \(SIG[A-Z]+\) received by PID \d+|terminated with signal`)},
+}
+
+// Literals returns literals of which one occurs in every line Scan can
+// report (for a caller's literal prefilter). The caller must not modify
+// the slice.
+func Literals() []string { return literals }
+
+var literals = func() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range patterns {
+		for _, l := range p.lits {
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}()
+
+// Hit is one fatal line of a text.
+type Hit struct {
+	Kind  Kind
+	Line  int    // 0-based line within the text
+	Match string // what matched ("CUDA error: an illegal memory access …" is in Text)
+	Text  string // the whole line, trimmed
+}
+
+// Scan returns the fatal lines of text (lines separated by '\n').
+func Scan(text string) []Hit {
+	var out []Hit
+	for n := 0; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if h, ok := Classify(line); ok {
+			h.Line = n
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Classify reports whether one line is fatal, and how.
+func Classify(line string) (Hit, bool) {
+	t := strings.TrimSpace(line)
+	if t == "" {
+		return Hit{}, false
+	}
+	for i := range patterns {
+		p := &patterns[i]
+		found := false
+		for _, l := range p.lits {
+			if strings.Contains(t, l) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		if loc := p.re.FindStringIndex(t); loc != nil {
+			return Hit{Kind: p.kind, Match: t[loc[0]:loc[1]], Text: t}, true
+		}
+	}
+	return Hit{}, false
+}

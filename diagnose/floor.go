@@ -1,0 +1,359 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bringup-tool/bringup/analyze/timeline"
+	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+// The floor: every fatal error of the inputs — a traceback's root
+// exception, an exception printed without frames, a fatal line (native
+// crash, OOM kill, GPU runtime error, collective error, a child's exit) —
+// is matched against the rules, and one that no error-level rule explains
+// becomes a finding of a catch-all rule of its own. A rule explains an
+// error when it matched the error itself, or when its text matched inside
+// the error's traceback or shortly before it on the same rank; then the
+// rule's finding carries the concrete error (Finding.Root, RaisedIn) and
+// the phase the evidence shows.
+
+// occurrence is one fatal error of one log.
+type occurrence struct {
+	log  *logResult
+	tb   *pytrace.Traceback // a Python exception (with or without frames)
+	root pytrace.Exception
+	fl   *fatalLine // a fatal line
+	// line..end are the lines it covers; rank as printed.
+	line, end int
+	rank      record.Rank
+	wrapper   bool // only reports another error
+	dupOf     int  // index+1 of the occurrence this one repeats (same error printed again without frames), 0 none
+	errIndex  int  // its entry in the errors listed
+}
+
+// nearLines is how far before an error a text rule's match on the same
+// rank still explains it (an ERROR line naming the failure, then the
+// traceback).
+const nearLines = 100
+
+// maxFloorFindings bounds the catch-all findings: past it, unexplained
+// errors join the last one.
+const maxFloorFindings = 12
+
+// floor turns the fatal errors of results into subjects, matches them and
+// adds the hits to hits; it returns the root errors for Diagnosis.Errors.
+func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.Collector) []Error {
+	var occs []occurrence
+	for _, fr := range results {
+		if fr.log == nil {
+			continue
+		}
+		lg := fr.log
+		first := len(occs)
+		for i := range lg.tracebacks {
+			tb := &lg.tracebacks[i]
+			root := tb.Root()
+			if root.Type == "" {
+				continue
+			}
+			line := root.Line
+			if line == 0 {
+				line = tb.Line
+			}
+			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: max(tb.EndLine, line),
+				rank: tb.Rank, wrapper: isWrapper(root) || isChildFailed(root)})
+		}
+		// An exception printed without frames that repeats one with frames
+		// (a parent process re-printing its child's error) is that error.
+		for i := first; i < len(occs); i++ {
+			if !occs[i].tb.Frameless {
+				continue
+			}
+			for j := first; j < len(occs); j++ {
+				if j != i && !occs[j].tb.Frameless && sameError(occs[i].root, occs[j].root) {
+					occs[i].dupOf = j + 1
+					break
+				}
+			}
+		}
+		for i := range lg.fatals {
+			fl := &lg.fatals[i]
+			if coveredLine(occs[first:], fl) {
+				continue
+			}
+			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: fl.line, rank: fl.rank,
+				wrapper: fl.hit.Kind.Consequence()})
+		}
+	}
+
+	// A wrapper, or a launcher's word that a child died, is the error only
+	// when nothing else fatal was found.
+	onlyWrappers := true
+	for _, o := range occs {
+		if !o.wrapper && o.dupOf == 0 {
+			onlyWrappers = false
+		}
+	}
+	var errs []listed
+	errIdx := map[string]int{}
+	floorKeys := map[string]bool{}
+	for i := range occs {
+		o := &occs[i]
+		sub := o.subject(v)
+		if v["vllm"] != "" {
+			sub.Fields["vllm"] = v["vllm"]
+		}
+		var matched []*rules.Rule
+		if o.dupOf == 0 && (!o.wrapper || onlyWrappers) {
+			matched = set.Match(sub, v)
+			explainedBy := specific(matched)
+			if !explainedByError(explainedBy) {
+				for _, r := range o.nearRules() {
+					explainedBy = append(explainedBy, r)
+					hits.Enrich(r.ID, sub)
+				}
+			}
+			if !explainedByError(explainedBy) {
+				sub.Fields["unexplained"] = "true"
+				key := sub.Root
+				if !floorKeys[key] && len(floorKeys) >= maxFloorFindings {
+					key = "more"
+				}
+				floorKeys[key] = true
+				sub.Key = key
+				matched = set.Match(sub, v)
+			} else {
+				matched = explainedBy
+			}
+			for _, r := range matched {
+				hits.Add(r, sub)
+			}
+		}
+		errs = o.addError(errs, errIdx, matched, occs)
+	}
+	// A wrapper is listed only when no root error was found at all.
+	if !onlyWrappers {
+		kept := errs[:0]
+		for _, e := range errs {
+			if !e.wrapper {
+				kept = append(kept, e)
+			}
+		}
+		errs = kept
+	}
+	out := make([]Error, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error
+	}
+	return out
+}
+
+// listed is an Error and whether it only wraps another.
+type listed struct {
+	Error
+	wrapper bool
+}
+
+// addError lists the occurrence's error, once per distinct error with
+// every rank that raised it; a repeat without frames only counts.
+func (o *occurrence) addError(errs []listed, idx map[string]int, matched []*rules.Rule, occs []occurrence) []listed {
+	if o.dupOf > 0 {
+		if k := occs[o.dupOf-1].errIndex; k >= 0 && k < len(errs) {
+			errs[k].Count++
+		}
+		o.errIndex = -1
+		return errs
+	}
+	var typ, msg string
+	frames := record.Stack{}
+	line := o.line
+	src := o.log.input.Path
+	if o.tb != nil {
+		typ, msg = o.root.Type, o.root.Message
+		if o.root.Frames != nil {
+			frames = o.root.Frames
+		}
+		if o.root.Line != 0 {
+			line = o.root.Line
+		}
+		src = o.tb.Source
+	} else {
+		typ, msg = string(o.fl.hit.Kind), o.fl.hit.Text
+	}
+	key := typ + "\x00" + firstLine(msg) + "\x00" + innermost(frames)
+	i, ok := idx[key]
+	if !ok {
+		i = len(errs)
+		idx[key] = i
+		errs = append(errs, listed{Error: Error{Rank: o.rank.String(), PID: o.rank.PID, Ranks: []string{},
+			Exception: typ, Message: msg, Frames: frames, Path: src, Line: line, Rules: []string{}}, wrapper: o.wrapper})
+	}
+	o.errIndex = i
+	e := &errs[i]
+	e.Count++
+	if o.fl != nil {
+		e.Count += o.fl.count - 1
+	}
+	if rk := o.rank.String(); rk != "" && !slices.Contains(e.Ranks, rk) {
+		e.Ranks = append(e.Ranks, rk)
+	}
+	for _, r := range matched {
+		if !slices.Contains(e.Rules, r.ID) {
+			e.Rules = append(e.Rules, r.ID)
+		}
+	}
+	return errs
+}
+
+// subject is the occurrence as the rules see it, with what its evidence
+// says: root, where it was raised, phase and why, and what PyTorch or the
+// engine printed about it.
+func (o *occurrence) subject(v rules.Versions) rules.Subject {
+	var sub rules.Subject
+	if o.tb != nil {
+		sub = exceptionSubject(*o.tb, o.root)
+		sub.Root = clip(firstLine(sub.Text))
+		if f := sub.Fields["def_line_frame"]; f != "" {
+			sub.RaisedIn = "code Dynamo generated for " + timeline.ShortFrame(record.Frame{File: frameFile(f), Line: frameLine(f), Func: sub.Fields["def_line_func"]})
+		} else if len(o.root.Frames) > 0 {
+			sub.RaisedIn = timeline.ShortFrame(o.root.Frames[0])
+		}
+		if len(o.root.UserCode) > 0 {
+			sub.RaisedIn = strings.TrimSpace(sub.RaisedIn + " (user code " + timeline.ShortFrame(o.root.UserCode[0]) + ")")
+		}
+		printed(&sub, o.tb)
+	} else {
+		h := o.fl.hit
+		sub = rules.Subject{Text: h.Text, Fact: "fatal",
+			Fields:   map[string]string{"kind": string(h.Kind), "role": o.rank.Role},
+			Evidence: record.Evidence{Path: o.log.input.Path, Line: o.fl.line, Rank: o.rank.String(), Text: h.Text}}
+		sub.Root = h.Text
+	}
+	sub.Phase, sub.PhaseWhy = o.phase()
+	return sub
+}
+
+// phase: what the frames say (the frame table), else the phase the log's
+// markers had open on that rank at that line, else runtime for an
+// exception raised in frames no table row knows, else unknown.
+func (o *occurrence) phase() (string, string) {
+	if o.tb != nil {
+		if p, why := timeline.PhaseOfFrames(o.root.Frames); p != "" {
+			return p, "frame " + why
+		}
+		// The outer exceptions of the chain hold the frames that led to it.
+		for i := len(o.tb.Chain) - 1; i >= 0; i-- {
+			if p, why := timeline.PhaseOfFrames(o.tb.Chain[i].Frames); p != "" {
+				return p, "frame " + why
+			}
+		}
+		if p := phaseOfType(o.root); p != "" {
+			return p, o.root.Type + " is raised while importing"
+		}
+	}
+	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {
+		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d and had not finished", p, at)
+	}
+	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, "", o.line); p != "" {
+		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d (another rank) and had not finished", p, at)
+	}
+	if o.tb != nil && len(o.root.Frames) > 0 {
+		return timeline.PhaseRuntime, "no frame of a known startup phase"
+	}
+	return timeline.PhaseUnknown, "neither frames nor phase markers in the log"
+}
+
+// phaseOfType: exceptions that by their type happen in one phase.
+func phaseOfType(e pytrace.Exception) string {
+	short := e.Type[strings.LastIndexByte(e.Type, '.')+1:]
+	switch {
+	case short == "ImportError" || short == "ModuleNotFoundError":
+		return timeline.PhaseImport
+	case strings.Contains(e.Message, "undefined symbol"):
+		return timeline.PhaseImport
+	}
+	return ""
+}
+
+// nearRules are the error-level text rules that matched inside the
+// occurrence's lines, or up to nearLines before it on the same rank.
+func (o *occurrence) nearRules() []*rules.Rule {
+	var out []*rules.Rule
+	rank := o.rank.String()
+	for r, ls := range o.log.ruleLines {
+		if r.CatchAll {
+			continue
+		}
+		for _, l := range ls {
+			in := l.line >= o.line && l.line <= o.end
+			before := l.line < o.line && l.line >= o.line-nearLines && (l.rank == rank || l.rank == "" || rank == "")
+			if in || before {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *rules.Rule) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// coveredLine: a fatal line inside a Python error's traceback, or whose
+// words the error's message holds, is that error.
+func coveredLine(occs []occurrence, fl *fatalLine) bool {
+	for _, o := range occs {
+		if o.tb == nil {
+			continue
+		}
+		if fl.line >= o.tb.Line && fl.line <= o.end {
+			return true
+		}
+		if strings.Contains(o.root.Message, fl.hit.Match) && (o.rank == fl.rank || !fl.rank.Known()) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameError(a, b pytrace.Exception) bool {
+	return a.Type == b.Type && firstLine(a.Message) == firstLine(b.Message)
+}
+
+// isChildFailed: torchrun's ChildFailedError only reports a child's exit.
+func isChildFailed(e pytrace.Exception) bool {
+	return strings.HasSuffix(e.Type, "ChildFailedError") || strings.HasSuffix(e.Type, "ProcessExitedException") ||
+		strings.HasSuffix(e.Type, "ProcessRaisedException")
+}
+
+func explainedByError(rs []*rules.Rule) bool {
+	for _, r := range rs {
+		if !r.CatchAll && r.Severity == "error" {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// frameFile and frameLine split "path:line".
+func frameFile(s string) string {
+	if k := strings.LastIndexByte(s, ':'); k > 0 {
+		return s[:k]
+	}
+	return s
+}
+
+func frameLine(s string) int {
+	n := 0
+	if k := strings.LastIndexByte(s, ':'); k > 0 {
+		fmt.Sscanf(s[k+1:], "%d", &n)
+	}
+	return n
+}
