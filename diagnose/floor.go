@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,6 +34,66 @@ type occurrence struct {
 	wrapper   bool // only reports another error
 	dupOf     int  // index+1 of the occurrence this one repeats (same error printed again without frames), 0 none
 	errIndex  int  // its entry in the errors listed
+	// sub and added: the subject matched and the rules it was added to.
+	sub   rules.Subject
+	added []*rules.Rule
+}
+
+var (
+	rankInText   = regexp.MustCompile(`\[(?:Rank|rank|RANK) ?(\d+)\]`)
+	workerInText = regexp.MustCompile(`\b(VllmWorker-\d+|Worker_TP\d+|VllmWorker TP\d+|VllmWorker rank=\d+)\b`)
+)
+
+// attachConsequences gives the error before a consequence what the
+// consequence tells of it: a traceback on another rank cut before its
+// exception line (SGLang's schedulers each print the failure) adds that
+// rank; a launcher's word that a named worker died names the rank of an
+// error that was printed without one.
+func attachConsequences(occs []occurrence, hits *rules.Collector) {
+	for i := range occs {
+		o := &occs[i]
+		if !o.wrapper || o.dupOf > 0 || len(o.added) > 0 {
+			continue
+		}
+		var target *occurrence // the error printed last before it
+		for j := range occs {
+			p := &occs[j]
+			if p.log == o.log && len(p.added) > 0 && !p.wrapper && p.line <= o.line && (target == nil || p.line > target.line) {
+				target = p
+			}
+		}
+		if target == nil {
+			continue
+		}
+		sub := target.sub
+		switch {
+		case o.tb != nil && o.root.Type == "Traceback" && o.rank.String() != "" && o.rank.String() != target.rank.String():
+			ev := record.Evidence{Path: o.tb.Source, Line: o.tb.Line, Rank: o.rank.String(), Text: "a traceback on " + o.rank.String() + " too, cut off before its exception line"}
+			sub.Evidence = ev
+		case o.fl != nil && target.rank.String() == "":
+			m := workerInText.FindString(o.fl.hit.Text)
+			if m == "" {
+				continue
+			}
+			sub.Evidence = record.Evidence{Path: o.log.input.Path, Line: o.fl.line, Rank: m, Text: o.fl.hit.Text}
+		default:
+			continue
+		}
+		for _, r := range target.added {
+			hits.Add(r, sub)
+		}
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 // nearLines is how far before an error a text rule's match on the same
@@ -57,15 +118,22 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 		for i := range lg.tracebacks {
 			tb := &lg.tracebacks[i]
 			root := tb.Root()
+			cut := false
 			if root.Type == "" {
-				continue
+				// Frames and no exception line: the excerpt ends inside a
+				// traceback. Fatal, but the error may be told elsewhere.
+				root.Type, root.Message, cut = "Traceback", "cut off before its exception line", true
 			}
 			line := root.Line
 			if line == 0 {
 				line = tb.Line
 			}
-			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: max(tb.EndLine, line),
-				rank: tb.Rank, wrapper: isWrapper(root) || isChildFailed(root)})
+			end := max(tb.EndLine, line)
+			if tb.Frameless {
+				end = line // the lines after it are its message at most
+			}
+			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
+				rank: tb.Rank, wrapper: cut || isWrapper(root) || isChildFailed(root)})
 		}
 		// An exception printed without frames that repeats one with frames
 		// (a parent process re-printing its child's error) is that error.
@@ -85,7 +153,14 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			if coveredLine(occs[first:], fl) {
 				continue
 			}
-			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: fl.line, rank: fl.rank,
+			rank := fl.rank
+			if rank.TP < 0 && rank.Global < 0 && rank.PP < 0 {
+				// "[Rank 3] Watchdog caught …": the rank the line names.
+				if m := rankInText.FindStringSubmatch(fl.hit.Text); m != nil {
+					rank.Global = atoi(m[1])
+				}
+			}
+			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: fl.line, rank: rank,
 				wrapper: fl.hit.Kind.Consequence()})
 		}
 	}
@@ -132,8 +207,12 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			for _, r := range matched {
 				hits.Add(r, sub)
 			}
+			o.sub, o.added = sub, matched
 		}
 		errs = o.addError(errs, errIdx, matched, occs)
+	}
+	if !onlyWrappers {
+		attachConsequences(occs, hits)
 	}
 	// A wrapper is listed only when no root error was found at all.
 	if !onlyWrappers {
@@ -216,7 +295,10 @@ func (o *occurrence) subject(v rules.Versions) rules.Subject {
 	var sub rules.Subject
 	if o.tb != nil {
 		sub = exceptionSubject(*o.tb, o.root)
-		sub.Root = clip(firstLine(sub.Text))
+		sub.Root = clip(rootText(o.root))
+		if p := printedLine(o.tb, o.root); p != "" {
+			sub.Evidence.Text = clip(p) // the line as the log shows it
+		}
 		if f := sub.Fields["def_line_frame"]; f != "" {
 			sub.RaisedIn = "code Dynamo generated for " + timeline.ShortFrame(record.Frame{File: frameFile(f), Line: frameLine(f), Func: sub.Fields["def_line_func"]})
 		} else if len(o.root.Frames) > 0 {
@@ -237,6 +319,53 @@ func (o *occurrence) subject(v rules.Versions) rules.Subject {
 	return sub
 }
 
+// rootText is the root error in one line: "Type: message", the message's
+// first line that says something (an ImportError whose message starts on
+// the next line), the engine's own report as it printed it, and a "Root
+// cause:" line that the engine printed under it.
+func rootText(e pytrace.Exception) string {
+	msg := e.Message
+	first := ""
+	for _, l := range strings.Split(msg, "\n") {
+		if first = strings.TrimSpace(l); first != "" {
+			break
+		}
+	}
+	text := e.Type
+	switch {
+	case e.Reported:
+		text = first
+	case first != "":
+		text += ": " + first
+	}
+	for _, l := range strings.Split(msg, "\n") {
+		t := strings.TrimLeft(strings.TrimSpace(l), "-*• ")
+		if k := strings.Index(strings.ToLower(t), "root cause:"); k >= 0 && k < 8 {
+			if rc := strings.TrimSpace(t[k+len("root cause:"):]); rc != "" && !strings.Contains(text, rc) {
+				text += " — root cause: " + rc
+			}
+			break
+		}
+	}
+	return text
+}
+
+// printedLine is the exception line as the log printed it, when the root
+// was unwrapped from a wrapper's ("torch._inductor.exc.InductorError:
+// AssertionError:"); "" when it is the root's own.
+func printedLine(tb *pytrace.Traceback, root pytrace.Exception) string {
+	for _, e := range tb.Chain {
+		if e.Line == root.Line && e.Type != root.Type {
+			l := e.Type
+			if m := firstLine(e.Message); m != "" {
+				l += ": " + m
+			}
+			return l
+		}
+	}
+	return ""
+}
+
 // phase: what the frames say (the frame table), else the phase the log's
 // markers had open on that rank at that line, else runtime for an
 // exception raised in frames no table row knows, else unknown.
@@ -255,6 +384,11 @@ func (o *occurrence) phase() (string, string) {
 			return p, o.root.Type + " is raised while importing"
 		}
 	}
+	if text := o.text(); text != "" {
+		if p, why := timeline.PhaseOfText(text); p != "" {
+			return p, "the error's words: " + why
+		}
+	}
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {
 		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d and had not finished", p, at)
 	}
@@ -265,6 +399,15 @@ func (o *occurrence) phase() (string, string) {
 		return timeline.PhaseRuntime, "no frame of a known startup phase"
 	}
 	return timeline.PhaseUnknown, "neither frames nor phase markers in the log"
+}
+
+// text is the error's own words: its exception line and message, or the
+// fatal line.
+func (o *occurrence) text() string {
+	if o.tb != nil {
+		return o.root.Type + ": " + o.root.Message
+	}
+	return o.fl.hit.Text
 }
 
 // phaseOfType: exceptions that by their type happen in one phase.
@@ -310,6 +453,9 @@ func coveredLine(occs []occurrence, fl *fatalLine) bool {
 		}
 		if fl.line >= o.tb.Line && fl.line <= o.end {
 			return true
+		}
+		if o.tb.Frameless && fl.hit.Kind.Consequence() {
+			continue // a launcher's line under an error printed without frames is its own
 		}
 		if strings.Contains(o.root.Message, fl.hit.Match) && (o.rank == fl.rank || !fl.rank.Known()) {
 			return true

@@ -71,6 +71,7 @@ var fires = map[string][]struct {
 	"process-killed":         {{sub: Subject{Fact: "fatal", Text: "Killed", Fields: map[string]string{"kind": "oom-kill", "unexplained": "true"}}}},
 	"device-runtime-error":   {{sub: Subject{Fact: "fatal", Text: "CUDA error: an illegal memory access was encountered", Fields: map[string]string{"kind": "device-error", "unexplained": "true"}}}},
 	"collective-error":       {{sub: Subject{Fact: "fatal", Text: "Watchdog caught collective operation timeout", Fields: map[string]string{"kind": "collective-error", "unexplained": "true"}}}},
+	"build-command-failed":   {{sub: Subject{Fact: "fatal", Text: "Command '['/usr/bin/gcc', 'main.c']' returned non-zero exit status 1.", Fields: map[string]string{"kind": "build-failed", "unexplained": "true"}}}},
 	"child-process-failed":   {{sub: Subject{Fact: "fatal", Text: "exitcode  : 1 (pid: 4242)", Fields: map[string]string{"kind": "child-exit", "unexplained": "true"}}}},
 }
 

@@ -73,7 +73,8 @@ var frameTable = []framePhase{
 	{file: `torch/_dynamo/`, phase: PhaseDynamo, why: "Dynamo tracing the model"},
 	{file: `(vllm|sglang|atom)/.*compil.*(backends?|compiler_interface|piecewise)\.py$`, phase: PhaseInductor, why: "the engine's compile backend"},
 	// CUDA graphs.
-	{file: `torch/cuda/graphs\.py$`, phase: PhaseCUDAGraph, why: "CUDA-graph capture"},
+	{file: `torch/cuda/graphs\.py$|torch_npu/npu/graphs\.py$`, phase: PhaseCUDAGraph, why: "CUDA/NPU-graph capture"},
+	{fn: `^capture_(begin|end)$`, phase: PhaseCUDAGraph, why: "graph capture"},
 	{file: `cuda_graph_runner\.py$`, fn: `capture|__init__|warmup`, phase: PhaseCUDAGraph, why: "CUDA-graph capture"},
 	{fn: `^(capture_model|_capture_cudagraphs?|capture_one_batch_size|_capture_graph|capture|init_cuda_graphs|warmup_and_capture)$`, phase: PhaseCUDAGraph, why: "CUDA-graph capture"},
 	// Startup of the engine.
@@ -81,11 +82,44 @@ var frameTable = []framePhase{
 	{fn: `^(load_model|load_weights|_load_weights|get_model|initialize_model|_initialize_model|load_state_dict|safetensors_weights_iterator|download_weights_from_hf|hf_hub_download|snapshot_download|from_pretrained|get_config|load_checkpoint)$`, phase: PhaseLoad, why: "loading the model"},
 	{fn: `^(init_process_group|_new_process_group_helper|new_group|init_distributed_environment|initialize_model_parallel|ensure_model_parallel_initialized|init_world_group|init_model_parallel_group|init_torch_distributed|_init_process_group|rendezvous|_create_c10d_store|_store_based_barrier)$`, phase: PhaseDistributedInit, why: "setting up the process groups"},
 	{file: `(pynccl|custom_all_reduce|quick_all_reduce|pymscclpp|symm_mem)\.py$`, fn: `^__init__$`, phase: PhaseDistributedInit, why: "creating a communicator"},
+	// The serving loop: an error here is not a startup phase.
+	{fn: `^(run_busy_loop|run_engine_loop|engine_step|event_loop_normal|event_loop_overlap|event_loop_pp|_process_engine_step|step_with_batch_queue|run_batch)$`, phase: PhaseRuntime, why: "the serving loop"},
 	// Imports and custom-op registration.
 	{file: `torch/(library|_library/custom_ops|_library/fake_impl)\.py$`, fn: `^(define|_define|impl|_impl|register_fake|_register_fake|register_kernel|custom_op|inner|_register_to_dispatcher|impl_abstract|register_autograd)$`, phase: PhaseImport, why: "registering a custom op"},
 	{fn: `^direct_register_custom_op$`, phase: PhaseImport, why: "registering a custom op"},
 	{file: `^<frozen importlib\._bootstrap|importlib/__init__\.py$`, phase: PhaseImport, why: "importing a module"},
 	{fn: `^<module>$`, phase: PhaseImport, why: "importing a module", inner: true},
+}
+
+// textTable says the phase from the words of an error that came without
+// frames of a known phase (a one-line report, an excerpt that lost them):
+// the module of its exception type or what it names. First match wins.
+var textTable = []struct{ re, phase, why string }{
+	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds"},
+	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir`, PhaseTritonCompile, "it names Triton's kernel compiler"},
+	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing`, PhaseCUDAGraph, "it names graph capture"},
+	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
+	{`torch\._inductor\.exc\.|InductorError|LoweringException`, PhaseInductor, "an Inductor exception"},
+	{`(?i)loading (model|weights|checkpoint)|safetensors|load_weights|from_pretrained`, PhaseLoad, "it names loading the model"},
+}
+
+var textRes = func() []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(textTable))
+	for i, r := range textTable {
+		out[i] = regexp.MustCompile(r.re)
+	}
+	return out
+}()
+
+// PhaseOfText returns the phase the words of an error name, and why; ""
+// when none.
+func PhaseOfText(text string) (phase, why string) {
+	for i, re := range textRes {
+		if re.MatchString(text) {
+			return textTable[i].phase, textTable[i].why
+		}
+	}
+	return "", ""
 }
 
 var frameRes = func() [][2]*regexp.Regexp {

@@ -21,6 +21,7 @@ const (
 	DeviceError Kind = "device-error"     // CUDA / HIP / cuBLAS errors
 	Collective  Kind = "collective-error" // NCCL / RCCL / gloo errors, watchdog and store timeouts
 	ChildExit   Kind = "child-exit"       // a launcher saying a child exited non-zero or died
+	BuildFailed Kind = "build-failed"     // a compiler or build command failed (a JIT build, Triton's launcher)
 )
 
 // Title is a finding title for a kind.
@@ -36,6 +37,8 @@ func (k Kind) Title() string {
 		return "Collective communication error"
 	case ChildExit:
 		return "A child process exited with an error"
+	case BuildFailed:
+		return "A build command failed"
 	}
 	return "Fatal error"
 }
@@ -67,7 +70,9 @@ var patterns = []pattern{
 	{OOMKill, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$`)},
 	{DeviceError, []string{"CUDA error"}, regexp.MustCompile(`CUDA error: \S`)},
 	{DeviceError, []string{"CUDA driver error", "CUDA_ERROR_"}, regexp.MustCompile(`CUDA driver error|CUDA_ERROR_[A-Z_]+`)},
-	{DeviceError, []string{"hipError", "HIP error"}, regexp.MustCompile(`hipError[A-Z][A-Za-z]+|HIP error: \S`)},
+	{DeviceError, []string{"hipError", "HIP error"}, regexp.MustCompile(`hipError[A-Z][A-Za-z]+|HIP error[:\]) ]`)},
+	{DeviceError, []string{"No compatible code objects", "no kernel image is available", "invalid device function"},
+		regexp.MustCompile(`No compatible code objects found|no kernel image is available for execution|invalid device function`)},
 	{DeviceError, []string{"cudaError"}, regexp.MustCompile(`cudaError[A-Z][A-Za-z]+`)},
 	{DeviceError, []string{"CUBLAS_STATUS_", "HIPBLAS_STATUS_"}, regexp.MustCompile(`(CU|HIP)BLAS_STATUS_(NOT_INITIALIZED|ALLOC_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|EXECUTION_FAILED|INTERNAL_ERROR|NOT_SUPPORTED)`)},
 	{DeviceError, []string{"illegal memory access"}, regexp.MustCompile(`illegal memory access was encountered`)},
@@ -79,6 +84,8 @@ var patterns = []pattern{
 	{Collective, []string{"atchdog"}, regexp.MustCompile(`(?i)watchdog (caught collective operation timeout|got stuck|thread terminated)|Watchdog caught`)},
 	{Collective, []string{"gloo", "Gloo"}, regexp.MustCompile(`(?i)gloo.*(connectFullMesh failed|Connection (closed|reset) by peer|Timed out|enforce fail)|enforce fail at .*gloo`)},
 	{Collective, []string{"TCPStore", "Socket Timeout", "DistStoreError"}, regexp.MustCompile(`TCPStore.*(timed out|Timed out|failed|Connection reset)|Socket Timeout|DistStoreError`)},
+	{BuildFailed, []string{"returned non-zero exit status"}, regexp.MustCompile(`Command '\[?.*' returned non-zero exit status [1-9]`)},
+	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "error: command"}, regexp.MustCompile(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
 	{ChildExit, []string{"exitcode"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
 	{ChildExit, []string{"exit code", "exit status"}, regexp.MustCompile(`(exit(ed)?( with)? (exit )?(code|status)|terminated with exit code)[: ]+-?[1-9]\d*`)},
 	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},

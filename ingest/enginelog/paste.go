@@ -19,15 +19,20 @@ type PasteFix struct {
 	ANSI   bool // colour codes without their ESC byte
 	Indent int  // every line indented by at least this many spaces
 	Prefix bool // an indent before a process or logger prefix
+	// Outer is a prefix that a tool (a CI runner, docker compose) put
+	// before most lines ("[test 1] ", "vllm-1  | "), stripped where it
+	// starts a line.
+	Outer string
 }
 
 // Any reports whether some repair is needed.
-func (f PasteFix) Any() bool { return f.Quote || f.ANSI || f.Indent > 0 || f.Prefix }
+func (f PasteFix) Any() bool { return f.Quote || f.ANSI || f.Indent > 0 || f.Prefix || f.Outer != "" }
 
 // DetectPaste looks at the head of an input for paste artifacts.
 func DetectPaste(head []byte) PasteFix {
 	var f PasteFix
 	lines, quoted, minIndent := 0, 0, -1
+	outer := map[string]int{}
 	rest := head
 	for len(rest) > 0 && lines < 400 {
 		line, more, _ := bytes.Cut(rest, []byte{'\n'})
@@ -55,6 +60,14 @@ func DetectPaste(head []byte) PasteFix {
 		}
 		if !f.ANSI && bareANSI(line) >= 0 {
 			f.ANSI = true
+		}
+		if p := outerPrefix(line); p != "" {
+			outer[p]++
+		}
+	}
+	for p, n := range outer {
+		if n >= 3 && n*2 >= lines && (f.Outer == "" || n > outer[f.Outer]) {
+			f.Outer = p
 		}
 	}
 	if lines > 0 && quoted*2 >= lines {
@@ -130,6 +143,9 @@ func (d *depaster) fix(line []byte) []byte {
 		}
 	}
 	out = append(out, line...)
+	if d.f.Outer != "" && bytes.HasPrefix(out, []byte(d.f.Outer)) {
+		out = out[len(d.f.Outer):]
+	}
 	if d.f.Indent > 0 {
 		n := 0
 		for n < d.f.Indent && n < len(out) && out[n] == ' ' {
@@ -147,6 +163,44 @@ func (d *depaster) fix(line []byte) []byte {
 		}
 	}
 	return out
+}
+
+// outerPrefix returns a tool's prefix that line starts with — "[name] "
+// or "name  | " — that is not an engine's own (no time, no rank, not
+// "(… pid=…)"), or "".
+func outerPrefix(line []byte) string {
+	var p []byte
+	switch {
+	case len(line) > 2 && line[0] == '[':
+		e := bytes.IndexByte(line, ']')
+		if e < 2 || e > 40 || e+1 >= len(line) || line[e+1] != ' ' {
+			return ""
+		}
+		p = line[:e+2]
+	default:
+		e := bytes.Index(line, []byte("| "))
+		if e < 1 || e > 40 {
+			return ""
+		}
+		for _, c := range line[:e] {
+			if !(c == ' ' || c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z') {
+				return ""
+			}
+		}
+		if bytes.TrimSpace(line[:e]) == nil || line[e-1] != ' ' {
+			return ""
+		}
+		p = line[:e+2]
+	}
+	if bytes.ContainsAny(p, ":") || bytes.HasPrefix(p, []byte("[20")) || bytes.HasPrefix(p, []byte("[19")) {
+		return "" // a time: the engine's own header
+	}
+	for _, w := range [][]byte{[]byte("TP"), []byte("DP"), []byte("PP"), []byte("EP"), []byte("rank"), []byte("Rank"), []byte("RANK"), []byte("pid")} {
+		if bytes.Contains(p, w) {
+			return "" // ranks: the engine's own header
+		}
+	}
+	return string(p)
 }
 
 // unquote drops Markdown quoting: ">", "> ", "> > ".

@@ -33,6 +33,12 @@ type Exception struct {
 	// Repeated is, per frame (same index as Frames), N of a following
 	// "[Previous line repeated N more times]"; nil when no frame repeats.
 	Repeated []int `json:"repeated,omitempty"`
+	// FromSource: the exception line was cut off and Type and Message are
+	// read from the `raise …(…)` source line of the innermost frame.
+	FromSource bool `json:"from_source,omitempty"`
+	// Reported: an engine line reported the error in its own words
+	// ("… failed with error: …"); Type is "Error" and Message the line.
+	Reported bool `json:"reported,omitempty"`
 }
 
 // Traceback is one printed traceback with its chain.
@@ -218,6 +224,10 @@ func looksLikeExceptionType(t string) bool {
 			return true
 		}
 	}
+	// A paste that lower-cased a letter ("Attributeerror").
+	if l := strings.ToLower(short); strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception") {
+		return true
+	}
 	return strings.Contains(t, ".")
 }
 
@@ -280,6 +290,9 @@ type stream struct {
 	wrapped string
 	// nativeDone: the faulthandler report's first (current) thread ended.
 	nativeDone bool
+	// header: the traceback began with its "Traceback (most recent call
+	// last):" line.
+	header bool
 }
 
 // maxFramelessLines bounds the message of an exception printed without
@@ -321,9 +334,11 @@ func NewExtractor() *Extractor {
 // must not modify the slice.
 func GateLiterals() []string { return gateWords }
 
-var gateWords = []string{`File "`, "Traceback (most recent call last)",
-	// exception lines printed without a traceback, and faulthandler
-	"Error", "Exception", "Failed", "Unsupported", "Fatal Python error"}
+var gateWords = append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error"}, framelessWords...)
+
+// framelessWords: one of them is on every line that holds an exception
+// printed without a traceback (see framelessLine).
+var framelessWords = []string{"Error", "Exception", "Failed", "Unsupported", "rror:", "failed with error", "hit an exception", "CRASH"}
 
 // Add feeds one record; call it for every record in order.
 func (x *Extractor) Add(rec record.Record) { x.Feed(&rec) }
@@ -375,7 +390,15 @@ func (x *Extractor) Feed(rec *record.Record) {
 	n := rec.Line
 	for {
 		line, rest, more := strings.Cut(text, "\n")
-		x.feed(s, rec, id, line, n)
+		line = stripMargin(line)
+		if strings.Count(line, `File "`) >= 2 {
+			// A traceback whose newlines the paste lost: one frame a line again.
+			for _, l := range unflatten(line) {
+				x.feed(s, rec, id, l, n)
+			}
+		} else {
+			x.feed(s, rec, id, line, n)
+		}
 		if !more {
 			break
 		}
@@ -513,8 +536,12 @@ func mayStartFrameless(rec *record.Record) bool {
 	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
 		return false
 	}
-	return strings.Contains(rec.Text, "Error") || strings.Contains(rec.Text, "Exception") ||
-		strings.Contains(rec.Text, "Failed") || strings.Contains(rec.Text, "Unsupported")
+	for _, w := range framelessWords {
+		if strings.Contains(rec.Text, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // fatalType: an exception type that is an error (not a warning or an
@@ -529,13 +556,104 @@ func fatalType(typ string) bool {
 			return true
 		}
 	}
-	return false
+	l := strings.ToLower(short)
+	return strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception")
+}
+
+// stripMargin drops a margin a tool put before traceback lines ("-->"
+// in aiter's build history, "=> ", "# "): up to four of "-=>#*" when a
+// frame, a traceback header or a word follows.
+func stripMargin(line string) string {
+	k := 0
+	for k < len(line) && k < 4 && strings.IndexByte("-=>#*", line[k]) >= 0 {
+		k++
+	}
+	if k == 0 || k == len(line) {
+		return line
+	}
+	rest := strings.TrimLeft(line[k:], " ")
+	if rest == "" {
+		return line
+	}
+	if c := rest[0]; strings.HasPrefix(rest, `File "`) || c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+		return line[k:]
+	}
+	return line
+}
+
+// unflatten splits a line holding several frames (a paste that lost its
+// newlines) into one line per frame and its source, and the exception
+// line that follows the last one.
+func unflatten(line string) []string {
+	var out []string
+	parts := strings.Split(line, `File "`)
+	if head := strings.TrimSpace(parts[0]); head != "" {
+		out = append(out, head)
+	}
+	for i, p := range parts[1:] {
+		p = `File "` + p
+		q := strings.Index(p, `", line `)
+		in := strings.Index(p, ", in ")
+		if q < 0 || in < q {
+			out = append(out, "  "+strings.TrimSpace(p))
+			continue
+		}
+		// The function name runs to the next space; the source after it.
+		fn := p[in+len(", in "):]
+		code := ""
+		if sp := strings.IndexByte(fn, ' '); sp >= 0 {
+			fn, code = fn[:sp], strings.TrimSpace(fn[sp+1:])
+		}
+		out = append(out, "  "+p[:in+len(", in ")]+fn)
+		if code == "" {
+			continue
+		}
+		if i == len(parts)-2 {
+			// After the last frame's source: the exception line.
+			if k := midException(code); k > 0 {
+				out = append(out, "    "+strings.TrimSpace(code[:k]), code[k:])
+				continue
+			}
+		}
+		out = append(out, "    "+code)
+	}
+	return out
+}
+
+// midException finds an exception line that starts inside s (after a
+// space): "Type: message" where Type looks like an exception and is not
+// being raised there ("raise ValueError(" is code). It returns its offset
+// or -1.
+func midException(s string) int {
+	for off := 0; off < len(s); {
+		k := strings.Index(s[off:], ": ")
+		if k < 0 {
+			return -1
+		}
+		k += off
+		st := k
+		for st > 0 && (s[st-1] == '_' || s[st-1] == '.' || s[st-1] >= 'a' && s[st-1] <= 'z' || s[st-1] >= 'A' && s[st-1] <= 'Z' || s[st-1] >= '0' && s[st-1] <= '9') {
+			st--
+		}
+		if st > 0 && s[st-1] == ' ' && st < k && fatalType(s[st:k]) {
+			return st
+		}
+		off = k + 2
+	}
+	return -1
 }
 
 // oneLiners are phrases that name the exception they report on the same
 // line: "Scheduler hit an exception: ValueError: …".
 var oneLiners = []string{"hit an exception:", "failed to start:", "failed with error:", "raised an exception:",
-	"raised:", "Exception in worker:", "Error in model execution:", "exception:"}
+	"raised:", "Exception in worker:", "Error in model execution:", "exception:",
+	"CRASH:", "ERROR:", "FATAL:", "Error:", "error:", " - "}
+
+// reportPhrases are engine lines that report an error in their own words
+// ("Piecewise CUDA Graph failed with error: Tensor match failed …"): the
+// line stands for the error (Type "Error", Reported set) when no exception
+// line follows the phrase.
+var reportPhrases = []string{"failed with error:", "hit an exception:"}
 
 // framelessLine returns the exception an exception line without frames,
 // or a one-liner that names one, holds.
@@ -552,12 +670,46 @@ func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
 		if k < 0 {
 			continue
 		}
+		if p == " - " && !strings.HasPrefix(line, "FAILED ") && !strings.HasPrefix(line, "ERROR ") {
+			continue // pytest's summary: "FAILED test_x.py::test - Type: message"
+		}
 		rest := strings.TrimLeft(line[k+len(p):], " ")
 		if typ, msg, ok := exceptionLine(rest); ok && strings.IndexByte(rest, ':') > 0 && fatalType(typ) {
 			return typ, msg, true
 		}
 	}
+	for _, p := range reportPhrases {
+		if k := strings.Index(line, p); k > 0 {
+			if rest := strings.TrimSpace(line[k+len(p):]); rest != "" && !strings.HasPrefix(rest, "Traceback") {
+				return "Error", strings.TrimSpace(line), true
+			}
+		}
+	}
 	return "", "", false
+}
+
+// raisedBy reads `raise Type("message…` (a source line under a frame).
+func raisedBy(code string) (typ, msg string, ok bool) {
+	c := strings.TrimSpace(code)
+	if !strings.HasPrefix(c, "raise ") {
+		return "", "", false
+	}
+	c = c[len("raise "):]
+	k := strings.IndexByte(c, '(')
+	if k <= 0 || !looksLikeExceptionType(c[:k]) {
+		return "", "", false
+	}
+	typ, rest := c[:k], c[k+1:]
+	rest = strings.TrimLeft(rest, "fbr")
+	if rest != "" && (rest[0] == '"' || rest[0] == '\'') {
+		q := rest[0]
+		rest = rest[1:]
+		if e := strings.IndexByte(rest, q); e >= 0 {
+			rest = rest[:e]
+		}
+		return typ, strings.TrimSpace(rest), true
+	}
+	return typ, "", true
 }
 
 // parseNativeFrame parses faulthandler's `File "x.py", line 10 in func`.
@@ -587,7 +739,7 @@ func parseNativeFrame(line string) (record.Frame, bool) {
 
 func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, headless bool) {
 	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level}
-	s.frameless, s.wrapped, s.nativeDone = false, "", false
+	s.frameless, s.wrapped, s.nativeDone, s.header = false, "", false, !headless
 	s.id = id
 	s.state = stFrames
 	s.inGroup = false
@@ -642,6 +794,7 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			x.start(s, rec, id, n, false)
 			s.tb.Frameless, s.frameless = true, true
 			s.cur.Type, s.cur.Line = typ, n
+			s.cur.Reported = typ == "Error" && msg == strings.TrimSpace(line)
 			s.msg = append(s.msg[:0], msg)
 			s.state = stMessage
 			s.lastLine = n
@@ -807,7 +960,10 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 		s.state = stMessage
 		fallthrough
 	case stMessage:
-		if id != s.id {
+		if id != s.id && !(len(s.msg) == 1 && s.msg[0] == "" && t != "" && !s.msgClosed) {
+			// (An exception line with an empty message takes the next
+			// line as its message, whatever prints it: "ImportError: "
+			// then the library's own report.)
 			x.finish(s)
 			x.feed(s, rec, id, raw, n)
 			return
@@ -899,9 +1055,18 @@ func (x *Extractor) finish(s *stream) {
 			e.UserCode[l], e.UserCode[r] = e.UserCode[r], e.UserCode[l]
 		}
 	}
+	for i := range tb.Chain {
+		// Cut before its exception line: the innermost frame's source may
+		// say what was raised (`raise RuntimeError("Failed to find C compiler…`).
+		if e := &tb.Chain[i]; e.Type == "" && len(e.Code) > 0 {
+			if typ, msg, ok := raisedBy(e.Code[0]); ok {
+				e.Type, e.Message, e.FromSource = typ, msg, true
+			}
+		}
+	}
 	s.tb, s.cur, s.state, s.inGroup, s.frameless, s.wrapped = nil, nil, stIdle, false, false, ""
-	if len(tb.Chain) == 0 || (len(tb.Chain) == 1 && tb.Chain[0].Type == "" && len(tb.Chain[0].Frames) == 0) {
-		return
+	if len(tb.Chain) == 0 || (len(tb.Chain) == 1 && tb.Chain[0].Type == "" && len(tb.Chain[0].Frames) == 0 && !s.header) {
+		return // (a header alone is kept: the excerpt ends right after it)
 	}
 	if len(x.out) >= MaxTracebacks {
 		x.Dropped++
