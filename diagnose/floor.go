@@ -107,7 +107,7 @@ const maxFloorFindings = 12
 
 // floor turns the fatal errors of results into subjects, matches them and
 // adds the hits to hits; it returns the root errors for Diagnosis.Errors.
-func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.Collector) []Error {
+func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.Collector, torchDir string) []Error {
 	var occs []occurrence
 	for _, fr := range results {
 		if fr.log == nil {
@@ -178,9 +178,15 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 	floorKeys := map[string]bool{}
 	for i := range occs {
 		o := &occs[i]
-		sub := o.subject(v)
+		sub := o.subject(torchDir)
 		if v["vllm"] != "" {
 			sub.Fields["vllm"] = v["vllm"]
+		}
+		for _, e := range rules.Engines {
+			if v[e] != "" {
+				sub.Fields["engine"] = e
+				break
+			}
 		}
 		var matched []*rules.Rule
 		if o.dupOf == 0 && (!o.wrapper || onlyWrappers) {
@@ -291,7 +297,7 @@ func (o *occurrence) addError(errs []listed, idx map[string]int, matched []*rule
 // subject is the occurrence as the rules see it, with what its evidence
 // says: root, where it was raised, phase and why, and what PyTorch or the
 // engine printed about it.
-func (o *occurrence) subject(v rules.Versions) rules.Subject {
+func (o *occurrence) subject(torchDir string) rules.Subject {
 	var sub rules.Subject
 	if o.tb != nil {
 		sub = exceptionSubject(*o.tb, o.root)
@@ -307,7 +313,10 @@ func (o *occurrence) subject(v rules.Versions) rules.Subject {
 		if len(o.root.UserCode) > 0 {
 			sub.RaisedIn = strings.TrimSpace(sub.RaisedIn + " (user code " + timeline.ShortFrame(o.root.UserCode[0]) + ")")
 		}
-		printed(&sub, o.tb)
+		printed(&sub, o.tb, o.root, torchDir)
+		if p := packageOf(o.root.Frames); p != "" {
+			sub.Fields["package"] = p
+		}
 	} else {
 		h := o.fl.hit
 		sub = rules.Subject{Text: h.Text, Fact: "fatal",
@@ -317,6 +326,32 @@ func (o *occurrence) subject(v rules.Versions) rules.Subject {
 	}
 	sub.Phase, sub.PhaseWhy = o.phase()
 	return sub
+}
+
+// libraries are the packages a frame path is read for (packageOf), as
+// their directories are named.
+var libraries = []string{"aiter", "sgl_kernel", "flash_attn", "xformers", "vllm_ascend", "torch_npu", "deep_gemm",
+	"flashinfer", "transformer_engine", "mamba_ssm", "causal_conv1d", "apex", "bitsandbytes", "triton", "vllm", "sglang", "atom", "transformers"}
+
+// packageOf is the package (as pip names it) of the innermost frame in a
+// known library, or in an installed package other than torch.
+func packageOf(st record.Stack) string {
+	for _, f := range st {
+		for _, lib := range libraries {
+			if strings.Contains(f.File, "/"+lib+"/") {
+				return strings.ReplaceAll(lib, "_", "-")
+			}
+		}
+		for _, root := range []string{"site-packages/", "dist-packages/"} {
+			if k := strings.LastIndex(f.File, root); k >= 0 {
+				pkg, _, _ := strings.Cut(f.File[k+len(root):], "/")
+				if pkg != "torch" && !strings.HasSuffix(pkg, ".py") {
+					return strings.ReplaceAll(pkg, "_", "-")
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // rootText is the root error in one line: "Type: message", the message's

@@ -28,6 +28,10 @@ type Options struct {
 	Rules   *rules.Set // nil: the builtin knowledge base
 	Workers int        // inputs read at once; 0: GOMAXPROCS
 	Stdin   io.Reader  // read for the path "-"
+	// TorchDir is the torch package the boot used (its graph-break
+	// registry explains a GB id); "": the one the log's frames lie in,
+	// when it exists here.
+	TorchDir string
 }
 
 // ErrNoInput is returned when not a single input could be read.
@@ -70,7 +74,7 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	}
 	close(next)
 	wg.Wait()
-	d := assemble(results, set)
+	d := assemble(results, set, opt.TorchDir)
 	used := 0
 	for _, in := range d.Inputs {
 		if in.Error == "" || in.Records > 0 {
@@ -227,7 +231,7 @@ func reason(err error) string {
 }
 
 // assemble merges per-input results in input order and concludes.
-func assemble(results []fileResult, set *rules.Set) *Diagnosis {
+func assemble(results []fileResult, set *rules.Set, torchDir string) *Diagnosis {
 	d := &Diagnosis{Schema: Schema, Inputs: []Input{}, Versions: map[string]string{},
 		Findings: []record.Finding{}, Errors: []Error{}, Timeline: []Phase{}, Gaps: []Gap{}}
 	hits := rules.NewCollector()
@@ -279,7 +283,7 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 	}
 
 	// The floor: every fatal error, explained by a rule or on its own.
-	d.Errors = floor(results, set, v, hits)
+	d.Errors = floor(results, set, v, hits, torchDir)
 
 	// The startup timeline, and phases that never finished as facts.
 	for _, fr := range results {

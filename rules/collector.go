@@ -50,6 +50,7 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 		if col.f.References == nil {
 			col.f.References = []string{}
 		}
+		col.f.Remedy = r.remedyFor(&sub)
 		enrich(&col.f, sub)
 		c.byRule[key] = col
 	}

@@ -142,12 +142,64 @@ type Rule struct {
 	// CatchAll: the rule speaks only when no specific rule explains the
 	// same subject (diagnose's floor: unrecognised-exception, …).
 	CatchAll bool `yaml:"catch_all,omitempty"`
+	// Unless names rules that, when they match the same subject, explain
+	// it better: this rule then stays quiet (a general out-of-memory rule
+	// gives way to cudagraph-capture-oom).
+	Unless []string `yaml:"unless,omitempty"`
+	// Examples are texts or subjects the rule must fire on and must not
+	// (TestRuleExamples runs them all).
+	Examples Examples `yaml:"examples"`
 
 	// Source is where the rule was defined, "file:line".
 	Source string `yaml:"-"`
 
-	index    int
-	literals []string // any-of prefilter literals (for tests and docs)
+	index     int
+	literals  []string // any-of prefilter literals (for tests and docs)
+	templated bool     // a remedy has a {placeholder}
+}
+
+// Examples of a rule: Fire must match it, Quiet must not.
+type Examples struct {
+	Fire  []Example `yaml:"fire"`
+	Quiet []Example `yaml:"quiet"`
+}
+
+// Example is one subject: a plain string is a log record's text; a
+// mapping gives the subject's text, fact, fields, frames ("func (file)",
+// innermost first) and the run's versions.
+type Example struct {
+	Text     string            `yaml:"text,omitempty"`
+	Fact     string            `yaml:"fact,omitempty"`
+	Fields   map[string]string `yaml:"fields,omitempty"`
+	Frames   []string          `yaml:"frames,omitempty"`
+	Versions map[string]string `yaml:"versions,omitempty"`
+}
+
+// UnmarshalYAML accepts a plain string as an example's text.
+func (e *Example) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		e.Text = n.Value
+		return nil
+	}
+	type plain Example
+	var p plain
+	dec := func(v any) error { return n.Decode(v) }
+	if err := dec(&p); err != nil {
+		return err
+	}
+	*e = Example(p)
+	return nil
+}
+
+// Subject is the example as the rules see it.
+func (e Example) Subject() (Subject, Versions) {
+	sub := Subject{Text: e.Text, Fact: e.Fact, Fields: e.Fields}
+	for _, f := range e.Frames {
+		fn, file, _ := strings.Cut(f, " (")
+		file = strings.TrimSuffix(file, ")")
+		sub.Frames = append(sub.Frames, record.Frame{Func: fn, File: file})
+	}
+	return sub, Versions(e.Versions)
 }
 
 // Set is a compiled collection of rules.
@@ -285,6 +337,9 @@ func (r *Rule) compile() error {
 	}
 	if err := r.Match.compile(true); err != nil {
 		return err
+	}
+	for _, rem := range r.Remedy {
+		r.templated = r.templated || placeholder.MatchString(rem)
 	}
 	return nil
 }
@@ -639,6 +694,83 @@ func (s *Set) Match(sub Subject, v Versions) []*Rule {
 		last = i
 		r := s.rules[i]
 		if r.enginesAllow(v) && r.Match.matches(&sub, v) {
+			out = append(out, r)
+		}
+	}
+	return yield(out)
+}
+
+// placeholder is "{name}", "{name,other}" (the first one known) or
+// "{name|default}" in a remedy.
+var placeholder = regexp.MustCompile(`\{([a-z_]+(?:,[a-z_]+)*)(?:\|([^{}]*))?\}`)
+
+// remedyFor is the rule's remedy with its placeholders filled: from the
+// named groups of the text regex that matched sub ("(?P<lib>…)"), else
+// from sub's fields ("package", "engine", …), else the default after '|'.
+func (r *Rule) remedyFor(sub *Subject) []string {
+	if !r.templated {
+		return r.Remedy
+	}
+	vals := map[string]string{}
+	grab := func(res []*regexp.Regexp) {
+		for _, re := range res {
+			m := re.FindStringSubmatch(sub.Text)
+			if m == nil {
+				continue
+			}
+			for i, name := range re.SubexpNames() {
+				if name != "" && m[i] != "" && vals[name] == "" {
+					vals[name] = m[i]
+				}
+			}
+		}
+	}
+	grab(r.Match.text)
+	for i := range r.Match.Any {
+		grab(r.Match.Any[i].text)
+	}
+	out := make([]string, len(r.Remedy))
+	for i, rem := range r.Remedy {
+		out[i] = placeholder.ReplaceAllStringFunc(rem, func(ph string) string {
+			m := placeholder.FindStringSubmatch(ph)
+			for _, name := range strings.Split(m[1], ",") {
+				if v := vals[name]; v != "" {
+					return v
+				}
+				if v := sub.Fields[name]; v != "" {
+					return v
+				}
+			}
+			return m[2]
+		})
+	}
+	return out
+}
+
+// yield drops the rules that give way to another one matched (Unless).
+func yield(rs []*Rule) []*Rule {
+	drop := false
+	for _, r := range rs {
+		for _, u := range r.Unless {
+			for _, o := range rs {
+				drop = drop || o.ID == u
+			}
+		}
+	}
+	if !drop {
+		return rs
+	}
+	out := rs[:0:0]
+	for _, r := range rs {
+		keep := true
+		for _, u := range r.Unless {
+			for _, o := range rs {
+				if o.ID == u {
+					keep = false
+				}
+			}
+		}
+		if keep {
 			out = append(out, r)
 		}
 	}

@@ -3,6 +3,7 @@ package timeline
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bringup-tool/bringup/record"
 )
@@ -140,22 +141,54 @@ var frameRes = func() [][2]*regexp.Regexp {
 // Triton building its C launcher"); "" when no frame is known.
 func PhaseOfFrames(st record.Stack) (phase, why string) {
 	for i, f := range st { // innermost first
+		k := rowOf(f, i == len(st)-1)
+		if k < 0 {
+			continue
+		}
+		row := frameTable[k]
+		if row.phase == "" {
+			continue // a neutral frame: the next one out decides
+		}
+		return row.phase, shortFrame(f) + ": " + row.why
+	}
+	return "", ""
+}
+
+// rowMemo remembers the row of a frame's file and function (a log of
+// crash loops has thousands of tracebacks with the same frames).
+var rowMemo struct {
+	sync.Mutex
+	m map[[2]string]int
+}
+
+// rowOf is the index of the first row of frameTable that f matches, or -1.
+func rowOf(f record.Frame, outermost bool) int {
+	key := [2]string{f.File, f.Func}
+	rowMemo.Lock()
+	k, ok := rowMemo.m[key]
+	rowMemo.Unlock()
+	if !ok {
+		k = -1
 		file := strings.ReplaceAll(f.File, `\`, "/")
-		for k, row := range frameTable {
-			res := frameRes[k]
+		for j := range frameTable {
+			res := frameRes[j]
 			if res[0] != nil && !res[0].MatchString(file) || res[1] != nil && !res[1].MatchString(f.Func) {
 				continue
 			}
-			if row.inner && i == len(st)-1 {
-				continue
-			}
-			if row.phase == "" {
-				break // a neutral frame: the next one out decides
-			}
-			return row.phase, shortFrame(f) + ": " + row.why
+			k = j
+			break
 		}
+		rowMemo.Lock()
+		if rowMemo.m == nil || len(rowMemo.m) > 1<<14 {
+			rowMemo.m = map[[2]string]int{}
+		}
+		rowMemo.m[key] = k
+		rowMemo.Unlock()
 	}
-	return "", ""
+	if k >= 0 && frameTable[k].inner && outermost {
+		return -1
+	}
+	return k
 }
 
 // FramePhases lists every phase the frame table can name (for tests and
