@@ -304,6 +304,7 @@ func (o *occurrence) subject(torchDir string) rules.Subject {
 		sub.Root = clip(rootText(o.root))
 		if p := printedLine(o.tb, o.root); p != "" {
 			sub.Evidence.Text = clip(p) // the line as the log shows it
+			sub.Fields["printed"] = p
 		}
 		if f := sub.Fields["def_line_frame"]; f != "" {
 			sub.RaisedIn = "code Dynamo generated for " + timeline.ShortFrame(record.Frame{File: frameFile(f), Line: frameLine(f), Func: sub.Fields["def_line_func"]})
@@ -421,7 +422,7 @@ func (o *occurrence) phase() (string, string) {
 	}
 	if text := o.text(); text != "" {
 		if p, why := timeline.PhaseOfText(text); p != "" {
-			return p, "the error's words: " + why
+			return p, rules.WeakPhase + ": " + why
 		}
 	}
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {

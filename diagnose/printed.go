@@ -26,8 +26,8 @@ var advice = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)you can suppress this exception and fall back to eager by setting:?.*`),
 	regexp.MustCompile(`torch\._dynamo\.config\.suppress_errors = True`),
 	regexp.MustCompile(`Reducing block sizes or .num_stages. may help`),
-	regexp.MustCompile(`(?i)it is recommended to [^.]+`),
-	regexp.MustCompile(`(?:^|[.!] )((?:Please )?(?:[Uu]se|[Tt]ry|[Cc]onsider|[Uu]pgrade|[Ii]nstall|[Ss]et|[Rr]educe|[Ii]ncrease|[Dd]isable|[Ee]nable|[Aa]dd|[Rr]emove|[Ee]nsure|[Mm]ake sure) (?:[^.]|\.\d)+)`),
+	regexp.MustCompile(`(?i)it is recommended to (?:[^.]|\.[\w(])+`),
+	regexp.MustCompile(`(?:^|[.!] )((?:Please )?(?:[Uu]se|[Tt]ry|[Cc]onsider|[Uu]pgrade|[Ii]nstall|[Ss]et|[Rr]educe|[Ii]ncrease|[Dd]isable|[Ee]nable|[Aa]dd|[Rr]emove|[Ee]nsure|[Mm]ake sure) (?:[^.]|\.[\w(])+)`),
 }
 
 // maxPrinted bounds the printed remedies of one error.

@@ -51,8 +51,11 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 			col.f.References = []string{}
 		}
 		col.f.Remedy = r.remedyFor(&sub)
-		enrich(&col.f, sub)
+		enrich(&col.f, sub, col.rule)
 		c.byRule[key] = col
+	}
+	if col.f.Root == "" && sub.Root != "" {
+		enrich(&col.f, sub, col.rule) // the error behind a finding a text line opened
 	}
 	ev := sub.Evidence
 	if ev.Rank != "" {
@@ -85,16 +88,21 @@ const maxSeen = 4096
 func (c *Collector) Enrich(id string, sub Subject) {
 	for _, col := range c.byRule {
 		if col.rule.ID == id {
-			enrich(&col.f, sub)
+			enrich(&col.f, sub, col.rule)
 		}
 	}
 }
 
-func enrich(f *record.Finding, sub Subject) {
+// WeakPhase starts the PhaseWhy of a phase read from an error's words
+// only: it refines the phase of a catch-all rule, not a rule's own.
+const WeakPhase = "the error's words"
+
+func enrich(f *record.Finding, sub Subject, r *Rule) {
 	if f.Root == "" && sub.Root != "" {
 		f.Root, f.RaisedIn = sub.Root, sub.RaisedIn
 	}
-	if sub.Phase != "" && f.PhaseWhy == "" {
+	weak := strings.HasPrefix(sub.PhaseWhy, WeakPhase) && !r.CatchAll
+	if sub.Phase != "" && sub.Phase != "unknown" && f.PhaseWhy == "" && !weak {
 		if p := RefinePhase(f.Phase, sub.Phase); p != f.Phase || f.Phase == sub.Phase {
 			f.Phase, f.PhaseWhy = p, sub.PhaseWhy
 		}
@@ -109,8 +117,12 @@ func enrich(f *record.Finding, sub Subject) {
 				rs = append(rs, r)
 			}
 		}
-		if len(rs) > 0 {
+		switch {
+		case len(rs) == 0:
+		case r.CatchAll: // what was printed is more to the point than a general remedy
 			f.Remedy = append(rs, f.Remedy...)
+		default: // the rule's own remedy first, then what was printed
+			f.Remedy = append(append([]string{}, f.Remedy...), rs...)
 		}
 	}
 }
@@ -218,7 +230,7 @@ func (c *Collector) Merge(o *Collector) {
 			if oc.f.PhaseWhy != "" {
 				more.Phase, more.PhaseWhy = oc.f.Phase, oc.f.PhaseWhy
 			}
-			enrich(&col.f, more)
+			enrich(&col.f, more, col.rule)
 			for _, ev := range oc.f.Evidence {
 				if len(col.f.Evidence) < MaxEvidence {
 					col.f.Evidence = append(col.f.Evidence, ev)

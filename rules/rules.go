@@ -530,10 +530,16 @@ func (r *Rule) LocateFrom(text string, from int) int {
 	if from < 0 || from > len(text) {
 		return -1
 	}
+	// The first alternative that matches is the evidence (alternatives
+	// are listed most telling first: a compiler's "fatal error: Python.h"
+	// before the CalledProcessError that reports it).
 	best := -1
 	try := func(res []*regexp.Regexp) {
 		for _, re := range res {
-			if loc := re.FindStringIndex(text[from:]); loc != nil && (best < 0 || from+loc[0] < best) {
+			if best >= 0 {
+				return
+			}
+			if loc := re.FindStringIndex(text[from:]); loc != nil {
 				best = from + loc[0]
 			}
 		}
