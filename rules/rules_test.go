@@ -11,7 +11,6 @@ import (
 	"github.com/bringup-tool/bringup/record"
 )
 
-
 // quiet are realistic healthy lines and near misses that no rule may match.
 var quiet = []Subject{
 	{Text: "Dynamo bytecode transform time: 12.31 s"},
