@@ -369,10 +369,11 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 	}
 	m.fields["role"] = rec.Rank.Role
 	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
-	rank := rec.Rank.String()
 	for _, h := range hits {
-		ev := record.Evidence{Path: rec.Source, Line: rec.Line, Rank: rank}
+		ev := record.Evidence{Path: rec.Source, Line: rec.Line}
 		ev.Line, ev.Text = lineAt(*rec, h.off)
+		rank := rankNamed(rec.Rank, ev.Text).String()
+		ev.Rank = rank
 		sub.Evidence = ev
 		m.res.hits.Add(h.rule, sub)
 		if h.rule.Severity == "error" && len(m.res.ruleLines[h.rule]) < maxRuleLines {

@@ -34,6 +34,9 @@ type occurrence struct {
 	wrapper   bool // only reports another error
 	dupOf     int  // index+1 of the occurrence this one repeats (same error printed again without frames), 0 none
 	errIndex  int  // its entry in the errors listed
+	// mask is the exception that hid root while re-raising it ("TypeError:
+	// __init__() missing … 'inner_exception'"), "" when none.
+	mask string
 	// sub and added: the subject matched and the rules it was added to.
 	sub   rules.Subject
 	added []*rules.Rule
@@ -85,6 +88,17 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 	}
 }
 
+// rankNamed is r, with the global rank a line names ("[Rank 3] Watchdog
+// caught …") when r has no index of its own.
+func rankNamed(r record.Rank, line string) record.Rank {
+	if r.TP < 0 && r.Global < 0 && r.PP < 0 && strings.Contains(line, "ank") {
+		if m := rankInText.FindStringSubmatch(line); m != nil {
+			r.Global = atoi(m[1])
+		}
+	}
+	return r
+}
+
 func atoi(s string) int {
 	n := 0
 	for _, c := range s {
@@ -117,7 +131,17 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 		first := len(occs)
 		for i := range lg.tracebacks {
 			tb := &lg.tracebacks[i]
+			switch tb.Level {
+			case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+				// Logged as a warning: recovered from (a graph break Dynamo
+				// fell back from, suppress_errors). Warnings stay warnings.
+				continue
+			}
 			root := tb.Root()
+			mask := ""
+			if hidden, m, ok := unmask(tb, root); ok {
+				root, mask = hidden, m
+			}
 			cut := false
 			if root.Type == "" {
 				// Frames and no exception line: the excerpt ends inside a
@@ -133,7 +157,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				end = line // the lines after it are its message at most
 			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
-				rank: tb.Rank, wrapper: cut || isWrapper(root) || isChildFailed(root)})
+				rank: tb.Rank, wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
 		}
 		// An exception printed without frames that repeats one with frames
 		// (a parent process re-printing its child's error) is that error.
@@ -153,13 +177,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			if coveredLine(occs[first:], fl) {
 				continue
 			}
-			rank := fl.rank
-			if rank.TP < 0 && rank.Global < 0 && rank.PP < 0 {
-				// "[Rank 3] Watchdog caught …": the rank the line names.
-				if m := rankInText.FindStringSubmatch(fl.hit.Text); m != nil {
-					rank.Global = atoi(m[1])
-				}
-			}
+			rank := rankNamed(fl.rank, fl.hit.Text)
 			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: fl.line, rank: rank,
 				wrapper: fl.hit.Kind.Consequence()})
 		}
@@ -315,6 +333,14 @@ func (o *occurrence) subject(torchDir string) rules.Subject {
 			sub.RaisedIn = strings.TrimSpace(sub.RaisedIn + " (user code " + timeline.ShortFrame(o.root.UserCode[0]) + ")")
 		}
 		printed(&sub, o.tb, o.root, torchDir)
+		if o.mask != "" {
+			sub.Fields["masked_by"] = o.mask
+			if o.mask == sub.Root {
+				sub.Cause = "This error is a mask: it was raised while the engine re-raised an earlier error (its wrapper could not be built), and that error is not in the log. Look for the first error of this process before it."
+			} else {
+				sub.Cause = "The error finally printed, " + o.mask + ", is a mask: it was raised while the engine re-raised this one, which it hid."
+			}
+		}
 		if p := packageOf(o.root.Frames); p != "" {
 			sub.Fields["package"] = p
 		}
@@ -353,6 +379,46 @@ func packageOf(st record.Stack) string {
 		}
 	}
 	return ""
+}
+
+// masks are exceptions raised while an engine re-raised another one, which
+// they hide: the wrapper class could not be built with the arguments its
+// re-raise passed.
+var masks = []*regexp.Regexp{
+	regexp.MustCompile(`__init__\(\) missing \d+ required (?:positional|keyword-only) arguments?: .*'(?:inner_exception|original_exception|exc|exception|cause)'`),
+	regexp.MustCompile(`__init__\(\) takes \d+ positional arguments? but \d+ were given`),
+	regexp.MustCompile(`(?i)exception must derive from BaseException`),
+}
+
+// unmask: when the exception finally printed is a known mask (a
+// TypeError raised while building the exception that re-raises another),
+// the root is the exception it hid, when the chain shows it; the mask is
+// returned in words either way.
+func unmask(tb *pytrace.Traceback, root pytrace.Exception) (pytrace.Exception, string, bool) {
+	final := tb.Final()
+	if !strings.HasSuffix(final.Type, "TypeError") {
+		return root, "", false
+	}
+	hit := false
+	for _, re := range masks {
+		hit = hit || re.MatchString(final.Message)
+	}
+	if !hit {
+		return root, "", false
+	}
+	mask := final.Type + ": " + firstLine(final.Message)
+	if root.Line != final.Line || root.Type != final.Type {
+		return root, mask, true // Root already stands before the mask
+	}
+	for j := len(tb.Chain) - 2; j >= 0; j-- {
+		if e := tb.Chain[j]; e.Type != "" {
+			if in, ok := pytrace.Unwrap(e); ok {
+				e = in
+			}
+			return e, mask, true
+		}
+	}
+	return root, mask, true
 }
 
 // rootText is the root error in one line: "Type: message", the message's
@@ -441,7 +507,7 @@ func (o *occurrence) phase() (string, string) {
 // fatal line.
 func (o *occurrence) text() string {
 	if o.tb != nil {
-		return o.root.Type + ": " + o.root.Message
+		return printedLine(o.tb, o.root) + "\n" + o.root.Type + ": " + o.root.Message
 	}
 	return o.fl.hit.Text
 }

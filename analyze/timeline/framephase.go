@@ -99,6 +99,7 @@ var textTable = []struct{ re, phase, why string }{
 	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds"},
 	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir`, PhaseTritonCompile, "it names Triton's kernel compiler"},
 	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing`, PhaseCUDAGraph, "it names graph capture"},
+	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
 	{`torch\._inductor\.exc\.|InductorError|LoweringException`, PhaseInductor, "an Inductor exception"},
 	{`(?i)loading (model|weights|checkpoint)|safetensors|load_weights|from_pretrained`, PhaseLoad, "it names loading the model"},

@@ -285,6 +285,7 @@ type stream struct {
 	// frameless: the exception line came without frames; its message
 	// ends at a blank line or after maxFramelessLines.
 	frameless bool
+	blanks    int // blank lines in a row in a frameless message
 	// wrapped: the start of a `File "…` line the paste wrapped before its
 	// `", line N`; the next line completes it.
 	wrapped string
@@ -739,7 +740,7 @@ func parseNativeFrame(line string) (record.Frame, bool) {
 
 func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, headless bool) {
 	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level}
-	s.frameless, s.wrapped, s.nativeDone, s.header = false, "", false, !headless
+	s.frameless, s.wrapped, s.nativeDone, s.header, s.blanks = false, "", false, !headless, 0
 	s.id = id
 	s.state = stFrames
 	s.inGroup = false
@@ -986,12 +987,24 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			x.addFrame(s, f, n)
 			return
 		}
-		if s.frameless && (t == "" || len(s.msg) >= maxFramelessLines) {
-			x.finish(s)
-			if t != "" {
+		if s.frameless {
+			// Its message runs on over single blank lines while the lines
+			// after them are indented (Dynamo's Explanation, Hint, docs
+			// link); two blank lines, a line at column 0 after a blank
+			// one, or too many lines end it.
+			switch {
+			case t == "":
+				if s.blanks++; s.blanks >= 2 {
+					x.finish(s)
+					return
+				}
+			case len(s.msg) >= maxFramelessLines || s.blanks > 0 && raw[0] != ' ' && raw[0] != '\t':
+				x.finish(s)
 				x.feed(s, rec, id, raw, n)
+				return
+			default:
+				s.blanks = 0
 			}
-			return
 		}
 		if !s.msgClosed && len(s.msg) < maxMsgLines {
 			s.msg = append(s.msg, line)
