@@ -211,7 +211,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			matched = set.Match(sub, v)
 			explainedBy := specific(matched)
 			if !explainedByError(explainedBy) {
-				for _, r := range o.nearRules() {
+				for _, r := range o.nearRules(v) {
 					explainedBy = append(explainedBy, r)
 					hits.Enrich(r.ID, sub)
 				}
@@ -526,11 +526,11 @@ func phaseOfType(e pytrace.Exception) string {
 
 // nearRules are the error-level text rules that matched inside the
 // occurrence's lines, or up to nearLines before it on the same rank.
-func (o *occurrence) nearRules() []*rules.Rule {
+func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
 	var out []*rules.Rule
 	rank := o.rank.String()
 	for r, ls := range o.log.ruleLines {
-		if r.CatchAll {
+		if r.CatchAll || !r.Allows(v) {
 			continue
 		}
 		for _, l := range ls {
