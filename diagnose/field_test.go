@@ -139,7 +139,7 @@ func TestFieldCorpus(t *testing.T) {
 		t.Skipf("no sidecars in %s", dir)
 	}
 	misses := fieldMisses(t)
-	type tally struct{ files, right int }
+	type tally struct{ files, right, inferred, inferredRight int }
 	perClass := map[string]*tally{}
 	perCheck := map[string]*tally{}
 	total := tally{}
@@ -178,6 +178,11 @@ func TestFieldCorpus(t *testing.T) {
 				if c.ok {
 					ct.right++
 				}
+			} else {
+				ct.inferred++
+				if c.ok {
+					ct.inferredRight++
+				}
 			}
 			key := name + " " + c.name
 			why, known := misses[key]
@@ -215,10 +220,14 @@ func TestFieldCorpus(t *testing.T) {
 	for _, c := range classes {
 		fmt.Fprintf(&b, "  %-40s %d/%d\n", c, perClass[c].right, perClass[c].files)
 	}
-	fmt.Fprintf(&b, "  %-40s %s\n", "check", "right/asserted")
+	fmt.Fprintf(&b, "  %-40s %s\n", "check", "right/asserted  (where the sidecar marks it inferred: right/reported)")
 	for _, c := range []string{"status", "root", "phase", "ranks", "remedy", "quiet"} {
 		if ct := perCheck[c]; ct != nil {
-			fmt.Fprintf(&b, "  %-40s %d/%d\n", c, ct.right, ct.files)
+			fmt.Fprintf(&b, "  %-40s %d/%d", c, ct.right, ct.files)
+			if ct.inferred > 0 {
+				fmt.Fprintf(&b, "  (inferred: %d/%d)", ct.inferredRight, ct.inferred)
+			}
+			b.WriteString("\n")
 		}
 	}
 	if len(wrong) > 0 {
