@@ -76,6 +76,20 @@ const (
 	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU | gFatal
 )
 
+// leadTraceback marks a line whose body starts an exception printed
+// without a traceback (pytrace.LeadsException) for the traceback reader,
+// and one that starts with a short fatal word (fatal.Leads).
+func leadTraceback(body []byte) uint64 {
+	var m uint64
+	if pytrace.LeadsException(body) {
+		m |= gTraceback
+	}
+	if fatal.Leads(body) {
+		m |= gFatal
+	}
+	return m
+}
+
 // gpuUtilWord gates gpuUtilRe.
 const gpuUtilWord = "gpu_memory_utilization"
 
@@ -233,7 +247,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		}
 	}()
 
-	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan}, func(b *enginelog.Batch) {
+	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan, Lead: leadTraceback}, func(b *enginelog.Batch) {
 		b.Hold()
 		toMatch <- b
 		b.Hold()

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
@@ -335,11 +336,56 @@ func NewExtractor() *Extractor {
 // must not modify the slice.
 func GateLiterals() []string { return gateWords }
 
-var gateWords = append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error"}, framelessWords...)
+var gateWords = append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error"}, midPhrases...)
 
-// framelessWords: one of them is on every line that holds an exception
-// printed without a traceback (see framelessLine).
-var framelessWords = []string{"Error", "Exception", "Failed", "Unsupported", "rror:", "failed with error", "hit an exception", "CRASH"}
+// midPhrases are the one-liner phrases that name an exception in the
+// middle of a line (see framelessLine); every other exception printed
+// without a traceback starts its line, which LeadsException tells.
+var midPhrases = []string{"hit an exception", "failed with error", "raised an exception", "Exception in worker", "Error in model execution"}
+
+// LeadsException reports whether a line's body (prefixes peeled) may
+// start an exception printed without a traceback: an exception type and
+// ':' ("RuntimeError: …", "torch._dynamo.exc.Unsupported: …"), a
+// faulthandler report, or a word that introduces one ("CRASH:", "ERROR:",
+// pytest's "FAILED … - "), after a margin ("-->", "  -> "). It reads only
+// the first bytes, for a parser's per-line stage; GateLiterals covers the
+// rest.
+func LeadsException(body []byte) bool {
+	if len(body) == 0 {
+		return false
+	}
+	return leadsException(unsafe.String(&body[0], len(body)))
+}
+
+func leadsException(body string) bool {
+	i := 0
+	for i < len(body) && i < 12 && (body[i] == ' ' || body[i] == '\t' || strings.IndexByte("-=>#*", body[i]) >= 0) {
+		i++
+	}
+	b := body[i:]
+	if len(b) < 4 {
+		return false
+	}
+	switch b[0] {
+	case 'C', 'E', 'F', 'e':
+		for _, w := range introducers {
+			if strings.HasPrefix(b, w) {
+				return true
+			}
+		}
+	}
+	k := 0
+	for k < len(b) && k < 120 && (b[k] == '_' || b[k] == '.' || b[k] >= 'a' && b[k] <= 'z' || b[k] >= 'A' && b[k] <= 'Z' || k > 0 && b[k] >= '0' && b[k] <= '9') {
+		k++
+	}
+	if k == 0 || k >= len(b) || b[k] != ':' || !(b[0] >= 'A' && b[0] <= 'Z' || b[0] >= 'a' && b[0] <= 'z' || b[0] == '_') {
+		return false
+	}
+	return fatalType(b[:k])
+}
+
+// introducers start a line that names an exception after them.
+var introducers = []string{"CRASH:", "ERROR:", "Error:", "error:", "FATAL:", "FAILED ", "ERROR ", "Fatal Python error"}
 
 // Add feeds one record; call it for every record in order.
 func (x *Extractor) Add(rec record.Record) { x.Feed(&rec) }
@@ -537,7 +583,14 @@ func mayStartFrameless(rec *record.Record) bool {
 	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
 		return false
 	}
-	for _, w := range framelessWords {
+	for text := rec.Text; text != ""; {
+		line, rest, _ := strings.Cut(text, "\n")
+		if leadsException(line) {
+			return true
+		}
+		text = rest
+	}
+	for _, w := range midPhrases {
 		if strings.Contains(rec.Text, w) {
 			return true
 		}
@@ -647,7 +700,7 @@ func midException(s string) int {
 // oneLiners are phrases that name the exception they report on the same
 // line: "Scheduler hit an exception: ValueError: …".
 var oneLiners = []string{"hit an exception:", "failed to start:", "failed with error:", "raised an exception:",
-	"raised:", "Exception in worker:", "Error in model execution:", "exception:",
+	"raised:", "Exception in worker:", "Error in model execution:",
 	"CRASH:", "ERROR:", "FATAL:", "Error:", "error:", " - "}
 
 // reportPhrases are engine lines that report an error in their own words
