@@ -197,7 +197,7 @@ type peeler struct {
 	// where vllmHeader found the timestamp, relative to the header's
 	// start, for storeHeader
 	hts, htsEnd int32
-	masks       [8]maskEntry // see maskOf
+	masks       [8]maskEntry             // see maskOf
 	lead        func(body []byte) uint64 // Options.Lead
 	maskMap     map[string]maskKnown
 	nextMask    int
