@@ -183,7 +183,7 @@ func TestVerdictStuckOnlyWhenOpen(t *testing.T) {
 		{"no timeline", nil, "FAILED in phase inductor on TP0, TP1: t [r]"},
 	} {
 		d := &Diagnosis{Findings: []record.Finding{f}, Timeline: c.timeline}
-		if status, v := verdict(d); status != "failed" || v != c.want {
+		if status, v := verdict(d, &rules.Set{}); status != "failed" || v != c.want {
 			t.Errorf("%s: %q %q, want %q", c.name, status, v, c.want)
 		}
 	}

@@ -351,7 +351,7 @@ func assemble(results []fileResult, set *rules.Set, torchDir string) *Diagnosis 
 	if len(d.Findings) > 0 {
 		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
 	}
-	d.Status, d.Verdict = verdict(d)
+	d.Status, d.Verdict = verdict(d, set)
 	return d
 }
 
@@ -455,24 +455,8 @@ func innermost(st record.Stack) string {
 	return st[0].String()
 }
 
-// catchAllIDs are the built-in catch-all rules (the verdict names their
-// concrete error, their titles being general).
-var catchAllIDs = func() map[string]bool {
-	m := map[string]bool{}
-	if set, err := rules.Builtin(); err == nil {
-		for _, r := range set.Rules() {
-			if r.CatchAll {
-				m[r.ID] = true
-			}
-		}
-	}
-	return m
-}()
-
-func isCatchAll(id string) bool { return catchAllIDs[id] }
-
 // verdict states the outcome in one sentence, most important finding first.
-func verdict(d *Diagnosis) (string, string) {
+func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 	if len(d.Findings) == 0 {
 		if len(d.Errors) > 0 {
 			return "failed", "failed with an exception (see errors)"
@@ -494,7 +478,7 @@ func verdict(d *Diagnosis) (string, string) {
 			// A hang is not a crash: say that the phase was still running.
 			return "failed", fmt.Sprintf("STUCK%s%s (still running when the log ends): %s [%s]", phase, where, f.Title, f.Rule)
 		}
-		if f.Root != "" && isCatchAll(f.Rule) {
+		if r := set.Rule(f.Rule); f.Root != "" && r != nil && r.CatchAll {
 			// The rule's title is generic: say what happened.
 			what := f.Root
 			if f.RaisedIn != "" {

@@ -27,8 +27,9 @@ func rulesTable(s *Set) string {
 		if r.CatchAll {
 			kind = " (catch-all)"
 		}
+		exs, _ := r.Examples()
 		fmt.Fprintf(&b, "| `%s` | %s%s | %s | %s | %s | %d fire, %d quiet |\n", r.ID, r.Severity, kind, r.Phase,
-			strings.ReplaceAll(r.Title, "|", "\\|"), file, len(r.Examples.Fire), len(r.Examples.Quiet))
+			strings.ReplaceAll(r.Title, "|", "\\|"), file, len(exs.Fire), len(exs.Quiet))
 	}
 	return b.String()
 }

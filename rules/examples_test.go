@@ -12,18 +12,23 @@ import (
 func TestRuleExamples(t *testing.T) {
 	s := builtin(t)
 	for _, r := range s.Rules() {
-		if len(r.Examples.Fire) == 0 || len(r.Examples.Quiet) == 0 {
+		exs, err := r.Examples()
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if len(exs.Fire) == 0 || len(exs.Quiet) == 0 {
 			t.Errorf("%s (%s): needs at least one fire and one quiet example", r.ID, r.Source)
 		}
 		var subs []Subject
-		for i, ex := range r.Examples.Fire {
+		for i, ex := range exs.Fire {
 			sub, v := ex.Subject()
 			subs = append(subs, sub)
 			if !hasRule(s.Match(sub, v), r.ID) {
 				t.Errorf("%s (%s): fire example %d did not fire: %q (got %v)", r.ID, r.Source, i, sub.Text, ids(s.Match(sub, v)))
 			}
 		}
-		for i, ex := range r.Examples.Quiet {
+		for i, ex := range exs.Quiet {
 			sub, v := ex.Subject()
 			if hasRule(s.Match(sub, v), r.ID) {
 				t.Errorf("%s (%s): quiet example %d fired: %q", r.ID, r.Source, i, sub.Text)

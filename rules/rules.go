@@ -18,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -146,9 +147,9 @@ type Rule struct {
 	// it better: this rule then stays quiet (a general out-of-memory rule
 	// gives way to cudagraph-capture-oom).
 	Unless []string `yaml:"unless,omitempty"`
-	// Examples are texts or subjects the rule must fire on and must not
-	// (TestRuleExamples runs them all).
-	Examples Examples `yaml:"examples"`
+	// examples are texts or subjects the rule must fire on and must not
+	// (TestRuleExamples runs them all), as written; see Examples.
+	examples *yaml.Node
 
 	// Source is where the rule was defined, "file:line".
 	Source string `yaml:"-"`
@@ -156,6 +157,18 @@ type Rule struct {
 	index     int
 	literals  []string // any-of prefilter literals (for tests and docs)
 	templated bool     // a remedy has a {placeholder}
+}
+
+// Examples decodes the rule's examples (the YAML key examples:).
+func (r *Rule) Examples() (Examples, error) {
+	var ex Examples
+	if r.examples == nil {
+		return ex, nil
+	}
+	if err := r.examples.Decode(&ex); err != nil {
+		return ex, fmt.Errorf("%s: rule %q: examples: %v", r.Source, r.ID, err)
+	}
+	return ex, nil
 }
 
 // Examples of a rule: Fire must match it, Quiet must not.
@@ -281,6 +294,19 @@ func (s *Set) add(path string, data []byte) error {
 	}
 	for _, n := range root.Content {
 		var r Rule
+		// A rule's examples are for its tests: kept undecoded (a run does
+		// not pay for parsing them; Rule.Examples decodes them).
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == "examples" {
+					r.examples = n.Content[i+1]
+					c := *n
+					c.Content = append(append([]*yaml.Node{}, n.Content[:i]...), n.Content[i+2:]...)
+					n = &c
+					break
+				}
+			}
+		}
 		if err := decodeStrict(n, &r); err != nil {
 			return fmt.Errorf("%s:%d: %v", path, n.Line, err)
 		}
@@ -302,20 +328,63 @@ func (s *Set) add(path string, data []byte) error {
 
 // decodeStrict decodes one rule node, rejecting unknown keys so a typo
 // ("remedies:", "match: {txt: …}") is an error and not a silent no-op.
+// The keys are checked against the struct's yaml tags on the node itself
+// (a re-encode and a strict decode cost twice the parse).
 func decodeStrict(n *yaml.Node, v any) error {
-	out, err := yaml.Marshal(n)
-	if err != nil {
+	if err := knownKeys(n, reflect.TypeOf(v).Elem()); err != nil {
 		return err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(out))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		// yaml reports lines relative to the re-encoded node; drop them.
+	if err := n.Decode(v); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = nodeLine.ReplaceAllString(msg, "")
 		return errors.New(strings.ReplaceAll(msg, "unmarshal errors:\n  ", ""))
 	}
 	return nil
+}
+
+// knownKeys reports the first key of mapping n (and of the mappings
+// inside it that decode into structs) that t has no field for.
+func knownKeys(n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := knownKeys(c, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	case yaml.MappingNode:
+	default:
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		f, ok := fieldByTag(t, key)
+		if !ok {
+			return fmt.Errorf("field %s not found in type %s", key, t)
+		}
+		if err := knownKeys(n.Content[i+1], f.Type); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == key && name != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)

@@ -108,7 +108,8 @@ func TestVersionGates(t *testing.T) {
 	if !hasRule(s.Match(hang, nil), "implicit-fallback-format-hang") {
 		t.Error("an unknown torch version must not block")
 	}
-	nightly, _ := s.Rule("nightly-regression").Examples.Fire[0].Subject()
+	nex, _ := s.Rule("nightly-regression").Examples()
+	nightly, _ := nex.Fire[0].Subject()
 	nightly.Fields = map[string]string{"vllm": "0.20.1"}
 	if hasRule(s.Match(nightly, nil), "nightly-regression") {
 		t.Error("nightly-regression fired on a release")
