@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"fmt"
+	"hash/maphash"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -122,7 +124,13 @@ const maxFloorFindings = 12
 // floor turns the fatal errors of results into subjects, matches them and
 // adds the hits to hits; it returns the root errors for Diagnosis.Errors.
 func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.Collector, torchDir string) []Error {
-	var occs []occurrence
+	n := 0
+	for _, fr := range results {
+		if fr.log != nil {
+			n += len(fr.log.tracebacks) + len(fr.log.fatals)
+		}
+	}
+	occs := make([]occurrence, 0, n)
 	for _, fr := range results {
 		if fr.log == nil {
 			continue
@@ -161,20 +169,26 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 		}
 		// An exception printed without frames that repeats one with frames
 		// (a parent process re-printing its child's error) is that error.
+		framed := map[[2]string]int{} // type and first message line -> first occurrence with frames
 		for i := first; i < len(occs); i++ {
-			if !occs[i].tb.Frameless {
-				continue
-			}
-			for j := first; j < len(occs); j++ {
-				if j != i && !occs[j].tb.Frameless && sameError(occs[i].root, occs[j].root) {
-					occs[i].dupOf = j + 1
-					break
+			if o := &occs[i]; !o.tb.Frameless {
+				k := [2]string{o.root.Type, firstLine(o.root.Message)}
+				if _, ok := framed[k]; !ok {
+					framed[k] = i
 				}
 			}
 		}
+		for i := first; i < len(occs); i++ {
+			if o := &occs[i]; o.tb.Frameless {
+				if j, ok := framed[[2]string{o.root.Type, firstLine(o.root.Message)}]; ok {
+					o.dupOf = j + 1
+				}
+			}
+		}
+		cov := newCoverage(occs[first:])
 		for i := range lg.fatals {
 			fl := &lg.fatals[i]
-			if coveredLine(occs[first:], fl) {
+			if cov.covers(fl) {
 				continue
 			}
 			rank := rankNamed(fl.rank, fl.hit.Text)
@@ -194,9 +208,10 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 	var errs []listed
 	errIdx := map[string]int{}
 	floorKeys := map[string]bool{}
+	memo := map[uint64]*derived{}
 	for i := range occs {
 		o := &occs[i]
-		sub := o.subject(torchDir)
+		sub, dv := o.subject(torchDir, memo)
 		if v["vllm"] != "" {
 			sub.Fields["vllm"] = v["vllm"]
 		}
@@ -208,8 +223,11 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 		}
 		var matched []*rules.Rule
 		if o.dupOf == 0 && (!o.wrapper || onlyWrappers) {
-			matched = set.Match(sub, v)
-			explainedBy := specific(matched)
+			if !dv.haveMatched {
+				dv.matched, dv.haveMatched = set.Match(sub, v), true
+			}
+			matched = dv.matched
+			explainedBy := slices.Clone(specific(matched)) // (matched is shared by the occurrences of one error)
 			if !explainedByError(explainedBy) {
 				for _, r := range o.nearRules(v) {
 					explainedBy = append(explainedBy, r)
@@ -224,7 +242,10 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				}
 				floorKeys[key] = true
 				sub.Key = key
-				matched = set.Match(sub, v)
+				if !dv.haveUnx {
+					dv.unexplained, dv.haveUnx = set.Match(sub, v), true
+				}
+				matched = dv.unexplained
 			} else {
 				matched = explainedBy
 			}
@@ -315,43 +336,117 @@ func (o *occurrence) addError(errs []listed, idx map[string]int, matched []*rule
 // subject is the occurrence as the rules see it, with what its evidence
 // says: root, where it was raised, phase and why, and what PyTorch or the
 // engine printed about it.
-func (o *occurrence) subject(torchDir string) rules.Subject {
+func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.Subject, *derived) {
 	var sub rules.Subject
+	var d *derived
 	if o.tb != nil {
-		sub = exceptionSubject(*o.tb, o.root)
-		sub.Root = clip(rootText(o.root))
-		if p := printedLine(o.tb, o.root); p != "" {
-			sub.Evidence.Text = clip(p) // the line as the log shows it
-			sub.Fields["printed"] = p
-		}
-		if f := sub.Fields["def_line_frame"]; f != "" {
-			sub.RaisedIn = "code Dynamo generated for " + timeline.ShortFrame(record.Frame{File: frameFile(f), Line: frameLine(f), Func: sub.Fields["def_line_func"]})
-		} else if len(o.root.Frames) > 0 {
-			sub.RaisedIn = timeline.ShortFrame(o.root.Frames[0])
-		}
-		if len(o.root.UserCode) > 0 {
-			sub.RaisedIn = strings.TrimSpace(sub.RaisedIn + " (user code " + timeline.ShortFrame(o.root.UserCode[0]) + ")")
-		}
-		printed(&sub, o.tb, o.root, torchDir)
-		if o.mask != "" {
-			sub.Fields["masked_by"] = o.mask
-			if o.mask == sub.Root {
-				sub.Cause = "This error is a mask: it was raised while the engine re-raised an earlier error (its wrapper could not be built), and that error is not in the log. Look for the first error of this process before it."
-			} else {
-				sub.Cause = "The error finally printed, " + o.mask + ", is a mask: it was raised while the engine re-raised this one, which it hid."
+		key := o.key()
+		if d = memo[key]; d == nil {
+			d = &derived{sub: o.content(torchDir)}
+			d.framePhase, d.frameWhy = o.contentPhase()
+			d.wordPhase, d.wordWhy = o.wordPhase()
+			if len(memo) < maxMemoErrors {
+				memo[key] = d
 			}
 		}
-		if p := packageOf(o.root.Frames); p != "" {
-			sub.Fields["package"] = p
+		sub = d.sub
+		sub.Fields = maps.Clone(d.sub.Fields)
+		line := o.root.Line
+		if line == 0 {
+			line = o.tb.Line
 		}
+		sub.Evidence = record.Evidence{Path: o.tb.Source, Line: line, Rank: o.tb.Rank.String(), Text: d.sub.Evidence.Text}
 	} else {
 		h := o.fl.hit
 		sub = rules.Subject{Text: h.Text, Fact: "fatal",
 			Fields:   map[string]string{"kind": string(h.Kind), "role": o.rank.Role},
 			Evidence: record.Evidence{Path: o.log.input.Path, Line: o.fl.line, Rank: o.rank.String(), Text: h.Text}}
 		sub.Root = h.Text
+		d = &derived{}
+		d.wordPhase, d.wordWhy = o.wordPhase()
 	}
-	sub.Phase, sub.PhaseWhy = o.phase()
+	sub.Phase, sub.PhaseWhy = o.phase(d)
+	return sub, d
+}
+
+// derived is what an error's own text and frames say, the same for every
+// occurrence of it (a crash loop prints one traceback thousands of times),
+// and the rules it matched.
+type derived struct {
+	sub                  rules.Subject // but Evidence's place
+	framePhase, frameWhy string
+	wordPhase, wordWhy   string
+	matched, unexplained []*rules.Rule
+	haveMatched, haveUnx bool
+}
+
+// maxMemoErrors bounds the distinct errors remembered.
+const maxMemoErrors = 4096
+
+// key identifies an occurrence's content: its role, root, mask, frames
+// and chain (a hash: the memo is per run).
+func (o *occurrence) key() uint64 {
+	var h maphash.Hash
+	h.SetSeed(keySeed)
+	h.WriteString(o.tb.Rank.Role)
+	h.WriteByte(0)
+	h.WriteString(o.mask)
+	h.WriteByte(0)
+	h.WriteString(o.root.Type)
+	h.WriteByte(0)
+	h.WriteString(o.root.Message)
+	h.WriteByte(0)
+	var n [8]byte
+	num := func(v int) {
+		for i := range n {
+			n[i] = byte(v >> (8 * i))
+		}
+		h.Write(n[:])
+	}
+	for _, f := range o.root.Frames {
+		h.WriteString(f.File)
+		num(f.Line)
+		h.WriteString(f.Func)
+		h.WriteByte(1)
+	}
+	for _, e := range o.tb.Chain {
+		h.WriteString(e.Type)
+		num(len(e.Frames))
+		h.WriteByte(3)
+	}
+	return h.Sum64()
+}
+
+var keySeed = maphash.MakeSeed()
+
+// content is the subject of a Python error from its text and frames.
+func (o *occurrence) content(torchDir string) rules.Subject {
+	sub := exceptionSubject(*o.tb, o.root)
+	sub.Root = clip(rootText(o.root))
+	if p := printedLine(o.tb, o.root); p != "" {
+		sub.Evidence.Text = clip(p) // the line as the log shows it
+		sub.Fields["printed"] = p
+	}
+	if f := sub.Fields["def_line_frame"]; f != "" {
+		sub.RaisedIn = "code Dynamo generated for " + timeline.ShortFrame(record.Frame{File: frameFile(f), Line: frameLine(f), Func: sub.Fields["def_line_func"]})
+	} else if len(o.root.Frames) > 0 {
+		sub.RaisedIn = timeline.ShortFrame(o.root.Frames[0])
+	}
+	if len(o.root.UserCode) > 0 {
+		sub.RaisedIn = strings.TrimSpace(sub.RaisedIn + " (user code " + timeline.ShortFrame(o.root.UserCode[0]) + ")")
+	}
+	printed(&sub, o.tb, o.root, torchDir)
+	if o.mask != "" {
+		sub.Fields["masked_by"] = o.mask
+		if o.mask == sub.Root {
+			sub.Cause = "This error is a mask: it was raised while the engine re-raised an earlier error (its wrapper could not be built), and that error is not in the log. Look for the first error of this process before it."
+		} else {
+			sub.Cause = "The error finally printed, " + o.mask + ", is a mask: it was raised while the engine re-raised this one, which it hid."
+		}
+	}
+	if p := packageOf(o.root.Frames); p != "" {
+		sub.Fields["package"] = p
+	}
 	return sub
 }
 
@@ -471,25 +566,9 @@ func printedLine(tb *pytrace.Traceback, root pytrace.Exception) string {
 // phase: what the frames say (the frame table), else the phase the log's
 // markers had open on that rank at that line, else runtime for an
 // exception raised in frames no table row knows, else unknown.
-func (o *occurrence) phase() (string, string) {
-	if o.tb != nil {
-		if p, why := timeline.PhaseOfFrames(o.root.Frames); p != "" {
-			return p, "frame " + why
-		}
-		// The outer exceptions of the chain hold the frames that led to it.
-		for i := len(o.tb.Chain) - 1; i >= 0; i-- {
-			if p, why := timeline.PhaseOfFrames(o.tb.Chain[i].Frames); p != "" {
-				return p, "frame " + why
-			}
-		}
-		if p := phaseOfType(o.root); p != "" {
-			return p, o.root.Type + " is raised while importing"
-		}
-	}
-	if text := o.text(); text != "" {
-		if p, why := timeline.PhaseOfText(text); p != "" {
-			return p, rules.WeakPhase + ": " + why
-		}
+func (o *occurrence) phase(d *derived) (string, string) {
+	if d.framePhase != "" {
+		return d.framePhase, d.frameWhy
 	}
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {
 		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d and had not finished", p, at)
@@ -497,10 +576,38 @@ func (o *occurrence) phase() (string, string) {
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, "", o.line); p != "" {
 		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d (another rank) and had not finished", p, at)
 	}
+	if d.wordPhase != "" {
+		return d.wordPhase, d.wordWhy
+	}
 	if o.tb != nil && len(o.root.Frames) > 0 {
 		return timeline.PhaseRuntime, "no frame of a known startup phase"
 	}
 	return timeline.PhaseUnknown, "neither frames nor phase markers in the log"
+}
+
+// contentPhase is what a Python error's frames (or its type) say.
+func (o *occurrence) contentPhase() (string, string) {
+	if p, why := timeline.PhaseOfFrames(o.root.Frames); p != "" {
+		return p, "frame " + why
+	}
+	// The outer exceptions of the chain hold the frames that led to it.
+	for i := len(o.tb.Chain) - 1; i >= 0; i-- {
+		if p, why := timeline.PhaseOfFrames(o.tb.Chain[i].Frames); p != "" {
+			return p, "frame " + why
+		}
+	}
+	if p := phaseOfType(o.root); p != "" {
+		return p, o.root.Type + " is raised while importing"
+	}
+	return "", ""
+}
+
+// wordPhase is what the error's words name (weak: see rules.WeakPhase).
+func (o *occurrence) wordPhase() (string, string) {
+	if p, why := timeline.PhaseOfText(o.text()); p != "" {
+		return p, rules.WeakPhase + ": " + why
+	}
+	return "", ""
 }
 
 // text is the error's own words: its exception line and message, or the
@@ -546,20 +653,50 @@ func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
 	return out
 }
 
-// coveredLine: a fatal line inside a Python error's traceback, or whose
-// words the error's message holds, is that error.
-func coveredLine(occs []occurrence, fl *fatalLine) bool {
+// coverage tells whether a fatal line is a Python error's: inside its
+// traceback, or its words held by the error's message.
+type coverage struct {
+	spans [][2]int // traceback line spans, by start
+	msgs  []covMsg // distinct messages with their rank
+}
+
+type covMsg struct {
+	msg       string
+	rank      record.Rank
+	frameless bool
+}
+
+func newCoverage(occs []occurrence) *coverage {
+	c := &coverage{}
+	seen := map[covMsg]bool{}
 	for _, o := range occs {
 		if o.tb == nil {
 			continue
 		}
-		if fl.line >= o.tb.Line && fl.line <= o.end {
+		c.spans = append(c.spans, [2]int{o.tb.Line, o.end})
+		m := covMsg{o.root.Message, o.rank, o.tb.Frameless}
+		if !seen[m] && len(seen) < maxMemoErrors {
+			seen[m] = true
+			c.msgs = append(c.msgs, m)
+		}
+	}
+	slices.SortFunc(c.spans, func(a, b [2]int) int { return a[0] - b[0] })
+	return c
+}
+
+func (c *coverage) covers(fl *fatalLine) bool {
+	// The spans that start at or before the line: the last few may hold it.
+	k, _ := slices.BinarySearchFunc(c.spans, fl.line+1, func(s [2]int, line int) int { return s[0] - line })
+	for j := k - 1; j >= 0 && j >= k-8; j-- {
+		if fl.line <= c.spans[j][1] {
 			return true
 		}
-		if o.tb.Frameless && fl.hit.Kind.Consequence() {
+	}
+	for _, m := range c.msgs {
+		if m.frameless && fl.hit.Kind.Consequence() {
 			continue // a launcher's line under an error printed without frames is its own
 		}
-		if strings.Contains(o.root.Message, fl.hit.Match) && (o.rank == fl.rank || !fl.rank.Known()) {
+		if strings.Contains(m.msg, fl.hit.Match) && (m.rank == fl.rank || !fl.rank.Known()) {
 			return true
 		}
 	}
