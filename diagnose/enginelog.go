@@ -101,6 +101,7 @@ type gate struct {
 	scan   *litscan.Grouped
 	always uint64
 	rules  []string // the rules' literals it was built from
+	lits   []string // every literal of the scan (for tests)
 }
 
 // gates caches a gate per rules.Set: a directory of thousands of small
@@ -147,6 +148,7 @@ func gateFor(set *rules.Set) *gate {
 	add(gGPU, []string{gpuUtilWord})
 	add(gFatal, fatal.Literals())
 	g.scan = litscan.NewGrouped(lits, masks)
+	g.lits = lits
 	if g.scan == nil {
 		g.always = gAll
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/rules"
 )
 
 func diagnoseText(t *testing.T, text string, opt Options) *Diagnosis {
@@ -181,5 +182,23 @@ func TestPrintedKnowledge(t *testing.T) {
 	if f == nil || !strings.Contains(f.Root, "root cause: Size mismatch") || f.Phase != "cudagraph" ||
 		f.Remedy[0] != "Printed by the engine: To work around this error, add --disable-piecewise-cuda-graph to your launch command" {
 		t.Fatalf("engine-printed workaround: %+v", f)
+	}
+}
+
+// TestGateLiteralsAreLong: the parser's per-line literal scan takes
+// literals of 12 bytes and more in one strided pass, and each shorter one
+// costs a pass over every line of the log; the short ones are these few.
+func TestGateLiteralsAreLong(t *testing.T) {
+	allowed := map[string]bool{`File "`: true, "Killed": true, "==": true, " python3.": true, "/python3.": true,
+		"time": true} // "time": cudagraph.yaml's vllm-capture-at-wrong-time, before the floor
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gateFor(set)
+	for _, l := range g.lits {
+		if len(l) < 12 && !allowed[l] {
+			t.Errorf("short gate literal %q: anchor it on a longer word, or find it by the line's start (enginelog Options.Lead)", l)
+		}
 	}
 }
