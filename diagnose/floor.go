@@ -145,6 +145,9 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				// fell back from, suppress_errors). Warnings stay warnings.
 				continue
 			}
+			if tb.Ignored {
+				continue // "Exception ignored in …": Python went on
+			}
 			root := tb.Root()
 			mask := ""
 			if hidden, m, ok := unmask(tb, root); ok {

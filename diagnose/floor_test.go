@@ -102,6 +102,8 @@ func TestWarningsStayWarnings(t *testing.T) {
 		"WARNING 11-29 21:05:20 [eval_frame.py:900]   File \"/usr/lib/python3.12/site-packages/torch/_dynamo/symbolic_convert.py\", line 1000, in step\n" +
 		"WARNING 11-29 21:05:20 [eval_frame.py:900] torch._dynamo.exc.Unsupported: hasattr TensorVariable shard_size\n" +
 		"WARNING 11-29 21:05:21 [model.py:12] RuntimeError: retrying the download once\n" +
+		"Exception ignored in: <function Connection.__del__ at 0x7f2a>\nTraceback (most recent call last):\n" +
+		"  File \"/usr/lib/python3.12/multiprocessing/connection.py\", line 132, in __del__\nOSError: [Errno 9] Bad file descriptor\n" +
 		"INFO 11-29 21:05:30 [api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000\n"
 	d := diagnoseText(t, log, Options{})
 	if d.HasErrors() || d.Status == "failed" {

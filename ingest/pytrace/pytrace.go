@@ -61,6 +61,10 @@ type Traceback struct {
 	// Level is the log level of the record the traceback started in, ""
 	// when the line carried none.
 	Level record.Level `json:"level,omitempty"`
+	// Ignored: Python printed it under "Exception ignored in: …" (an
+	// exception in __del__, a callback or a thread's cleanup): the program
+	// went on.
+	Ignored bool `json:"ignored,omitempty"`
 }
 
 // Final is the exception that was finally raised (the last printed).
@@ -315,6 +319,33 @@ type Extractor struct {
 	noted   bool           // lastSrc is set
 	// Dropped counts tracebacks not kept because MaxTracebacks was reached.
 	Dropped int
+	// ignored: where a stream last printed "Exception ignored in" (the
+	// traceback after it is marked Ignored).
+	ignored map[streamKey]int
+}
+
+func (x *Extractor) noteIgnoredAt(rec *record.Record, n int) {
+	if x.ignored == nil {
+		x.ignored = map[streamKey]int{}
+	}
+	x.ignored[streamKey{rec.Source, rec.Rank}] = n
+}
+
+func (x *Extractor) noteIgnored(k streamKey, rec *record.Record) {
+	if x.ignored == nil {
+		x.ignored = map[streamKey]int{}
+	}
+	n := rec.Line
+	for text := rec.Text; ; n++ {
+		line, rest, more := strings.Cut(text, "\n")
+		if strings.Contains(line, ignoredWords) {
+			x.ignored[k] = n
+		}
+		if !more {
+			break
+		}
+		text = rest
+	}
 }
 
 const (
@@ -336,7 +367,10 @@ func NewExtractor() *Extractor {
 // must not modify the slice.
 func GateLiterals() []string { return gateWords }
 
-var gateWords = append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error"}, midPhrases...)
+var gateWords = append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error", ignoredWords}, midPhrases...)
+
+// ignoredWords start the line Python prints before a traceback it ignored.
+const ignoredWords = "Exception ignored in"
 
 // midPhrases are the one-liner phrases that name an exception in the
 // middle of a line (see framelessLine); every other exception printed
@@ -427,6 +461,9 @@ func (x *Extractor) Feed(rec *record.Record) {
 	if s == nil {
 		// Cheap test first: most records hold no traceback at all.
 		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) && !mayStartFrameless(rec) {
+			if strings.Contains(rec.Text, ignoredWords) {
+				x.noteIgnored(k, rec)
+			}
 			return
 		}
 		s = &stream{codeFor: -1}
@@ -793,6 +830,9 @@ func parseNativeFrame(line string) (record.Frame, bool) {
 
 func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, headless bool) {
 	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level}
+	if at, ok := x.ignored[streamKey{rec.Source, rec.Rank}]; ok && n-at >= 0 && n-at <= 2 {
+		s.tb.Ignored = true
+	}
 	s.frameless, s.wrapped, s.nativeDone, s.header, s.blanks = false, "", false, !headless, 0
 	s.id = id
 	s.state = stFrames
@@ -825,6 +865,10 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 	tbStart, group := isTracebackStart(line)
 	switch s.state {
 	case stIdle:
+		if strings.Contains(line, ignoredWords) {
+			x.noteIgnoredAt(rec, n)
+			return
+		}
 		if tbStart {
 			x.start(s, rec, id, n, false)
 			s.inGroup = group
