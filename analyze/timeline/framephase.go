@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -151,7 +152,7 @@ func PhaseOfFrames(st record.Stack) (phase, why string) {
 		if row.phase == "" {
 			continue // a neutral frame: the next one out decides
 		}
-		return row.phase, shortFrame(f) + ": " + row.why
+		return row.phase, ShortFrame(f) + ": " + row.why
 	}
 	return "", ""
 }
@@ -207,9 +208,9 @@ func FramePhases() []string {
 	return out
 }
 
-// shortFrame is a frame as a person quotes it: the path from its package
+// ShortFrame is a frame as a person quotes it: the path from its package
 // on ("torch/_inductor/scheduler.py:123 codegen").
-func shortFrame(f record.Frame) string {
+func ShortFrame(f record.Frame) string {
 	file := f.File
 	cut := false
 	for _, root := range []string{"site-packages/", "dist-packages/"} {
@@ -234,7 +235,7 @@ func shortFrame(f record.Frame) string {
 	}
 	s := file
 	if f.Line > 0 {
-		s += ":" + itoa(f.Line)
+		s += ":" + strconv.Itoa(f.Line)
 	}
 	if f.Func != "" {
 		s += " " + f.Func
@@ -242,30 +243,6 @@ func shortFrame(f record.Frame) string {
 	return s
 }
 
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
-
-// ShortFrame is shortFrame for callers outside the package.
-func ShortFrame(f record.Frame) string { return shortFrame(f) }
 
 // OpenAt returns the phase rank was in at line of source according to the
 // log's own markers: the innermost phase of that rank (any rank when rank
