@@ -243,7 +243,6 @@ func ShortFrame(f record.Frame) string {
 	return s
 }
 
-
 // OpenAt returns the phase rank was in at line of source according to the
 // log's own markers: the innermost phase of that rank (any rank when rank
 // is "") that opened at or before line and had not closed before it; ""
