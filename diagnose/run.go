@@ -471,6 +471,9 @@ func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 	phase := ""
 	if f.Phase != "" {
 		phase = " in phase " + f.Phase
+		if why := shortWhy(f.PhaseWhy); why != "" {
+			phase += " (" + why + ")"
+		}
 	}
 	switch f.Severity {
 	case record.SeverityError:
@@ -491,6 +494,31 @@ func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 		return "warnings", fmt.Sprintf("no error-level finding; warning%s%s: %s [%s]", phase, where, f.Title, f.Rule)
 	}
 	return "ok", fmt.Sprintf("no error-level finding; note: %s [%s]", f.Title, f.Rule)
+}
+
+// shortWhy is the evidence for a finding's phase in a few words for the
+// verdict ("frame vllm/v1/worker/gpu_model_runner.py:3106 _dummy_run",
+// "log marker at line 40"); "" when the phase is the rule's own.
+func shortWhy(why string) string {
+	switch {
+	case strings.HasPrefix(why, "frame "):
+		if k := strings.Index(why, ": "); k > 0 {
+			return why[:k]
+		}
+		return why
+	case strings.HasPrefix(why, "the log's own marker"):
+		if k := strings.Index(why, "opened at line "); k > 0 {
+			n := why[k+len("opened at line "):]
+			n, _, _ = strings.Cut(n, " ")
+			return "log marker at line " + n
+		}
+		return "log marker"
+	case strings.HasPrefix(why, rules.WeakPhase):
+		return "by the error's words"
+	case strings.Contains(why, "raised while importing"):
+		return why
+	}
+	return ""
 }
 
 // stuck: the finding's phase is still open at the end of the log on one
