@@ -292,8 +292,14 @@ type fatalKey struct {
 	text string
 }
 
-// fatal notes the fatal lines of rec, once per kind, rank and text.
+// fatal notes the fatal lines of rec, once per kind, rank and text. A
+// record logged as a warning, info or debug line holds none: warnings
+// stay warnings ("NCCL error … falling back", a retried download).
 func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+		return
+	}
 	memo := m.fatalMemo != nil && len(rec.Text) <= maxMemoText
 	var hits []fatal.Hit
 	var ok bool

@@ -104,6 +104,7 @@ func TestWarningsStayWarnings(t *testing.T) {
 		"WARNING 11-29 21:05:21 [model.py:12] RuntimeError: retrying the download once\n" +
 		"Exception ignored in: <function Connection.__del__ at 0x7f2a>\nTraceback (most recent call last):\n" +
 		"  File \"/usr/lib/python3.12/multiprocessing/connection.py\", line 132, in __del__\nOSError: [Errno 9] Bad file descriptor\n" +
+		"WARNING 11-29 21:05:22 [custom_all_reduce.py:90] Custom allreduce is disabled: NCCL error in: p2p check, falling back\n" +
 		"INFO 11-29 21:05:30 [api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000\n"
 	d := diagnoseText(t, log, Options{})
 	if d.HasErrors() || d.Status == "failed" {
