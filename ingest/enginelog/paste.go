@@ -19,9 +19,8 @@ type PasteFix struct {
 	ANSI   bool // colour codes without their ESC byte
 	Indent int  // every line indented by at least this many spaces
 	Prefix bool // an indent before a process or logger prefix
-	// Outer is a prefix that a tool (a CI runner, docker compose) put
-	// before most lines ("[test 1] ", "vllm-1  | "), stripped where it
-	// starts a line.
+	// Outer is a prefix that a tool (a CI runner) put before most lines
+	// ("[test 1] "), stripped where it starts a line.
 	Outer string
 }
 
@@ -166,8 +165,7 @@ func (d *depaster) fix(line []byte) []byte {
 }
 
 // outerPrefix returns a tool's prefix that line starts with — "[name] "
-// or "name  | " — that is not an engine's own (no time, no rank, not
-// "(… pid=…)"), or "".
+// — that is not an engine's own (no time, no rank), or "".
 func outerPrefix(line []byte) string {
 	var p []byte
 	switch {
@@ -178,22 +176,10 @@ func outerPrefix(line []byte) string {
 		}
 		p = line[:e+2]
 	default:
-		e := bytes.Index(line, []byte("| "))
-		if e < 1 || e > 40 {
-			return ""
-		}
-		for _, c := range line[:e] {
-			if !(c == ' ' || c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z') {
-				return ""
-			}
-		}
-		if bytes.TrimSpace(line[:e]) == nil || line[e-1] != ' ' {
-			return ""
-		}
-		p = line[:e+2]
+		return "" // docker compose's "name  | " is a collector prefix the peeler reads itself
 	}
-	if bytes.ContainsAny(p, ":") || bytes.HasPrefix(p, []byte("[20")) || bytes.HasPrefix(p, []byte("[19")) {
-		return "" // a time: the engine's own header
+	if bytes.ContainsAny(p, ":/") || bytes.HasPrefix(p, []byte("[20")) || bytes.HasPrefix(p, []byte("[19")) {
+		return "" // a time (the engine's own header) or kubectl's "[pod/…]", which the peeler reads
 	}
 	for _, w := range [][]byte{[]byte("TP"), []byte("DP"), []byte("PP"), []byte("EP"), []byte("rank"), []byte("Rank"), []byte("RANK"), []byte("pid")} {
 		if bytes.Contains(p, w) {

@@ -27,7 +27,9 @@ func TestDepaste(t *testing.T) {
 		{"colour without ESC", "[0;36m(EngineCore_DP0 pid=1) [0mERROR 11-29 21:05:14 [core.py:700] RuntimeError: x\n",
 			"(EngineCore_DP0 pid=1) ERROR 11-29 21:05:14 [core.py:700] RuntimeError: x\n"},
 		{"CI prefix", "[test 1] " + line + "\n[test 1] " + line + "\n[test 1] " + line + "\n", line + "\n" + line + "\n" + line + "\n"},
-		{"compose prefix", "vllm-1  | " + line + "\nvllm-1  | " + line + "\nvllm-1  | " + line + "\n", line + "\n" + line + "\n" + line + "\n"},
+		{"kubectl prefix is the peeler's", "[pod/vllm-0/engine] " + line + "\n[pod/vllm-0/engine] " + line + "\n[pod/vllm-0/engine] " + line + "\n",
+			"[pod/vllm-0/engine] " + line + "\n[pod/vllm-0/engine] " + line + "\n[pod/vllm-0/engine] " + line + "\n"},
+		{"compose prefix is the peeler's", "vllm-1  | " + line + "\nvllm-1  | " + line + "\n", "vllm-1  | " + line + "\nvllm-1  | " + line + "\n"},
 	}
 	for _, c := range cases {
 		got, fix := depaste(t, c.in)
@@ -36,7 +38,7 @@ func TestDepaste(t *testing.T) {
 		}
 	}
 	// An engine's own log is read as it is: no repair is detected.
-	for _, p := range []string{"vllm-v1-tp2.log", "sglang-tp2.log", "torchrun.log", "ray.log"} {
+	for _, p := range []string{"vllm-v1-tp2.log", "sglang-tp2.log", "torchrun.log", "ray.log", "collectors.log"} {
 		data, err := os.ReadFile(filepath.Join("testdata", p))
 		if err != nil {
 			t.Fatal(err)
