@@ -64,6 +64,8 @@ func TestFloor(t *testing.T) {
 			log: "Traceback (most recent call last):\n  File \"/opt/vllm/vllm/model_executor/models/qwen3.py\", line 12, in load_weights\n    p = params[name]\nKeyError: 'layers.0.w13'\n\n" +
 				"During handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"/opt/engine/worker.py\", line 40, in run\n    raise EngineError(e)\n" +
 				"TypeError: __init__() missing 1 required positional argument: 'inner_exception'\n", why: "mask"},
+		{name: "first line cut mid-word", rule: "unrecognised-exception", root: "untimeError: shape '[8, -1]' is invalid for input of size 7", phase: "unknown",
+			log: "untimeError: shape '[8, -1]' is invalid for input of size 7\nINFO 11-29 21:06:00 [launcher.py:30] Shutting down\n"},
 		{name: "CUDA error line", rule: "device-runtime-error", root: "CUDA error: an illegal memory access was encountered", phase: "cudagraph",
 			log: "INFO 11-29 21:05:50 [gpu_model_runner.py:2500] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 10%\n" +
 				"[rank0]:[E1129 21:05:51.123 ProcessGroupNCCL.cpp:1682] CUDA error: an illegal memory access was encountered\n"},

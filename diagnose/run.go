@@ -481,9 +481,20 @@ func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 			// A hang is not a crash: say that the phase was still running.
 			return "failed", fmt.Sprintf("STUCK%s%s (still running when the log ends): %s [%s]", phase, where, f.Title, f.Rule)
 		}
-		if r := set.Rule(f.Rule); f.Root != "" && r != nil && r.CatchAll {
-			// The rule's title is generic: say what happened.
+		r := set.Rule(f.Rule)
+		catchAll := r != nil && r.CatchAll
+		// Say what happened: a catch-all's title is general, and a rule's
+		// evidence may be another line than the error (a ptxas line, the
+		// error printed before its traceback).
+		if f.Root != "" && (catchAll || len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Text, f.Root)) {
 			what := f.Root
+			if len(what) > maxVerdictRoot {
+				cut := maxVerdictRoot
+				for cut > 0 && what[cut]&0xC0 == 0x80 {
+					cut--
+				}
+				what = what[:cut] + "…"
+			}
 			if f.RaisedIn != "" {
 				what += " (raised in " + f.RaisedIn + ")"
 			}
@@ -495,6 +506,10 @@ func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 	}
 	return "ok", fmt.Sprintf("no error-level finding; note: %s [%s]", f.Title, f.Rule)
 }
+
+// maxVerdictRoot bounds the concrete error quoted in the verdict (the
+// finding and errors[] hold it whole).
+const maxVerdictRoot = 160
 
 // shortWhy is the evidence for a finding's phase in a few words for the
 // verdict ("frame vllm/v1/worker/gpu_model_runner.py:3106 _dummy_run",

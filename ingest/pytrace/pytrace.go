@@ -415,7 +415,10 @@ func leadsException(body string) bool {
 	if k == 0 || k >= len(b) || b[k] != ':' || !(b[0] >= 'A' && b[0] <= 'Z' || b[0] >= 'a' && b[0] <= 'z' || b[0] == '_') {
 		return false
 	}
-	return fatalType(b[:k])
+	// (Also a type whose start an excerpt cut off, "untimeError:": the
+	// reader decides.)
+	l := strings.ToLower(b[:k])
+	return fatalType(b[:k]) || strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception")
 }
 
 // introducers start a line that names an exception after them.
@@ -756,6 +759,12 @@ func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
 	if typ, msg, ok := exceptionLine(line); ok && strings.IndexByte(line, ':') > 0 && fatalType(typ) {
 		return typ, msg, true
 	}
+	if rec.Line == 1 {
+		// The first line of an excerpt cut mid-word: "untimeError: …".
+		if typ, msg, ok := cutExceptionLine(line); ok {
+			return typ, msg, true
+		}
+	}
 	for _, p := range oneLiners {
 		k := strings.Index(line, p)
 		if k < 0 {
@@ -801,6 +810,27 @@ func raisedBy(code string) (typ, msg string, ok bool) {
 		return typ, strings.TrimSpace(rest), true
 	}
 	return typ, "", true
+}
+
+// cutExceptionLine reads an exception line whose type lost its start
+// ("untimeError: CUDA error: …", "rror: …"): a lower-case word ending in
+// error or exception, then ": ".
+func cutExceptionLine(line string) (typ, msg string, ok bool) {
+	k := strings.Index(line, ": ")
+	if k <= 0 {
+		return "", "", false
+	}
+	t := line[:k]
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
+			return "", "", false
+		}
+	}
+	l := strings.ToLower(t)
+	if !strings.HasSuffix(l, "error") && !strings.HasSuffix(l, "exception") {
+		return "", "", false
+	}
+	return t, line[k+2:], true
 }
 
 // parseNativeFrame parses faulthandler's `File "x.py", line 10 in func`.
