@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,8 +186,13 @@ func TestPrintedKnowledge(t *testing.T) {
 	d = diagnoseText(t, piecewise, Options{})
 	f = topError(d)
 	if f == nil || !strings.Contains(f.Root, "root cause: Size mismatch") || f.Phase != "cudagraph" ||
-		f.Remedy[0] != "Printed by the engine: To work around this error, add --disable-piecewise-cuda-graph to your launch command" {
+		!slices.Contains(f.Remedy, "Printed by the engine: To work around this error, add --disable-piecewise-cuda-graph to your launch command") {
 		t.Fatalf("engine-printed workaround: %+v", f)
+	}
+	// With no rule for it, the printed workaround comes first.
+	d = diagnoseText(t, "RuntimeError: the frobnicator stalled. To work around this error, add --no-frobnicate to your launch command.\n", Options{})
+	if f := topError(d); f == nil || f.Rule != "unrecognised-exception" || !strings.HasPrefix(f.Remedy[0], "Printed by the engine: To work around this error, add --no-frobnicate") {
+		t.Fatalf("printed workaround of a catch-all: %+v", f)
 	}
 }
 
