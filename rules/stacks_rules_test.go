@@ -85,13 +85,20 @@ var (
 	loweringError = frames(append(irStr(12, "__str__"), "__init__", "torch/_inductor/exc.py", "call_function", "torch/_inductor/graph.py")...)
 )
 
+// stackCase is a subject a stack rule must fire on.
+type stackCase struct {
+	sub Subject
+	v   Versions
+}
+
+// stackFires holds, per stack rule, subjects that must fire it: stacks
+// with native frames and the other shapes the YAML examples cannot write.
+var stackFires = map[string][]stackCase{}
+
 func init() {
 	add := func(id string, v Versions, subs ...Subject) {
 		for _, s := range subs {
-			fires[id] = append(fires[id], struct {
-				sub Subject
-				v   Versions
-			}{sub: s, v: v})
+			stackFires[id] = append(stackFires[id], stackCase{sub: s, v: v})
 		}
 	}
 	add("inductor-implicit-fallback-operator-str", Versions{"torch": "2.10.0+rocm7.0"}, bucket(true, fallbackHang))
@@ -177,4 +184,20 @@ func stackRules(s *Set) []string {
 		}
 	}
 	return out
+}
+
+// TestStackRulesFire: every case in stackFires fires its rule.
+func TestStackRulesFire(t *testing.T) {
+	s := builtin(t)
+	for id, cases := range stackFires {
+		if s.Rule(id) == nil {
+			t.Errorf("no rule %s", id)
+			continue
+		}
+		for i, c := range cases {
+			if !hasRule(s.Match(c.sub, c.v), id) {
+				t.Errorf("%s: case %d did not fire (got %v)", id, i, ids(s.Match(c.sub, c.v)))
+			}
+		}
+	}
 }

@@ -18,6 +18,7 @@ func newDiagnoseCmd() *cobra.Command {
 		asJSON    bool
 		outPath   string
 		ruleFiles []string
+		torchDir  string
 	)
 	cmd := &cobra.Command{
 		Use:   "diagnose [--json] [-o FILE] [--rules FILE] PATH...",
@@ -45,7 +46,7 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if err != nil {
 				return err
 			}
-			d, err := diagnose.Run(args, diagnose.Options{Rules: set, Stdin: cmd.InOrStdin()})
+			d, err := diagnose.Run(args, diagnose.Options{Rules: set, Stdin: cmd.InOrStdin(), TorchDir: torchDir})
 			switch {
 			case errors.Is(err, diagnose.ErrNoInput):
 				for _, in := range d.Inputs {
@@ -82,6 +83,7 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, `write JSON (schema "bringup.diagnosis/v1") instead of text`)
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the report to FILE instead of stdout")
 	cmd.Flags().StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML FILE (repeatable; same format as rules/*.yaml)")
+	cmd.Flags().StringVar(&torchDir, "torch-dir", "", "the torch package the boot used (DIR/_dynamo/graph_break_registry.json explains graph-break ids); default: the one the log's frames name, when it exists here")
 	return cmd
 }
 
