@@ -3,6 +3,7 @@ package stacks
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -235,5 +236,105 @@ func TestTextSaysWhichCommandCaptured(t *testing.T) {
 	}
 	if strings.Contains(out, "pid 12 captured") || strings.Contains(out, "pid 13 captured") {
 		t.Errorf("a process read directly or from a file is named as captured by a command:\n%s", out)
+	}
+}
+
+// st builds a stack from "func file:line" specs, innermost first; "×N"
+// repeats the previous frame N-1 more times.
+func st(spec ...string) record.Stack {
+	var out record.Stack
+	for _, s := range spec {
+		if n, ok := strings.CutPrefix(s, "×"); ok {
+			k := 0
+			fmt.Sscan(n, &k)
+			for i := 1; i < k; i++ {
+				out = append(out, out[len(out)-1])
+			}
+			continue
+		}
+		fn, loc, _ := strings.Cut(s, " ")
+		file, line, _ := strings.Cut(loc, ":")
+		n := 0
+		fmt.Sscan(line, &n)
+		out = append(out, record.Frame{Func: fn, File: file, Line: n})
+	}
+	return out
+}
+
+func textOf(t *testing.T, a *stacks.Analysis) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Text(&buf, a, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// At the default level the innermost frames inside a recursion (the leaf
+// a person looks for) are printed above it, and an irregular recursion
+// folded into one region lists each of its functions with line and count.
+func TestTextLeafAndRegionMembers(t *testing.T) {
+	rec := st("wait /usr/lib/python3.12/threading.py:655", "leaf /srv/rec.py:20", "Node.__str__ /srv/rec.py:16", "×21", "<module> /srv/rec.py:40")
+	out := textOf(t, stacks.Analyze([]*stacks.Process{{PID: 3, RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 3, Main: true, Frames: rec}}}}, stacks.Options{Level: stacks.DefaultLevel}))
+	leaf := regexp.MustCompile(`(?m)^ +wait +threading\.py:655\n +leaf +/srv/rec\.py:20\n +↻ ×21 +Node\.__str__ +/srv/rec\.py:16\n`)
+	if !leaf.MatchString(out) {
+		t.Errorf("leaf frames not above the recursion:\n%s", out)
+	}
+	irr := st("str_helper /x/site-packages/torch/_inductor/ir.py:553", "__str__ /x/site-packages/torch/_inductor/ir.py:6270", "×6",
+		"inner_fn_str /x/site-packages/torch/_inductor/ir.py:700", "__str__ /x/site-packages/torch/_inductor/ir.py:6270", "×4",
+		"lower /x/site-packages/torch/_inductor/ir.py:90", "<module> /srv/rec.py:40")
+	out = textOf(t, stacks.Analyze([]*stacks.Process{{PID: 3, RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 3, Main: true, Frames: irr}}}}, stacks.Options{Level: stacks.DefaultLevel}))
+	region := regexp.MustCompile(`(?m)^ +str_helper +torch/_inductor/ir\.py:553\n +↻ 11 frames of recursion in torch/_inductor/ir\.py, through:\n +↻ ×10 +__str__ +torch/_inductor/ir\.py:6270\n +│ ×1 +inner_fn_str +torch/_inductor/ir\.py:700\n +lower +torch/_inductor/ir\.py:90\n`)
+	if !region.MatchString(out) {
+		t.Errorf("region members not listed:\n%s", out)
+	}
+}
+
+// A running thread whose read never settled is busy above its innermost
+// settled frame; helper processes are named in their bucket's header and
+// on a helpers line, never counted as workers; the JSON carries the
+// headline's data.
+func TestTextBusyRolesAndWhere(t *testing.T) {
+	spin := st("spin /srv/busy.py:36", "main /srv/busy.py:50", "<module> /srv/busy.py:60")
+	tracker := st("main /usr/lib/python3.12/multiprocessing/resource_tracker.py:239", "<module> <string>:1")
+	procs := []*stacks.Process{
+		{PID: 10, Source: stacks.SourceLive, RankInfo: record.NoRank, Name: "python3 busy.py", Threads: []stacks.Thread{{TID: 10, Main: true, State: "active", Partial: true, Frames: spin}}},
+		{PID: 11, Source: stacks.SourceLive, RankInfo: record.NoRank, PPID: 10, Name: "python3 -c from multiprocessing.resource_tracker import main;main(5)",
+			Threads: []stacks.Thread{{TID: 11, Main: true, State: "idle", Frames: tracker}}},
+	}
+	a := stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel})
+	out := textOf(t, a)
+	for _, want := range []string{
+		"busy: frames above spin kept moving while read",
+		"helpers: multiprocessing resource tracker pid 11 (not counted among the workers)",
+		"#2 · pid 11 · multiprocessing resource tracker · 1 thread(s)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "outer frames only") || strings.Contains(out, "2/2 workers") {
+		t.Errorf("old wording or the helper counted:\n%s", out)
+	}
+	var buf bytes.Buffer
+	if err := JSON(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Where struct {
+			Workers int    `json:"workers"`
+			Text    string `json:"text"`
+			Motion  string `json:"motion"`
+			Helpers []struct {
+				Role string `json:"role"`
+				PIDs []int  `json:"pids"`
+			} `json:"helpers"`
+		} `json:"where"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Where.Workers != 1 || doc.Where.Motion != "busy" || doc.Where.Text != a.Where.Text || len(doc.Where.Helpers) != 1 || doc.Where.Helpers[0].Role != stacks.RoleResourceTracker {
+		t.Errorf("where in JSON: %+v", doc.Where)
 	}
 }
