@@ -187,3 +187,17 @@ func pattern(p string) *regexp.Regexp {
 	patterns.Store(p, re)
 	return re
 }
+
+// logSignatures are the log rules that name a hang by a guess (the log
+// went silent in a phase) whose proof is a stack signature, each with the
+// stack rules that show it. A stack signature is error-level only when
+// the stacks show it: with stacks at hand the log rule stands only when
+// one of these matched them, and with none it is a warning that says
+// what to capture.
+var logSignatures = map[string][]string{
+	"implicit-fallback-format-hang": {"inductor-implicit-fallback-operator-str", "inductor-implicit-fallback-log-handler"},
+}
+
+// ShownBy returns the stack rules whose findings confirm the log rule
+// logRule (nil: logRule does not describe a stack signature).
+func ShownBy(logRule string) []string { return logSignatures[logRule] }
