@@ -556,9 +556,7 @@ func descendantsOf(pid int) []int {
 // FuzzRankFromEnviron: any environ block reads without a panic, and a
 // rank read is one of the world it names.
 func FuzzRankFromEnviron(f *testing.F) {
-	if b, err := os.ReadFile("/proc/self/environ"); err == nil {
-		f.Add(b)
-	}
+	f.Add([]byte("PATH=/usr/bin\x00HOME=/home/user\x00RANK=0\x00WORLD_SIZE=8\x00"))
 	f.Add([]byte("RANK=1\x00LOCAL_RANK=1\x00WORLD_SIZE=2\x00"))
 	f.Add([]byte("SLURM_PROCID=3\x00SLURM_NTASKS=4"))
 	f.Add([]byte("RANK=-1\x00WORLD_SIZE=99999999999999999999\x00"))
