@@ -3,7 +3,6 @@ package stacks
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -239,24 +238,26 @@ func TestTextSaysWhichCommandCaptured(t *testing.T) {
 	}
 }
 
-// st builds a stack from "func file:line" specs, innermost first; "×N"
-// repeats the previous frame N-1 more times.
-func st(spec ...string) record.Stack {
-	var out record.Stack
-	for _, s := range spec {
-		if n, ok := strings.CutPrefix(s, "×"); ok {
-			k := 0
-			fmt.Sscan(n, &k)
-			for i := 1; i < k; i++ {
-				out = append(out, out[len(out)-1])
-			}
-			continue
-		}
-		fn, loc, _ := strings.Cut(s, " ")
-		file, line, _ := strings.Cut(loc, ":")
-		n := 0
-		fmt.Sscan(line, &n)
-		out = append(out, record.Frame{Func: fn, File: file, Line: n})
+// pyspy reads a py-spy dump of one process (pid 3) whose main thread has
+// the given frames, innermost first ("func (file:line)" lines).
+func pyspy(t *testing.T, frames ...string) []*stacks.Process {
+	t.Helper()
+	text := "Process 3: python3 rec.py\nPython v3.12.1 (/usr/bin/python3.12)\n\nThread 3 (idle): \"MainThread\"\n"
+	for _, f := range frames {
+		text += "    " + f + "\n"
+	}
+	res, err := stackdump.Parse(strings.NewReader(text), "dump.txt")
+	if err != nil || len(res.Processes) != 1 {
+		t.Fatalf("dump: %v %+v", err, res)
+	}
+	return res.Processes
+}
+
+// times is frame f n times.
+func times(n int, f string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = f
 	}
 	return out
 }
@@ -274,16 +275,19 @@ func textOf(t *testing.T, a *stacks.Analysis) string {
 // a person looks for) are printed above it, and an irregular recursion
 // folded into one region lists each of its functions with line and count.
 func TestTextLeafAndRegionMembers(t *testing.T) {
-	rec := st("wait /usr/lib/python3.12/threading.py:655", "leaf /srv/rec.py:20", "Node.__str__ /srv/rec.py:16", "×21", "<module> /srv/rec.py:40")
-	out := textOf(t, stacks.Analyze([]*stacks.Process{{PID: 3, RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 3, Main: true, Frames: rec}}}}, stacks.Options{Level: stacks.DefaultLevel}))
-	leaf := regexp.MustCompile(`(?m)^ +wait +threading\.py:655\n +leaf +/srv/rec\.py:20\n +↻ ×21 +Node\.__str__ +/srv/rec\.py:16\n`)
+	rec := append([]string{"wait (/usr/lib/python3.12/threading.py:655)", "leaf (/srv/rec.py:20)"}, times(21, "__str__ (/srv/rec.py:16)")...)
+	rec = append(rec, "<module> (/srv/rec.py:40)")
+	out := textOf(t, stacks.Analyze(pyspy(t, rec...), stacks.Options{Level: stacks.DefaultLevel}))
+	leaf := regexp.MustCompile(`(?m)^ +wait +threading\.py:655\n +leaf +/srv/rec\.py:20\n +↻ ×21 +__str__ +/srv/rec\.py:16\n`)
 	if !leaf.MatchString(out) {
 		t.Errorf("leaf frames not above the recursion:\n%s", out)
 	}
-	irr := st("str_helper /x/site-packages/torch/_inductor/ir.py:553", "__str__ /x/site-packages/torch/_inductor/ir.py:6270", "×6",
-		"inner_fn_str /x/site-packages/torch/_inductor/ir.py:700", "__str__ /x/site-packages/torch/_inductor/ir.py:6270", "×4",
-		"lower /x/site-packages/torch/_inductor/ir.py:90", "<module> /srv/rec.py:40")
-	out = textOf(t, stacks.Analyze([]*stacks.Process{{PID: 3, RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 3, Main: true, Frames: irr}}}}, stacks.Options{Level: stacks.DefaultLevel}))
+	ir := "/x/site-packages/torch/_inductor/ir.py"
+	irr := append([]string{"str_helper (" + ir + ":553)"}, times(6, "__str__ ("+ir+":6270)")...)
+	irr = append(irr, "inner_fn_str ("+ir+":700)")
+	irr = append(irr, times(4, "__str__ ("+ir+":6270)")...)
+	irr = append(irr, "lower ("+ir+":90)", "<module> (/srv/rec.py:40)")
+	out = textOf(t, stacks.Analyze(pyspy(t, irr...), stacks.Options{Level: stacks.DefaultLevel}))
 	region := regexp.MustCompile(`(?m)^ +str_helper +torch/_inductor/ir\.py:553\n +↻ 11 frames of recursion in torch/_inductor/ir\.py, through:\n +↻ ×10 +__str__ +torch/_inductor/ir\.py:6270\n +│ ×1 +inner_fn_str +torch/_inductor/ir\.py:700\n +lower +torch/_inductor/ir\.py:90\n`)
 	if !region.MatchString(out) {
 		t.Errorf("region members not listed:\n%s", out)
@@ -295,8 +299,8 @@ func TestTextLeafAndRegionMembers(t *testing.T) {
 // on a helpers line, never counted as workers; the JSON carries the
 // headline's data.
 func TestTextBusyRolesAndWhere(t *testing.T) {
-	spin := st("spin /srv/busy.py:36", "main /srv/busy.py:50", "<module> /srv/busy.py:60")
-	tracker := st("main /usr/lib/python3.12/multiprocessing/resource_tracker.py:239", "<module> <string>:1")
+	spin := record.Stack{{Func: "spin", File: "/srv/busy.py", Line: 36}, {Func: "main", File: "/srv/busy.py", Line: 50}, {Func: "<module>", File: "/srv/busy.py", Line: 60}}
+	tracker := record.Stack{{Func: "main", File: "/usr/lib/python3.12/multiprocessing/resource_tracker.py", Line: 239}, {Func: "<module>", File: "<string>", Line: 1}}
 	procs := []*stacks.Process{
 		{PID: 10, Source: stacks.SourceLive, RankInfo: record.NoRank, Name: "python3 busy.py", Threads: []stacks.Thread{{TID: 10, Main: true, State: "active", Partial: true, Frames: spin}}},
 		{PID: 11, Source: stacks.SourceLive, RankInfo: record.NoRank, PPID: 10, Name: "python3 -c from multiprocessing.resource_tracker import main;main(5)",

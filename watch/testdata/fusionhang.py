@@ -11,27 +11,21 @@ import os
 import signal
 import sys
 
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, here)
-sys.path.insert(0, os.path.join(here, "fakemods"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakeengine as fe
 
 
 def worker(rank, q):
-    sys.path.insert(0, os.path.join(here, "fakemods"))
+    fe.use_fakemods()
     from torch._inductor.scheduler import Scheduler
-    name = fe.worker_name(rank)
-    fe.log(name, "Loading weights took 0.12 seconds", where="default_loader.py:267")
-    fe.log(name, "Dynamo bytecode transform time: 1.08 s", where="backends.py:278")
-    fe.log(name, "Cache the graph for dynamic shape for later use", where="backends.py:186")
+    fe.until_inductor(fe.worker_name(rank))
     q.put(rank)
     Scheduler().fuse_nodes_once()
 
 
 def engine_core():
-    import torch
-    fe.log("EngineCore_DP0", "Initializing a V1 LLM engine (v0.11.0) with config: model='fake/model'", where="core.py:77")
-    fe.log("EngineCore_DP0", f"PyTorch version: {torch.__version__}", where="collect_env.py:1")
+    fe.use_fakemods()
+    fe.engine_banner()
     procs, q = fe.spawn_workers(worker, 2)
     fe.wait_workers(q, 2)
     for p in procs:
