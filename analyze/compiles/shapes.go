@@ -1,0 +1,374 @@
+package compiles
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bringup-tool/bringup/ingest/torchtrace"
+)
+
+// MaxShapes caps Result.Shapes (ShapesDropped counts the rest).
+const MaxShapes = 100_000
+
+// Symbolic-shape event kinds (ShapeEvent.Kind), as PyTorch's ShapeEnv logs
+// them.
+const (
+	ShapeCreateSymbol   = "create_symbol"
+	ShapeCreateUnbacked = "create_unbacked_symbol"
+	ShapeSpecialization = "symbolic_shape_specialization"
+	ShapeGuardAdded     = "guard_added"
+	ShapeGuardAddedFast = "guard_added_fast"
+	ShapeRealTensors    = "propagate_real_tensors_provenance"
+)
+
+// shapeKinds are the events a ShapeEvent is made of.
+var shapeKinds = map[string]bool{
+	ShapeCreateSymbol: true, ShapeCreateUnbacked: true, ShapeSpecialization: true,
+	ShapeGuardAdded: true, ShapeGuardAddedFast: true, ShapeRealTensors: true,
+}
+
+// ShapeEvent is one symbolic-shape event: a symbol created for a dynamic
+// size, a dynamic size specialised to a constant, a guard added on sizes,
+// or (export) a data-dependent expression decided by real tensors.
+type ShapeEvent struct {
+	Rank       int    `json:"rank"`
+	Path       string `json:"path"`
+	Line       int    `json:"line"`
+	CompileID  string `json:"compile_id"` // "" outside any compile (export)
+	Occurrence int    `json:"occurrence,omitempty"`
+	Kind       string `json:"kind"`
+	Symbol     string `json:"symbol,omitempty"`
+	// Expr is the guard expression (guard_added*, and the decided
+	// expression of propagate_real_tensors_provenance).
+	Expr string `json:"expr,omitempty"`
+	// Value is the symbol's example value (create_symbol), the constant a
+	// symbol was specialised to, or the value real tensors gave Expr.
+	Value   string   `json:"value,omitempty"`
+	Range   string   `json:"range,omitempty"` // value range (vr)
+	Sources []string `json:"sources,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	// Prefix is guard_added's prefix: "eval" for a guard evaluated during
+	// export (a possible constraint violation).
+	Prefix string `json:"prefix,omitempty"`
+	// UserCode is the innermost frame of the event's user stack, "fn (file:line)".
+	UserCode string `json:"user_code,omitempty"`
+	// Code is that frame's source line, as the trace logged it.
+	Code string `json:"code,omitempty"`
+}
+
+// Export issue types, as tlparse's draft-export report names them.
+const (
+	ExportGuardEvaluated  = "Guard Evaluated"
+	ExportDataDependent   = "Data Dependent Error"
+	ExportMissingFake     = "Missing Fake Kernel"
+	ExportMismatchedFake  = "Mismatched Fake Kernel"
+	maxExportIssuesPerRun = 10_000
+)
+
+// ExportReport is what an export (torch.export, draft export) logged in
+// one input: the exported programs and the issues it ran into.
+type ExportReport struct {
+	Rank int    `json:"rank"`
+	Path string `json:"path"`
+	// Programs index Result.Artifacts: the exported_program payloads.
+	Programs []int `json:"programs"`
+	// Issues, in log order: guards evaluated during export (a possible
+	// constraint violation), data-dependent expressions specialised by
+	// real tensors (asserts inserted), custom ops without (or with a
+	// wrong) fake kernel.
+	Issues []ExportIssue `json:"issues"`
+}
+
+// ExportIssue is one problem an export logged.
+type ExportIssue struct {
+	Line     int    `json:"line"`
+	Type     string `json:"type"`
+	Expr     string `json:"expr,omitempty"`
+	Result   string `json:"result,omitempty"` // what the expression was specialised to
+	Op       string `json:"op,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	UserCode string `json:"user_code,omitempty"`
+}
+
+// Provenance maps the kernels Inductor generated for one graph to the
+// post-grad FX nodes they compute and those to the pre-grad (user-level)
+// nodes they came from, from the inductor_provenance_tracking_* artifacts.
+type Provenance struct {
+	Rank       int    `json:"rank"`
+	Path       string `json:"path"`
+	CompileID  string `json:"compile_id"` // "" outside any compile (AOTInductor)
+	Occurrence int    `json:"occurrence,omitempty"`
+	Line       int    `json:"line"`
+	// Kernels in name order, capped at maxProvenanceKernels.
+	Kernels []KernelProvenance `json:"kernels"`
+	// StackTraces counts the kernels with a user stack trace
+	// (inductor_provenance_tracking_kernel_stack_traces).
+	StackTraces int `json:"stack_traces,omitempty"`
+	// Artifacts index Result.Artifacts: the provenance payloads read.
+	Artifacts []int `json:"artifacts"`
+
+	fromMappings bool // Kernels came with their pre-grad nodes
+}
+
+// KernelProvenance is one generated kernel and where it came from.
+type KernelProvenance struct {
+	Kernel   string   `json:"kernel"`
+	PostGrad []string `json:"post_grad"`
+	PreGrad  []string `json:"pre_grad"`
+}
+
+const maxProvenanceKernels = 10_000
+
+// provenanceArtifacts are the artifacts Provenance is read from.
+var provenanceArtifacts = map[string]bool{
+	"inductor_provenance_tracking_node_mappings": true, "inductor_triton_kernel_to_post_grad_nodes": true,
+	"inductor_post_to_pre_grad_nodes": true, "inductor_provenance_tracking_kernel_stack_traces": true,
+}
+
+type traceFrame struct {
+	Line     int             `json:"line"`
+	Name     string          `json:"name"`
+	Filename json.RawMessage `json:"filename"`
+	Loc      string          `json:"loc"`
+}
+
+// userCode is the innermost frame of a logged stack (outermost first, file
+// names interned), as "fn (file:line)", and its source line.
+func (f *fileAnalysis) userCode(st []traceFrame) (string, string) {
+	if len(st) == 0 {
+		return "", ""
+	}
+	fr := st[len(st)-1]
+	file := ""
+	if n, err := strconv.Atoi(string(fr.Filename)); err == nil {
+		if file = f.str(n); file == "" {
+			file = fmt.Sprintf("<interned %d>", n)
+		}
+	} else {
+		_ = json.Unmarshal(fr.Filename, &file)
+	}
+	return f.intern(fmt.Sprintf("%s (%s:%d)", fr.Name, file, fr.Line)), fr.Loc
+}
+
+// scalarText prints a JSON value as the producer meant it: a string as
+// is, anything else as JSON.
+func scalarText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// shape reads a symbolic-shape event (and, for export, its issue).
+func (f *fileAnalysis) shape(rank int, u *unit, ev *torchtrace.Event, cid string) {
+	var m struct {
+		Symbol    json.RawMessage `json:"symbol"`
+		Expr      json.RawMessage `json:"expr"`
+		Val       json.RawMessage `json:"val"`
+		Value     json.RawMessage `json:"value"`
+		Result    json.RawMessage `json:"result"`
+		VR        json.RawMessage `json:"vr"`
+		Source    json.RawMessage `json:"source"`
+		Sources   json.RawMessage `json:"sources"`
+		Reason    json.RawMessage `json:"reason"`
+		Prefix    json.RawMessage `json:"prefix"`
+		UserStack []traceFrame    `json:"user_stack"`
+		Stack     []traceFrame    `json:"stack"`
+	}
+	if json.Unmarshal(ev.Meta, &m) != nil {
+		return
+	}
+	se := ShapeEvent{Rank: rank, Path: f.in.Path, Line: ev.Line, CompileID: cid, Kind: ev.Kind,
+		Symbol: scalarText(m.Symbol), Expr: scalarText(m.Expr), Range: scalarText(m.VR),
+		Reason: scalarText(m.Reason), Prefix: scalarText(m.Prefix)}
+	if u != nil {
+		se.Occurrence = u.c.Occurrence
+	}
+	for _, v := range []json.RawMessage{m.Val, m.Value, m.Result} {
+		if se.Value == "" {
+			se.Value = scalarText(v)
+		}
+	}
+	se.Sources = stringList(m.Sources)
+	if s := scalarText(m.Source); s != "" {
+		se.Sources = append(se.Sources, s)
+	}
+	st := m.UserStack
+	if len(st) == 0 {
+		st = m.Stack
+	}
+	se.UserCode, se.Code = f.userCode(st)
+	se.Expr, se.Symbol, se.Reason = f.intern(se.Expr), f.intern(se.Symbol), f.intern(se.Reason)
+	if len(f.shapes) < f.maxShapes {
+		f.shapes = append(f.shapes, se)
+	} else {
+		f.shapesDrop++
+	}
+	switch {
+	case ev.Kind == ShapeGuardAdded && se.Prefix == "eval":
+		f.exportIssue(ExportIssue{Line: ev.Line, Type: ExportGuardEvaluated, Expr: se.Expr, UserCode: se.UserCode,
+			Reason: "this guard was evaluated during export and may have produced a constraint violation"})
+	case ev.Kind == ShapeRealTensors:
+		f.exportIssue(ExportIssue{Line: ev.Line, Type: ExportDataDependent, Expr: se.Expr, Result: se.Value, UserCode: se.UserCode,
+			Reason: "export could not tell whether the expression always holds; it was specialised to the value real tensors gave, and asserts were inserted into the graph"})
+	}
+}
+
+// fakeKernel reads missing_fake_kernel / mismatched_fake_kernel.
+func (f *fileAnalysis) fakeKernel(ev *torchtrace.Event) {
+	var m struct {
+		Op     string `json:"op"`
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(ev.Meta, &m)
+	is := ExportIssue{Line: ev.Line, Op: m.Op, Reason: m.Reason}
+	if ev.Kind == "missing_fake_kernel" {
+		is.Type = ExportMissingFake
+		if is.Reason == "" {
+			is.Reason = "torch.ops." + orDash(m.Op) + " has no fake kernel (register one with torch.library.register_fake)"
+		}
+	} else {
+		is.Type = ExportMismatchedFake
+	}
+	f.exportIssue(is)
+}
+
+func (f *fileAnalysis) exportIssue(is ExportIssue) {
+	if f.export == nil {
+		f.export = &ExportReport{Path: f.in.Path, Programs: []int{}, Issues: []ExportIssue{}}
+	}
+	if len(f.export.Issues) < maxExportIssuesPerRun {
+		f.export.Issues = append(f.export.Issues, is)
+	}
+}
+
+// exportedProgram notes an exported_program artifact (index art, -1 when
+// it was over the artifact cap).
+func (f *fileAnalysis) exportedProgram(art int) {
+	if f.export == nil {
+		f.export = &ExportReport{Path: f.in.Path, Programs: []int{}, Issues: []ExportIssue{}}
+	}
+	if art >= 0 {
+		f.export.Programs = append(f.export.Programs, art)
+	}
+}
+
+// provenance reads one provenance artifact into its graph's Provenance.
+func (f *fileAnalysis) provenance(rank int, u *unit, ev *torchtrace.Event, cid string, art int) {
+	key := cid
+	if u != nil {
+		key = Ref(u.c.ID, u.c.Occurrence)
+	}
+	p := f.prov[key]
+	if p == nil {
+		p = &Provenance{Rank: rank, Path: f.in.Path, CompileID: unitOf(cid), Line: ev.Line, Artifacts: []int{}}
+		if u != nil {
+			p.CompileID, p.Occurrence = u.c.ID, u.c.Occurrence
+		}
+		if f.prov == nil {
+			f.prov = map[string]*Provenance{}
+		}
+		f.prov[key] = p
+		f.provOrder = append(f.provOrder, key)
+	}
+	if art >= 0 {
+		p.Artifacts = append(p.Artifacts, art)
+	}
+	if ev.BodyTruncated {
+		return
+	}
+	switch ev.ArtifactName {
+	case "inductor_provenance_tracking_node_mappings":
+		var m map[string]map[string][]string
+		if json.Unmarshal(ev.Body, &m) != nil {
+			return
+		}
+		toPost := map[string][]string{}
+		for _, k := range []string{"cppCodeToPost", "pyCodeToPost"} {
+			for kernel, nodes := range m[k] {
+				toPost[kernel] = append(toPost[kernel], nodes...)
+			}
+		}
+		p.setKernels(toPost, m["postToPre"])
+	case "inductor_triton_kernel_to_post_grad_nodes":
+		if len(p.Kernels) > 0 {
+			return // the node mappings said it all
+		}
+		var toPost map[string][]string
+		if json.Unmarshal(ev.Body, &toPost) != nil {
+			return
+		}
+		p.setKernels(toPost, f.postToPre[key])
+	case "inductor_post_to_pre_grad_nodes":
+		var m map[string][]struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(ev.Body, &m) != nil {
+			return
+		}
+		pre := map[string][]string{}
+		for post, list := range m {
+			for _, n := range list {
+				pre[post] = appendNew(pre[post], n.Name)
+			}
+		}
+		if f.postToPre == nil {
+			f.postToPre = map[string]map[string][]string{}
+		}
+		f.postToPre[key] = pre
+		if len(p.Kernels) > 0 && !p.fromMappings {
+			for i := range p.Kernels {
+				k := &p.Kernels[i]
+				for _, post := range k.PostGrad {
+					for _, n := range pre[post] {
+						k.PreGrad = appendNew(k.PreGrad, n)
+					}
+				}
+			}
+		}
+	case "inductor_provenance_tracking_kernel_stack_traces":
+		var m map[string]json.RawMessage
+		if json.Unmarshal(ev.Body, &m) == nil {
+			p.StackTraces = len(m)
+		}
+	}
+}
+
+// setKernels fills the kernels from kernel → post-grad nodes and post-grad
+// → pre-grad nodes.
+func (p *Provenance) setKernels(toPost, postToPre map[string][]string) {
+	names := make([]string, 0, len(toPost))
+	for k := range toPost {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	p.Kernels = p.Kernels[:0]
+	for i, k := range names {
+		if i == maxProvenanceKernels {
+			break
+		}
+		kp := KernelProvenance{Kernel: k, PostGrad: []string{}, PreGrad: []string{}}
+		for _, post := range toPost[k] {
+			kp.PostGrad = appendNew(kp.PostGrad, post)
+			for _, pre := range postToPre[post] {
+				kp.PreGrad = appendNew(kp.PreGrad, pre)
+			}
+		}
+		p.Kernels = append(p.Kernels, kp)
+	}
+	p.fromMappings = postToPre != nil
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
