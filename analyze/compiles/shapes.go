@@ -136,21 +136,30 @@ type traceFrame struct {
 }
 
 // userCode is the innermost frame of a logged stack (outermost first, file
-// names interned), as "fn (file:line)", and its source line.
-func (f *fileAnalysis) userCode(st []traceFrame) (string, string) {
-	if len(st) == 0 {
-		return "", ""
-	}
-	fr := st[len(st)-1]
-	file := ""
-	if n, err := strconv.Atoi(string(fr.Filename)); err == nil {
-		if file = f.str(n); file == "" {
-			file = fmt.Sprintf("<interned %d>", n)
+// names interned), as "fn (file:line)", and its source line. A user stack
+// ends in user code; a full stack (skipTorch) ends inside PyTorch, so its
+// innermost frame outside torch/ is taken.
+func (f *fileAnalysis) userCode(st []traceFrame, skipTorch bool) (string, string) {
+	file := func(fr traceFrame) string {
+		s := ""
+		if n, err := strconv.Atoi(string(fr.Filename)); err == nil {
+			if s = f.str(n); s == "" {
+				s = fmt.Sprintf("<interned %d>", n)
+			}
+		} else {
+			_ = json.Unmarshal(fr.Filename, &s)
 		}
-	} else {
-		_ = json.Unmarshal(fr.Filename, &file)
+		return s
 	}
-	return f.intern(fmt.Sprintf("%s (%s:%d)", fr.Name, file, fr.Line)), fr.Loc
+	for i := len(st) - 1; i >= 0; i-- {
+		fr := st[i]
+		name := file(fr)
+		if skipTorch && i > 0 && (strings.Contains(name, "/torch/") || strings.HasPrefix(name, "torch/")) {
+			continue
+		}
+		return f.intern(fmt.Sprintf("%s (%s:%d)", fr.Name, name, fr.Line)), fr.Loc
+	}
+	return "", ""
 }
 
 // scalarText prints a JSON value as the producer meant it: a string as
@@ -200,11 +209,11 @@ func (f *fileAnalysis) shape(rank int, u *unit, ev *torchtrace.Event, cid string
 	if s := scalarText(m.Source); s != "" {
 		se.Sources = append(se.Sources, s)
 	}
-	st := m.UserStack
-	if len(st) == 0 {
-		st = m.Stack
+	if len(m.UserStack) > 0 {
+		se.UserCode, se.Code = f.userCode(m.UserStack, false)
+	} else {
+		se.UserCode, se.Code = f.userCode(m.Stack, true)
 	}
-	se.UserCode, se.Code = f.userCode(st)
 	se.Expr, se.Symbol, se.Reason = f.intern(se.Expr), f.intern(se.Symbol), f.intern(se.Reason)
 	if len(f.shapes) < f.maxShapes {
 		f.shapes = append(f.shapes, se)
