@@ -86,6 +86,9 @@ type pageMeta struct {
 	Root            string // relative path from the page to the report root, "" or "../../"
 	Footer          string
 	Back            bool
+	// Switch is the rank switcher of a report of several inputs: the
+	// summary, then each input's landing page.
+	Switch []navLink
 }
 
 // Write renders res as a report in dir. The report is built in a new
@@ -120,7 +123,8 @@ func Write(dir string, res *compiles.Result, opts Options) error {
 }
 
 // reportEntries are the names a report has at its top.
-var reportEntries = map[string]bool{"index.html": true, "assets": true, "units": true, "payloads": true}
+var reportEntries = map[string]bool{"index.html": true, "assets": true, "units": true, "payloads": true,
+	"failures.html": true, "shapes.html": true, "provenance.html": true}
 
 // replaceable says why dir may not be replaced by a new report: it holds
 // something that is not a report's (a directory of the user's own files
@@ -171,8 +175,11 @@ func write(dir string, res *compiles.Result, opts Options) error {
 	if err := s.parallel(len(s.units), func(i int) error { return s.writeUnit(dir, i) }); err != nil {
 		return err
 	}
+	if err := s.writeViews(dir); err != nil {
+		return err
+	}
 	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error {
-		return pages.ExecuteTemplate(w, "index", s.indexView())
+		return pages.ExecuteTemplate(w, "index", s.indexView(nil, "", ""))
 	})
 }
 
@@ -286,6 +293,13 @@ type site struct {
 	sharedList  []string // the keys of shared, in first-seen order
 	sharedTimes map[string]int
 	keys        []string // per artifact, its content key ("": none)
+	// rankOf is each input's rank, runs the number of runs in the inputs,
+	// rankPages each input's landing page (reports of several inputs).
+	rankOf    map[string]int
+	runs      int
+	rankPages map[string]string
+	// artifactUnit is, per artifact, the index in units of its page (-1).
+	artifactUnit []int
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -304,7 +318,13 @@ func key(path, id string) string { return path + "\x00" + id }
 
 func newSite(res *compiles.Result, opts Options) *site {
 	s := &site{res: res, opts: opts, byKey: map[string][]int{}, inputDir: map[string]string{},
-		labels: map[string]string{}}
+		labels: map[string]string{}, rankOf: map[string]int{}}
+	runs := map[string]bool{}
+	for _, in := range res.Inputs {
+		s.rankOf[in.Path] = in.Rank
+		runs[in.Run] = true
+	}
+	s.runs = len(runs)
 	// One directory per input: rank_N when the rank is known and unique.
 	rankUse := map[int]int{}
 	for _, in := range res.Inputs {
@@ -383,6 +403,16 @@ func newSite(res *compiles.Result, opts Options) *site {
 	for _, list := range s.byKey { // log order, so occurrences line up
 		sort.SliceStable(list, func(i, j int) bool { return s.units[list[i]].C.Line < s.units[list[j]].C.Line })
 	}
+	s.artifactUnit = make([]int, len(res.Artifacts))
+	for i := range s.artifactUnit {
+		s.artifactUnit[i] = -1
+	}
+	for ui := range s.units {
+		for _, ai := range s.units[ui].Artifacts {
+			s.artifactUnit[ai] = ui
+		}
+	}
+	s.rankPageFiles()
 	s.findShared()
 	s.phases, s.open = make([][]int, len(s.units)), make([][]int, len(s.units))
 	s.phaseUnit = s.assignPhases(res.Phases, s.phases)
