@@ -582,7 +582,7 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 			detail += fmt.Sprintf("  — differs from [%s] on %s in: %s", d.CompileID, s.label(d.Path), strings.Join(d.Components, ", "))
 		}
 		p.Cache = append(p.Cache, cacheRow{Rank: s.label(ce.Path), ID: compiles.Label(ce.CompileID, ce.Occurrence),
-			Href: s.refHref(root, ce.Path, ce.CompileID, ce.Occurrence),
+			Href:  s.refHref(root, ce.Path, ce.CompileID, ce.Occurrence),
 			Cache: ce.Kind, Outcome: ce.Outcome, Class: "c-" + ce.Outcome, Detail: detail})
 	}
 
