@@ -194,7 +194,8 @@ func assignRuns(inputs []Input, stats map[string]*torchtrace.Stats) {
 func glogSeconds(s string) (float64, bool) {
 	var mo, d, h, mi int
 	var sec float64
-	if n, err := fmt.Sscanf(s, "%2d%2d %d:%d:%f", &mo, &d, &h, &mi, &sec); err != nil || n != 5 || mo < 1 || mo > 12 {
+	if n, err := fmt.Sscanf(s, "%2d%2d %d:%d:%f", &mo, &d, &h, &mi, &sec); err != nil || n != 5 || mo < 1 || mo > 12 ||
+		d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || !(sec >= 0 && sec < 61) {
 		return 0, false
 	}
 	return float64(((mo-1)*31+d-1)*86400+h*3600+mi*60) + sec, true
