@@ -906,6 +906,7 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event, art int
 				return // the key alone (older traces): no outcome to report
 			}
 			outcome = *p.State
+			ce.FromHash = true
 		}
 		switch outcome {
 		case OutcomeHit, OutcomeMiss, OutcomeBypass:

@@ -376,6 +376,10 @@ type CacheEvent struct {
 	Occurrence int    `json:"occurrence,omitempty"`
 	Kind       string `json:"kind"`    // fx_graph | aotautograd
 	Outcome    string `json:"outcome"` // hit | miss | bypass
+	// FromHash says the outcome is the cache_state of an older
+	// *_cache_hash artifact, not the name of a *_cache_hit/miss/bypass one
+	// (tlparse counts only the latter).
+	FromHash bool `json:"from_hash,omitempty"`
 	// Reason is the bypass reason, or the detailed status when it says more
 	// than the outcome.
 	Reason      string  `json:"reason"`

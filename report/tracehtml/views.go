@@ -255,11 +255,14 @@ type restartRow struct {
 	Code                   codeRef
 }
 
-func (s *site) failuresView() failuresPage {
+func (s *site) failuresView(sc scope) failuresPage {
 	p := failuresPage{Page: pageMeta{Title: s.opts.Title + " — failures and restarts", Subtitle: s.opts.Title, Footer: s.opts.Footer, Back: true,
 		Switch: s.switcher("", "\x00")}}
 	for i := range s.res.Compiles {
 		c := &s.res.Compiles[i]
+		if !sc.has(c.Path) {
+			continue
+		}
 		if c.Status == compiles.StatusFailed {
 			if len(p.Failures) >= s.opts.MaxRows {
 				p.More++
@@ -366,7 +369,7 @@ func (s *site) writeViews(dir string) error {
 			return pages.ExecuteTemplate(w, tmpl, data)
 		})
 	}
-	if fv := s.failuresView(); len(fv.Failures)+len(fv.Restarts) > 0 {
+	if fv := s.failuresView(nil); len(fv.Failures)+len(fv.Restarts) > 0 {
 		if err := page("failures.html", "failures", fv); err != nil {
 			return err
 		}
