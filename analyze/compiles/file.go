@@ -1285,6 +1285,10 @@ func (f *fileAnalysis) compactOpen() {
 	}
 }
 
+// UnitOf strips the attempt from a printed compile id ("0/0_1" -> "0/0"):
+// the id of the compile unit an event belongs to.
+func UnitOf(cid string) string { return unitOf(cid) }
+
 // unitOf strips the attempt from a printed compile id ("0/0_1" -> "0/0").
 func unitOf(cid string) string {
 	if i := strings.LastIndexByte(cid, '_'); i > 0 && !strings.Contains(cid[i:], "/") {

@@ -427,42 +427,35 @@ func (s *site) label(path string) string {
 	return filepath.Base(path)
 }
 
-// assignPhases gives each phase its unit. A compile id names one unit per
-// input unless the log holds several runs (torch._dynamo.reset(), files
-// concatenated); phases carry no occurrence, so the phases of one id, in log
-// order, start a new occurrence at each outermost (depth 0) phase once the
-// current occurrence already has one.
+// assignPhases gives each phase its unit: the unit of its input, process
+// and compile id with the phase's occurrence (compiles.Phase.Occurrence
+// tells the compiles of a repeated id apart), -1 when it has none.
 func (s *site) assignPhases(phases []compiles.Phase, per [][]int) []int {
 	unitOf := make([]int, len(phases))
-	type cursor struct{ occ, outer int }
-	cur := map[string]*cursor{}
-	order := make([]int, len(phases))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return phases[order[a]].Line < phases[order[b]].Line })
-	for _, i := range order {
+	for i := range phases {
 		p := &phases[i]
-		k := key(p.Path, unitID(p.CompileID))
-		list := s.byKey[k]
-		if len(list) == 0 {
-			unitOf[i] = -1
-			continue
-		}
-		c := cur[k]
-		if c == nil {
-			c = &cursor{}
-			cur[k] = c
-		}
-		if p.Depth == 0 {
-			if c.outer > 0 && c.occ+1 < len(list) {
-				c.occ, c.outer = c.occ+1, 0
+		unitOf[i] = -1
+		list := s.byKey[key(p.Path, unitID(p.CompileID))]
+		for _, u := range list {
+			if c := s.units[u].C; c.Occurrence == p.Occurrence && c.PID == p.PID {
+				unitOf[i] = u
+				break
 			}
-			c.outer++
 		}
-		u := list[c.occ]
-		unitOf[i] = u
-		per[u] = append(per[u], i)
+		if unitOf[i] < 0 {
+			for _, u := range list {
+				if s.units[u].C.Occurrence == p.Occurrence {
+					unitOf[i] = u
+					break
+				}
+			}
+		}
+		if unitOf[i] < 0 && len(list) > 0 {
+			unitOf[i] = list[0]
+		}
+		if u := unitOf[i]; u >= 0 {
+			per[u] = append(per[u], i)
+		}
 	}
 	return unitOf
 }
