@@ -71,9 +71,14 @@ type fileAnalysis struct {
 	prov       map[string]*Provenance // by unit Ref (or compile id outside units)
 	provOrder  []string
 	postToPre  map[string]map[string][]string
-	versions   map[string]string
-	limit      int
-	limitHit   map[string]string // unit id -> reason text saying the limit was hit
+	// provMemo shares the kernels of node-mapping payloads seen before
+	// (provMemoB bytes of keys); frameScratch holds a stack's frames.
+	provMemo     map[provKey]any
+	provMemoB    int
+	frameScratch [][]byte
+	versions     map[string]string
+	limit        int
+	limitHit     map[string]string // unit id -> reason text saying the limit was hit
 
 	open     map[phaseKey][]int // indexes into openPh
 	openPh   []Phase

@@ -128,93 +128,111 @@ var provenanceArtifacts = map[string]bool{
 	"inductor_post_to_pre_grad_nodes": true, "inductor_provenance_tracking_kernel_stack_traces": true,
 }
 
-type traceFrame struct {
-	Line     int             `json:"line"`
-	Name     string          `json:"name"`
-	Filename json.RawMessage `json:"filename"`
-	Loc      string          `json:"loc"`
-}
-
-// userCode is the innermost frame of a logged stack (outermost first, file
-// names interned), as "fn (file:line)", and its source line. A user stack
-// ends in user code; a full stack (skipTorch) ends inside PyTorch, so its
-// innermost frame outside torch/ is taken.
-func (f *fileAnalysis) userCode(st []traceFrame, skipTorch bool) (string, string) {
-	file := func(fr traceFrame) string {
-		s := ""
-		if n, err := strconv.Atoi(string(fr.Filename)); err == nil {
-			if s = f.str(n); s == "" {
-				s = fmt.Sprintf("<interned %d>", n)
+// userCode is the innermost frame of a logged stack (a JSON list of
+// {line, name, filename, loc}, outermost first, file names interned), as
+// "fn (file:line)", and its source line. A user stack ends in user code; a
+// full stack (skipTorch) ends inside PyTorch, so its innermost frame
+// outside torch/ is taken. Only the frames looked at are decoded: export
+// stacks run to a hundred frames and every guard logs one.
+func (f *fileAnalysis) userCode(list []byte, skipTorch bool) (string, string) {
+	frames := f.frameScratch[:0]
+	torchtrace.EachElement(list, func(v []byte) { frames = append(frames, v) })
+	f.frameScratch = frames[:0]
+	for i := len(frames) - 1; i >= 0; i-- {
+		var line int
+		var name, file, loc string
+		torchtrace.EachFieldBytes(frames[i], func(k, v []byte) {
+			switch string(k) {
+			case "line":
+				line, _ = torchtrace.IntValue(v)
+			case "name":
+				name = f.internValue(v)
+			case "loc":
+				loc, _ = torchtrace.StringValue(v)
+			case "filename":
+				if n, ok := torchtrace.IntValue(v); ok {
+					if file = f.str(n); file == "" {
+						file = fmt.Sprintf("<interned %d>", n)
+					}
+				} else {
+					file = f.internValue(v)
+				}
 			}
-		} else {
-			_ = json.Unmarshal(fr.Filename, &s)
-		}
-		return s
-	}
-	for i := len(st) - 1; i >= 0; i-- {
-		fr := st[i]
-		name := file(fr)
-		if skipTorch && i > 0 && (strings.Contains(name, "/torch/") || strings.HasPrefix(name, "torch/")) {
+		})
+		if skipTorch && i > 0 && (strings.Contains(file, "/torch/") || strings.HasPrefix(file, "torch/")) {
 			continue
 		}
-		return f.intern(fmt.Sprintf("%s (%s:%d)", fr.Name, name, fr.Line)), fr.Loc
+		return f.intern(name + " (" + file + ":" + strconv.Itoa(line) + ")"), loc
 	}
 	return "", ""
 }
 
 // scalarText prints a JSON value as the producer meant it: a string as
 // is, anything else as JSON.
-func scalarText(raw json.RawMessage) string {
+func scalarText(raw []byte) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if s, ok := torchtrace.StringValue(raw); ok {
 		return s
 	}
 	return string(raw)
 }
 
-// shape reads a symbolic-shape event (and, for export, its issue).
+// shape reads a symbolic-shape event (and, for export, its issue) by field
+// lookups: its stacks are most of its bytes and only one frame is used.
 func (f *fileAnalysis) shape(rank int, u *unit, ev *torchtrace.Event, cid string) {
-	var m struct {
-		Symbol    json.RawMessage `json:"symbol"`
-		Expr      json.RawMessage `json:"expr"`
-		Val       json.RawMessage `json:"val"`
-		Value     json.RawMessage `json:"value"`
-		Result    json.RawMessage `json:"result"`
-		VR        json.RawMessage `json:"vr"`
-		Source    json.RawMessage `json:"source"`
-		Sources   json.RawMessage `json:"sources"`
-		Reason    json.RawMessage `json:"reason"`
-		Prefix    json.RawMessage `json:"prefix"`
-		UserStack []traceFrame    `json:"user_stack"`
-		Stack     []traceFrame    `json:"stack"`
-	}
-	if json.Unmarshal(ev.Meta, &m) != nil {
+	se := ShapeEvent{Rank: rank, Path: f.in.Path, Line: ev.Line, CompileID: cid, Kind: ev.Kind}
+	var val, value, result, userStack, stack []byte
+	ok := torchtrace.EachFieldBytes(ev.Meta, func(k, v []byte) {
+		switch string(k) {
+		case "symbol":
+			se.Symbol = f.intern(scalarText(v))
+		case "expr":
+			se.Expr = f.intern(scalarText(v))
+		case "val":
+			val = v
+		case "value":
+			value = v
+		case "result":
+			result = v
+		case "vr":
+			se.Range = f.intern(scalarText(v))
+		case "source":
+			if s := scalarText(v); s != "" {
+				se.Sources = append(se.Sources, f.intern(s))
+			}
+		case "sources":
+			for _, s := range stringList(v) {
+				se.Sources = append(se.Sources, f.intern(s))
+			}
+		case "reason":
+			se.Reason = f.intern(scalarText(v))
+		case "prefix":
+			se.Prefix = f.intern(scalarText(v))
+		case "user_stack":
+			userStack = v
+		case "stack":
+			stack = v
+		}
+	})
+	if !ok {
 		return
 	}
-	se := ShapeEvent{Rank: rank, Path: f.in.Path, Line: ev.Line, CompileID: cid, Kind: ev.Kind,
-		Symbol: scalarText(m.Symbol), Expr: scalarText(m.Expr), Range: scalarText(m.VR),
-		Reason: scalarText(m.Reason), Prefix: scalarText(m.Prefix)}
 	if u != nil {
 		se.Occurrence = u.c.Occurrence
 	}
-	for _, v := range []json.RawMessage{m.Val, m.Value, m.Result} {
+	for _, v := range [][]byte{val, value, result} {
 		if se.Value == "" {
-			se.Value = scalarText(v)
+			se.Value = f.intern(scalarText(v))
 		}
 	}
-	se.Sources = stringList(m.Sources)
-	if s := scalarText(m.Source); s != "" {
-		se.Sources = append(se.Sources, s)
-	}
-	if len(m.UserStack) > 0 {
-		se.UserCode, se.Code = f.userCode(m.UserStack, false)
+	if len(userStack) > 2 {
+		se.UserCode, se.Code = f.userCode(userStack, false)
 	} else {
-		se.UserCode, se.Code = f.userCode(m.Stack, true)
+		se.UserCode, se.Code = f.userCode(stack, true)
 	}
-	se.Expr, se.Symbol, se.Reason = f.intern(se.Expr), f.intern(se.Symbol), f.intern(se.Reason)
+	se.Code = f.intern(se.Code)
 	if len(f.shapes) < f.maxShapes {
 		f.shapes = append(f.shapes, se)
 	} else {
@@ -295,6 +313,12 @@ func (f *fileAnalysis) provenance(rank int, u *unit, ev *torchtrace.Event, cid s
 	}
 	switch ev.ArtifactName {
 	case "inductor_provenance_tracking_node_mappings":
+		// Every rank and every repeated compile logs the same mappings:
+		// the kernels of a payload seen before are shared, not parsed again.
+		if k, ok := f.provMemo[provKey{ev.ArtifactName, string(ev.Body)}]; ok {
+			p.Kernels, p.fromMappings = k.([]KernelProvenance), true
+			return
+		}
 		var m map[string]map[string][]string
 		if json.Unmarshal(ev.Body, &m) != nil {
 			return
@@ -306,27 +330,35 @@ func (f *fileAnalysis) provenance(rank int, u *unit, ev *torchtrace.Event, cid s
 			}
 		}
 		p.setKernels(toPost, m["postToPre"])
+		f.remember(ev, p.Kernels)
 	case "inductor_triton_kernel_to_post_grad_nodes":
 		if len(p.Kernels) > 0 {
 			return // the node mappings said it all
 		}
-		var toPost map[string][]string
-		if json.Unmarshal(ev.Body, &toPost) != nil {
-			return
+		toPost, ok := f.provMemo[provKey{ev.ArtifactName, string(ev.Body)}].(map[string][]string)
+		if !ok {
+			if json.Unmarshal(ev.Body, &toPost) != nil {
+				return
+			}
+			f.remember(ev, toPost)
 		}
 		p.setKernels(toPost, f.postToPre[key])
 	case "inductor_post_to_pre_grad_nodes":
-		var m map[string][]struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(ev.Body, &m) != nil {
-			return
-		}
-		pre := map[string][]string{}
-		for post, list := range m {
-			for _, n := range list {
-				pre[post] = appendNew(pre[post], n.Name)
+		pre, ok := f.provMemo[provKey{ev.ArtifactName, string(ev.Body)}].(map[string][]string)
+		if !ok {
+			var m map[string][]struct {
+				Name string `json:"name"`
 			}
+			if json.Unmarshal(ev.Body, &m) != nil {
+				return
+			}
+			pre = map[string][]string{}
+			for post, list := range m {
+				for _, n := range list {
+					pre[post] = appendNew(pre[post], n.Name)
+				}
+			}
+			f.remember(ev, pre)
 		}
 		if f.postToPre == nil {
 			f.postToPre = map[string]map[string][]string{}
@@ -343,11 +375,34 @@ func (f *fileAnalysis) provenance(rank int, u *unit, ev *torchtrace.Event, cid s
 			}
 		}
 	case "inductor_provenance_tracking_kernel_stack_traces":
-		var m map[string]json.RawMessage
-		if json.Unmarshal(ev.Body, &m) == nil {
-			p.StackTraces = len(m)
+		if n, ok := f.provMemo[provKey{ev.ArtifactName, string(ev.Body)}].(int); ok {
+			p.StackTraces = n
+			return
+		}
+		n := 0
+		if torchtrace.EachFieldBytes(ev.Body, func(k, v []byte) { n++ }) {
+			p.StackTraces = n
+			f.remember(ev, n)
 		}
 	}
+}
+
+// provKey names a provenance payload already parsed: its artifact name and
+// its bytes.
+type provKey struct{ name, body string }
+
+// remember keeps what a provenance payload parsed to, for the next copy of
+// it (every rank, every repeated compile logs the same), within the bytes
+// the cache-payload memo may hold. What is kept is only read after.
+func (f *fileAnalysis) remember(ev *torchtrace.Event, v any) {
+	if f.provMemoB+len(ev.Body) > cacheMemoBytes {
+		return
+	}
+	if f.provMemo == nil {
+		f.provMemo = map[provKey]any{}
+	}
+	f.provMemo[provKey{ev.ArtifactName, string(ev.Body)}] = v
+	f.provMemoB += len(ev.Body)
 }
 
 // setKernels fills the kernels from kernel → post-grad nodes and post-grad
@@ -358,7 +413,7 @@ func (p *Provenance) setKernels(toPost, postToPre map[string][]string) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	p.Kernels = p.Kernels[:0]
+	p.Kernels = nil // a fresh list: another Provenance may share the old one
 	for i, k := range names {
 		if i == maxProvenanceKernels {
 			break
