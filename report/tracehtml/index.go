@@ -716,9 +716,8 @@ func (s *site) breakUnitHref(root string, g *compiles.GraphBreak, ref string, sc
 		return h
 	}
 	for _, rk := range g.Ranks {
-		for i := range s.units {
-			u := &s.units[i]
-			if u.C != nil && u.Rank == rk && u.ID == id && u.C.Occurrence == occ && sc.has(u.Path) {
+		for _, i := range s.byRank[rankRef{rk, id, occ}] {
+			if u := &s.units[i]; sc.has(u.Path) {
 				return root + u.File
 			}
 		}

@@ -300,6 +300,14 @@ type site struct {
 	rankPages map[string]string
 	// artifactUnit is, per artifact, the index in units of its page (-1).
 	artifactUnit []int
+	// byRank finds the units of a rank by id and occurrence.
+	byRank map[rankRef][]int
+}
+
+type rankRef struct {
+	rank int
+	id   string
+	occ  int
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -403,6 +411,13 @@ func newSite(res *compiles.Result, opts Options) *site {
 	for _, list := range s.byKey { // log order, so occurrences line up
 		sort.SliceStable(list, func(i, j int) bool { return s.units[list[i]].C.Line < s.units[list[j]].C.Line })
 	}
+	s.byRank = map[rankRef][]int{}
+	for i := range s.units {
+		if c := s.units[i].C; c != nil {
+			k := rankRef{c.Rank, c.ID, c.Occurrence}
+			s.byRank[k] = append(s.byRank[k], i)
+		}
+	}
 	s.artifactUnit = make([]int, len(res.Artifacts))
 	for i := range s.artifactUnit {
 		s.artifactUnit[i] = -1
@@ -487,11 +502,8 @@ func (s *site) unitHref(root, path, id string, line int) string {
 
 // unitHrefByRank finds a unit by rank when the path is not known.
 func (s *site) unitHrefByRank(root string, rank int, id string) string {
-	id = unitID(id)
-	for i := range s.units {
-		if u := &s.units[i]; u.C != nil && u.Rank == rank && u.ID == id {
-			return root + u.File
-		}
+	if l := s.byRank[rankRef{rank, unitID(id), 0}]; len(l) > 0 {
+		return root + s.units[l[0]].File
 	}
 	return ""
 }
