@@ -246,15 +246,8 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 		if f.exec != nil {
 			res.ExecutionOrders = append(res.ExecutionOrders, *f.exec)
 		}
-		var room int
 		res.Links = append(res.Links, f.links...)
-		room = MaxShapes - len(res.Shapes)
-		if room >= len(f.shapes) {
-			res.Shapes = append(res.Shapes, f.shapes...)
-		} else {
-			res.Shapes = append(res.Shapes, f.shapes[:room]...)
-			res.ShapesDropped += len(f.shapes) - room
-		}
+		res.Shapes = appendCapped(res.Shapes, f.shapes, MaxShapes, &res.ShapesDropped)
 		res.ShapesDropped += f.shapesDrop
 		if f.export != nil {
 			e := *f.export
@@ -272,13 +265,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 			res.Provenance = append(res.Provenance, p)
 		}
 		res.OpenPhases = append(res.OpenPhases, f.openPh...)
-		room = MaxPhases - len(res.Phases)
-		if room >= len(f.closed) {
-			res.Phases = append(res.Phases, f.closed...)
-		} else {
-			res.Phases = append(res.Phases, f.closed[:room]...)
-			res.PhasesDropped += len(f.closed) - room
-		}
+		res.Phases = appendCapped(res.Phases, f.closed, MaxPhases, &res.PhasesDropped)
 		res.PhasesDropped += f.dropped
 		for k, v := range f.versions {
 			if res.Versions[k] == "" {
@@ -298,6 +285,17 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 	rankSummaries(res)
 	divergence(res)
 	return res
+}
+
+// appendCapped appends more to list up to limit elements in all, counting
+// the ones left out in dropped.
+func appendCapped[T any](list, more []T, limit int, dropped *int) []T {
+	room := max(limit-len(list), 0)
+	if room >= len(more) {
+		return append(list, more...)
+	}
+	*dropped += len(more) - room
+	return append(list, more[:room]...)
 }
 
 // restartBreaks turns compilation_metrics restart_reasons into graph

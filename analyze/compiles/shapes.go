@@ -267,23 +267,25 @@ func (f *fileAnalysis) fakeKernel(ev *torchtrace.Event) {
 	f.exportIssue(is)
 }
 
-func (f *fileAnalysis) exportIssue(is ExportIssue) {
+// exportReport is the file's export report, begun at its first event.
+func (f *fileAnalysis) exportReport() *ExportReport {
 	if f.export == nil {
 		f.export = &ExportReport{Path: f.in.Path, Programs: []int{}, Issues: []ExportIssue{}}
 	}
-	if len(f.export.Issues) < maxExportIssuesPerRun {
-		f.export.Issues = append(f.export.Issues, is)
+	return f.export
+}
+
+func (f *fileAnalysis) exportIssue(is ExportIssue) {
+	if e := f.exportReport(); len(e.Issues) < maxExportIssuesPerRun {
+		e.Issues = append(e.Issues, is)
 	}
 }
 
 // exportedProgram notes an exported_program artifact (index art, -1 when
 // it was over the artifact cap).
 func (f *fileAnalysis) exportedProgram(art int) {
-	if f.export == nil {
-		f.export = &ExportReport{Path: f.in.Path, Programs: []int{}, Issues: []ExportIssue{}}
-	}
-	if art >= 0 {
-		f.export.Programs = append(f.export.Programs, art)
+	if e := f.exportReport(); art >= 0 {
+		e.Programs = append(e.Programs, art)
 	}
 }
 

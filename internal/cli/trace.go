@@ -56,9 +56,13 @@ func newTraceCmd() *cobra.Command {
 or a directory: the rank files dedicated_log_torch_trace_rank_N*.log are found
 in it, other files are ignored and listed; .gz files are read decompressed;
 FIFOs and devices are refused) and reports, verdict first: failed
-compiles, phases still running when the log stopped, distinct graph breaks,
+compiles (the whole exception chain, the phase that raised, the user code),
+phases still running when the log stopped, distinct graph breaks,
 recompiles and recompile limits, FX-graph/AOTAutograd cache outcomes (with
-what differed on a miss), and where ranks diverge.
+what differed on a miss), symbolic shapes, torch.export issues, Inductor
+provenance, and where ranks diverge. A folder holding several runs is read
+as several runs: ranks are compared within a run only. A compile id that
+repeats in one input is told apart by its occurrence ([1/0]#2).
 
 Exit status: 0 no error-level finding, 1 error-level findings (a failed
 compile, a phase that never ended, a recompile limit, diverging collectives),

@@ -53,24 +53,11 @@ type layout struct {
 
 // measureLayout opens each page in one tab at a viewport and measures it.
 func (b *browser) measureLayout(ctx context.Context, urls []string, width, height int, mobile bool) ([]layout, error) {
-	res, err := b.cdp.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
+	sid, closeTab, err := b.openTab(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var target struct {
-		TargetID string `json:"targetId"`
-	}
-	json.Unmarshal(res, &target)
-	defer b.cdp.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": target.TargetID})
-	res, err = b.cdp.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true})
-	if err != nil {
-		return nil, err
-	}
-	var att struct {
-		SessionID string `json:"sessionId"`
-	}
-	json.Unmarshal(res, &att)
-	sid := att.SessionID
+	defer closeTab()
 	if _, err := b.cdp.call(ctx, sid, "Page.enable", nil); err != nil {
 		return nil, err
 	}

@@ -43,6 +43,15 @@ func (p *printer) f(format string, a ...any) {
 	}
 }
 
+// cut says whether entry i of a list of n is past --top, and prints
+// "… N more" at the first one that is.
+func (p *printer) cut(i, n int) bool {
+	if i == p.top {
+		p.f("  … %d more\n", n-i)
+	}
+	return i >= p.top
+}
+
 func (p *printer) section(title string, n int) {
 	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("%s (%d)", title, n)))
 }
@@ -230,8 +239,7 @@ func (p *printer) failures(res *compiles.Result) {
 	}
 	p.section("Failed compiles", len(list))
 	for i, c := range list {
-		if i == p.top {
-			p.f("  … %d more\n", len(list)-i)
+		if p.cut(i, len(list)) {
 			break
 		}
 		// The exception that was raised first, then what wrapped it, the
@@ -276,8 +284,7 @@ func (p *printer) open(res *compiles.Result) {
 	}
 	p.section("Phases never ended (running when the log stopped; ? = its E may be an unreadable event)", len(res.OpenPhases))
 	for i, ph := range res.OpenPhases {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.OpenPhases)-i)
+		if p.cut(i, len(res.OpenPhases)) {
 			break
 		}
 		mark := report.Styled("  ")
@@ -298,8 +305,7 @@ func (p *printer) breaks(res *compiles.Result) {
 	}
 	p.section("Graph breaks, distinct", len(res.GraphBreaks))
 	for i, gb := range res.GraphBreaks {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.GraphBreaks)-i)
+		if p.cut(i, len(res.GraphBreaks)) {
 			break
 		}
 		where := gb.UserCode
@@ -376,8 +382,7 @@ func (p *printer) recompiles(res *compiles.Result) {
 	sort.SliceStable(groups, func(i, j int) bool { return groups[i].n > groups[j].n })
 	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("Recompiles (%d, %d distinct reason(s))", len(res.Recompiles), len(groups))))
 	for i, g := range groups {
-		if i == p.top {
-			p.f("  … %d more\n", len(groups)-i)
+		if p.cut(i, len(groups)) {
 			break
 		}
 		p.f("  %3d× %s\n", g.n, clip(g.reason, 160))
@@ -408,8 +413,7 @@ func (p *printer) limits(res *compiles.Result) {
 	}
 	p.section("Recompile limit reached (later calls run eagerly)", len(hit))
 	for i, f := range hit {
-		if i == p.top {
-			p.f("  … %d more\n", len(hit)-i)
+		if p.cut(i, len(hit)) {
 			break
 		}
 		p.f("  %s frame %d %s (%s:%d): %d compiles, limit %d: %s\n", p.who(f.Rank, f.Path), f.FrameID, f.Name,
@@ -502,8 +506,7 @@ func (p *printer) divergence(res *compiles.Result) {
 	}
 	p.section("Divergence across ranks", len(res.Divergence))
 	for i, d := range res.Divergence {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.Divergence)-i)
+		if p.cut(i, len(res.Divergence)) {
 			break
 		}
 		run := ""
@@ -604,8 +607,7 @@ func (p *printer) runtimes(res *compiles.Result) {
 		p.f("  %s\n", res.RuntimeNote)
 	}
 	for i, d := range res.RuntimeDeltas {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.RuntimeDeltas)-i)
+		if p.cut(i, len(res.RuntimeDeltas)) {
 			break
 		}
 		p.f("  graph %d [%s]: %.3f ms delta (fastest %s %.3f ms, slowest %s %.3f ms)\n", d.Graph, d.CompileID, d.DeltaMs,
@@ -619,8 +621,7 @@ func (p *printer) parity(res *compiles.Result) {
 	}
 	p.section("Output code vs collective schedule", len(res.CollectiveParity))
 	for i, x := range res.CollectiveParity {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.CollectiveParity)-i)
+		if p.cut(i, len(res.CollectiveParity)) {
 			break
 		}
 		p.f("  %s [%s] offset %d, %d collective(s) without wait_tensor  %s\n", p.who(x.Rank, x.Path), x.CompileID,
@@ -692,8 +693,7 @@ func (p *printer) exports(res *compiles.Result) {
 			continue
 		}
 		for i, is := range e.Issues {
-			if i == p.top {
-				p.f("  … %d more\n", len(e.Issues)-i)
+			if p.cut(i, len(e.Issues)) {
 				break
 			}
 			what := is.Expr
@@ -776,8 +776,7 @@ func (p *printer) provenance(res *compiles.Result) {
 	}
 	p.section("Inductor provenance (kernel → post-grad → pre-grad nodes)", len(res.Provenance))
 	for i, pv := range res.Provenance {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.Provenance)-i)
+		if p.cut(i, len(res.Provenance)) {
 			break
 		}
 		extra := ""
