@@ -107,6 +107,11 @@ type Provenance struct {
 	// StackTraces counts the kernels with a user stack trace
 	// (inductor_provenance_tracking_kernel_stack_traces).
 	StackTraces int `json:"stack_traces,omitempty"`
+	// NodeMappings counts the inductor_provenance_tracking_node_mappings
+	// events of the graph, EmptyMappings those with no payload (a graph
+	// loaded from the FX-graph cache logs them so).
+	NodeMappings  int `json:"node_mappings"`
+	EmptyMappings int `json:"empty_mappings,omitempty"`
 	// Artifacts index Result.Artifacts: the provenance payloads read.
 	Artifacts []int `json:"artifacts"`
 
@@ -310,7 +315,13 @@ func (f *fileAnalysis) provenance(rank int, u *unit, ev *torchtrace.Event, cid s
 	if art >= 0 {
 		p.Artifacts = append(p.Artifacts, art)
 	}
-	if ev.BodyTruncated {
+	if ev.ArtifactName == "inductor_provenance_tracking_node_mappings" {
+		p.NodeMappings++
+		if ev.HasPayload == "" {
+			p.EmptyMappings++
+		}
+	}
+	if ev.BodyTruncated || ev.HasPayload == "" {
 		return
 	}
 	switch ev.ArtifactName {

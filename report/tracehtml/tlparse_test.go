@@ -1,8 +1,10 @@
 package tracehtml
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,14 +163,12 @@ func ours(res *compiles.Result, paths map[string]bool) tlparseOut {
 		}
 	}
 	for _, p := range res.Provenance {
-		for _, ai := range p.Artifacts {
-			if res.Artifacts[ai].Name == "inductor_provenance_tracking_node_mappings" && paths[p.Path] {
-				id := "-/-"
-				if p.CompileID != "" {
-					id = p.CompileID
-				}
-				o.prov[id] = true
+		if p.NodeMappings > 0 && paths[p.Path] {
+			id := "-/-"
+			if p.CompileID != "" {
+				id = p.CompileID
 			}
+			o.prov[id] = true
 		}
 	}
 	for _, e := range res.Exports {
@@ -231,6 +231,39 @@ func TestTlparseParity(t *testing.T) {
 	for _, pat := range []string{"*.log", "*.txt"} {
 		m, _ := filepath.Glob(filepath.Join(root, pat))
 		files = append(files, m...)
+	}
+	// The testbed's recorded traces (gzipped; tlparse reads plain files),
+	// where the tree has them.
+	var recorded []string
+	for _, pat := range []string{"*/trace/*.log.gz", "*/trace/*/*.log.gz"} {
+		m, _ := filepath.Glob(filepath.Join(testcorpus.Root(), "testbed", "testdata", pat))
+		recorded = append(recorded, m...)
+	}
+	if len(recorded) == 0 {
+		t.Log("no testbed traces in this tree (testbed/testdata): only the corpus is compared")
+	}
+	tmp := t.TempDir()
+	for i, gz := range recorded {
+		f, err := os.Open(gz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", gz, err)
+		}
+		rel, _ := filepath.Rel(filepath.Join(testcorpus.Root(), "testbed", "testdata"), gz)
+		dst := filepath.Join(tmp, fmt.Sprintf("%02d_", i)+strings.ReplaceAll(strings.TrimSuffix(rel, ".gz"), string(filepath.Separator), "_"))
+		out, err := os.Create(dst)
+		if err == nil {
+			_, err = io.Copy(out, zr)
+			out.Close()
+		}
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, dst)
 	}
 	for _, f := range files {
 		name := filepath.Base(f)

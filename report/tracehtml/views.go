@@ -315,6 +315,9 @@ func (s *site) provenanceView() provenancePage {
 	for _, pv := range s.res.Provenance {
 		g := provGraph{Anchor: provAnchor(pv), Input: s.label(pv.Path), ID: compiles.Label(pv.CompileID, pv.Occurrence),
 			Href: s.refHref("", pv.Path, pv.CompileID, pv.Occurrence), Kernels: pv.Kernels}
+		if pv.EmptyMappings > 0 && len(pv.Kernels) == 0 {
+			g.Note = "Its node mappings were logged with no payload (as a graph loaded from the FX-graph cache logs them): nothing to map."
+		}
 		if pv.CompileID == "" {
 			g.Href = s.outsideHref(pv.Path)
 		}
