@@ -300,10 +300,12 @@ func rankFromEnv(p *stacks.Process) {
 }
 
 // RankFromEnviron reads the global rank from a NUL-separated environment
-// (/proc/PID/environ): RANK, else the rank a launcher exports under
-// another name (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), when
-// WORLD_SIZE (or the launcher's size) says there are several. A lone
-// RANK=0 without a world size says nothing about a distributed job.
+// (/proc/PID/environ): RANK, else the rank an MPI launcher exports under
+// another name (OMPI_COMM_WORLD_RANK, PMI_RANK), when WORLD_SIZE (or the
+// launcher's size) says there are several. A lone RANK=0 without a world
+// size says nothing about a distributed job. SLURM_PROCID is not a rank
+// here: under `srun torchrun` it is the agent's task id; cluster/node
+// weighs it against the other processes of the step.
 func RankFromEnviron(env []byte) (int, bool) {
 	vars := map[string]string{}
 	for _, kv := range bytes.Split(env, []byte{0}) {
@@ -312,11 +314,11 @@ func RankFromEnviron(env []byte) (int, bool) {
 			continue
 		}
 		switch string(k) {
-		case "RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS":
+		case "RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE":
 			vars[string(k)] = string(v)
 		}
 	}
-	for _, pair := range [][2]string{{"RANK", "WORLD_SIZE"}, {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}, {"SLURM_PROCID", "SLURM_NTASKS"}} {
+	for _, pair := range [][2]string{{"RANK", "WORLD_SIZE"}, {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}} {
 		r, err1 := strconv.Atoi(vars[pair[0]])
 		n, err2 := strconv.Atoi(vars[pair[1]])
 		if err1 == nil && err2 == nil && r >= 0 && n > 1 && r < n {

@@ -531,7 +531,8 @@ func TestRankFromEnviron(t *testing.T) {
 		{"RANK=9\x00WORLD_SIZE=8\x00", 0, false}, // out of range
 		{"RANK=x\x00WORLD_SIZE=8\x00", 0, false}, // not a number
 		{"OMPI_COMM_WORLD_RANK=5\x00OMPI_COMM_WORLD_SIZE=16", 5, true},
-		{"SLURM_PROCID=2\x00SLURM_NTASKS=4\x00", 2, true},
+		// SLURM_PROCID is the task id (the agent's under srun torchrun), not a rank.
+		{"SLURM_PROCID=2\x00SLURM_NTASKS=4\x00", 0, false},
 		{"", 0, false},
 	} {
 		r, ok := RankFromEnviron([]byte(c.env))
