@@ -33,7 +33,7 @@ func PipelineDiagnose(set *rules.Set, style report.Style) Diagnose {
 		}
 		done := make(chan result, 1)
 		go func() {
-			d, err := diagnose.Run(run.Logs, diagnose.Options{Rules: set})
+			d, err := diagnose.Run(run.Logs, diagnose.Options{Rules: set, Probe: ev.Probe})
 			done <- result{d, err}
 		}()
 		var r result

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/store"
 )
@@ -52,6 +53,9 @@ func RunJSON(w io.Writer, r *store.Run) error {
 	}
 	if r.Timeline == nil {
 		r.Timeline = []store.Phase{}
+	}
+	if r.Probe != nil && r.Probe.Findings == nil {
+		r.Probe.Findings = []record.Finding{}
 	}
 	if r.Logs == nil {
 		r.Logs = []string{}
@@ -154,6 +158,19 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 				what = append(what, fmt.Sprintf("%s=%q (requested %q)", k, ec.Different[k].Got, ec.Different[k].Want))
 			}
 			ew.printf("  %s (%s): %s\n", st.Red(who), ec.Process, strings.Join(what, "; "))
+		}
+	}
+	if p := r.Probe; p != nil {
+		ew.printf("\n%s\n", st.Bold("probe"))
+		ew.printf("  spec %s: %d Python process(es) loaded it, %d did not; %d distinct exception(s) recorded; reports in %s\n", p.Spec, p.Loaded, len(p.NotLoaded), len(p.Findings), p.Dir)
+		for _, m := range p.NotLoaded {
+			ew.printf("  %s (%s): did not load the probe: %s\n", st.Red(fmt.Sprintf("pid %d", m.PID)), m.Process, m.Reason)
+		}
+		for _, pr := range p.Problems {
+			ew.printf("  %s %s\n", st.Yellow("unreadable:"), pr)
+		}
+		for _, f := range p.Findings {
+			ew.printf("  %s %s [%s]\n", st.Severity(string(f.Severity)), f.Root, f.Rule)
 		}
 	}
 	if len(r.Silences) > 0 {
