@@ -36,6 +36,10 @@ type Options struct {
 	// Probe is the exception probe's reports of the boot; nil: those of
 	// a run directory given as a path (RUN_DIR/probe), if any.
 	Probe *ProbeInput
+	// Stacks is what the boot's stack captures showed (watch's own);
+	// nil: the stack dumps among the inputs, if any. A log rule that
+	// guesses a stack signature is judged by them (ConfirmByStacks).
+	Stacks *Stacks
 }
 
 // ErrNoInput is returned when not a single input could be read.
@@ -88,7 +92,7 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	}
 	close(next)
 	wg.Wait()
-	d := assemble(results, set, opt.TorchDir, pr)
+	d := assemble(results, set, opt.TorchDir, pr, opt.Stacks)
 	used := 0
 	for _, in := range d.Inputs {
 		if in.Error == "" || in.Records > 0 {
@@ -265,7 +269,7 @@ func reason(err error) string {
 }
 
 // assemble merges per-input results in input order and concludes.
-func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeInput) *Diagnosis {
+func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeInput, st *Stacks) *Diagnosis {
 	d := &Diagnosis{Schema: Schema, Inputs: []Input{}, Versions: map[string]string{},
 		Findings: []record.Finding{}, Errors: []Error{}, Timeline: []Phase{}, Gaps: []Gap{}}
 	hits := rules.NewCollector()
@@ -305,6 +309,7 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 	}
 
 	// Subjects of other analyzers, matched now that versions are known.
+	shown := map[string]bool{} // stack rules the stack dumps show
 	for _, fr := range results {
 		if fr.analysis == nil {
 			continue
@@ -312,6 +317,9 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 		for _, sub := range fr.analysis.Subjects {
 			for _, r := range set.Match(sub, v) {
 				hits.Add(r, sub)
+				if fr.input.Kind == KindStacks && r.Allows(v) {
+					shown[r.ID] = true
+				}
 			}
 		}
 	}
@@ -382,6 +390,13 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 		}
 		d.Findings = slices.Insert(d.Findings, k, g)
 	}
+	if st == nil {
+		st = stacksOf(results, shown)
+	}
+	if st == nil {
+		st = &Stacks{}
+	}
+	ConfirmByStacks(d, *st)
 	addProbe(d, pr)
 	if len(d.Findings) > 0 {
 		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy

@@ -9,7 +9,6 @@ import (
 
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/store"
 )
 
@@ -22,13 +21,11 @@ import (
 //     failed is as the boot left it (unfinished);
 //   - a phase still open ran until the boot was stopped, not until the
 //     last line the log has (Evidence.Arrived dates that line);
-//   - a log rule that guesses a stack signature (stacks.ShownBy) stands
-//     only when watch's captures show that signature, is dropped when
-//     they show something else, and is a warning that says what to
-//     capture when there are none.
 //
+// (A log rule that guesses a stack signature is judged by diagnose
+// itself, with watch's captures as Options.Stacks: diagnose.ConfirmByStacks.)
 // It changes d in place and reports whether any finding was dropped or
-// changed (the verdict is then made again).
+// changed (the verdict is then made again: diagnose.Conclude).
 func judge(d *diagnose.Diagnosis, run *store.Run, ev Evidence) bool {
 	changed := false
 	logs := map[string]bool{}
@@ -65,9 +62,6 @@ func judge(d *diagnose.Diagnosis, run *store.Run, ev Evidence) bool {
 				}
 			}
 		}
-	}
-	if confirmByStacks(d, ev.Captures) {
-		changed = true
 	}
 	return changed
 }
@@ -137,82 +131,20 @@ func dropAfterStop(d *diagnose.Diagnosis, run *store.Run, logs map[string]bool) 
 	return dropped
 }
 
-// confirmByStacks holds each log rule that guesses a stack signature to
-// what the captures show (see judge).
-func confirmByStacks(d *diagnose.Diagnosis, caps []*CaptureResult) bool {
-	shown := map[string]bool{}
-	captured := false
+// stacksOf is what watch's captures showed, for diagnose.ConfirmByStacks:
+// a capture counts when it read a worker.
+func stacksOf(caps []*CaptureResult) *diagnose.Stacks {
+	s := &diagnose.Stacks{Shown: map[string]bool{}}
 	for _, c := range caps {
 		if c == nil || c.Where.Workers == 0 {
 			continue
 		}
-		captured = true
+		s.Captured = true
 		for _, f := range c.Findings {
-			shown[f.Rule] = true
+			s.Shown[f.Rule] = true
 		}
 	}
-	changed := false
-	var keep []record.Finding
-	for _, f := range d.Findings {
-		want := stacks.ShownBy(f.Rule)
-		switch {
-		case want == nil:
-		case !captured:
-			if f.Severity == record.SeverityError {
-				f.Severity = record.SeverityWarning
-				f.Remedy = append([]string{"Unconfirmed: the log only says the boot went quiet in this phase; the stacks tell. " +
-					"Capture them while it hangs (bringup stacks --tree <pid of the boot>), or rerun under bringup watch with --silence shorter than the hang"}, f.Remedy...)
-				changed = true
-			}
-		case !slices.ContainsFunc(want, func(r string) bool { return shown[r] }):
-			// The stacks show the ranks somewhere else: not this hang.
-			changed = true
-			continue
-		}
-		keep = append(keep, f)
-	}
-	d.Findings = keep
-	return changed
-}
-
-// restatus sets a judged diagnosis's status as diagnose does: failed with
-// an error-level finding (or a root exception no finding explains),
-// warnings with a warning, else ok.
-func restatus(d *diagnose.Diagnosis) {
-	switch {
-	case record.HasError(d.Findings), len(d.Findings) == 0 && len(d.Errors) > 0:
-		d.Status = "failed"
-	case slices.ContainsFunc(d.Findings, func(f record.Finding) bool { return f.Severity == record.SeverityWarning }):
-		d.Status = "warnings"
-	default:
-		d.Status = "ok"
-	}
-}
-
-// findingVerdict is the one line for a judged diagnosis whose first
-// finding changed: the first finding left, as diagnose words it.
-func findingVerdict(d *diagnose.Diagnosis) string {
-	if len(d.Findings) == 0 {
-		if len(d.Errors) > 0 {
-			return "failed with an exception (see errors)"
-		}
-		return "no known failure signature found"
-	}
-	f := d.Findings[0]
-	where := ""
-	if len(f.Ranks) > 0 {
-		where = " on " + strings.Join(f.Ranks, ", ")
-	}
-	if f.Phase != "" {
-		where = " in phase " + f.Phase + where
-	}
-	switch f.Severity {
-	case record.SeverityError:
-		return fmt.Sprintf("FAILED%s: %s [%s]", where, f.Title, f.Rule)
-	case record.SeverityWarning:
-		return fmt.Sprintf("no error-level finding; warning%s: %s [%s]", where, f.Title, f.Rule)
-	}
-	return fmt.Sprintf("no error-level finding; note: %s [%s]", f.Title, f.Rule)
+	return s
 }
 
 func clipText(s string, n int) string {
