@@ -1,8 +1,11 @@
 package diagnose
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
@@ -91,4 +94,68 @@ func stacksOf(results []fileResult, shown map[string]bool) *Stacks {
 		s.Captured = s.Captured || fr.analysis.Records > 0
 	}
 	return s
+}
+
+// signalText is what a process prints when a signal ends it: Python's
+// KeyboardInterrupt (SIGINT, or a SIGTERM handler that raises it:
+// "KeyboardInterrupt: terminated"), SystemExit from a handler, shells'
+// and launchers' notes.
+var signalText = regexp.MustCompile(`KeyboardInterrupt|SystemExit|\bterminated\b|Terminated|SIGTERM|SIGINT|SIGKILL|SIGHUP|signal (?:2|9|15)\b|[Ss]ignal\.SIG|Interrupted|\bKilled\b`)
+
+// DropAfterStop removes the findings and errors whose evidence lies wholly
+// in what the boot printed after it was stopped (lines after stopLine of
+// the logs named in logs) and returns them, one line each ("KeyboardInterrupt:
+// terminated (output.log:42)"): the stop's doing, not the boot's failures.
+// After a stop of watch's own or the user's all of them are; when the
+// boot ended by itself (byItself: only its leftovers were stopped), only
+// those a signal explains are.
+func DropAfterStop(d *Diagnosis, logs map[string]bool, stopLine int64, byItself bool) []string {
+	after := func(path string, line int) bool { return logs[path] && int64(line) > stopLine }
+	var notes []string
+	note := func(what, path string, line int) {
+		s := fmt.Sprintf("%s (%s:%d)", clipTo(what, 120), path, line)
+		if !slices.Contains(notes, s) {
+			notes = append(notes, s)
+		}
+	}
+	keep := d.Findings[:0:0]
+	for _, f := range d.Findings {
+		all := len(f.Evidence) > 0
+		text := f.Title
+		for _, e := range f.Evidence {
+			all = all && after(e.Path, e.Line)
+			text += " " + e.Text
+		}
+		if all && (!byItself || signalText.MatchString(text)) {
+			what := f.Title
+			if t := strings.TrimSpace(firstMsgLine(f.Evidence[0].Text)); t != "" {
+				what = t
+			}
+			note(what, f.Evidence[0].Path, f.Evidence[0].Line)
+			continue
+		}
+		keep = append(keep, f)
+	}
+	d.Findings = keep
+	errs := d.Errors[:0:0]
+	for _, e := range d.Errors {
+		head := e.Exception
+		if m := firstMsgLine(e.Message); m != "" {
+			head += ": " + m
+		}
+		if after(e.Path, e.Line) && (!byItself || signalText.MatchString(head)) {
+			note(head, e.Path, e.Line)
+			continue
+		}
+		errs = append(errs, e)
+	}
+	d.Errors = errs
+	return notes
+}
+
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -61,14 +61,24 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A watch run directory given as a path: its probe reports and its
+	// run.json are read as what they are (expand leaves them out).
 	pr := opt.Probe
-	if pr == nil {
-		for _, p := range paths {
-			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				if pr = ReadProbe(p); pr != nil {
-					break
-				}
-			}
+	type runDir struct {
+		dir string
+		rf  *RunFacts
+		in  *Input
+	}
+	var runs []runDir
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			continue
+		}
+		if pr == nil {
+			pr = ReadProbe(p)
+		}
+		if rf, in := readRunFacts(p); in != nil {
+			runs = append(runs, runDir{p, rf, in})
 		}
 	}
 	workers := opt.Workers
@@ -93,6 +103,9 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	close(next)
 	wg.Wait()
 	d := assemble(results, set, opt.TorchDir, pr, opt.Stacks)
+	for _, r := range runs {
+		applyRun(d, r.dir, r.rf, r.in, set)
+	}
 	used := 0
 	for _, in := range d.Inputs {
 		if in.Error == "" || in.Records > 0 {

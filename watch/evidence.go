@@ -1,14 +1,10 @@
 package watch
 
 import (
-	"fmt"
-	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/bringup-tool/bringup/diagnose"
-	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/store"
 )
 
@@ -33,7 +29,11 @@ func judge(d *diagnose.Diagnosis, run *store.Run, ev Evidence) bool {
 		logs[l] = true
 	}
 	if st := run.Stop; st != nil {
-		if dropAfterStop(d, run, logs) {
+		byItself := run.Outcome == store.OutcomeFailed || run.Outcome == store.OutcomeExited
+		for _, n := range diagnose.DropAfterStop(d, logs, st.Line, byItself) {
+			if !slices.Contains(st.After, n) && len(st.After) < 20 {
+				st.After = append(st.After, n)
+			}
 			changed = true
 		}
 		// The tracker never saw the output after the stop: a phase it
@@ -72,63 +72,6 @@ func openUntil(start, end time.Time) (float64, bool) {
 		return 0, false
 	}
 	return end.Sub(start).Seconds(), true
-}
-
-// signalText is what a process prints when a signal ends it: Python's
-// KeyboardInterrupt (SIGINT, or a SIGTERM handler that raises it: "KeyboardInterrupt:
-// terminated"), SystemExit from a handler, shells' and launchers' notes.
-var signalText = regexp.MustCompile(`KeyboardInterrupt|SystemExit|\bterminated\b|Terminated|SIGTERM|SIGINT|SIGKILL|SIGHUP|signal (?:2|9|15)\b|[Ss]ignal\.SIG|Interrupted|\bKilled\b`)
-
-// dropAfterStop removes the findings and errors whose evidence lies
-// wholly in the lines the boot printed after the stop and records them
-// in run.Stop.After. After a stop of watch's own or the user's, all of
-// them are the stop's doing; when the boot ended by itself (its leftovers
-// were stopped), only those a signal explains are.
-func dropAfterStop(d *diagnose.Diagnosis, run *store.Run, logs map[string]bool) bool {
-	st := run.Stop
-	byItself := run.Outcome == store.OutcomeFailed || run.Outcome == store.OutcomeExited
-	after := func(path string, line int) bool { return logs[path] && int64(line) > st.Line }
-	note := func(what, path string, line int) {
-		s := fmt.Sprintf("%s (%s:%d)", clipText(what, 120), path, line)
-		if !slices.Contains(st.After, s) && len(st.After) < 20 {
-			st.After = append(st.After, s)
-		}
-	}
-	dropped := false
-	var keep []record.Finding
-	for _, f := range d.Findings {
-		all := len(f.Evidence) > 0
-		text := f.Title
-		for _, e := range f.Evidence {
-			all = all && after(e.Path, e.Line)
-			text += " " + e.Text
-		}
-		if all && (!byItself || signalText.MatchString(text)) {
-			what := f.Title
-			if t := strings.TrimSpace(firstLine(f.Evidence[0].Text)); t != "" {
-				what = t
-			}
-			note(what, f.Evidence[0].Path, f.Evidence[0].Line)
-			dropped = true
-			continue
-		}
-		keep = append(keep, f)
-	}
-	d.Findings = keep
-	var errs []diagnose.Error
-	for _, e := range d.Errors {
-		head := e.Exception
-		if m := firstLine(e.Message); m != "" {
-			head += ": " + m
-		}
-		if after(e.Path, e.Line) && (!byItself || signalText.MatchString(head)) {
-			note(head, e.Path, e.Line)
-			continue
-		}
-		errs = append(errs, e)
-	}
-	d.Errors = errs
-	return dropped
 }
 
 // stacksOf is what watch's captures showed, for diagnose.ConfirmByStacks:
