@@ -8,8 +8,8 @@ import (
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/store"
 	_ "github.com/bringup-tool/bringup/stacks/stackdiag" // diagnose reads stack dumps, as the CLI does
+	"github.com/bringup-tool/bringup/store"
 )
 
 // diagnose spells the stack dump kind out (importing stackdump would
