@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -268,7 +269,7 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 				if i == 3 {
 					break
 				}
-				ew.printf("    %s:%d %s\n", e.Path, e.Line, cut(firstLine(e.Text), 120))
+				ew.printf("    %s %s\n", evidenceAt(e.Path, e.Line), cut(firstLine(e.Text), 120))
 			}
 			for i, rem := range f.Remedy {
 				if i == 0 {
@@ -422,4 +423,13 @@ func (e *errWriter) printf(format string, a ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, a...)
 	}
+}
+
+// evidenceAt is "path:line", or the path alone for evidence that is a
+// whole file (a probe report).
+func evidenceAt(path string, line int) string {
+	if line <= 0 {
+		return path
+	}
+	return path + ":" + strconv.Itoa(line)
 }
