@@ -20,6 +20,13 @@ import (
 // KindEngineLog is the built-in input kind: engine / launcher / PyTorch logs.
 const KindEngineLog = "enginelog"
 
+// KindStacks is the kind of a stack dump input (py-spy dump, bringup
+// stacks --json, watch's *.stacks.json): ingest/stackdump's FormatName,
+// written out because importing that package registers its format, which
+// only a build with the stack analyzer may do (watch's tests hold the two
+// equal).
+const KindStacks = "stackdump"
+
 // maxEvidenceText bounds one evidence line so a 50 MB line stays out of the report.
 const maxEvidenceText = 400
 

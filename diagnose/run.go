@@ -33,6 +33,13 @@ type Options struct {
 	// registry explains a GB id); "": the one the log's frames lie in,
 	// when it exists here.
 	TorchDir string
+	// Probe is the exception probe's reports of the boot; nil: those of
+	// a run directory given as a path (RUN_DIR/probe), if any.
+	Probe *ProbeInput
+	// Stacks is what the boot's stack captures showed (watch's own);
+	// nil: the stack dumps among the inputs, if any. A log rule that
+	// guesses a stack signature is judged by them (ConfirmByStacks).
+	Stacks *Stacks
 }
 
 // ErrNoInput is returned when not a single input could be read.
@@ -53,6 +60,26 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	files, err := expand(paths)
 	if err != nil {
 		return nil, err
+	}
+	// A watch run directory given as a path: its probe reports and its
+	// run.json are read as what they are (expand leaves them out).
+	pr := opt.Probe
+	type runDir struct {
+		dir string
+		rf  *RunFacts
+		in  *Input
+	}
+	var runs []runDir
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			continue
+		}
+		if pr == nil {
+			pr = ReadProbe(p)
+		}
+		if rf, in := readRunFacts(p); in != nil {
+			runs = append(runs, runDir{p, rf, in})
+		}
 	}
 	workers := opt.Workers
 	if workers <= 0 {
@@ -75,7 +102,10 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	}
 	close(next)
 	wg.Wait()
-	d := assemble(results, set, opt.TorchDir)
+	d := assemble(results, set, opt.TorchDir, pr, opt.Stacks)
+	for _, r := range runs {
+		applyRun(d, r.dir, r.rf, r.in, set)
+	}
 	used := 0
 	for _, in := range d.Inputs {
 		if in.Error == "" || in.Records > 0 {
@@ -104,7 +134,9 @@ func expand(paths []string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w", p, errors.Unwrap(err))
 		}
 		if !fi.IsDir() {
-			out = append(out, p)
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
 			continue
 		}
 		root := p
@@ -130,9 +162,12 @@ func expand(paths []string) ([]string, error) {
 				return err
 			}
 			if de.IsDir() {
-				if path != p && strings.HasPrefix(de.Name(), ".") {
-					return fs.SkipDir // .git and friends
+				if path != p && (strings.HasPrefix(de.Name(), ".") || isProbeDir(path)) {
+					return fs.SkipDir // .git and friends; the probe's code and reports (read as the probe's input)
 				}
+				return nil
+			}
+			if notALogName(de.Name()) {
 				return nil
 			}
 			regular := de.Type().IsRegular()
@@ -140,7 +175,7 @@ func expand(paths []string) ([]string, error) {
 				fi, err := os.Stat(path) // a link to a log file is a log file; links to directories are not followed
 				regular = err == nil && fi.Mode().IsRegular()
 			}
-			if regular && !notALog[strings.ToLower(filepath.Ext(path))] {
+			if regular && !notALog[strings.ToLower(filepath.Ext(path))] && !slices.Contains(out, path) {
 				out = append(out, path)
 			}
 			return nil
@@ -157,6 +192,21 @@ func expand(paths []string) ([]string, error) {
 // a folder of logs often carries the scripts and notes that produced it.
 var notALog = map[string]bool{".md": true, ".py": true, ".go": true, ".sh": true, ".c": true, ".h": true,
 	".cc": true, ".cpp": true, ".rs": true, ".patch": true, ".diff": true, ".html": true, ".css": true, ".js": true}
+
+// notALogName: files a watch run directory (or a store's) holds beside
+// the logs that are never logs when found while walking a directory: the
+// run's record (run.json, whose facts `bringup runs show` gives), the
+// HTML and Perfetto renderings, and the SQLite store with its journal.
+func notALogName(name string) bool {
+	n := strings.ToLower(name)
+	switch {
+	case n == "run.json", strings.HasSuffix(n, ".perfetto.json"), strings.HasSuffix(n, ".trace.json"),
+		strings.HasSuffix(n, ".htm"), strings.HasSuffix(n, ".db"), strings.HasSuffix(n, ".db-wal"),
+		strings.HasSuffix(n, ".db-shm"), strings.HasSuffix(n, ".db-journal"), strings.HasSuffix(n, ".sqlite"):
+		return true
+	}
+	return false
+}
 
 // fileResult is the outcome of one input of any kind.
 type fileResult struct {
@@ -232,7 +282,7 @@ func reason(err error) string {
 }
 
 // assemble merges per-input results in input order and concludes.
-func assemble(results []fileResult, set *rules.Set, torchDir string) *Diagnosis {
+func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeInput, st *Stacks) *Diagnosis {
 	d := &Diagnosis{Schema: Schema, Inputs: []Input{}, Versions: map[string]string{},
 		Findings: []record.Finding{}, Errors: []Error{}, Timeline: []Phase{}, Gaps: []Gap{}}
 	hits := rules.NewCollector()
@@ -272,6 +322,7 @@ func assemble(results []fileResult, set *rules.Set, torchDir string) *Diagnosis 
 	}
 
 	// Subjects of other analyzers, matched now that versions are known.
+	shown := map[string]bool{} // stack rules the stack dumps show
 	for _, fr := range results {
 		if fr.analysis == nil {
 			continue
@@ -279,6 +330,9 @@ func assemble(results []fileResult, set *rules.Set, torchDir string) *Diagnosis 
 		for _, sub := range fr.analysis.Subjects {
 			for _, r := range set.Match(sub, v) {
 				hits.Add(r, sub)
+				if fr.input.Kind == KindStacks && r.Allows(v) {
+					shown[r.ID] = true
+				}
 			}
 		}
 	}
@@ -349,6 +403,14 @@ func assemble(results []fileResult, set *rules.Set, torchDir string) *Diagnosis 
 		}
 		d.Findings = slices.Insert(d.Findings, k, g)
 	}
+	if st == nil {
+		st = stacksOf(results, shown)
+	}
+	if st == nil {
+		st = &Stacks{}
+	}
+	ConfirmByStacks(d, *st)
+	addProbe(d, pr)
 	if len(d.Findings) > 0 {
 		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
 	}
@@ -478,6 +540,9 @@ func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 	}
 	switch f.Severity {
 	case record.SeverityError:
+		if strings.HasPrefix(f.Rule, "probe-") && f.Root != "" {
+			return "failed", probeVerdict(phase, where, f)
+		}
 		if stuck(d, f) {
 			// A hang is not a crash: say that the phase was still running.
 			return "failed", fmt.Sprintf("STUCK%s%s (still running when the log ends): %s [%s]", phase, where, f.Title, f.Rule)

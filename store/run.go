@@ -83,6 +83,26 @@ type Run struct {
 	// is the stop's doing (a SIGTERM handler's traceback), not a failure of
 	// the boot.
 	Stop *Stop `json:"stop,omitempty"`
+	// Probe is what watch --probe recorded: the reports' findings and the
+	// processes that did not load the probe.
+	Probe *Probe `json:"probe,omitempty"`
+}
+
+// Probe is the exception probe's part of a run (watch --probe).
+type Probe struct {
+	Spec      string           `json:"spec"`
+	Dir       string           `json:"dir"`    // RUN_DIR/probe
+	Loaded    int              `json:"loaded"` // processes that loaded it
+	NotLoaded []ProbeMissing   `json:"not_loaded,omitempty"`
+	Problems  []string         `json:"problems,omitempty"` // report files that could not be read
+	Findings  []record.Finding `json:"findings"`
+}
+
+// ProbeMissing is a Python process of the boot that did not load the probe.
+type ProbeMissing struct {
+	PID     int    `json:"pid"`
+	Process string `json:"process"`
+	Reason  string `json:"reason"`
 }
 
 // Stop is the moment the watcher started stopping the boot.

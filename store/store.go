@@ -513,10 +513,11 @@ type extraFields struct {
 	Output    *Output    `json:"output,omitempty"`
 	Survivors []BootProc `json:"survivors,omitempty"`
 	Stop      *Stop      `json:"stop,omitempty"`
+	Probe     *Probe     `json:"probe,omitempty"`
 }
 
 func extraOf(r *Run) extraFields {
-	return extraFields{Updated: r.Updated, Watcher: r.Watcher, Procs: r.Procs, Output: r.Output, Survivors: r.Survivors, Stop: r.Stop}
+	return extraFields{Updated: r.Updated, Watcher: r.Watcher, Procs: r.Procs, Output: r.Output, Survivors: r.Survivors, Stop: r.Stop, Probe: r.Probe}
 }
 
 func (e *runExtra) UnmarshalJSON(b []byte) error {
@@ -524,6 +525,6 @@ func (e *runExtra) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return err
 	}
-	e.Updated, e.Watcher, e.Procs, e.Output, e.Survivors, e.Stop = f.Updated, f.Watcher, f.Procs, f.Output, f.Survivors, f.Stop
+	e.Updated, e.Watcher, e.Procs, e.Output, e.Survivors, e.Stop, e.Probe = f.Updated, f.Watcher, f.Procs, f.Output, f.Survivors, f.Stop, f.Probe
 	return nil
 }

@@ -33,7 +33,7 @@ func PipelineDiagnose(set *rules.Set, style report.Style) Diagnose {
 		}
 		done := make(chan result, 1)
 		go func() {
-			d, err := diagnose.Run(run.Logs, diagnose.Options{Rules: set})
+			d, err := diagnose.Run(run.Logs, diagnose.Options{Rules: set, Probe: ev.Probe, Stacks: stacksOf(ev.Captures)})
 			done <- result{d, err}
 		}()
 		var r result
@@ -48,18 +48,9 @@ func PipelineDiagnose(set *rules.Set, style report.Style) Diagnose {
 		if err != nil {
 			return nil, err
 		}
-		first := ""
-		if len(d.Findings) > 0 {
-			first = d.Findings[0].Rule + "|" + string(d.Findings[0].Severity)
-		}
 		if judge(d, run, ev) {
-			restatus(d)
-			now := ""
-			if len(d.Findings) > 0 {
-				now = d.Findings[0].Rule + "|" + string(d.Findings[0].Severity)
-			}
-			if now != first {
-				d.Verdict = findingVerdict(d)
+			if err := diagnose.Conclude(d, set); err != nil {
+				return nil, err
 			}
 		}
 		if v := hangVerdict(run, lastWhere(ev.Captures)); v != "" {

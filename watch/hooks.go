@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/store"
@@ -87,4 +88,6 @@ type Evidence struct {
 	Captures []*CaptureResult
 	// Arrived says when line n of output.log was printed (zero: unknown).
 	Arrived func(n int) time.Time
+	// Probe is the probe's reports (watch --probe), read with the log.
+	Probe *diagnose.ProbeInput
 }

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bringup-tool/bringup/diagnose"
+	"github.com/bringup-tool/bringup/probe"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	reportruns "github.com/bringup-tool/bringup/report/runs"
@@ -78,6 +80,12 @@ type Config struct {
 	Diagnose   Diagnose
 
 	Poll time.Duration // how often the process tree is scanned (default 200ms)
+
+	// Probe, when set, injects the exception probe into every Python
+	// process of the boot (RUN_DIR/probe; PYTHONPATH and BRINGUP_PROBE
+	// added to the boot's environment); its reports are read at the end.
+	Probe        *probe.Spec
+	ProbeOptions probe.Options
 }
 
 // blockingPipe makes a pipe whose read end is read with plain blocking
@@ -246,6 +254,10 @@ type watcher struct {
 	stopSig  string           // the signal the user sent bringup
 
 	cpuSelf, cpuKids time.Duration // rusage when the boot started
+
+	probeDep  *probe.Deployment // --probe: the deployment in the run directory
+	probeScan *probe.Scanner    // the boot's Python processes, for who did not load it
+	probeIn   *diagnose.ProbeInput
 }
 
 func rusage(who int) time.Duration {
@@ -333,6 +345,15 @@ func (w *watcher) start(path string) error {
 	for _, k := range keys {
 		env = append(env, k+"="+w.cfg.Env[k])
 	}
+	if w.cfg.Probe != nil {
+		dep, err := probe.Inject(w.run.Dir, *w.cfg.Probe, w.cfg.ProbeOptions)
+		if err != nil {
+			return fmt.Errorf("--probe: %v", err)
+		}
+		w.probeDep = &dep
+		env = dep.Environ(env)
+		w.run.Probe = &store.Probe{Spec: dep.Spec.String(), Dir: dep.Dir, Findings: []record.Finding{}}
+	}
 	w.cmd = exec.Command(path, w.cfg.Command[1:]...)
 	w.cmd.Env = env
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
@@ -359,6 +380,10 @@ func (w *watcher) start(path string) error {
 		return err
 	}
 	pid := w.cmd.Process.Pid
+	if w.probeDep != nil {
+		w.probeScan = probe.NewScanner(pid)
+		w.probeScan.Scan()
+	}
 	w.run.Watcher.PGID = pid
 	if p, err := readStat(pid); err == nil {
 		w.run.Watcher.BootStartTicks = p.Start
@@ -661,6 +686,9 @@ func (w *watcher) conclude(outcome, reason string) {
 // environment of new ones and reports whether a process lacked a requested
 // variable.
 func (w *watcher) scan() bool {
+	if w.probeScan != nil {
+		w.probeScan.Scan()
+	}
 	bad := false
 	tab := w.procs.table()
 	tree := w.tree(tab)
@@ -961,6 +989,7 @@ func (w *watcher) finish() {
 		})
 	}
 	w.trueLengths()
+	w.readProbe()
 	w.run.Ended = time.Now()
 	// Verdict first: the outcome line heads the closing block, then what
 	// became of the output, then the diagnosis that explains the outcome.
@@ -1003,7 +1032,7 @@ func (w *watcher) finish() {
 				}
 			}()
 		}
-		d, err := w.cfg.Diagnose(dctx, w.run, Evidence{Captures: w.captures, Arrived: w.tee.arrived})
+		d, err := w.cfg.Diagnose(dctx, w.run, Evidence{Captures: w.captures, Arrived: w.tee.arrived, Probe: w.probeIn})
 		if err != nil {
 			w.say("%s diagnosis failed: %v", w.cfg.Style.Yellow("warning"), err)
 		} else if d != nil {

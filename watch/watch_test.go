@@ -1027,6 +1027,9 @@ func TestHangNamedByItsStacks(t *testing.T) {
 	if s := run.Silences[0]; s.Seconds < quiet.Seconds()-0.2 {
 		t.Errorf("silence %.2fs, want until the stop (%.2fs)", s.Seconds, quiet.Seconds())
 	}
+	// diagnose RUN_DIR reads the stacks beside the log and the stop in
+	// run.json: the same judgement.
+	runDirDiagnosis(t, run, nil, []string{"implicit-fallback-format-hang", "unrecognised-exception"})
 	// runs compare shows the true length, not "0.0s (open)".
 	c := store.Compare([]*store.Run{run, run})
 	for _, row := range c.Phases {
@@ -1053,6 +1056,7 @@ func TestFallbackHangConfirmedByStacks(t *testing.T) {
 	if !strings.HasPrefix(run.Verdict, "STUCK ") || !strings.Contains(run.Verdict, " in Inductor formatting an implicit-fallback message: 2/2 ranks in ") {
 		t.Errorf("verdict %q", run.Verdict)
 	}
+	runDirDiagnosis(t, run, []string{"implicit-fallback-format-hang", "inductor-implicit-fallback-operator-str"}, nil)
 }
 
 // Ctrl-C: watch takes one snapshot of the stacks before it stops the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bringup-tool/bringup/probe"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	reportruns "github.com/bringup-tool/bringup/report/runs"
@@ -44,6 +45,8 @@ func newWatchCmd() *cobra.Command {
 		patchRoot string
 		ruleFiles []string
 		stopLost  bool
+		probeSpec string
+		knobs     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "watch [flags] -- CMD ARGS...",
@@ -68,6 +71,11 @@ func newWatchCmd() *cobra.Command {
     is SIGTERM to the group and to every descendant (also those that left the
     group), SIGKILL after --grace; nothing is left running;
   - a boot that did not come up is diagnosed like 'bringup diagnose' does;
+  - --probe SPEC injects bringup's exception probe into every Python process
+    (see 'bringup probe'): the verdict of a boot that died of a matching
+    exception names the instruction that raised it, the code object and the
+    module object it ran on, and the processes that did not load the probe
+    are named with the reason;
   - every run is recorded in the run store (see 'bringup runs').
 
 The terminal never holds the boot up: output goes to output.log first; a
@@ -81,6 +89,7 @@ Exit status: 0 ready (or exited cleanly), 1 failed/hung/timeout/interrupted or a
 error-level finding, 2 could not run.`,
 		Example: `  bringup watch --env VLLM_USE_AOT_COMPILE=0 --silence 3m -- vllm serve Qwen/Qwen3-0.6B -O3
   bringup watch --env-file knobs.env --env-strict --timeout 40m -- ./launch.sh
+  bringup watch --probe KeyError:in_proj -- vllm serve MODEL -O3
   bringup watch --on-silence stop --silence 10m --ready-url http://localhost:8000/health -- python -m sglang.launch_server ...`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -129,6 +138,16 @@ error-level finding, 2 could not run.`,
 			if err != nil {
 				return err
 			}
+			var spec *probe.Spec
+			if cmd.Flags().Changed("probe") {
+				sp, err := probe.ParseSpec(probeSpec)
+				if err != nil {
+					return Usagef("--probe: %v", err)
+				}
+				spec = &sp
+			} else if len(knobs) > 0 {
+				return Usagef("--knob is for the probe's reports: give --probe SPEC too")
+			}
 			var patchState *store.PatchState
 			if patches != "" {
 				if patchRoot == "" {
@@ -170,12 +189,14 @@ error-level finding, 2 could not run.`,
 				Timeout: timeout, Grace: grace, ReadyURL: readyURL, Then: then,
 				RunsDir: runsDir, Dir: runDir,
 				Stdout: cmd.OutOrStdout(), Stderr: stderr, Messages: stderr, Style: style,
-				Store:      st,
-				Patches:    patchState,
-				Versions:   map[string]string{"bringup": Version},
-				NewTracker: watch.NewEngineTracker,
-				Capture:    watch.StacksCapture(snapshots, snapEvery, style),
-				Diagnose:   watch.PipelineDiagnose(set, style),
+				Store:        st,
+				Patches:      patchState,
+				Versions:     map[string]string{"bringup": Version},
+				NewTracker:   watch.NewEngineTracker,
+				Capture:      watch.StacksCapture(snapshots, snapEvery, style),
+				Diagnose:     watch.PipelineDiagnose(set, style),
+				Probe:        spec,
+				ProbeOptions: probe.Options{Knobs: knobs},
 			}
 			if isTerminal(os.Stderr) {
 				cfg.Status = os.Stderr
@@ -247,6 +268,8 @@ error-level finding, 2 could not run.`,
 	f.StringVar(&runDir, "run-dir", "", "directory for output.log, stack captures and run.json (default next to the store)")
 	f.StringVar(&patches, "patches", "", "patch series DIR that must be in an expected state (bringup patch status) before booting; recorded with the run")
 	f.StringVar(&patchRoot, "patch-root", "", "site-packages directory the --patches targets are relative to")
+	f.StringVar(&probeSpec, "probe", "any", "inject the exception probe into every Python process and read its reports: TYPE[:REGEX][;...] or any (see bringup probe)")
+	f.StringArrayVar(&knobs, "knob", nil, "with --probe: another environment variable (or PREFIX*) each probe report records")
 	f.StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML FILE for the diagnosis (repeatable)")
 	f.BoolVar(&stopLost, "stop-lost", false, "stop the processes that lost runs (a killed watch) left running, before booting")
 	return cmd

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bringup-tool/bringup/diagnose"
@@ -180,7 +181,7 @@ func writeFinding(p *printer, f record.Finding, st report.Style, full bool) {
 		if e.Rank != "" {
 			rank = " [" + e.Rank + "]"
 		}
-		p.line(fmt.Sprintf("  %s%s  %s", st.Cyan(fmt.Sprintf("%s:%d", e.Path, e.Line)), st.Dim(rank), e.Text))
+		p.line(fmt.Sprintf("  %s%s  %s", st.Cyan(evidenceAt(e.Path, e.Line)), st.Dim(rank), e.Text))
 		var also []string
 		for i+1 < len(ev) && ev[i+1].Text == e.Text {
 			i++
@@ -345,4 +346,13 @@ func fmtSeconds(s float64) string {
 		return fmt.Sprintf("%.1f min", s/60)
 	}
 	return fmt.Sprintf("%.0f s", s)
+}
+
+// evidenceAt is "path:line", or the path alone for evidence that is a
+// whole file (a probe report).
+func evidenceAt(path string, line int) string {
+	if line <= 0 {
+		return path
+	}
+	return path + ":" + strconv.Itoa(line)
 }

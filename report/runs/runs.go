@@ -10,10 +10,12 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/store"
 )
@@ -52,6 +54,9 @@ func RunJSON(w io.Writer, r *store.Run) error {
 	}
 	if r.Timeline == nil {
 		r.Timeline = []store.Phase{}
+	}
+	if r.Probe != nil && r.Probe.Findings == nil {
+		r.Probe.Findings = []record.Finding{}
 	}
 	if r.Logs == nil {
 		r.Logs = []string{}
@@ -156,6 +161,19 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 			ew.printf("  %s (%s): %s\n", st.Red(who), ec.Process, strings.Join(what, "; "))
 		}
 	}
+	if p := r.Probe; p != nil {
+		ew.printf("\n%s\n", st.Bold("probe"))
+		ew.printf("  spec %s: %d Python process(es) loaded it, %d did not; %d distinct exception(s) recorded; reports in %s\n", p.Spec, p.Loaded, len(p.NotLoaded), len(p.Findings), p.Dir)
+		for _, m := range p.NotLoaded {
+			ew.printf("  %s (%s): did not load the probe: %s\n", st.Red(fmt.Sprintf("pid %d", m.PID)), m.Process, m.Reason)
+		}
+		for _, pr := range p.Problems {
+			ew.printf("  %s %s\n", st.Yellow("unreadable:"), pr)
+		}
+		for _, f := range p.Findings {
+			ew.printf("  %s %s [%s]\n", st.Severity(string(f.Severity)), f.Root, f.Rule)
+		}
+	}
 	if len(r.Silences) > 0 {
 		ew.printf("\n%s\n", st.Bold("silences"))
 		for _, s := range r.Silences {
@@ -251,7 +269,7 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 				if i == 3 {
 					break
 				}
-				ew.printf("    %s:%d %s\n", e.Path, e.Line, cut(firstLine(e.Text), 120))
+				ew.printf("    %s %s\n", evidenceAt(e.Path, e.Line), cut(firstLine(e.Text), 120))
 			}
 			for i, rem := range f.Remedy {
 				if i == 0 {
@@ -405,4 +423,13 @@ func (e *errWriter) printf(format string, a ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, a...)
 	}
+}
+
+// evidenceAt is "path:line", or the path alone for evidence that is a
+// whole file (a probe report).
+func evidenceAt(path string, line int) string {
+	if line <= 0 {
+		return path
+	}
+	return path + ":" + strconv.Itoa(line)
 }
