@@ -22,7 +22,13 @@ type Diagnosis struct {
 	// Status is "failed" (an error-level finding), "warnings" or "ok".
 	Status string `json:"status"`
 	// Verdict is one sentence: what failed, on which ranks, in which phase.
-	Verdict  string            `json:"verdict"`
+	Verdict string `json:"verdict"`
+	// Root, RaisedIn and PhaseWhy are the top finding's: the concrete
+	// error, where it was raised, and why its phase is what the verdict
+	// says; empty when not known.
+	Root     string            `json:"root,omitempty"`
+	RaisedIn string            `json:"raised_in,omitempty"`
+	PhaseWhy string            `json:"phase_why,omitempty"`
 	Inputs   []Input           `json:"inputs"`
 	Versions map[string]string `json:"versions"`
 	Findings []record.Finding  `json:"findings"`

@@ -183,7 +183,7 @@ func TestVerdictStuckOnlyWhenOpen(t *testing.T) {
 		{"no timeline", nil, "FAILED in phase inductor on TP0, TP1: t [r]"},
 	} {
 		d := &Diagnosis{Findings: []record.Finding{f}, Timeline: c.timeline}
-		if status, v := verdict(d); status != "failed" || v != c.want {
+		if status, v := verdict(d, &rules.Set{}); status != "failed" || v != c.want {
 			t.Errorf("%s: %q %q, want %q", c.name, status, v, c.want)
 		}
 	}
@@ -389,6 +389,14 @@ func FuzzDiagnose(f *testing.F) {
 			}
 		}
 	}
+	// The field corpus's small pastes: frameless errors, crash lines, quirks.
+	if entries, err := filepath.Glob(filepath.Join("..", "corpus", "field", "*.log")); err == nil {
+		for _, e := range entries {
+			if b, err := os.ReadFile(e); err == nil && len(b) <= 4096 {
+				f.Add(b)
+			}
+		}
+	}
 	if entries, err := filepath.Glob(filepath.Join(testcorpus.Root(), "..", "shared", "corpus", "engine-logs", "*.log")); err == nil {
 		for _, e := range entries {
 			if b, err := os.ReadFile(e); err == nil {
@@ -400,6 +408,9 @@ func FuzzDiagnose(f *testing.F) {
 		d, err := Run([]string{"-"}, Options{Rules: set, Stdin: bytes.NewReader(data), Workers: 1})
 		if err != nil && err != ErrNoInput {
 			t.Fatal(err)
+		}
+		if len(d.Errors) > 0 && (!d.HasErrors() || d.Status != "failed") {
+			t.Fatalf("the floor let an error through: %d errors, status %s, %v", len(d.Errors), d.Status, ruleIDs(d))
 		}
 		lines := bytes.Count(data, []byte("\n")) + 1
 		for _, fd := range d.Findings {

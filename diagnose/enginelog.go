@@ -9,6 +9,7 @@ import (
 
 	"github.com/bringup-tool/bringup/analyze/timeline"
 	"github.com/bringup-tool/bringup/analyze/versions"
+	"github.com/bringup-tool/bringup/diagnose/fatal"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/internal/litscan"
@@ -31,7 +32,33 @@ type logResult struct {
 	gaps       []timeline.Gap
 	versions   map[string]string
 	gpuUtil    string // gpu_memory_utilization as printed, "" when not seen
+	// fatals are the fatal lines (diagnose/fatal), once per kind, rank
+	// and text, in order of first appearance.
+	fatals []fatalLine
+	// ruleLines are where error-level text rules matched, up to
+	// maxRuleLines per rule: an error traceback near one is the error
+	// the rule explains.
+	ruleLines map[*rules.Rule][]ruleLine
 }
+
+// fatalLine is one distinct fatal line of a log.
+type fatalLine struct {
+	hit   fatal.Hit
+	rank  record.Rank
+	line  int
+	count int
+}
+
+// ruleLine is where a text rule matched.
+type ruleLine struct {
+	line int
+	rank string
+}
+
+const (
+	maxFatalLines = 1024
+	maxRuleLines  = 64
+)
 
 var gpuUtilRe = regexp.MustCompile(`gpu_memory_utilization[=:]?\s*\(?\s*([0-9]*\.?[0-9]+)`)
 
@@ -45,8 +72,23 @@ const (
 	gTraceback                    // pytrace.GateLiterals
 	gTimeline                     // timeline.Markers
 	gGPU                          // gpuUtilWord
-	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU
+	gFatal                        // fatal.Literals
+	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU | gFatal
 )
+
+// leadTraceback marks a line whose body starts an exception printed
+// without a traceback (pytrace.LeadsException) for the traceback reader,
+// and one that starts with a short fatal word (fatal.Leads).
+func leadTraceback(body []byte) uint64 {
+	var m uint64
+	if pytrace.LeadsException(body) {
+		m |= gTraceback
+	}
+	if fatal.Leads(body) {
+		m |= gFatal
+	}
+	return m
+}
 
 // gpuUtilWord gates gpuUtilRe.
 const gpuUtilWord = "gpu_memory_utilization"
@@ -59,6 +101,7 @@ type gate struct {
 	scan   *litscan.Grouped
 	always uint64
 	rules  []string // the rules' literals it was built from
+	lits   []string // every literal of the scan (for tests)
 }
 
 // gates caches a gate per rules.Set: a directory of thousands of small
@@ -103,7 +146,9 @@ func gateFor(set *rules.Set) *gate {
 	add(gTraceback, pytrace.GateLiterals())
 	add(gTimeline, timeline.Markers())
 	add(gGPU, []string{gpuUtilWord})
+	add(gFatal, fatal.Literals())
 	g.scan = litscan.NewGrouped(lits, masks)
+	g.lits = lits
 	if g.scan == nil {
 		g.always = gAll
 	}
@@ -146,18 +191,21 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	go func() { // rules, versions and tracebacks
 		defer wg.Done()
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
+		res.ruleLines = map[*rules.Rule][]ruleLine{}
+		fatals := map[fatalKey]int{}
 		if !forceAll { // the reference path matches every text afresh
 			m.memo = map[string]map[string][]ruleAt{}
+			m.fatalMemo = map[string][]fatal.Hit{}
 		}
 		for b := range toMatch {
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
-				if mask&(gRules|gVersions|gGPU|gTraceback) == 0 && x.Idle(path) {
+				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal) == 0 && x.Idle(path) {
 					continue // the common case, told without reading the record
 				}
 				rec, _, text := b.At(i)
 				tb := mask&gTraceback != 0 || !x.Skip(rec)
-				if mask&(gRules|gVersions|gGPU) == 0 && !tb {
+				if mask&(gRules|gVersions|gGPU|gFatal) == 0 && !tb {
 					continue // the common case: nothing here reads this record
 				}
 				// A copy with a Text of its own: the timeline's goroutine
@@ -166,6 +214,9 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 				r := *rec
 				r.Text = string(text)
 				m.match(&r, mask)
+				if mask&gFatal != 0 {
+					m.fatal(&r, fatals)
+				}
 				if mask&gVersions != 0 {
 					vd.Feed(&r)
 				}
@@ -198,7 +249,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		}
 	}()
 
-	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan}, func(b *enginelog.Batch) {
+	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan, Lead: leadTraceback}, func(b *enginelog.Batch) {
 		b.Hold()
 		toMatch <- b
 		b.Hold()
@@ -231,6 +282,55 @@ type matcher struct {
 	// and a crash loop repeats the same error lines again and again.
 	memo  map[string]map[string][]ruleAt
 	nmemo int
+	// fatalMemo: the fatal lines of a text, by text (nil: none kept).
+	fatalMemo map[string][]fatal.Hit
+}
+
+type fatalKey struct {
+	kind fatal.Kind
+	rank string
+	text string
+}
+
+// fatal notes the fatal lines of rec, once per kind, rank and text. A
+// record logged as a warning, info or debug line holds none: warnings
+// stay warnings ("NCCL error … falling back", a retried download).
+func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+		return
+	}
+	memo := m.fatalMemo != nil && len(rec.Text) <= maxMemoText
+	var hits []fatal.Hit
+	var ok bool
+	if memo {
+		hits, ok = m.fatalMemo[rec.Text]
+	}
+	if !ok {
+		hits = fatal.Scan(rec.Text)
+		for i := range hits {
+			hits[i].Text = clip(hits[i].Text)
+		}
+		if memo && len(m.fatalMemo) < maxMemoTexts {
+			m.fatalMemo[rec.Text] = hits
+		}
+	}
+	if len(hits) == 0 {
+		return
+	}
+	rank := rec.Rank.String()
+	for _, h := range hits {
+		k := fatalKey{h.Kind, rank, h.Text}
+		if i, ok := seen[k]; ok {
+			m.res.fatals[i].count++
+			continue
+		}
+		if len(m.res.fatals) >= maxFatalLines {
+			continue
+		}
+		seen[k] = len(m.res.fatals)
+		m.res.fatals = append(m.res.fatals, fatalLine{hit: h, rank: rec.Rank, line: rec.Line + h.Line, count: 1})
+	}
 }
 
 // ruleAt is a rule that matched a text, and where (see locate).
@@ -291,12 +391,16 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 	}
 	m.fields["role"] = rec.Rank.Role
 	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
-	rank := rec.Rank.String()
 	for _, h := range hits {
-		ev := record.Evidence{Path: rec.Source, Line: rec.Line, Rank: rank}
+		ev := record.Evidence{Path: rec.Source, Line: rec.Line}
 		ev.Line, ev.Text = lineAt(*rec, h.off)
+		rank := rankNamed(rec.Rank, ev.Text).String()
+		ev.Rank = rank
 		sub.Evidence = ev
 		m.res.hits.Add(h.rule, sub)
+		if h.rule.Severity == "error" && len(m.res.ruleLines[h.rule]) < maxRuleLines {
+			m.res.ruleLines[h.rule] = append(m.res.ruleLines[h.rule], ruleLine{ev.Line, rank})
+		}
 	}
 }
 

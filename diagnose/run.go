@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/bringup-tool/bringup/ingest"
+	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/record"
@@ -28,6 +29,10 @@ type Options struct {
 	Rules   *rules.Set // nil: the builtin knowledge base
 	Workers int        // inputs read at once; 0: GOMAXPROCS
 	Stdin   io.Reader  // read for the path "-"
+	// TorchDir is the torch package the boot used (its graph-break
+	// registry explains a GB id); "": the one the log's frames lie in,
+	// when it exists here.
+	TorchDir string
 	// Name, when set, gives the name an input file is reported by
 	// (inputs, evidence, errors, timeline) instead of its path; the file
 	// is still read at its path. Logs gathered from nodes are named
@@ -79,7 +84,7 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	}
 	close(next)
 	wg.Wait()
-	d := assemble(results, set)
+	d := assemble(results, set, opt.TorchDir)
 	used := 0
 	for _, in := range d.Inputs {
 		if in.Error == "" || in.Records > 0 {
@@ -207,7 +212,9 @@ func analyzeFile(open, path string, set *rules.Set, stdin io.Reader) fileResult 
 	case len(head) == 0:
 		return fileResult{input: Input{Path: path, Error: "empty file"}}
 	case kind == KindEngineLog:
-		lr := analyzeLog(path, br, set)
+		// A pasted excerpt (quoted, indented, colour codes without ESC)
+		// is repaired line by line; a log as the engine wrote it is not.
+		lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), set)
 		return fileResult{log: &lr, input: lr.input}
 	case kind == "":
 		return fileResult{input: Input{Path: path, Error: "not a recognised input (binary or unknown format)"}}
@@ -234,7 +241,7 @@ func reason(err error) string {
 }
 
 // assemble merges per-input results in input order and concludes.
-func assemble(results []fileResult, set *rules.Set) *Diagnosis {
+func assemble(results []fileResult, set *rules.Set, torchDir string) *Diagnosis {
 	d := &Diagnosis{Schema: Schema, Inputs: []Input{}, Versions: map[string]string{},
 		Findings: []record.Finding{}, Errors: []Error{}, Timeline: []Phase{}, Gaps: []Gap{}}
 	hits := rules.NewCollector()
@@ -285,94 +292,8 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 		}
 	}
 
-	// Root exceptions, once per distinct error with every rank that raised it.
-	// A wrapper's message quotes the root error ("Worker failed with error
-	// '…'"): it is matched only when no root error was found at all, so
-	// the engine process is not counted as a failing rank.
-	onlyWrappers := true
-	for _, fr := range results {
-		if fr.log == nil {
-			continue
-		}
-		for _, tb := range fr.log.tracebacks {
-			if root := tb.Root(); root.Type != "" && !isWrapper(root) {
-				onlyWrappers = false
-			}
-		}
-	}
-	errIdx := map[string]int{}
-	var wrappers []bool // per d.Errors entry: only a wrapper was found
-	for _, fr := range results {
-		if fr.log == nil {
-			continue
-		}
-		for _, tb := range fr.log.tracebacks {
-			root := tb.Root()
-			if root.Type == "" {
-				continue
-			}
-			sub := exceptionSubject(tb, root)
-			if v["vllm"] != "" {
-				sub.Fields["vllm"] = v["vllm"]
-			}
-			wrapper := isWrapper(root)
-			var matched []*rules.Rule
-			if !wrapper || onlyWrappers {
-				matched = set.Match(sub, v)
-			}
-			if !explained(matched) && !wrapper {
-				sub.Fields["unexplained"] = "true"
-				matched = set.Match(sub, v)
-			}
-			for _, r := range matched {
-				hits.Add(r, sub)
-			}
-			key := root.Type + "\x00" + root.Message + "\x00" + innermost(root.Frames)
-			i, ok := errIdx[key]
-			if !ok {
-				i = len(d.Errors)
-				errIdx[key] = i
-				frames := root.Frames
-				if frames == nil {
-					frames = record.Stack{}
-				}
-				line := root.Line
-				if line == 0 {
-					line = tb.Line
-				}
-				wrappers = append(wrappers, wrapper)
-				d.Errors = append(d.Errors, Error{Rank: tb.Rank.String(), PID: tb.Rank.PID, Ranks: []string{},
-					Exception: root.Type, Message: root.Message, Frames: frames, Path: tb.Source, Line: line, Rules: []string{}})
-			}
-			e := &d.Errors[i]
-			e.Count++
-			if rk := tb.Rank.String(); rk != "" && !slices.Contains(e.Ranks, rk) {
-				e.Ranks = append(e.Ranks, rk)
-			}
-			for _, r := range matched {
-				if !slices.Contains(e.Rules, r.ID) {
-					e.Rules = append(e.Rules, r.ID)
-				}
-			}
-		}
-	}
-
-	// A wrapper ("Engine core initialization failed. See root cause
-	// above.") is listed only when no root error was found at all.
-	if kept := d.Errors[:0]; len(d.Errors) > 0 {
-		all := true
-		for _, w := range wrappers {
-			all = all && w
-		}
-		if !all {
-			for i, e := range d.Errors {
-				if !wrappers[i] {
-					kept = append(kept, e)
-				}
-			}
-			d.Errors = kept
-		}
-	}
+	// The floor: every fatal error, explained by a rule or on its own.
+	d.Errors = floor(results, set, v, hits, torchDir)
 
 	// The startup timeline, and phases that never finished as facts.
 	for _, fr := range results {
@@ -418,13 +339,29 @@ func assemble(results []fileResult, set *rules.Set) *Diagnosis {
 	sort.SliceStable(d.Gaps, func(i, j int) bool { return d.Gaps[i].Seconds > d.Gaps[j].Seconds })
 
 	// Text rules matched while streaming: apply the final version gates.
+	var general []record.Finding // catch-all findings: after the specific ones of their severity
 	for _, f := range hits.Findings() {
-		if r := hits.Rule(f.Rule); r != nil && !r.Allows(v) {
+		r := hits.Rule(f.Rule)
+		if r != nil && !r.Allows(v) {
+			continue
+		}
+		if r != nil && r.CatchAll {
+			general = append(general, f)
 			continue
 		}
 		d.Findings = append(d.Findings, f)
 	}
-	d.Status, d.Verdict = verdict(d)
+	for _, g := range general {
+		k := len(d.Findings)
+		for k > 0 && d.Findings[k-1].Severity.Weight() < g.Severity.Weight() {
+			k--
+		}
+		d.Findings = slices.Insert(d.Findings, k, g)
+	}
+	if len(d.Findings) > 0 {
+		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
+	}
+	d.Status, d.Verdict = verdict(d, set)
 	return d
 }
 
@@ -490,9 +427,6 @@ func localSourceLine(path string, n int) string {
 	return ""
 }
 
-// catchAll rules speak only when nothing more specific explains a subject.
-var catchAll = map[string]bool{"unrecognised-exception": true, "startup-stuck": true}
-
 // specific drops catch-all rules when a specific rule matched too.
 func specific(rs []*rules.Rule) []*rules.Rule {
 	if !explained(rs) {
@@ -500,7 +434,7 @@ func specific(rs []*rules.Rule) []*rules.Rule {
 	}
 	out := rs[:0:0]
 	for _, r := range rs {
-		if !catchAll[r.ID] {
+		if !r.CatchAll {
 			out = append(out, r)
 		}
 	}
@@ -517,7 +451,7 @@ func isWrapper(e pytrace.Exception) bool {
 // explained: some rule other than the catch-all accounts for the exception.
 func explained(rs []*rules.Rule) bool {
 	for _, r := range rs {
-		if !catchAll[r.ID] {
+		if !r.CatchAll {
 			return true
 		}
 	}
@@ -532,7 +466,7 @@ func innermost(st record.Stack) string {
 }
 
 // verdict states the outcome in one sentence, most important finding first.
-func verdict(d *Diagnosis) (string, string) {
+func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 	if len(d.Findings) == 0 {
 		if len(d.Errors) > 0 {
 			return "failed", "failed with an exception (see errors)"
@@ -547,6 +481,9 @@ func verdict(d *Diagnosis) (string, string) {
 	phase := ""
 	if f.Phase != "" {
 		phase = " in phase " + f.Phase
+		if why := shortWhy(f.PhaseWhy); why != "" {
+			phase += " (" + why + ")"
+		}
 	}
 	switch f.Severity {
 	case record.SeverityError:
@@ -554,11 +491,59 @@ func verdict(d *Diagnosis) (string, string) {
 			// A hang is not a crash: say that the phase was still running.
 			return "failed", fmt.Sprintf("STUCK%s%s (still running when the log ends): %s [%s]", phase, where, f.Title, f.Rule)
 		}
+		r := set.Rule(f.Rule)
+		catchAll := r != nil && r.CatchAll
+		// Say what happened: a catch-all's title is general, and a rule's
+		// evidence may be another line than the error (a ptxas line, the
+		// error printed before its traceback).
+		if f.Root != "" && (catchAll || len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Text, f.Root)) {
+			what := f.Root
+			if len(what) > maxVerdictRoot {
+				cut := maxVerdictRoot
+				for cut > 0 && what[cut]&0xC0 == 0x80 {
+					cut--
+				}
+				what = what[:cut] + "…"
+			}
+			if f.RaisedIn != "" {
+				what += " (raised in " + f.RaisedIn + ")"
+			}
+			return "failed", fmt.Sprintf("FAILED%s%s: %s: %s [%s]", phase, where, f.Title, what, f.Rule)
+		}
 		return "failed", fmt.Sprintf("FAILED%s%s: %s [%s]", phase, where, f.Title, f.Rule)
 	case record.SeverityWarning:
 		return "warnings", fmt.Sprintf("no error-level finding; warning%s%s: %s [%s]", phase, where, f.Title, f.Rule)
 	}
 	return "ok", fmt.Sprintf("no error-level finding; note: %s [%s]", f.Title, f.Rule)
+}
+
+// maxVerdictRoot bounds the concrete error quoted in the verdict (the
+// finding and errors[] hold it whole).
+const maxVerdictRoot = 160
+
+// shortWhy is the evidence for a finding's phase in a few words for the
+// verdict ("frame vllm/v1/worker/gpu_model_runner.py:3106 _dummy_run",
+// "log marker at line 40"); "" when the phase is the rule's own.
+func shortWhy(why string) string {
+	switch {
+	case strings.HasPrefix(why, "frame "):
+		if k := strings.Index(why, ": "); k > 0 {
+			return why[:k]
+		}
+		return why
+	case strings.HasPrefix(why, "the log's own marker"):
+		if k := strings.Index(why, "opened at line "); k > 0 {
+			n := why[k+len("opened at line "):]
+			n, _, _ = strings.Cut(n, " ")
+			return "log marker at line " + n
+		}
+		return "log marker"
+	case strings.HasPrefix(why, rules.WeakPhase):
+		return "by the error's words"
+	case strings.Contains(why, "raised while importing"):
+		return why
+	}
+	return ""
 }
 
 // stuck: the finding's phase is still open at the end of the log on one

@@ -45,6 +45,12 @@ type Finding struct {
 	Evidence   []Evidence `json:"evidence"`
 	References []string   `json:"references"`
 	Confidence string     `json:"confidence,omitempty"`
+	// Root is the concrete error behind the finding ("KeyError: 'x'"),
+	// RaisedIn where it was raised ("model.py:72 forward"), PhaseWhy what
+	// evidence put it in Phase; empty when not known.
+	Root     string `json:"root,omitempty"`
+	RaisedIn string `json:"raised_in,omitempty"`
+	PhaseWhy string `json:"phase_why,omitempty"`
 }
 
 // HasError reports whether any of the findings is error-level: what makes

@@ -14,12 +14,13 @@ const MaxEvidence = 5
 // Collector turns rule hits into Findings: one per rule, with the ranks of
 // every hit unioned, a count, and the first few distinct pieces of evidence.
 type Collector struct {
-	byRule map[string]*collected
+	byRule map[string]*collected // by rule id, or id and Subject.Key
 	seq    int
 }
 
 type collected struct {
 	rule  *Rule
+	key   string // the byRule key
 	first int
 	f     record.Finding
 	ranks map[string]bool
@@ -29,11 +30,18 @@ type collected struct {
 func NewCollector() *Collector { return &Collector{byRule: map[string]*collected{}} }
 
 // Add records that r matched sub.
+//
+// The first subject of a finding also brings what its evidence says
+// (Subject.Phase, Root, RaisedIn, Cause, Remedy; see Enrich).
 func (c *Collector) Add(r *Rule, sub Subject) {
-	col := c.byRule[r.ID]
+	key := r.ID
+	if sub.Key != "" {
+		key += "\x00" + sub.Key
+	}
+	col := c.byRule[key]
 	if col == nil {
 		c.seq++
-		col = &collected{rule: r, first: c.seq, ranks: map[string]bool{}, seen: map[string]bool{},
+		col = &collected{rule: r, key: key, first: c.seq, ranks: map[string]bool{}, seen: map[string]bool{},
 			f: record.Finding{
 				Rule: r.ID, Title: r.Title, Severity: record.Severity(r.Severity), Phase: r.Phase,
 				Cause: strings.TrimSpace(r.Cause), Remedy: r.Remedy, References: r.References,
@@ -42,7 +50,12 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 		if col.f.References == nil {
 			col.f.References = []string{}
 		}
-		c.byRule[r.ID] = col
+		col.f.Remedy = r.remedyFor(&sub)
+		enrich(&col.f, sub, col.rule)
+		c.byRule[key] = col
+	}
+	if col.f.Root == "" && sub.Root != "" {
+		enrich(&col.f, sub, col.rule) // the error behind a finding a text line opened
 	}
 	ev := sub.Evidence
 	if ev.Rank != "" {
@@ -67,6 +80,61 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 }
 
 const maxSeen = 4096
+
+// Enrich gives the findings of rule id what sub's evidence says, where
+// they do not say it yet: the concrete error (Root, RaisedIn), the phase
+// (refined, see RefinePhase), a printed cause and remedies. diagnose calls
+// it when a text rule matched inside the traceback of an error.
+func (c *Collector) Enrich(id string, sub Subject) {
+	for _, col := range c.byRule {
+		if col.rule.ID == id {
+			enrich(&col.f, sub, col.rule)
+		}
+	}
+}
+
+// WeakPhase starts the PhaseWhy of a phase read from an error's words
+// only: it refines the phase of a catch-all rule, not a rule's own.
+const WeakPhase = "the error's words"
+
+func enrich(f *record.Finding, sub Subject, r *Rule) {
+	if f.Root == "" && sub.Root != "" {
+		f.Root, f.RaisedIn = sub.Root, sub.RaisedIn
+	}
+	weak := strings.HasPrefix(sub.PhaseWhy, WeakPhase) && !r.CatchAll
+	if sub.Phase != "" && sub.Phase != "unknown" && f.PhaseWhy == "" && !weak {
+		if p := RefinePhase(f.Phase, sub.Phase); p != f.Phase || f.Phase == sub.Phase {
+			f.Phase, f.PhaseWhy = p, sub.PhaseWhy
+		}
+	}
+	if sub.Cause != "" && !strings.Contains(f.Cause, sub.Cause) {
+		f.Cause = strings.TrimSpace(sub.Cause + "\n\n" + f.Cause)
+	}
+	if len(sub.Remedy) > 0 {
+		var rs []string
+		for _, r := range sub.Remedy {
+			if !contains(f.Remedy, r) {
+				rs = append(rs, r)
+			}
+		}
+		switch {
+		case len(rs) == 0:
+		case r.CatchAll: // what was printed is more to the point than a general remedy
+			f.Remedy = append(rs, f.Remedy...)
+		default: // the rule's own remedy first, then what was printed
+			f.Remedy = append(append([]string{}, f.Remedy...), rs...)
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
 
 // Findings returns the findings, most important first: severity, then
 // phase in startup order (an early failure explains later ones), then the
@@ -146,7 +214,7 @@ func (c *Collector) Merge(o *Collector) {
 	}
 	sort.Slice(cols, func(i, j int) bool { return cols[i].first < cols[j].first })
 	for _, oc := range cols {
-		col := c.byRule[oc.rule.ID]
+		col := c.byRule[oc.key]
 		if col == nil {
 			c.seq++
 			cp := *oc
@@ -156,8 +224,13 @@ func (c *Collector) Merge(o *Collector) {
 			cp.f.Evidence = append([]record.Evidence{}, oc.f.Evidence...)
 			cp.f.Count = 0
 			col = &cp
-			c.byRule[oc.rule.ID] = col
+			c.byRule[oc.key] = col
 		} else {
+			more := Subject{Root: oc.f.Root, RaisedIn: oc.f.RaisedIn}
+			if oc.f.PhaseWhy != "" {
+				more.Phase, more.PhaseWhy = oc.f.Phase, oc.f.PhaseWhy
+			}
+			enrich(&col.f, more, col.rule)
 			for _, ev := range oc.f.Evidence {
 				if len(col.f.Evidence) < MaxEvidence {
 					col.f.Evidence = append(col.f.Evidence, ev)
@@ -180,6 +253,11 @@ func (c *Collector) Merge(o *Collector) {
 func (c *Collector) Rule(id string) *Rule {
 	if col := c.byRule[id]; col != nil {
 		return col.rule
+	}
+	for _, col := range c.byRule {
+		if col.rule.ID == id {
+			return col.rule
+		}
 	}
 	return nil
 }

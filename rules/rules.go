@@ -18,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -37,6 +38,18 @@ type Subject struct {
 	Fact     string            // structured fact kind, e.g. "trace.graph_break", "timeline.unfinished", "stacks.bucket"
 	Fields   map[string]string // fields of that fact
 	Evidence record.Evidence   // where it came from (path, line, rank, text)
+
+	// What the evidence itself says, carried into the finding by the
+	// first subject of a rule (see Collector.Add): the phase and why, the
+	// concrete error and where it was raised, a cause and remedies that
+	// the engine or PyTorch printed. All optional.
+	Phase, PhaseWhy string
+	Root, RaisedIn  string
+	Cause           string
+	Remedy          []string
+	// Key splits one rule's finding by distinct error (the catch-all rules
+	// report each unexplained error on its own); "" for one finding.
+	Key string
 }
 
 // Versions are the versions known for a run: "torch" -> "2.10.0+rocm7.0",
@@ -46,7 +59,44 @@ type Versions map[string]string
 
 // Phases in startup order; findings of an earlier phase come first because
 // an early failure usually explains the later ones.
-var Phases = []string{"load", "dynamo", "inductor", "cache", "cudagraph", "ready", "runtime"}
+// The finer phases (import … triton-launcher-build, cache-load,
+// cache-save, profile, unknown) are what frames and markers can tell; a
+// rule may name them too.
+var Phases = []string{"import", "distributed-init", "load", "cache-load", "dynamo", "aot-autograd",
+	"post-grad-pass", "inductor", "inductor-codegen", "triton-compile", "triton-launcher-build",
+	"cache", "cache-save", "profile", "cudagraph", "ready", "runtime", "unknown"}
+
+// refines: the evidence phases that are a part of a rule's phase (or that
+// a generic rule phase gives way to), so a finding can say the finer one.
+var refines = map[string][]string{
+	"":         nil, // any
+	"runtime":  nil, // any
+	"unknown":  nil, // any
+	"inductor": {"post-grad-pass", "inductor-codegen", "triton-compile", "triton-launcher-build", "cache-load", "cache-save", "aot-autograd"},
+	"cache":    {"cache-load", "cache-save"},
+	"dynamo":   {"aot-autograd"},
+	"ready":    {"profile", "cudagraph", "load"},
+}
+
+// RefinePhase returns the phase a finding of a rule with phase rule
+// reports when the evidence says evidence: the evidence's when it is a
+// part of the rule's phase, or the rule's phase is generic (runtime,
+// unknown, none).
+func RefinePhase(rule, evidence string) string {
+	if evidence == "" || evidence == rule {
+		return rule
+	}
+	parts, ok := refines[rule]
+	if ok && parts == nil {
+		return evidence
+	}
+	for _, p := range parts {
+		if p == evidence {
+			return evidence
+		}
+	}
+	return rule
+}
 
 // Engines are the keys of Versions that name a serving engine.
 var Engines = []string{"vllm", "sglang", "atom", "trtllm"}
@@ -90,12 +140,79 @@ type Rule struct {
 	Cause      string   `yaml:"cause"`
 	Remedy     []string `yaml:"remedy"`
 	References []string `yaml:"references,omitempty"`
+	// CatchAll: the rule speaks only when no specific rule explains the
+	// same subject (diagnose's floor: unrecognised-exception, …).
+	CatchAll bool `yaml:"catch_all,omitempty"`
+	// Unless names rules that, when they match the same subject, explain
+	// it better: this rule then stays quiet (a general out-of-memory rule
+	// gives way to cudagraph-capture-oom).
+	Unless []string `yaml:"unless,omitempty"`
+	// examples are texts or subjects the rule must fire on and must not
+	// (TestRuleExamples runs them all), as written; see Examples.
+	examples *yaml.Node
 
 	// Source is where the rule was defined, "file:line".
 	Source string `yaml:"-"`
 
-	index    int
-	literals []string // any-of prefilter literals (for tests and docs)
+	index     int
+	literals  []string // any-of prefilter literals (for tests and docs)
+	templated bool     // a remedy has a {placeholder}
+}
+
+// Examples decodes the rule's examples (the YAML key examples:).
+func (r *Rule) Examples() (Examples, error) {
+	var ex Examples
+	if r.examples == nil {
+		return ex, nil
+	}
+	if err := r.examples.Decode(&ex); err != nil {
+		return ex, fmt.Errorf("%s: rule %q: examples: %v", r.Source, r.ID, err)
+	}
+	return ex, nil
+}
+
+// Examples of a rule: Fire must match it, Quiet must not.
+type Examples struct {
+	Fire  []Example `yaml:"fire"`
+	Quiet []Example `yaml:"quiet"`
+}
+
+// Example is one subject: a plain string is a log record's text; a
+// mapping gives the subject's text, fact, fields, frames ("func (file)",
+// innermost first) and the run's versions.
+type Example struct {
+	Text     string            `yaml:"text,omitempty"`
+	Fact     string            `yaml:"fact,omitempty"`
+	Fields   map[string]string `yaml:"fields,omitempty"`
+	Frames   []string          `yaml:"frames,omitempty"`
+	Versions map[string]string `yaml:"versions,omitempty"`
+}
+
+// UnmarshalYAML accepts a plain string as an example's text.
+func (e *Example) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		e.Text = n.Value
+		return nil
+	}
+	type plain Example
+	var p plain
+	dec := func(v any) error { return n.Decode(v) }
+	if err := dec(&p); err != nil {
+		return err
+	}
+	*e = Example(p)
+	return nil
+}
+
+// Subject is the example as the rules see it.
+func (e Example) Subject() (Subject, Versions) {
+	sub := Subject{Text: e.Text, Fact: e.Fact, Fields: e.Fields}
+	for _, f := range e.Frames {
+		fn, file, _ := strings.Cut(f, " (")
+		file = strings.TrimSuffix(file, ")")
+		sub.Frames = append(sub.Frames, record.Frame{Func: fn, File: file})
+	}
+	return sub, Versions(e.Versions)
 }
 
 // Set is a compiled collection of rules.
@@ -177,6 +294,19 @@ func (s *Set) add(path string, data []byte) error {
 	}
 	for _, n := range root.Content {
 		var r Rule
+		// A rule's examples are for its tests: kept undecoded (a run does
+		// not pay for parsing them; Rule.Examples decodes them).
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == "examples" {
+					r.examples = n.Content[i+1]
+					c := *n
+					c.Content = append(append([]*yaml.Node{}, n.Content[:i]...), n.Content[i+2:]...)
+					n = &c
+					break
+				}
+			}
+		}
 		if err := decodeStrict(n, &r); err != nil {
 			return fmt.Errorf("%s:%d: %v", path, n.Line, err)
 		}
@@ -198,20 +328,63 @@ func (s *Set) add(path string, data []byte) error {
 
 // decodeStrict decodes one rule node, rejecting unknown keys so a typo
 // ("remedies:", "match: {txt: …}") is an error and not a silent no-op.
+// The keys are checked against the struct's yaml tags on the node itself
+// (a re-encode and a strict decode cost twice the parse).
 func decodeStrict(n *yaml.Node, v any) error {
-	out, err := yaml.Marshal(n)
-	if err != nil {
+	if err := knownKeys(n, reflect.TypeOf(v).Elem()); err != nil {
 		return err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(out))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		// yaml reports lines relative to the re-encoded node; drop them.
+	if err := n.Decode(v); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = nodeLine.ReplaceAllString(msg, "")
 		return errors.New(strings.ReplaceAll(msg, "unmarshal errors:\n  ", ""))
 	}
 	return nil
+}
+
+// knownKeys reports the first key of mapping n (and of the mappings
+// inside it that decode into structs) that t has no field for.
+func knownKeys(n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := knownKeys(c, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	case yaml.MappingNode:
+	default:
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		f, ok := fieldByTag(t, key)
+		if !ok {
+			return fmt.Errorf("field %s not found in type %s", key, t)
+		}
+		if err := knownKeys(n.Content[i+1], f.Type); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == key && name != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -233,6 +406,9 @@ func (r *Rule) compile() error {
 	}
 	if err := r.Match.compile(true); err != nil {
 		return err
+	}
+	for _, rem := range r.Remedy {
+		r.templated = r.templated || placeholder.MatchString(rem)
 	}
 	return nil
 }
@@ -423,10 +599,16 @@ func (r *Rule) LocateFrom(text string, from int) int {
 	if from < 0 || from > len(text) {
 		return -1
 	}
+	// The first alternative that matches is the evidence (alternatives
+	// are listed most telling first: a compiler's "fatal error: Python.h"
+	// before the CalledProcessError that reports it).
 	best := -1
 	try := func(res []*regexp.Regexp) {
 		for _, re := range res {
-			if loc := re.FindStringIndex(text[from:]); loc != nil && (best < 0 || from+loc[0] < best) {
+			if best >= 0 {
+				return
+			}
+			if loc := re.FindStringIndex(text[from:]); loc != nil {
 				best = from + loc[0]
 			}
 		}
@@ -587,6 +769,83 @@ func (s *Set) Match(sub Subject, v Versions) []*Rule {
 		last = i
 		r := s.rules[i]
 		if r.enginesAllow(v) && r.Match.matches(&sub, v) {
+			out = append(out, r)
+		}
+	}
+	return yield(out)
+}
+
+// placeholder is "{name}", "{name,other}" (the first one known) or
+// "{name|default}" in a remedy.
+var placeholder = regexp.MustCompile(`\{([a-z_]+(?:,[a-z_]+)*)(?:\|([^{}]*))?\}`)
+
+// remedyFor is the rule's remedy with its placeholders filled: from the
+// named groups of the text regex that matched sub ("(?P<lib>…)"), else
+// from sub's fields ("package", "engine", …), else the default after '|'.
+func (r *Rule) remedyFor(sub *Subject) []string {
+	if !r.templated {
+		return r.Remedy
+	}
+	vals := map[string]string{}
+	grab := func(res []*regexp.Regexp) {
+		for _, re := range res {
+			m := re.FindStringSubmatch(sub.Text)
+			if m == nil {
+				continue
+			}
+			for i, name := range re.SubexpNames() {
+				if name != "" && m[i] != "" && vals[name] == "" {
+					vals[name] = m[i]
+				}
+			}
+		}
+	}
+	grab(r.Match.text)
+	for i := range r.Match.Any {
+		grab(r.Match.Any[i].text)
+	}
+	out := make([]string, len(r.Remedy))
+	for i, rem := range r.Remedy {
+		out[i] = placeholder.ReplaceAllStringFunc(rem, func(ph string) string {
+			m := placeholder.FindStringSubmatch(ph)
+			for _, name := range strings.Split(m[1], ",") {
+				if v := vals[name]; v != "" {
+					return v
+				}
+				if v := sub.Fields[name]; v != "" {
+					return v
+				}
+			}
+			return m[2]
+		})
+	}
+	return out
+}
+
+// yield drops the rules that give way to another one matched (Unless).
+func yield(rs []*Rule) []*Rule {
+	drop := false
+	for _, r := range rs {
+		for _, u := range r.Unless {
+			for _, o := range rs {
+				drop = drop || o.ID == u
+			}
+		}
+	}
+	if !drop {
+		return rs
+	}
+	out := rs[:0:0]
+	for _, r := range rs {
+		keep := true
+		for _, u := range r.Unless {
+			for _, o := range rs {
+				if o.ID == u {
+					keep = false
+				}
+			}
+		}
+		if keep {
 			out = append(out, r)
 		}
 	}

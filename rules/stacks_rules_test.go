@@ -26,7 +26,7 @@ func worker(primary bool) map[string]string {
 	if primary {
 		p = "true"
 	}
-	return map[string]string{"primary": p, "role": "", "truncated": "false", "partial": "false"}
+	return map[string]string{"primary": p, "role": "", "truncated": "false", "partial": "false", "log_format": "false"}
 }
 
 func bucket(primary bool, fr record.Stack) Subject {
@@ -82,20 +82,36 @@ var (
 	sleeping         = frames("wait_for_compile", "/srv/app/silent.py", "main", "/srv/app/silent.py", "<module>", "/srv/app/silent.py")
 	schedulerCodegen = frames("can_fuse", "torch/_inductor/scheduler.py", "fuse_nodes_once", "torch/_inductor/scheduler.py", "fuse_nodes", "torch/_inductor/scheduler.py",
 		"__init__", "torch/_inductor/scheduler.py", "codegen", "torch/_inductor/graph.py")
+	// torch >= 2.13: the lazy message formatted because a handler took
+	// the INFO record (the testbed's silent_compile on torch 2.15).
+	handlerHang = frames(append(append(irStr(12, "ExternKernel.__str__"), "OperatorIssue.operator_str", "torch/_inductor/exc.py",
+		"LazyString.__str__", "torch/_logging/_internal.py", "LogRecord.getMessage", "logging/__init__.py", "Formatter.format", "logging/__init__.py",
+		"Handler.format", "logging/__init__.py", "Logger.info", "logging/__init__.py", "GraphLowering.call_function", "torch/_inductor/graph.py"), lowering...)...)
 	loweringError = frames(append(irStr(12, "__str__"), "__init__", "torch/_inductor/exc.py", "call_function", "torch/_inductor/graph.py")...)
 )
+
+// stackCase is a subject a stack rule must fire on.
+type stackCase struct {
+	sub Subject
+	v   Versions
+}
+
+// stackFires holds, per stack rule, subjects that must fire it: stacks
+// with native frames and the other shapes the YAML examples cannot write.
+var stackFires = map[string][]stackCase{}
 
 func init() {
 	add := func(id string, v Versions, subs ...Subject) {
 		for _, s := range subs {
-			fires[id] = append(fires[id], struct {
-				sub Subject
-				v   Versions
-			}{sub: s, v: v})
+			stackFires[id] = append(stackFires[id], stackCase{sub: s, v: v})
 		}
 	}
 	add("inductor-implicit-fallback-operator-str", Versions{"torch": "2.10.0+rocm7.0"}, bucket(true, fallbackHang))
-	add("inductor-implicit-fallback-operator-str", nil, Subject{Fact: "stacks.bucket", Frames: qualifiedHang})
+	add("inductor-implicit-fallback-operator-str", nil, Subject{Fact: "stacks.bucket", Frames: qualifiedHang, Fields: map[string]string{"log_format": "false"}})
+	formatted := bucket(true, handlerHang)
+	formatted.Fields["log_format"] = "true"
+	add("inductor-implicit-fallback-log-handler", Versions{"torch": "2.15.0+cu132"}, formatted)
+	add("inductor-implicit-fallback-log-handler", nil, formatted)
 	add("inductor-ir-str-recursion-root-cut", nil, Subject{Fact: "stacks.bucket", Frames: frames(irStr(40, "__str__")...), Fields: map[string]string{"truncated": "true"}})
 	add("inductor-fusion-benchmark", nil, bucket(true, fusionBench), bucket(true, fusionBench[:4]))
 	add("inductor-max-autotune-benchmark", nil, bucket(true, autotune))
@@ -132,11 +148,19 @@ func TestStackRulesQuiet(t *testing.T) {
 		sub.Fields["role"] = role
 		return sub
 	}
+	formatted := bucket(true, handlerHang)
+	formatted.Fields["log_format"] = "true"
+	eager := bucket(true, fallbackHang)
+	eager.Fields["log_format"] = "false"
 	cases := []struct {
 		name string
 		sub  Subject
 		not  []string
 	}{
+		// The message formatted by logging was lazy: upgrading torch is
+		// not the fix, the handler is; the eager one is not a handler's.
+		{"a handler formatting the lazy message", formatted, []string{"inductor-implicit-fallback-operator-str"}},
+		{"the eager message", eager, []string{"inductor-implicit-fallback-log-handler"}},
 		// The implicit-fallback hang is named only with its frames.
 		{"fusion benchmarking", bucket(true, fusionBench), []string{"inductor-implicit-fallback-operator-str", "inductor-max-autotune-benchmark"}},
 		{"a silent user function", bucket(true, sleeping), stackRules(s)},
@@ -177,4 +201,20 @@ func stackRules(s *Set) []string {
 		}
 	}
 	return out
+}
+
+// TestStackRulesFire: every case in stackFires fires its rule.
+func TestStackRulesFire(t *testing.T) {
+	s := builtin(t)
+	for id, cases := range stackFires {
+		if s.Rule(id) == nil {
+			t.Errorf("no rule %s", id)
+			continue
+		}
+		for i, c := range cases {
+			if !hasRule(s.Match(c.sub, c.v), id) {
+				t.Errorf("%s: case %d did not fire (got %v)", id, i, ids(s.Match(c.sub, c.v)))
+			}
+		}
+	}
 }

@@ -563,9 +563,17 @@ func outFrames(c Collapsed) []Frame {
 // shared finds the longest common root and leaf paths of the primary
 // threads (at funcs level, recursion collapsed) and where they diverge.
 func shared(infos []*threadInfo, a *Analysis) Shared {
+	// Helpers (a resource tracker, compile workers) and, when workers were
+	// captured too, an engine's coordinators run other code: compared,
+	// they would leave nothing shared by the workers.
+	worker := func(ti *threadInfo) bool { return !IsHelper(ti.proc.Role) && !IsCoordinator(ti.proc.Role) }
+	others := false
+	for _, ti := range infos {
+		others = others || ti.primary && worker(ti)
+	}
 	var prims []*threadInfo
 	for _, ti := range infos {
-		if ti.primary {
+		if ti.primary && (worker(ti) || !others) {
 			prims = append(prims, ti)
 		}
 	}

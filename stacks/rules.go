@@ -23,6 +23,10 @@ func Conclude(set *rules.Set, v rules.Versions) func([]Signal) []record.Finding 
 			anchor int
 		}
 		memo := map[string][]hit{}
+		// The phase a finding is in, as its first subject's frames say
+		// it (a collective wait while other ranks compile is in the
+		// compiling side's phase).
+		phase := map[string]string{}
 		for _, s := range sigs {
 			sub := Subject(s)
 			k := memoKey(s)
@@ -35,14 +39,38 @@ func Conclude(set *rules.Set, v rules.Versions) func([]Signal) []record.Finding 
 			}
 			for _, h := range hits {
 				col.Add(h.r, sub)
+				if _, ok := phase[h.r.ID]; !ok {
+					phase[h.r.ID] = framesPhase(s)
+				}
 				if s.anchors != nil && h.anchor >= 0 {
 					s.anchors[h.r.ID] = h.anchor
 				}
 			}
 		}
-		return col.Findings()
+		out := col.Findings()
+		for i := range out {
+			if ph := phase[out[i].Rule]; ph != "" && isCompilePhase(out[i].Phase) {
+				out[i].Phase = ph
+			}
+		}
+		return out
 	}
 }
+
+// framesPhase is the compile phase of a signal's frames: for a
+// divergence, the other side's when it is compiling (the side waited
+// for), else its own.
+func framesPhase(s Signal) string {
+	if s.Fact == "stacks.divergence" {
+		if ph := s.Fields["other_phase"]; ph != "" {
+			return ph
+		}
+	}
+	return s.Fields["phase"]
+}
+
+// isCompilePhase: a rule phase the frames can make more precise.
+func isCompilePhase(p string) bool { return p == "dynamo" || p == "inductor" }
 
 // Versions are what the dumps tell about versions: the Python version
 // py-spy printed. Torch and engine versions are not in a stack dump;
@@ -159,3 +187,17 @@ func pattern(p string) *regexp.Regexp {
 	patterns.Store(p, re)
 	return re
 }
+
+// logSignatures are the log rules that name a hang by a guess (the log
+// went silent in a phase) whose proof is a stack signature, each with the
+// stack rules that show it. A stack signature is error-level only when
+// the stacks show it: with stacks at hand the log rule stands only when
+// one of these matched them, and with none it is a warning that says
+// what to capture.
+var logSignatures = map[string][]string{
+	"implicit-fallback-format-hang": {"inductor-implicit-fallback-operator-str", "inductor-implicit-fallback-log-handler"},
+}
+
+// ShownBy returns the stack rules whose findings confirm the log rule
+// logRule (nil: logRule does not describe a stack signature).
+func ShownBy(logRule string) []string { return logSignatures[logRule] }

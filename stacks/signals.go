@@ -15,11 +15,14 @@ import (
 //	stacks.bucket      one per thread of every non-benign bucket; Fields:
 //	                   bucket, count, ranks, rank_set, state, primary,
 //	                   truncated, partial, role (the process's Role, ""
-//	                   for a worker)
+//	                   for a worker), phase (the compile phase its frames
+//	                   are in: dynamo, inductor or ""), log_format (true:
+//	                   the thread is inside logging's formatting of a
+//	                   record, so a handler took it)
 //	stacks.divergence  one per ordered pair of primary buckets; Fields:
 //	                   frames, other_frames (";"-joined "func (file)" of each
 //	                   side, innermost first), ranks, other_ranks, count,
-//	                   other_count
+//	                   other_count, phase and other_phase (as for a bucket)
 //	stacks.progress    one per process dumped several times; Fields:
 //	                   verdict (stuck|busy|slow|progressing), snapshots
 type Signal struct {
@@ -52,15 +55,17 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 			Frames: normFrames(ti),
 			Fact:   "stacks.bucket",
 			Fields: map[string]string{
-				"bucket":    strconv.Itoa(b.ID),
-				"count":     strconv.Itoa(b.Count),
-				"ranks":     strings.Join(b.Ranks, ","),
-				"rank_set":  b.RankSet,
-				"state":     ti.t.State,
-				"primary":   strconv.FormatBool(ti.primary),
-				"truncated": strconv.FormatBool(ti.t.Truncated),
-				"partial":   strconv.FormatBool(ti.t.Partial),
-				"role":      ti.proc.Role,
+				"bucket":     strconv.Itoa(b.ID),
+				"count":      strconv.Itoa(b.Count),
+				"ranks":      strings.Join(b.Ranks, ","),
+				"rank_set":   b.RankSet,
+				"state":      ti.t.State,
+				"primary":    strconv.FormatBool(ti.primary),
+				"truncated":  strconv.FormatBool(ti.t.Truncated),
+				"partial":    strconv.FormatBool(ti.t.Partial),
+				"role":       ti.proc.Role,
+				"phase":      compilePhase(ti.keys),
+				"log_format": strconv.FormatBool(inLogFormat(ti.keys)),
 			},
 			Evidence: evidence(ti),
 			ti:       ti,
@@ -111,6 +116,8 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 					"other_ranks":  strings.Join(o.b.Ranks, ","),
 					"count":        strconv.Itoa(g.n),
 					"other_count":  strconv.Itoa(o.n),
+					"phase":        compilePhase(g.rep.keys),
+					"other_phase":  compilePhase(o.rep.keys),
 				},
 				Evidence: evidence(g.rep),
 			})
@@ -136,6 +143,45 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 		})
 	}
 	return out
+}
+
+// compilePhase is the torch.compile phase a stack is in, from its
+// frames: inductor when any frame is Inductor's (lowering, scheduling,
+// codegen), AOTAutograd's or Triton's compiler (they run only once Dynamo
+// has handed the graph to the backend), else dynamo when a frame is
+// Dynamo's (tracing the bytecode, running fake tensors for it); "" when
+// neither.
+func compilePhase(keys []Key) string {
+	dynamo := false
+	for _, k := range keys {
+		f := k.File
+		switch {
+		case strings.HasPrefix(f, "torch/_inductor/") && f != "torch/_inductor/config.py",
+			strings.HasPrefix(f, "torch/_functorch/_aot_autograd/"), strings.HasPrefix(f, "triton/compiler/"):
+			return "inductor"
+		case strings.HasPrefix(f, "torch/_dynamo/"):
+			dynamo = true
+		}
+	}
+	if dynamo {
+		return "dynamo"
+	}
+	return ""
+}
+
+// inLogFormat: a frame of the stack is logging formatting a record
+// (Formatter.format, Handler.format, LogRecord.getMessage): a handler
+// took the record and builds its message now.
+func inLogFormat(keys []Key) bool {
+	for _, k := range keys {
+		if k.File == "logging/__init__.py" {
+			switch k.Func {
+			case "format", "getMessage", "Formatter.format", "Handler.format", "LogRecord.getMessage":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func orPIDs(b *Bucket) string {

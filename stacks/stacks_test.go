@@ -146,6 +146,10 @@ func TestSeed004StragglerInCollective(t *testing.T) {
 	if f == nil || len(f.Ranks) != 1 || f.Ranks[0] != "TP5" {
 		t.Fatalf("collective-wait finding %+v", f)
 	}
+	// The others are lowering in Inductor (operator_str): that is the phase.
+	if f.Phase != "inductor" {
+		t.Errorf("phase %q, want inductor (the compiling ranks' frames)", f.Phase)
+	}
 	if f := finding(a, "nccl-collective-wait"); f == nil || f.Ranks[0] != "TP5" {
 		t.Errorf("nccl-collective-wait %+v", f)
 	}

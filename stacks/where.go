@@ -108,17 +108,31 @@ func workers(a *Analysis, infos []*threadInfo) (work, launch, rest []procState) 
 		switch {
 		case IsHelper(s.p.Role):
 			rest = append(rest, s)
-		case parent[s.p.PID]:
+		case parent[s.p.PID] && !IsCoordinator(s.p.Role):
 			launch = append(launch, s)
 		default:
 			cand = append(cand, s)
 		}
 	}
 	if slices.ContainsFunc(cand, func(s procState) bool { return !IsCoordinator(s.p.Role) }) {
+		// Workers were captured: an engine's API server and engine core
+		// are named as what they are (helpers line), never launchers.
 		var keep []procState
 		for _, s := range cand {
 			if IsCoordinator(s.p.Role) {
 				rest = append(rest, s)
+			} else {
+				keep = append(keep, s)
+			}
+		}
+		cand = keep
+	} else if slices.ContainsFunc(cand, func(s procState) bool { return !parent[s.p.PID] }) {
+		// Only coordinators (vLLM at TP=1 runs the model in the engine
+		// core): the one that started another is its launcher.
+		var keep []procState
+		for _, s := range cand {
+			if parent[s.p.PID] {
+				launch = append(launch, s)
 			} else {
 				keep = append(keep, s)
 			}

@@ -290,3 +290,31 @@ func TestRecursionStaysReadable(t *testing.T) {
 		t.Errorf("frames around the region %+v", b.Frames[1:])
 	}
 }
+
+// A collective wait while another rank compiles is in the phase the
+// compiling rank's frames are in: Dynamo tracing a fake kernel, not
+// Inductor (the testbed's stuck_rank on torch 2.15).
+func TestCollectiveWaitPhaseFromCompilingFrames(t *testing.T) {
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := fr("all_reduce /v/site-packages/torch/distributed/distributed_c10d.py:4181", "wrapper /v/site-packages/torch/distributed/c10d_logger.py:81",
+		"main /srv/job.py:20", "<module> /srv/job.py:30")
+	tracing := fr("slow_fake /srv/job.py:9", "FakeTensorMode.dispatch /v/site-packages/torch/_subclasses/fake_tensor.py:1400",
+		"get_fake_value /v/site-packages/torch/_dynamo/utils.py:3000", "InstructionTranslatorBase.run /v/site-packages/torch/_dynamo/symbolic_convert.py:1400",
+		"_compile /v/site-packages/torch/_dynamo/convert_frame.py:900", "main /srv/job.py:21", "<module> /srv/job.py:30")
+	lowering := fr("GraphLowering.run /v/site-packages/torch/_inductor/graph.py:1163", "compile_fx_inner /v/site-packages/torch/_inductor/compile_fx.py:1096",
+		"dynamo_timed /v/site-packages/torch/_dynamo/utils.py:800", "_compile /v/site-packages/torch/_dynamo/convert_frame.py:900", "main /srv/job.py:21", "<module> /srv/job.py:30")
+	for _, c := range []struct {
+		other record.Stack
+		phase string
+	}{{tracing, "dynamo"}, {lowering, "inductor"}} {
+		a := stacks.Analyze([]*stacks.Process{worker(10, 0, 0, wait), worker(11, 1, 0, c.other)},
+			stacks.Options{Level: stacks.DefaultLevel, Conclude: stacks.Conclude(set, nil)})
+		f := finding(a, "collective-wait-while-others-compile")
+		if f == nil || f.Phase != c.phase {
+			t.Errorf("other rank in %s: finding %+v, want phase %s", c.other[1].Func, f, c.phase)
+		}
+	}
+}

@@ -79,7 +79,35 @@ type Run struct {
 	// Survivors are the processes of a lost run's boot found still running
 	// (and whether they were stopped).
 	Survivors []BootProc `json:"survivors,omitempty"`
+	// Stop says who stopped the boot and when: what it printed after that
+	// is the stop's doing (a SIGTERM handler's traceback), not a failure of
+	// the boot.
+	Stop *Stop `json:"stop,omitempty"`
 }
+
+// Stop is the moment the watcher started stopping the boot.
+type Stop struct {
+	// By is StopByWatch (ready, hung, timeout, --env-strict, what was left
+	// after the boot's main process ended) or StopByUser (Ctrl-C, SIGTERM
+	// or SIGHUP to bringup).
+	By     string    `json:"by"`
+	Signal string    `json:"signal,omitempty"` // the signal the user sent bringup ("interrupt")
+	At     time.Time `json:"at"`
+	// Line is how many lines the boot had printed by then: output.log's
+	// later lines came after the stop.
+	Line int64 `json:"line"`
+	// LastOutput is when the boot last printed before the stop.
+	LastOutput time.Time `json:"last_output,omitzero"`
+	// After are the failures the boot printed after the stop ("KeyboardInterrupt:
+	// terminated (output.log:42)"): recorded as the stop's, never as findings.
+	After []string `json:"after,omitempty"`
+}
+
+// Who stopped a boot.
+const (
+	StopByWatch = "watch"
+	StopByUser  = "user"
+)
 
 // MaxProcs bounds Run.Procs.
 const MaxProcs = 1024
@@ -193,14 +221,22 @@ type Phase struct {
 	End     time.Time `json:"end,omitzero"`
 	Seconds float64   `json:"seconds"`
 	Open    bool      `json:"open,omitempty"` // opened and never closed
+	// Line is the output.log line the phase opened at (0: unknown).
+	Line int `json:"line,omitempty"`
 }
 
-// OpenSeconds is how long an open phase (opened, never closed) lasted at
-// least: from its start to the end of the run, when its start lies within
+// OpenSeconds is how long an open phase (opened, never closed) lasted: in
+// a run watch stopped (Stop), the length it measured from the line that
+// opened the phase to the stop; else at least from its start to the end
+// of the run, when its start lies within
 // the run (ok). The phase's own Seconds, as far as the log tells, often
 // reads 0 with second-resolution log stamps; a start outside the run (a
 // log clock in another zone) gives ok false.
 func (r *Run) OpenSeconds(p Phase) (float64, bool) {
+	if p.Open && r.Stop != nil && p.Seconds > 0 {
+		// Watch measured it: from the line that opened it to the stop.
+		return p.Seconds, true
+	}
 	if !p.Open || p.Start.IsZero() || r.Ended.IsZero() || !r.Ended.After(p.Start) || r.Ended.Sub(p.Start) > r.Duration()+time.Minute {
 		return 0, false
 	}

@@ -512,10 +512,11 @@ type extraFields struct {
 	Procs     []BootProc `json:"procs,omitempty"`
 	Output    *Output    `json:"output,omitempty"`
 	Survivors []BootProc `json:"survivors,omitempty"`
+	Stop      *Stop      `json:"stop,omitempty"`
 }
 
 func extraOf(r *Run) extraFields {
-	return extraFields{Updated: r.Updated, Watcher: r.Watcher, Procs: r.Procs, Output: r.Output, Survivors: r.Survivors}
+	return extraFields{Updated: r.Updated, Watcher: r.Watcher, Procs: r.Procs, Output: r.Output, Survivors: r.Survivors, Stop: r.Stop}
 }
 
 func (e *runExtra) UnmarshalJSON(b []byte) error {
@@ -523,6 +524,6 @@ func (e *runExtra) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return err
 	}
-	e.Updated, e.Watcher, e.Procs, e.Output, e.Survivors = f.Updated, f.Watcher, f.Procs, f.Output, f.Survivors
+	e.Updated, e.Watcher, e.Procs, e.Output, e.Survivors, e.Stop = f.Updated, f.Watcher, f.Procs, f.Output, f.Survivors, f.Stop
 	return nil
 }

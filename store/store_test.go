@@ -396,6 +396,7 @@ func TestSaveGetAddedFields(t *testing.T) {
 	r.Procs = []BootProc{{PID: 12, StartTicks: 100, Process: "python3 boot.py"}}
 	r.Output = &Output{Lines: 10, Bytes: 100, Error: "output incomplete at line 4: no space left on device", TerminalDropped: 3, TerminalClosed: []string{"stdout: broken pipe"}}
 	r.Survivors = []BootProc{{PID: 12, StartTicks: 100, Process: "python3 boot.py", State: SurvivorRunning}}
+	r.Stop = &Stop{By: StopByUser, Signal: "interrupt", At: time.Date(2026, 11, 29, 23, 0, 4, 0, time.UTC), Line: 41, After: []string{"KeyboardInterrupt (output.log:42)"}}
 	if err := s.Save(r); err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +406,8 @@ func TestSaveGetAddedFields(t *testing.T) {
 	}
 	if !got.Updated.Equal(r.Updated) || *got.Watcher != *r.Watcher || len(got.Procs) != 1 || got.Procs[0] != r.Procs[0] ||
 		got.Output.Error != r.Output.Error || got.Output.TerminalDropped != 3 || got.Output.TerminalClosed[0] != "stdout: broken pipe" ||
-		len(got.Survivors) != 1 || got.Survivors[0] != r.Survivors[0] || !got.Incomplete() {
+		len(got.Survivors) != 1 || got.Survivors[0] != r.Survivors[0] || !got.Incomplete() ||
+		got.Stop == nil || got.Stop.By != StopByUser || got.Stop.Line != 41 || !got.Stop.At.Equal(r.Stop.At) || len(got.Stop.After) != 1 {
 		t.Errorf("added fields after a round trip: %+v", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	reportstacks "github.com/bringup-tool/bringup/report/stacks"
 	"github.com/bringup-tool/bringup/rules"
@@ -21,13 +22,17 @@ import (
 // (bringup.stacks/v1) into the run directory.
 func StacksCapture(snapshots int, interval time.Duration, style report.Style) Capture {
 	return func(ctx context.Context, req CaptureRequest) (*CaptureResult, error) {
-		res, err := live.CaptureTree(req.PIDs, snapshots, interval)
+		n := snapshots
+		if req.Snapshots > 0 {
+			n = req.Snapshots
+		}
+		res, err := live.CaptureTree(req.PIDs, n, interval)
 		if err != nil && (res == nil || len(res.Processes) == 0) {
 			return nil, fmt.Errorf("no Python process of the boot could be captured: %v", err)
 		}
 		for _, p := range res.Processes {
 			if p.Rank == "" && req.Rank != nil {
-				p.Rank = req.Rank(p.PID)
+				adoptRank(p, req.Rank(p.PID))
 			}
 		}
 		v := stacks.Versions(res.Processes)
@@ -61,6 +66,27 @@ func StacksCapture(snapshots int, interval time.Duration, style report.Style) Ca
 		if err := writeFileIn(req.Dir, req.Name+".stacks.json", doc.Bytes()); err != nil {
 			return nil, err
 		}
-		return &CaptureResult{Path: path, Text: text.String(), Findings: a.Findings, Processes: len(a.Current)}, nil
+		return &CaptureResult{Path: path, Text: text.String(), Findings: a.Findings, Processes: len(a.Current), Where: a.Where}, nil
+	}
+}
+
+// adoptRank gives a live process what its log prefix said of it: the
+// role word always (an API server or engine core logs as one), the rank
+// only for a process that is not a coordinator (the engine core's "DP0"
+// is its data-parallel index, not a rank among the workers).
+func adoptRank(p *stacks.Process, r record.Rank) {
+	if !r.Known() {
+		return
+	}
+	if r.Role != "" && p.RankInfo.Role == "" {
+		p.RankInfo.Role = r.Role
+	}
+	switch r.Role {
+	case "APIServer", "EngineCore":
+		return
+	}
+	if k := r.Key(); k != "" {
+		p.RankInfo = r
+		p.Rank = k
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/report/diagnosis"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/store"
 )
 
@@ -19,12 +20,13 @@ import (
 var DiagnoseTimeout = 3 * time.Minute
 
 // PipelineDiagnose diagnoses a finished run's logs with the same pipeline
-// and rule set as `bringup diagnose` (set nil: the built-in knowledge base)
-// and renders the report as that command prints it. It gives up (the
-// diagnosis goroutine is abandoned) when ctx ends (Ctrl-C) or after
-// DiagnoseTimeout.
+// and rule set as `bringup diagnose` (set nil: the built-in knowledge base),
+// judges the findings with what watch saw (judge: the stop, the stacks,
+// when lines arrived), and renders the report as that command prints it,
+// headed by the run's verdict. It gives up (the diagnosis goroutine is
+// abandoned) when ctx ends (Ctrl-C) or after DiagnoseTimeout.
 func PipelineDiagnose(set *rules.Set, style report.Style) Diagnose {
-	return func(ctx context.Context, run *store.Run) (*Diagnosis, error) {
+	return func(ctx context.Context, run *store.Run, ev Evidence) (*Diagnosis, error) {
 		type result struct {
 			d   *diagnose.Diagnosis
 			err error
@@ -46,10 +48,38 @@ func PipelineDiagnose(set *rules.Set, style report.Style) Diagnose {
 		if err != nil {
 			return nil, err
 		}
+		first := ""
+		if len(d.Findings) > 0 {
+			first = d.Findings[0].Rule + "|" + string(d.Findings[0].Severity)
+		}
+		if judge(d, run, ev) {
+			restatus(d)
+			now := ""
+			if len(d.Findings) > 0 {
+				now = d.Findings[0].Rule + "|" + string(d.Findings[0].Severity)
+			}
+			if now != first {
+				d.Verdict = findingVerdict(d)
+			}
+		}
+		if v := hangVerdict(run, lastWhere(ev.Captures)); v != "" {
+			d.Verdict = v
+			d.Status = "failed"
+		}
 		var text bytes.Buffer
 		if err := diagnosis.WriteText(&text, d, style); err != nil {
 			return nil, err
 		}
 		return &Diagnosis{Verdict: d.Verdict, Text: text.String(), Findings: d.Findings}, nil
 	}
+}
+
+// lastWhere is the headline of the latest capture that read a process.
+func lastWhere(caps []*CaptureResult) *stacks.Where {
+	for i := len(caps) - 1; i >= 0; i-- {
+		if c := caps[i]; c != nil && c.Processes > 0 {
+			return &c.Where
+		}
+	}
+	return nil
 }

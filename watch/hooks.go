@@ -2,8 +2,10 @@ package watch
 
 import (
 	"context"
+	"time"
 
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/store"
 )
 
@@ -30,8 +32,9 @@ type Tracker interface {
 	// still running is Open.
 	Phases() []store.Phase
 	// Rank is the rank a pid logged as (from its process prefix), "" when
-	// unknown.
+	// unknown; Identity is all that prefix said of it (role, indices).
 	Rank(pid int) string
+	Identity(pid int) record.Rank
 	// Versions are the versions the boot printed (vllm, torch, python …).
 	Versions() map[string]string
 }
@@ -42,6 +45,9 @@ type CaptureResult struct {
 	Text      string           // buckets and findings as a person reads them
 	Findings  []record.Finding // what the stacks analysis concluded
 	Processes int              // Python processes captured
+	// Where is the headline: where the workers are (helpers, the API
+	// server and launchers are never counted among them).
+	Where stacks.Where
 }
 
 // CaptureRequest says what to capture and what the watcher knows about it.
@@ -49,10 +55,14 @@ type CaptureRequest struct {
 	PIDs []int  // every live process of the boot; non-Python ones are skipped
 	Dir  string // the run directory
 	Name string // file name stem: "silence-1", "timeout"
-	// Rank is the rank a pid logged as ("" when unknown): live captures of
-	// processes without a telling process title get their rank from it.
-	Rank     func(pid int) string
+	// Rank is what a pid's log prefix said of it (record.NoRank when
+	// nothing): live captures of processes without a telling process
+	// title get their rank and role from it.
+	Rank     func(pid int) record.Rank
 	Versions map[string]string // versions the boot printed (torch gates rules)
+	// Snapshots, when set, overrides the configured number of snapshots
+	// (one on Ctrl-C: where the boot was, at once).
+	Snapshots int
 }
 
 // Capture takes several snapshots of the stacks of the boot's Python
@@ -67,5 +77,14 @@ type Diagnosis struct {
 }
 
 // Diagnose runs the same pipeline as `bringup diagnose` over a finished
-// run's logs (run.Logs) and stack captures.
-type Diagnose func(ctx context.Context, run *store.Run) (*Diagnosis, error)
+// run's logs (run.Logs) and judges its findings with what watch saw: its
+// stack captures, the stop (run.Stop) and when each line arrived.
+type Diagnose func(ctx context.Context, run *store.Run, ev Evidence) (*Diagnosis, error)
+
+// Evidence is what the watcher knows of a run beyond its log.
+type Evidence struct {
+	// Captures are the stack captures of the run, oldest first.
+	Captures []*CaptureResult
+	// Arrived says when line n of output.log was printed (zero: unknown).
+	Arrived func(n int) time.Time
+}

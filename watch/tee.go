@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,27 @@ type tee struct {
 	onFileErr            func(err error, line int64)
 
 	lastOutput atomic.Int64 // unix nanos of the last byte read
+
+	// marks say when lines arrived: marks[i] is the line count after a
+	// chunk and the time it was read; chunks within markEvery of a mark
+	// join it. Under mu.
+	marks []lineMark
 }
+
+// lineMark: the lines up to End (counted from 1, as output.log numbers
+// them) had arrived by At.
+type lineMark struct {
+	End int64
+	At  time.Time
+}
+
+// markEvery is the resolution of the lines' arrival times; maxMarks
+// bounds them (about an hour at that rate), after which the last mark
+// takes the later lines.
+const (
+	markEvery = 50 * time.Millisecond
+	maxMarks  = 1 << 16
+)
 
 func newTee(file *os.File, term *termCopy, onLines func([]byte)) *tee {
 	t := &tee{file: file, term: term, onLines: onLines}
@@ -105,6 +126,12 @@ func (t *tee) consume(stream int, chunk []byte) {
 func (t *tee) writeLines(data []byte) {
 	nl := int64(bytes.Count(data, []byte{'\n'}))
 	t.seenLines += nl
+	now := time.Now()
+	if n := len(t.marks); n > 0 && (now.Sub(t.marks[n-1].At) < markEvery || n >= maxMarks) {
+		t.marks[n-1].End = t.seenLines
+	} else {
+		t.marks = append(t.marks, lineMark{End: t.seenLines, At: now})
+	}
 	if t.fileErr == nil {
 		n, err := t.file.Write(data)
 		if n == len(data) {
@@ -155,4 +182,23 @@ func (t *tee) locked(f func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f()
+}
+
+// arrived is when line n of the output (from 1) was read, to markEvery;
+// zero when it has not arrived.
+func (t *tee) arrived(n int) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.arrivedLocked(int64(n))
+}
+
+func (t *tee) arrivedLocked(n int64) time.Time {
+	if n <= 0 {
+		return time.Time{}
+	}
+	i := sort.Search(len(t.marks), func(i int) bool { return t.marks[i].End >= n })
+	if i == len(t.marks) {
+		return time.Time{}
+	}
+	return t.marks[i].At
 }

@@ -22,8 +22,9 @@ type engineTracker struct {
 	live     *enginelog.Live
 	timeline *timeline.Builder
 	versions versions.Detector
-	ranks    map[int]string // pid → rank as logged
-	year     int            // vLLM prints no year: phases get the run's
+	ranks    map[int]string      // pid → rank as logged
+	idents   map[int]record.Rank // pid → what its prefix said
+	year     int                 // vLLM prints no year: phases get the run's
 	finished []timeline.Phase
 	records  int
 	full     int                 // records parsed in full before lines may be skipped
@@ -36,7 +37,7 @@ const maxRanks = 1 << 14
 // NewEngineTracker returns the Tracker for a boot whose output is saved
 // at source (used in the phases' locations).
 func NewEngineTracker(source string) Tracker {
-	t := &engineTracker{source: source, timeline: timeline.New(), ranks: map[int]string{}, year: time.Now().Year(),
+	t := &engineTracker{source: source, timeline: timeline.New(), ranks: map[int]string{}, idents: map[int]record.Rank{}, year: time.Now().Year(),
 		full: versionRecords, prefixes: map[string]struct{}{}}
 	t.live = enginelog.NewLive(source, t.record)
 	return t
@@ -47,6 +48,7 @@ func (t *engineTracker) record(rec record.Record) {
 	if pid := rec.Rank.PID; pid > 0 && len(t.ranks) < maxRanks {
 		if _, ok := t.ranks[pid]; !ok {
 			t.ranks[pid] = rec.Rank.String()
+			t.idents[pid] = rec.Rank
 		}
 	}
 	t.timeline.Add(rec)
@@ -155,8 +157,15 @@ func (t *engineTracker) skippable(line []byte) bool {
 	return len(rest) > n && rest[n] >= '0' && rest[n] <= '9'
 }
 
-func (t *engineTracker) Flush()                      { t.live.Flush() }
-func (t *engineTracker) Rank(pid int) string         { return t.ranks[pid] }
+func (t *engineTracker) Flush()              { t.live.Flush() }
+func (t *engineTracker) Rank(pid int) string { return t.ranks[pid] }
+
+func (t *engineTracker) Identity(pid int) record.Rank {
+	if r, ok := t.idents[pid]; ok {
+		return r
+	}
+	return record.NoRank
+}
 func (t *engineTracker) Versions() map[string]string { return t.versions.Versions() }
 
 func (t *engineTracker) current() []timeline.Phase {
@@ -185,7 +194,7 @@ func (t *engineTracker) Phases() []store.Phase {
 		out = append(out, store.Phase{
 			Rank: p.Rank, Name: p.Name, Detail: p.Detail, Status: p.Status,
 			Start: t.anchor(p.Start), End: t.anchor(p.End), Seconds: p.Seconds,
-			Open: p.Status != timeline.StatusDone,
+			Open: p.Status != timeline.StatusDone, Line: p.Line,
 		})
 	}
 	return out

@@ -241,6 +241,10 @@ type watcher struct {
 	lastSave    time.Time
 	heldOpen    bool // a process kept the boot's output open after the stop
 
+	captures []*CaptureResult // the stack captures, oldest first
+	stopBy   string           // who stops the boot: store.StopByWatch unless the user
+	stopSig  string           // the signal the user sent bringup
+
 	cpuSelf, cpuKids time.Duration // rusage when the boot started
 }
 
@@ -395,10 +399,24 @@ func (w *watcher) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			w.stopBy = store.StopByUser
+			how := "Ctrl-C or SIGTERM"
+			var in Interrupted
+			if errors.As(context.Cause(ctx), &in) && in.Signal != nil {
+				w.stopSig, how = in.Signal.String(), signalWords(in.Signal)
+			}
 			if w.isReady {
 				w.say("interrupted after ready: stopping the boot")
 			} else {
-				w.conclude(store.OutcomeInterrupted, "stopped by Ctrl-C or SIGTERM before it was ready")
+				// A user who interrupts a hang wants to know where it was:
+				// one snapshot, at once, before the stop changes it.
+				w.say("%s: taking the stacks once, then stopping the boot", w.cfg.Style.Yellow("interrupted"))
+				w.capture(context.WithoutCancel(ctx), "interrupt", 1)
+				reason := "stopped by " + how + " before it was ready"
+				if ph := w.openPhase(); ph != "" {
+					reason += ", in phase " + ph
+				}
+				w.conclude(store.OutcomeInterrupted, reason)
 			}
 			w.stopBoot()
 			return
@@ -408,7 +426,7 @@ func (w *watcher) loop(ctx context.Context) {
 			return
 		case <-timeout:
 			w.say("%s after %s: capturing stacks, then stopping the boot", w.cfg.Style.Red("timeout"), w.cfg.Timeout)
-			w.capture(ctx, "timeout")
+			w.capture(ctx, "timeout", 0)
 			w.conclude(store.OutcomeTimeout, fmt.Sprintf("did not become ready within --timeout %s", w.cfg.Timeout))
 			w.stopBoot()
 			return
@@ -494,7 +512,7 @@ func (w *watcher) onSilence(ctx context.Context, now time.Time, silent time.Dura
 	}
 	w.say("%s: no output for %s; capturing the stacks of every Python process", w.cfg.Style.Yellow("silence"), round(silent))
 	n := len(w.run.Silences) + 1
-	res := w.capture(ctx, fmt.Sprintf("silence-%d", n))
+	res := w.capture(ctx, fmt.Sprintf("silence-%d", n), 0)
 	if res != nil {
 		sil.StacksPath, sil.Summary = res.Path, firstLine(res.Text)
 	}
@@ -508,21 +526,27 @@ func (w *watcher) onSilence(ctx context.Context, now time.Time, silent time.Dura
 	return false
 }
 
-// capture takes the stacks of every process of the boot and prints the
-// buckets and findings.
-func (w *watcher) capture(ctx context.Context, name string) *CaptureResult {
+// capture takes the stacks of every process of the boot (snapshots of
+// them; 0: as configured) and prints the buckets and findings.
+func (w *watcher) capture(ctx context.Context, name string, snapshots int) *CaptureResult {
 	if w.cfg.Capture == nil {
 		w.say("stack capture is not available in this build")
 		return nil
 	}
-	req := CaptureRequest{PIDs: w.pids(), Dir: w.run.Dir, Name: name, Rank: func(int) string { return "" }}
+	req := CaptureRequest{PIDs: w.pids(), Dir: w.run.Dir, Name: name, Snapshots: snapshots,
+		Rank: func(int) record.Rank { return record.NoRank }}
 	if w.tracker != nil {
 		w.tee.locked(func() {
-			ranks := map[int]string{}
+			ranks := map[int]record.Rank{}
 			for _, p := range req.PIDs {
-				ranks[p] = w.tracker.Rank(p)
+				ranks[p] = w.tracker.Identity(p)
 			}
-			req.Rank = func(pid int) string { return ranks[pid] }
+			req.Rank = func(pid int) record.Rank {
+				if r, ok := ranks[pid]; ok {
+					return r
+				}
+				return record.NoRank
+			}
 			req.Versions = w.tracker.Versions()
 		})
 	}
@@ -531,6 +555,7 @@ func (w *watcher) capture(ctx context.Context, name string) *CaptureResult {
 		w.say("%s stack capture failed: %v", w.cfg.Style.Yellow("warning"), err)
 		return nil
 	}
+	w.captures = append(w.captures, res)
 	w.run.Findings = mergeFindings(w.run.Findings, res.Findings)
 	w.print(strings.TrimRight(res.Text, "\n") + "\n")
 	if res.Path != "" {
@@ -560,8 +585,68 @@ func (w *watcher) childExited() {
 	default:
 		w.conclude(store.OutcomeFailed, "the command ended before it was ready: "+desc)
 	}
+	// What the main process printed last may still be in the pipes: let
+	// it arrive (a second at most) before the stop, whose output is the
+	// stop's, begins.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && w.tee.since(time.Now()) < 100*time.Millisecond; {
+		time.Sleep(20 * time.Millisecond)
+	}
 	// Workers or daemons it left behind go too.
 	w.stopBoot()
+}
+
+// openPhase is the phase the boot's log opened last and has not closed.
+func (w *watcher) openPhase() string {
+	if w.tracker == nil {
+		return ""
+	}
+	var ph []store.Phase
+	w.tee.locked(func() { ph = w.tracker.Phases() })
+	return openPhase(ph)
+}
+
+// noteStop records the moment the stop begins: who stops the boot, and
+// how much it had printed. From here on its output is the stop's doing
+// (a SIGTERM handler's traceback): it still goes to output.log and the
+// terminal, but the timeline no longer takes it.
+func (w *watcher) noteStop() {
+	st := &store.Stop{By: w.stopBy, Signal: w.stopSig, At: time.Now()}
+	if st.By == "" {
+		st.By = store.StopByWatch
+	}
+	w.tee.locked(func() {
+		st.Line = w.tee.seenLines
+		if w.tracker != nil {
+			w.tracker.Flush()
+		}
+		w.tee.onLines = nil
+	})
+	st.LastOutput = time.Unix(0, w.tee.lastOutput.Load())
+	w.run.Stop = st
+}
+
+// Interrupted is the cause a caller cancels Run's context with when the
+// user stopped bringup (context.WithCancelCause): it names the signal.
+type Interrupted struct{ Signal os.Signal }
+
+func (i Interrupted) Error() string {
+	if i.Signal == nil {
+		return "interrupted"
+	}
+	return "interrupted by " + i.Signal.String()
+}
+
+// signalWords names a signal the user sent bringup.
+func signalWords(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "Ctrl-C (SIGINT)"
+	case syscall.SIGTERM:
+		return "SIGTERM to bringup"
+	case syscall.SIGHUP:
+		return "SIGHUP to bringup (the terminal closed)"
+	}
+	return sig.String() + " to bringup"
 }
 
 // conclude sets the outcome once; later calls keep the first.
@@ -749,6 +834,7 @@ func (w *watcher) pids() []int {
 // orphans. Idempotent.
 func (w *watcher) stopBoot() {
 	w.stopOnce.Do(func() {
+		w.noteStop()
 		pgid := w.cmd.Process.Pid
 		w.scan()
 		syscall.Kill(-pgid, syscall.SIGTERM)
@@ -874,6 +960,7 @@ func (w *watcher) finish() {
 			}
 		})
 	}
+	w.trueLengths()
 	w.run.Ended = time.Now()
 	// Verdict first: the outcome line heads the closing block, then what
 	// became of the output, then the diagnosis that explains the outcome.
@@ -916,7 +1003,7 @@ func (w *watcher) finish() {
 				}
 			}()
 		}
-		d, err := w.cfg.Diagnose(dctx, w.run)
+		d, err := w.cfg.Diagnose(dctx, w.run, Evidence{Captures: w.captures, Arrived: w.tee.arrived})
 		if err != nil {
 			w.say("%s diagnosis failed: %v", w.cfg.Style.Yellow("warning"), err)
 		} else if d != nil {
@@ -927,8 +1014,53 @@ func (w *watcher) finish() {
 			}
 		}
 	}
+	if w.run.Verdict == "" {
+		// No diagnosis (nothing printed, none configured): the stacks
+		// still say where a hang was.
+		if v := hangVerdict(w.run, lastWhere(w.captures)); v != "" {
+			w.run.Verdict = v
+			w.print(w.cfg.Style.Red(w.cfg.Style.Bold(v)) + "\n")
+		}
+	}
+	if st := w.run.Stop; st != nil && len(st.After) > 0 {
+		who := "watch's stop"
+		if st.By == store.StopByUser {
+			who = "the user's stop"
+		}
+		w.say("after %s the boot printed %s: the stop's doing, not a failure of the boot (not counted as findings)", who, strings.Join(st.After, "; "))
+	}
 	w.save(true)
 	w.term.close(termStall)
+}
+
+// trueLengths makes the phases still open and the silences still going
+// when the boot was stopped last until the stop: the log's own clock
+// ends at its last line (often the phase's first), watch knows when each
+// line arrived and when the stop came.
+func (w *watcher) trueLengths() {
+	st := w.run.Stop
+	if st == nil {
+		return
+	}
+	for i := range w.run.Timeline {
+		p := &w.run.Timeline[i]
+		if !p.Open || p.Status != "unfinished" {
+			continue
+		}
+		if sec, ok := openUntil(w.tee.arrived(p.Line), st.At); ok && sec > p.Seconds {
+			p.Seconds = sec
+			if !p.Start.IsZero() {
+				p.End = p.Start.Add(time.Duration(sec * float64(time.Second)))
+			}
+		}
+	}
+	for i := range w.run.Silences {
+		s := &w.run.Silences[i]
+		start := s.At.Add(-time.Duration(s.Seconds * float64(time.Second)))
+		if !st.LastOutput.After(start.Add(markEvery)) && st.At.After(s.At) {
+			s.Seconds = st.At.Sub(start).Seconds() // no output since: it lasted until the stop
+		}
+	}
 }
 
 // errHeldOpen ends output.log when a process the stop could not end keeps

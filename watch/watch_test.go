@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -600,7 +601,7 @@ func TestInterruptStopsEverything(t *testing.T) {
 		t.Errorf("outcome %q, want interrupted", r.run.Outcome)
 	}
 	// The closing line does not say it twice ("INTERRUPTED … — interrupted").
-	if !strings.Contains(r.msgs.String(), " — stopped by Ctrl-C or SIGTERM before it was ready (run #") {
+	if !regexp.MustCompile(` — stopped by Ctrl-C or SIGTERM before it was ready(, in phase \w+)? \(run #`).MatchString(r.msgs.String()) {
 		t.Errorf("closing line:\n%s", r.msgs.String())
 	}
 	// Stopping is timed from the interrupt (a boot slow to start under
@@ -822,17 +823,17 @@ func TestPipelineDiagnoseIsBounded(t *testing.T) {
 
 	old := DiagnoseTimeout
 	DiagnoseTimeout = time.Nanosecond
-	_, err := PipelineDiagnose(nil, report.Style{})(t.Context(), run)
+	_, err := PipelineDiagnose(nil, report.Style{})(t.Context(), run, Evidence{})
 	DiagnoseTimeout = old
 	if err == nil || !strings.Contains(err.Error(), "did not finish within") || !strings.Contains(err.Error(), "bringup diagnose "+log) {
 		t.Errorf("timeout: %v", err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := PipelineDiagnose(nil, report.Style{})(ctx, run); err == nil || !strings.Contains(err.Error(), "interrupted") {
+	if _, err := PipelineDiagnose(nil, report.Style{})(ctx, run, Evidence{}); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Errorf("cancelled: %v", err)
 	}
-	d, err := PipelineDiagnose(nil, report.Style{})(t.Context(), run)
+	d, err := PipelineDiagnose(nil, report.Style{})(t.Context(), run, Evidence{})
 	if err != nil || d == nil || d.Verdict == "" {
 		t.Errorf("unbounded run: %+v, %v", d, err)
 	}
@@ -940,4 +941,204 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// hungBoot runs script under watch with --on-silence stop, the stacks
+// capture and the diagnosis, doubling the silence (from 3 s, up to 24 s)
+// while a boot starved under load went quiet before both workers printed
+// their last line.
+func hungBoot(t *testing.T, name string) (*bootResult, time.Duration) {
+	t.Helper()
+	py := needPython(t)
+	silence := 3 * time.Second
+	for ; ; silence *= 2 {
+		r := boot(t, t.Context(), Config{
+			Command:   []string{py, script(name)},
+			Silence:   silence,
+			OnSilence: "stop",
+			Timeout:   90 * time.Second,
+			Capture:   StacksCapture(2, 300*time.Millisecond, report.Style{}),
+			Diagnose:  PipelineDiagnose(nil, report.Style{}),
+		})
+		if bytes.Count(readLog(t, r.run), []byte("Cache the graph for dynamic shape")) == 2 || silence >= 24*time.Second {
+			return r, silence
+		}
+		t.Logf("the boot was not at its hang after --silence %s: again with twice as long", silence)
+	}
+}
+
+func hasFinding(fs []record.Finding, rule string) bool {
+	for _, f := range fs {
+		if f.Rule == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// A boot that hangs in fusion benchmarking (torch 2.10 printed, the log
+// silent in the Inductor phase) is named where its stacks say it is, and
+// never blamed on the implicit-fallback formatting the log alone would
+// suggest; the API server's KeyboardInterrupt traceback that watch's
+// SIGTERM causes is the stop's, not a finding; the open phase and the
+// silence last until the stop.
+func TestHangNamedByItsStacks(t *testing.T) {
+	r, silence := hungBoot(t, "fusionhang.py")
+	run := r.run
+	if run.Outcome != store.OutcomeHung {
+		t.Fatalf("outcome %q, want hung", run.Outcome)
+	}
+	if !strings.HasPrefix(run.Verdict, "STUCK ") || !strings.Contains(run.Verdict, " in Inductor fusion benchmarking: 2/2 ranks in ") ||
+		!strings.Contains(run.Verdict, "torch/_inductor/scheduler.py Scheduler.speedup_by_fusion (bucket #1), 2 snapshots identical") {
+		t.Errorf("verdict %q", run.Verdict)
+	}
+	// The API server and the engine core are not ranks nor launchers.
+	if strings.Contains(run.Verdict, "launcher") || strings.Contains(run.Verdict, "/3 ") {
+		t.Errorf("a coordinator counted in the verdict %q", run.Verdict)
+	}
+	for _, rule := range []string{"implicit-fallback-format-hang", "inductor-implicit-fallback-operator-str", "unrecognised-exception"} {
+		if hasFinding(run.Findings, rule) {
+			t.Errorf("finding %s reported; findings %+v", rule, run.Findings)
+		}
+	}
+	if !hasFinding(run.Findings, "inductor-fusion-benchmark") {
+		t.Errorf("no inductor-fusion-benchmark finding: %+v", run.Findings)
+	}
+	if !bytes.Contains(readLog(t, run), []byte("KeyboardInterrupt: terminated")) {
+		t.Fatal("the fake API server did not print its SIGTERM traceback")
+	}
+	st := run.Stop
+	if st == nil || st.By != store.StopByWatch || len(st.After) == 0 || !strings.Contains(strings.Join(st.After, "\n"), "KeyboardInterrupt: terminated") {
+		t.Errorf("stop %+v: want watch's, with the KeyboardInterrupt after it", st)
+	}
+	msgs := r.msgs.String()
+	if !strings.Contains(msgs, "the stop's doing, not a failure of the boot") || strings.Contains(msgs, "no rule explains") {
+		t.Errorf("messages:\n%s", msgs)
+	}
+	quiet := st.At.Sub(st.LastOutput)
+	if quiet < silence {
+		t.Errorf("quiet %v before the stop, want at least --silence %v", quiet, silence)
+	}
+	for _, p := range run.Timeline {
+		if p.Name == "inductor" && (p.Status != "unfinished" || p.Seconds < silence.Seconds() || p.Seconds > quiet.Seconds()+1) {
+			t.Errorf("inductor phase %+v: want unfinished, as long as the silence (%v)", p, quiet)
+		}
+	}
+	if s := run.Silences[0]; s.Seconds < quiet.Seconds()-0.2 {
+		t.Errorf("silence %.2fs, want until the stop (%.2fs)", s.Seconds, quiet.Seconds())
+	}
+	// runs compare shows the true length, not "0.0s (open)".
+	c := store.Compare([]*store.Run{run, run})
+	for _, row := range c.Phases {
+		if row.Name == "inductor" && (row.Values[0] == "0.0s (open)" || !strings.HasSuffix(row.Values[0], "s (open)")) {
+			t.Errorf("compare: inductor %q", row.Values[0])
+		}
+	}
+}
+
+// The implicit-fallback formatting hang (seed 004) is confirmed by the
+// stacks: the log's rule stands, error-level, beside the stacks' own.
+func TestFallbackHangConfirmedByStacks(t *testing.T) {
+	r, _ := hungBoot(t, "silent.py")
+	run := r.run
+	for _, rule := range []string{"implicit-fallback-format-hang", "inductor-implicit-fallback-operator-str"} {
+		found := false
+		for _, f := range run.Findings {
+			found = found || f.Rule == rule && f.Severity == record.SeverityError
+		}
+		if !found {
+			t.Errorf("no error-level %s: %+v", rule, run.Findings)
+		}
+	}
+	if !strings.HasPrefix(run.Verdict, "STUCK ") || !strings.Contains(run.Verdict, " in Inductor formatting an implicit-fallback message: 2/2 ranks in ") {
+		t.Errorf("verdict %q", run.Verdict)
+	}
+}
+
+// Ctrl-C: watch takes one snapshot of the stacks before it stops the
+// boot, and says INTERRUPTED with the phase and where the ranks were;
+// what the stop makes the boot print is not a finding.
+func TestInterruptSaysWhereItWas(t *testing.T) {
+	py := needPython(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	go func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "output.log"))
+			if bytes.Count(b, []byte("Cache the graph for dynamic shape")) == 2 {
+				time.Sleep(500 * time.Millisecond) // into the hang
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel(Interrupted{Signal: os.Interrupt})
+	}()
+	r := boot(t, ctx, Config{
+		Command:  []string{py, script("fusionhang.py")},
+		Dir:      dir,
+		Capture:  StacksCapture(3, 300*time.Millisecond, report.Style{}),
+		Diagnose: PipelineDiagnose(nil, report.Style{}),
+	})
+	run := r.run
+	if run.Outcome != store.OutcomeInterrupted || run.Reason != "stopped by Ctrl-C (SIGINT) before it was ready, in phase inductor" {
+		t.Fatalf("outcome %q (%s)", run.Outcome, run.Reason)
+	}
+	var doc struct {
+		Processes []struct {
+			PID      int `json:"pid"`
+			Snapshot int `json:"snapshot"`
+		} `json:"processes"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "interrupt.stacks.json"))
+	if err != nil || json.Unmarshal(b, &doc) != nil || len(doc.Processes) == 0 {
+		t.Fatalf("interrupt capture: %v", err)
+	}
+	for _, p := range doc.Processes {
+		if p.Snapshot != 0 {
+			t.Errorf("pid %d: snapshot %d; the interrupt takes one", p.PID, p.Snapshot)
+		}
+	}
+	if !strings.HasPrefix(run.Verdict, "INTERRUPTED after ") || !strings.Contains(run.Verdict, " in phase inductor: 2/2 ranks in ") ||
+		!strings.Contains(run.Verdict, "Scheduler.speedup_by_fusion") {
+		t.Errorf("verdict %q", run.Verdict)
+	}
+	if st := run.Stop; st == nil || st.By != store.StopByUser || st.Signal != "interrupt" {
+		t.Errorf("stop %+v, want the user's (interrupt)", st)
+	}
+	if hasFinding(run.Findings, "unrecognised-exception") || hasFinding(run.Findings, "implicit-fallback-format-hang") {
+		t.Errorf("findings %+v", run.Findings)
+	}
+}
+
+// Without stacks the log's guess at the implicit-fallback hang is a
+// warning that says what to capture, not an error.
+func TestFallbackGuessWithoutStacks(t *testing.T) {
+	py := needPython(t)
+	r := boot(t, t.Context(), Config{
+		Command:  []string{py, script("silent.py")},
+		Timeout:  10 * time.Second,
+		Diagnose: PipelineDiagnose(nil, report.Style{}),
+	})
+	run := r.run
+	if run.Outcome != store.OutcomeTimeout {
+		t.Fatalf("outcome %q", run.Outcome)
+	}
+	if bytes.Count(readLog(t, run), []byte("Cache the graph for dynamic shape")) != 2 {
+		t.Skip("the boot did not reach its hang within 10 s (a loaded machine)")
+	}
+	var f *record.Finding
+	for i := range run.Findings {
+		if run.Findings[i].Rule == "implicit-fallback-format-hang" {
+			f = &run.Findings[i]
+		}
+	}
+	if f == nil || f.Severity != record.SeverityWarning || len(f.Remedy) == 0 || !strings.HasPrefix(f.Remedy[0], "Unconfirmed") ||
+		!strings.Contains(f.Remedy[0], "bringup stacks --tree") {
+		t.Fatalf("implicit-fallback-format-hang without stacks: %+v", f)
+	}
+	if !strings.Contains(run.Verdict, "in phase inductor") || !strings.HasSuffix(run.Verdict, "(no stacks captured)") {
+		t.Errorf("verdict %q", run.Verdict)
+	}
 }

@@ -182,7 +182,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 		Cache: []CacheEvent{}, CacheStats: map[string]CacheStat{}, OpenPhases: []Phase{}, Phases: []Phase{},
 		Collectives: []CollectiveSchedule{}, ExecutionOrders: []ExecutionOrder{},
 		Runtimes: []GraphRuntime{}, RuntimeDeltas: []RuntimeDelta{}, CollectiveParity: []ParityIssue{}, Divergence: []Divergence{},
-		Artifacts: []Artifact{}, Links: []Link{}, Versions: map[string]string{}, Findings: []record.Finding{},
+		Artifacts: []Artifact{}, Links: []Link{}, Shapes: []ShapeEvent{}, Exports: []ExportReport{}, Provenance: []Provenance{}, Versions: map[string]string{}, Findings: []record.Finding{},
 		Counts: map[string]*torchtrace.Stats{},
 	}
 	if res.Ignored == nil {
@@ -196,6 +196,8 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 		inputs[i] = f.in
 	}
 	sortInputs(inputs)
+	assignRuns(inputs, statsBy)
+	sort.SliceStable(inputs, func(i, j int) bool { return inputs[i].Run < inputs[j].Run })
 	labelInputs(inputs)
 	order := map[string]int{}
 	for i, in := range inputs {
@@ -245,14 +247,25 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 			res.ExecutionOrders = append(res.ExecutionOrders, *f.exec)
 		}
 		res.Links = append(res.Links, f.links...)
-		res.OpenPhases = append(res.OpenPhases, f.openPh...)
-		room := MaxPhases - len(res.Phases)
-		if room >= len(f.closed) {
-			res.Phases = append(res.Phases, f.closed...)
-		} else {
-			res.Phases = append(res.Phases, f.closed[:room]...)
-			res.PhasesDropped += len(f.closed) - room
+		res.Shapes = appendCapped(res.Shapes, f.shapes, MaxShapes, &res.ShapesDropped)
+		res.ShapesDropped += f.shapesDrop
+		if f.export != nil {
+			e := *f.export
+			e.Rank = f.in.Rank
+			for j := range e.Programs {
+				e.Programs[j] += artBase
+			}
+			res.Exports = append(res.Exports, e)
 		}
+		for _, k := range f.provOrder {
+			p := *f.prov[k]
+			for j := range p.Artifacts {
+				p.Artifacts[j] += artBase
+			}
+			res.Provenance = append(res.Provenance, p)
+		}
+		res.OpenPhases = append(res.OpenPhases, f.openPh...)
+		res.Phases = appendCapped(res.Phases, f.closed, MaxPhases, &res.PhasesDropped)
 		res.PhasesDropped += f.dropped
 		for k, v := range f.versions {
 			if res.Versions[k] == "" {
@@ -261,6 +274,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 		}
 	}
 	capArtifacts(res)
+	phaseOccurrences(res)
 	restartBreaks(res)
 	res.GraphBreaks = dedupeBreaks(res.GraphBreaks)
 	recompiles(res)
@@ -273,6 +287,17 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 	return res
 }
 
+// appendCapped appends more to list up to limit elements in all, counting
+// the ones left out in dropped.
+func appendCapped[T any](list, more []T, limit int, dropped *int) []T {
+	room := max(limit-len(list), 0)
+	if room >= len(more) {
+		return append(list, more...)
+	}
+	*dropped += len(more) - room
+	return append(list, more[:room]...)
+}
+
 // restartBreaks turns compilation_metrics restart_reasons into graph
 // breaks for compiles that logged no dynamo_graph_break_reason artifact.
 func restartBreaks(res *Result) {
@@ -283,12 +308,13 @@ func restartBreaks(res *Result) {
 		}
 	}
 	for _, c := range res.Compiles {
-		if withArtifact[c.Path+"|"+c.ID] {
+		ref := Ref(c.ID, c.Occurrence)
+		if withArtifact[c.Path+"|"+ref] {
 			continue
 		}
 		for _, r := range c.RestartReasons {
 			gb := GraphBreak{
-				Reason: strings.Trim(strings.TrimSpace(r), `'"`), Count: 1, CompileIDs: []string{c.ID},
+				Reason: strings.Trim(strings.TrimSpace(r), `'"`), Count: 1, CompileIDs: []string{ref}, UserCode: c.UserCode,
 				Ranks: []int{c.Rank}, Source: "restart_reasons", Artifact: -1,
 				Evidence: record.Evidence{Path: c.Path, Line: c.MetricsLine, Rank: rankText(c.Rank), Text: firstLine(r)},
 			}
@@ -353,7 +379,7 @@ func recompiles(res *Result) {
 		}
 		line := c.Line
 		res.Recompiles = append(res.Recompiles, Recompile{
-			Rank: c.Rank, CompileID: c.ID, Frame: frame, Reasons: c.RecompileReasons,
+			Rank: c.Rank, CompileID: c.ID, Occurrence: c.Occurrence, Frame: frame, Reasons: c.RecompileReasons,
 			Evidence: record.Evidence{Path: c.Path, Line: line, Rank: rankText(c.Rank), Text: firstLine(c.RecompileReasons[0])},
 		})
 	}
@@ -547,16 +573,24 @@ func diffComponents(a, b map[string]string) []string {
 
 func rankSummaries(res *Result) {
 	byLabel := map[string]int{}
+	runOf := map[string]string{}
+	rankKey := func(run string, rank int) string {
+		if run != "" {
+			return run + " rank " + strconv.Itoa(rank)
+		}
+		return "rank " + strconv.Itoa(rank)
+	}
 	for _, in := range res.Inputs {
+		runOf[in.Path] = in.Run
 		key := in.Label
 		if in.Rank >= 0 {
-			key = "rank " + strconv.Itoa(in.Rank)
+			key = rankKey(in.Run, in.Rank)
 		}
 		i, ok := byLabel[key]
 		if !ok {
 			i = len(res.Ranks)
 			byLabel[key] = i
-			res.Ranks = append(res.Ranks, RankSummary{Rank: in.Rank, Label: key, Paths: []string{}, PIDs: []int{}})
+			res.Ranks = append(res.Ranks, RankSummary{Rank: in.Rank, Label: key, Run: in.Run, Paths: []string{}, PIDs: []int{}})
 		}
 		rs := &res.Ranks[i]
 		rs.Paths = append(rs.Paths, in.Path)
@@ -582,12 +616,12 @@ func rankSummaries(res *Result) {
 			}
 		}
 		// Another rank interleaved into a file: give it its own summary.
-		key := "rank " + strconv.Itoa(rank)
+		key := rankKey(runOf[path], rank)
 		if i, ok := byLabel[key]; ok {
 			return &res.Ranks[i]
 		}
 		byLabel[key] = len(res.Ranks)
-		res.Ranks = append(res.Ranks, RankSummary{Rank: rank, Label: key, Paths: []string{path}, PIDs: []int{}})
+		res.Ranks = append(res.Ranks, RankSummary{Rank: rank, Label: key, Run: runOf[path], Paths: []string{path}, PIDs: []int{}})
 		return &res.Ranks[len(res.Ranks)-1]
 	}
 	for _, c := range res.Compiles {
@@ -655,6 +689,9 @@ func capArtifacts(res *Result) {
 // events cross the pipeline without it.
 var needsMeta = map[string]bool{
 	"str": true, "dynamo_start": true, "compilation_metrics": true, "link": true, "artifact": true,
+	"missing_fake_kernel": true, "mismatched_fake_kernel": true,
+	ShapeCreateSymbol: true, ShapeCreateUnbacked: true, ShapeSpecialization: true,
+	ShapeGuardAdded: true, ShapeGuardAddedFast: true, ShapeRealTensors: true,
 }
 
 // scanPipelined reads a file on three goroutines, in batches: the scanner
@@ -781,4 +818,57 @@ func (b *evBatch) copy(x []byte) []byte {
 	n := len(b.arena)
 	b.arena = append(b.arena, x...)
 	return b.arena[n:len(b.arena):len(b.arena)]
+}
+
+// phaseOccurrences gives each phase the occurrence of its unit when an
+// input compiled the same id more than once. Phases carry no occurrence:
+// the phases of one id, in log order, start a new occurrence at each
+// outermost (depth 0) phase once the current occurrence already has one.
+func phaseOccurrences(res *Result) {
+	type k struct {
+		path string
+		pid  int
+		id   string
+	}
+	count := map[k]int{}
+	for _, c := range res.Compiles {
+		if c.Occurrence > 0 {
+			kk := k{c.Path, c.PID, c.ID}
+			count[kk] = max(count[kk], c.Occurrence+1)
+		}
+	}
+	if len(count) == 0 {
+		return
+	}
+	var list []*Phase
+	for _, ps := range [][]Phase{res.Phases, res.OpenPhases} {
+		for i := range ps {
+			if count[k{ps[i].Path, ps[i].PID, unitOf(ps[i].CompileID)}] > 1 {
+				list = append(list, &ps[i])
+			}
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		if list[i].Path != list[j].Path {
+			return list[i].Path < list[j].Path
+		}
+		return list[i].Line < list[j].Line
+	})
+	type cursor struct{ occ, outer int }
+	cur := map[k]*cursor{}
+	for _, p := range list {
+		kk := k{p.Path, p.PID, unitOf(p.CompileID)}
+		c := cur[kk]
+		if c == nil {
+			c = &cursor{}
+			cur[kk] = c
+		}
+		if p.Depth == 0 {
+			if c.outer > 0 && c.occ+1 < count[kk] {
+				c.occ, c.outer = c.occ+1, 0
+			}
+			c.outer++
+		}
+		p.Occurrence = c.occ
+	}
 }

@@ -533,6 +533,7 @@ func FuzzAnalyzeFile(f *testing.F) {
 			f.Add(b[:min(len(b), 16384)])
 		}
 	}
+	f.Add(symbolicSeed())
 	f.Add([]byte("V1206 15:20:13.926000 1 a.py:1] {\"artifact\": {\"name\": \"dynamo_graph_break_reason\", \"encoding\": \"string\"}, \"frame_id\": 0, \"frame_compile_id\": 0, \"has_payload\": \"x\"}\n\tGraph break in user code at /a.py:3\n\tGraph Break Reason: GB0124 item()\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fa := newFileAnalysis(Input{Path: "fuzz.log", Rank: -1, RankFrom: "none"}, 100)

@@ -28,12 +28,22 @@ func Discover(args []string) ([]Input, []Ignored, error) {
 	var inputs []Input
 	var ignored []Ignored
 	seen := map[string]bool{}
-	add := func(path string) {
+	add := func(path, root string) {
 		if seen[path] {
 			return
 		}
 		seen[path] = true
 		in := Input{Path: path, Rank: torchtrace.RankFromName(path), RankFrom: "file_name"}
+		if root != "" {
+			rel, err := filepath.Rel(root, filepath.Dir(path))
+			if err != nil || rel == "." {
+				rel = filepath.Base(root)
+				if abs, err := filepath.Abs(root); err == nil && (rel == "." || rel == "..") {
+					rel = filepath.Base(abs)
+				}
+			}
+			in.group, in.groupName = root+"\x00"+rel, filepath.ToSlash(rel)
+		}
 		if in.Rank < 0 {
 			in.RankFrom = "none"
 		}
@@ -52,7 +62,7 @@ func Discover(args []string) ([]Input, []Ignored, error) {
 			if err := input.Check(arg); err != nil {
 				return nil, nil, err
 			}
-			add(arg)
+			add(arg, "")
 			continue
 		}
 		var found int
@@ -75,7 +85,7 @@ func Discover(args []string) ([]Input, []Ignored, error) {
 				return nil // FIFOs, devices, sockets, links to directories
 			}
 			if torchtrace.RankFromName(path) >= 0 {
-				add(path)
+				add(path, root)
 				found++
 				return nil
 			}
@@ -86,7 +96,7 @@ func Discover(args []string) ([]Input, []Ignored, error) {
 			case len(head) == 0:
 				ignored = append(ignored, Ignored{Path: path, Reason: "empty file, not a rank trace (dedicated_log_torch_trace_rank_N.log)"})
 			case torchtrace.Sniff(path, head) >= 60:
-				add(path)
+				add(path, root)
 				found++
 			default:
 				ignored = append(ignored, Ignored{Path: path, Reason: "not a TORCH_TRACE log"})
@@ -121,19 +131,28 @@ func sortInputs(in []Input) {
 	})
 }
 
-// label names each input: "rank N" when the rank is known and unique,
-// else the file name (or the path, when file names repeat).
+// label names each input: "rank N" when the rank is known and unique
+// ("<run> rank N" when there are several runs), else the file name (or
+// the path, when file names repeat).
 func labelInputs(in []Input) {
+	type runRank struct {
+		run  string
+		rank int
+	}
 	rankCount := map[int]int{}
+	runRankCount := map[runRank]int{}
 	baseCount := map[string]int{}
 	for _, x := range in {
 		rankCount[x.Rank]++
+		runRankCount[runRank{x.Run, x.Rank}]++
 		baseCount[filepath.Base(x.Path)]++
 	}
 	for i := range in {
 		x := &in[i]
 		switch {
-		case x.Rank >= 0 && rankCount[x.Rank] == 1:
+		case x.Rank >= 0 && x.Run != "" && runRankCount[runRank{x.Run, x.Rank}] == 1:
+			x.Label = fmt.Sprintf("%s rank %d", x.Run, x.Rank)
+		case x.Rank >= 0 && x.Run == "" && rankCount[x.Rank] == 1:
 			x.Label = fmt.Sprintf("rank %d", x.Rank)
 		case baseCount[filepath.Base(x.Path)] == 1:
 			x.Label = filepath.Base(x.Path)

@@ -14,10 +14,28 @@ const maxStatusDivergences = 20
 // --all-ranks-html does, plus missing and empty ranks and per-compile
 // status. Each check only speaks when at least two inputs carry the data.
 func divergence(res *Result) {
+	names, by := runInputs(res)
+	for _, run := range names {
+		divergenceRun(res, run, by[run])
+	}
+}
+
+// divergenceRun compares the inputs of one run.
+func divergenceRun(res *Result, run string, inputs []Input) {
+	first := len(res.Divergence)
+	defer func() {
+		for i := first; i < len(res.Divergence); i++ {
+			res.Divergence[i].Run = run
+		}
+	}()
+	inRun := map[string]bool{}
+	for _, in := range inputs {
+		inRun[in.Path] = true
+	}
 	var live []Input
 	fileRanks := map[int]bool{}
 	maxRank := -1
-	for _, in := range res.Inputs {
+	for _, in := range inputs {
 		st := res.Counts[in.Path]
 		if in.RankFrom == "file_name" {
 			fileRanks[in.Rank] = true
@@ -26,7 +44,7 @@ func divergence(res *Result) {
 			}
 		}
 		if st == nil || st.Records == 0 {
-			if len(res.Inputs) > 1 {
+			if len(inputs) > 1 {
 				res.Divergence = append(res.Divergence, Divergence{Kind: DivEmptyRank,
 					Summary: fmt.Sprintf("%s wrote no trace records (%s is empty or unreadable): that process died, hung before compiling, or never traced", in.Label, base(in.Path)),
 					Groups:  []DivGroup{{Ranks: rankList(in), Labels: []string{in.Label}, Value: "empty"}}})
@@ -35,7 +53,7 @@ func divergence(res *Result) {
 		}
 		live = append(live, in)
 	}
-	if len(fileRanks) > 0 && len(res.Inputs) > 1 {
+	if len(fileRanks) > 0 && len(inputs) > 1 {
 		var missing []int
 		for r := 0; r < maxRank; r++ {
 			if !fileRanks[r] {
@@ -94,6 +112,9 @@ func divergence(res *Result) {
 	anyColl := false
 	coll := map[string][]string{}
 	for _, c := range res.Collectives {
+		if !inRun[c.Path] {
+			continue
+		}
 		anyColl = true
 		ops := make([]string, len(c.Ops))
 		for i, op := range c.Ops {
@@ -113,7 +134,9 @@ func divergence(res *Result) {
 	}
 	exec := map[string][]string{}
 	for _, e := range res.ExecutionOrders {
-		exec[e.Path] = e.Order
+		if inRun[e.Path] {
+			exec[e.Path] = e.Order
+		}
 	}
 	if len(exec) >= 2 {
 		value(DivExecOrder, "Graph execution order differs across ranks",
@@ -122,7 +145,7 @@ func divergence(res *Result) {
 				return strings.Join(o, ", "), ok
 			})
 	}
-	runtimeDivergence(res, live, value)
+	runtimeDivergence(res, run, live, value)
 	statusDivergence(res, live)
 }
 
@@ -130,7 +153,7 @@ func divergence(res *Result) {
 // when every input with estimates compiled the same number of graphs,
 // compares the estimated runtime of each graph (tlparse's runtime and
 // tensor-meta analyses).
-func runtimeDivergence(res *Result, live []Input, value func(kind, summary string, f func(Input) (string, bool))) {
+func runtimeDivergence(res *Result, run string, live []Input, value func(kind, summary string, f func(Input) (string, bool))) {
 	per := map[string][]GraphRuntime{}
 	for _, r := range res.Runtimes {
 		per[r.Path] = append(per[r.Path], r)
@@ -159,12 +182,19 @@ func runtimeDivergence(res *Result, live []Input, value func(kind, summary strin
 	n := len(per[with[0].Path])
 	for _, in := range with[1:] {
 		if len(per[in.Path]) != n {
-			res.RuntimeNote = "Runtime analysis not available: ranks have different numbers of compiled graphs"
+			note := "Runtime analysis not available: ranks have different numbers of compiled graphs"
+			if run != "" {
+				note = run + ": " + note
+			}
+			if res.RuntimeNote != "" {
+				note = res.RuntimeNote + "; " + note
+			}
+			res.RuntimeNote = note
 			return
 		}
 	}
 	for g := 0; g < n; g++ {
-		d := RuntimeDelta{Graph: g, CompileID: per[with[0].Path][g].CompileID}
+		d := RuntimeDelta{Run: run, Graph: g, CompileID: per[with[0].Path][g].CompileID}
 		for i, in := range with {
 			ms := per[in.Path][g].EstimatedMs
 			if i == 0 || ms < d.FastestMs {
@@ -185,8 +215,12 @@ func statusDivergence(res *Result, live []Input) {
 	type key struct{ id string }
 	byID := map[string]map[string]string{} // id -> path -> status
 	var ids []string
+	inRun := map[string]bool{}
+	for _, in := range live {
+		inRun[in.Path] = true
+	}
 	for _, c := range res.Compiles {
-		if c.Occurrence > 0 {
+		if c.Occurrence > 0 || !inRun[c.Path] {
 			continue
 		}
 		m := byID[c.ID]

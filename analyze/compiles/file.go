@@ -28,6 +28,8 @@ var wantedArtifacts = map[string]bool{
 	"aotautograd_cache_hash": true, "fx_graph_cache_hash": true,
 	"inductor_collective_schedule": true, "graph_execution": true, "inductor_graph_execution": true,
 	"torch_version": true, "inductor_runtime_and_tensor_meta": true,
+	"inductor_provenance_tracking_node_mappings": true, "inductor_triton_kernel_to_post_grad_nodes": true,
+	"inductor_post_to_pre_grad_nodes": true, "inductor_provenance_tracking_kernel_stack_traces": true,
 }
 
 // skipArtifactRef are event kinds not worth a payload reference: too many
@@ -61,9 +63,22 @@ type fileAnalysis struct {
 	exec     *ExecutionOrder
 	runtimes []GraphRuntime
 	links    []Link
-	versions map[string]string
-	limit    int
-	limitHit map[string]string // unit id -> reason text saying the limit was hit
+	// Symbolic shapes, export and provenance (shapes.go).
+	shapes     []ShapeEvent
+	shapesDrop int
+	maxShapes  int
+	export     *ExportReport
+	prov       map[string]*Provenance // by unit Ref (or compile id outside units)
+	provOrder  []string
+	postToPre  map[string]map[string][]string
+	// provMemo shares the kernels of node-mapping payloads seen before
+	// (provMemoB bytes of keys); frameScratch holds a stack's frames.
+	provMemo     map[provKey]any
+	provMemoB    int
+	frameScratch [][]byte
+	versions     map[string]string
+	limit        int
+	limitHit     map[string]string // unit id -> reason text saying the limit was hit
 
 	open     map[phaseKey][]int // indexes into openPh
 	openPh   []Phase
@@ -104,7 +119,7 @@ type phaseKey struct {
 }
 
 func newFileAnalysis(in Input, maxPhases int) *fileAnalysis {
-	return &fileAnalysis{maxArts: maxPhases * MaxArtifacts / MaxPhases,
+	return &fileAnalysis{maxArts: maxPhases * MaxArtifacts / MaxPhases, maxShapes: maxPhases * MaxShapes / MaxPhases,
 		in: in, other: map[int]bool{}, units: map[unitK]*unit{}, versions: map[string]string{},
 		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{}, children: map[int][]float64{},
 		names: map[string]string{}, stacks: map[string]record.Stack{}, comps: map[string][]string{}, maxPhases: maxPhases,
@@ -248,6 +263,7 @@ func (f *fileAnalysis) add(ev *torchtrace.Event) {
 	if !ev.ID.Empty() {
 		u = f.unitFor(rank, ev, cid)
 	}
+	art := -1 // index in f.arts of this event's reference
 	if !skipArtifactRef[ev.Kind] && (ev.HasPayload != "" || isMetaArtifact(ev.Kind)) {
 		a := Artifact{Rank: rank, CompileID: cid, Kind: ev.Kind, Name: ev.ArtifactName, Line: ev.Line,
 			PayloadRef: ev.Payload, MD5OK: ev.MD5OK}
@@ -272,6 +288,7 @@ func (f *fileAnalysis) add(ev *torchtrace.Event) {
 			if u != nil {
 				u.c.Artifacts = append(u.c.Artifacts, len(f.arts))
 			}
+			art = len(f.arts)
 			f.arts = append(f.arts, a)
 		} else {
 			f.artsDrop++
@@ -307,7 +324,15 @@ func (f *fileAnalysis) add(ev *torchtrace.Event) {
 			f.links = append(f.links, Link{Rank: rank, CompileID: cid, Name: m.Name, URL: m.URL})
 		}
 	case "artifact":
-		f.artifact(rank, u, ev)
+		f.artifact(rank, u, ev, art)
+	case "exported_program":
+		f.exportedProgram(art)
+	case "missing_fake_kernel", "mismatched_fake_kernel":
+		f.fakeKernel(ev)
+	default:
+		if shapeKinds[ev.Kind] {
+			f.shape(rank, u, ev, cid)
+		}
 	}
 }
 
@@ -316,7 +341,7 @@ func isMetaArtifact(kind string) bool {
 	case "compilation_metrics", "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics",
 		"compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "dynamo_start", "link",
 		"symbolic_shape_specialization", "guard_added_fast", "guard_added", "missing_fake_kernel",
-		"mismatched_fake_kernel", "propagate_real_tensors_provenance":
+		"mismatched_fake_kernel", "propagate_real_tensors_provenance", "create_symbol", "create_unbacked_symbol":
 		return true
 	}
 	return false
@@ -823,7 +848,7 @@ func (f *fileAnalysis) sharedComponents(comps []string) []string {
 // componentRE splits "[hash] name: value".
 var componentRE = regexp.MustCompile(`^\[([0-9a-z]+)\] ([^:]*):`)
 
-func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
+func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event, art int) {
 	name := ev.ArtifactName
 	cid := ev.ID.String()
 	body := ev.Body
@@ -845,15 +870,22 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 		gb.Source = "dynamo_graph_break_reason"
 		gb.Evidence = record.Evidence{Path: f.in.Path, Line: ev.Line, Text: firstLine(string(body))}
 		gb.Artifact = len(f.arts) - 1
-		if cid != "" {
-			gb.CompileIDs = []string{ev.ID.Unit()}
-		} else {
-			gb.CompileIDs = []string{}
-		}
+		gb.CompileIDs = []string{}
 		if u != nil {
 			u.gbArtifacts++
+			gb.CompileIDs = []string{Ref(u.c.ID, u.c.Occurrence)}
+			if gb.UserCode == "" && gb.UserFrame != "" {
+				gb.UserCode = u.c.Frame.Func + " (" + gb.UserFrame + ")"
+			}
+		} else if cid != "" {
+			gb.CompileIDs = []string{ev.ID.Unit()}
+		}
+		if gb.UserCode == "" {
+			gb.UserCode = gb.UserFrame
 		}
 		f.breaks = append(f.breaks, gb)
+	case provenanceArtifacts[name]:
+		f.provenance(rank, u, ev, f.idString(ev.ID), art)
 	case name == "dynamo_error":
 		if u != nil {
 			ref := ev.Payload
@@ -865,6 +897,9 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 			return
 		}
 		ce := CacheEvent{Rank: rank, Path: f.in.Path, Line: ev.Line, CompileID: cid}
+		if u != nil {
+			ce.Occurrence = u.c.Occurrence
+		}
 		if strings.HasPrefix(name, "fx_graph_cache_") {
 			ce.Kind = CacheFXGraph
 		} else {
@@ -876,6 +911,7 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event) {
 				return // the key alone (older traces): no outcome to report
 			}
 			outcome = *p.State
+			ce.FromHash = true
 		}
 		switch outcome {
 		case OutcomeHit, OutcomeMiss, OutcomeBypass:
@@ -979,7 +1015,7 @@ var (
 	gbAtRE     = regexp.MustCompile(`(?m)^Graph break(?: in user code)? at ([^\n]+?):(\d+)\s*$`)
 	gbReasonRE = regexp.MustCompile(`(?m)^Graph Break Reason:\s*(.*)$`)
 	gbIDRE     = regexp.MustCompile(`\b[Gg][Bb](\d{4})\b`)
-	gbFileRE   = regexp.MustCompile(`File "([^"]+)", line (\d+)`)
+	gbFileRE   = regexp.MustCompile(`File "([^"]+)", line (\d+)(?:, in (\S+))?`)
 	gbTypeRE   = regexp.MustCompile(`(?m)^\s*(?:Graph break type|gb_type):\s*(.*)$`)
 )
 
@@ -987,8 +1023,10 @@ var (
 // "Graph break in user code at f:l\nGraph Break Reason: …\nUser code traceback: …".
 func parseGraphBreak(text string) GraphBreak {
 	gb := GraphBreak{Artifact: -1}
+	var fileLine string
 	if m := gbAtRE.FindStringSubmatch(text); m != nil {
 		gb.UserFrame = m[1] + ":" + m[2]
+		fileLine = m[1] + `", line ` + m[2] + ", in "
 	}
 	if m := gbReasonRE.FindStringSubmatch(text); m != nil {
 		gb.Reason = strings.TrimSpace(m[1])
@@ -1000,7 +1038,16 @@ func parseGraphBreak(text string) GraphBreak {
 			if ms := gbFileRE.FindAllStringSubmatch(text[i:], -1); len(ms) > 0 {
 				last := ms[len(ms)-1]
 				gb.UserFrame = last[1] + ":" + last[2]
+				if last[3] != "" {
+					gb.UserCode = last[3] + " (" + gb.UserFrame + ")"
+				}
 			}
+		}
+	} else if i := strings.Index(text, fileLine); i >= 0 {
+		// The traceback names the function of the break's own line.
+		fn, _, _ := strings.Cut(text[i+len(fileLine):], "\n")
+		if fn = strings.TrimSpace(fn); fn != "" {
+			gb.UserCode = fn + " (" + gb.UserFrame + ")"
 		}
 	}
 	if m := gbIDRE.FindStringSubmatch(text); m != nil {
@@ -1243,6 +1290,10 @@ func (f *fileAnalysis) compactOpen() {
 	}
 }
 
+// UnitOf strips the attempt from a printed compile id ("0/0_1" -> "0/0"):
+// the id of the compile unit an event belongs to.
+func UnitOf(cid string) string { return unitOf(cid) }
+
 // unitOf strips the attempt from a printed compile id ("0/0_1" -> "0/0").
 func unitOf(cid string) string {
 	if i := strings.LastIndexByte(cid, '_'); i > 0 && !strings.Contains(cid[i:], "/") {
@@ -1282,6 +1333,13 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 			} else {
 				c.GraphBreaks = len(c.RestartReasons)
 			}
+		}
+		if c.FailType != "" {
+			c.FailChain = FailChain(c.FailType, c.FailReason)
+			c.FailPhase = failPhase(c.FailType, c.FailChain, c.FailReason, c.PhaseSeconds)
+		}
+		if uc := bestUserFrame(c); uc.Func != "" || uc.File != "" {
+			c.UserCode = f.intern(uc.String())
 		}
 		switch {
 		case c.FailType != "":

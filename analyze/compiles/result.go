@@ -68,6 +68,15 @@ type Result struct {
 	ArtifactsDropped int        `json:"artifacts_dropped"`
 	// Links are the `link` events (name, url) per compile.
 	Links []Link `json:"links"`
+	// Shapes are the symbolic-shape events (symbols created, sizes
+	// specialised, guards added), capped at MaxShapes (ShapesDropped).
+	Shapes        []ShapeEvent `json:"shapes"`
+	ShapesDropped int          `json:"shapes_dropped"`
+	// Exports are what torch.export logged, per input that exported.
+	Exports []ExportReport `json:"exports"`
+	// Provenance maps generated kernels to FX nodes, per graph that logged
+	// Inductor provenance tracking.
+	Provenance []Provenance `json:"provenance"`
 	// Versions are what the trace tells about the software (torch_version
 	// artifact, compilation_metrics python/triton/cuda versions).
 	Versions map[string]string `json:"versions"`
@@ -93,8 +102,16 @@ type Input struct {
 	Rank     int    `json:"rank"`
 	RankFrom string `json:"rank_from"` // "file_name" | "envelope" | "none"
 	Bytes    int64  `json:"bytes"`
-	// Label names the input in reports: "rank 3", or the file name.
+	// Label names the input in reports: "rank 3", or the file name; with
+	// several runs, "<run> rank 3".
 	Label string `json:"label"`
+	// Run names the run the input belongs to when the inputs hold several
+	// (a folder of unrelated TORCH_TRACE runs); "" when they are one run.
+	Run string `json:"run,omitempty"`
+	// group is where Discover found the input (a directory argument's
+	// folder; "" for a file named on the command line), groupName that
+	// folder as runs are named.
+	group, groupName string
 }
 
 // Ignored is a file in a directory argument that was not read as a trace.
@@ -105,8 +122,10 @@ type Ignored struct {
 
 // RankSummary is the per-rank roll-up.
 type RankSummary struct {
-	Rank           int      `json:"rank"`
-	Label          string   `json:"label"`
+	Rank  int    `json:"rank"`
+	Label string `json:"label"`
+	// Run is the run of the rank's inputs, when there are several runs.
+	Run            string   `json:"run,omitempty"`
 	Paths          []string `json:"paths"`
 	Compiles       int      `json:"compiles"`
 	Failed         int      `json:"failed"`
@@ -146,15 +165,24 @@ type Compile struct {
 	ID string `json:"id"`
 	// Occurrence counts earlier compiles with the same id on the same input
 	// (torch._dynamo.reset(), or several runs in one file); 0 for the first.
-	Occurrence     int      `json:"occurrence,omitempty"`
-	FrameID        *int     `json:"frame_id,omitempty"`
-	FrameCompileID *int     `json:"frame_compile_id,omitempty"`
-	AutogradID     *int     `json:"compiled_autograd_id,omitempty"`
-	Attempts       int      `json:"attempts"`
-	Status         string   `json:"status"`
-	FailType       string   `json:"fail_type"`
-	FailReason     string   `json:"fail_reason"`
-	FailUserFrame  string   `json:"fail_user_frame,omitempty"` // file:line
+	Occurrence     int    `json:"occurrence,omitempty"`
+	FrameID        *int   `json:"frame_id,omitempty"`
+	FrameCompileID *int   `json:"frame_compile_id,omitempty"`
+	AutogradID     *int   `json:"compiled_autograd_id,omitempty"`
+	Attempts       int    `json:"attempts"`
+	Status         string `json:"status"`
+	FailType       string `json:"fail_type"`
+	FailReason     string `json:"fail_reason"`
+	FailUserFrame  string `json:"fail_user_frame,omitempty"` // file:line
+	// FailChain is the exception chain in the reason, innermost first
+	// (FailChain); FailPhase the component that raised: dynamo, backend,
+	// aot-autograd or inductor.
+	FailChain []string `json:"fail_chain,omitempty"`
+	FailPhase string   `json:"fail_phase,omitempty"`
+	// UserCode is the best user frame the trace has for this unit,
+	// "fn (file:line)": the failing line of a failure, else the function
+	// compiled, else the innermost dynamo_start frame.
+	UserCode       string   `json:"user_code,omitempty"`
 	GraphBreaks    int      `json:"graph_breaks"`
 	RestartReasons []string `json:"restart_reasons"`
 	// RecompileReasons say why this compile happened after an earlier one
@@ -275,10 +303,11 @@ type GraphBreak struct {
 	UserFrame string `json:"user_frame"` // "file:line" ("" when unknown)
 	// GBID is the graph-break registry id ("GB0124") when the text has one,
 	// and URL its page.
-	GBID       string   `json:"gb_id,omitempty"`
-	GBType     string   `json:"gb_type,omitempty"`
-	URL        string   `json:"url,omitempty"`
-	Count      int      `json:"count"`
+	GBID   string `json:"gb_id,omitempty"`
+	GBType string `json:"gb_type,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Count  int    `json:"count"`
+	// CompileIDs are the units it occurred in, as Refs ("1/0", "1/0#2").
 	CompileIDs []string `json:"compile_ids"`
 	Ranks      []int    `json:"ranks"`
 	// Source is where it was read: "dynamo_graph_break_reason" (artifact)
@@ -286,7 +315,11 @@ type GraphBreak struct {
 	Source string `json:"source"`
 	// Function is the compiled function, "co_name (file:line)", when the
 	// break comes from restart_reasons (which carry no user frame).
-	Function string          `json:"function,omitempty"`
+	Function string `json:"function,omitempty"`
+	// UserCode is the user frame as reports show it, "fn (file:line)": the
+	// break's own line with its function when the text names one, else
+	// the compiled function.
+	UserCode string          `json:"user_code,omitempty"`
 	Evidence record.Evidence `json:"evidence"`
 	// Artifact indexes Result.Artifacts (the first full text), -1 if none.
 	Artifact int `json:"artifact"`
@@ -294,11 +327,14 @@ type GraphBreak struct {
 
 // Recompile is one recompile of a frame with its reasons.
 type Recompile struct {
-	Rank      int             `json:"rank"`
-	CompileID string          `json:"compile_id"`
-	Frame     string          `json:"frame"` // co_name (file:line) when known
-	Reasons   []string        `json:"reasons"`
-	Evidence  record.Evidence `json:"evidence"`
+	Rank      int    `json:"rank"`
+	CompileID string `json:"compile_id"`
+	// Occurrence is the unit's (Compile.Occurrence): which compile of a
+	// repeated id this is.
+	Occurrence int             `json:"occurrence,omitempty"`
+	Frame      string          `json:"frame"` // co_name (file:line) when known
+	Reasons    []string        `json:"reasons"`
+	Evidence   record.Evidence `json:"evidence"`
 }
 
 // FrameSummary is one Dynamo frame (frame_id) on one input: how many
@@ -336,8 +372,14 @@ type CacheEvent struct {
 	Path      string `json:"path"`
 	Line      int    `json:"line"`
 	CompileID string `json:"compile_id"`
-	Kind      string `json:"kind"`    // fx_graph | aotautograd
-	Outcome   string `json:"outcome"` // hit | miss | bypass
+	// Occurrence is the unit's (Compile.Occurrence).
+	Occurrence int    `json:"occurrence,omitempty"`
+	Kind       string `json:"kind"`    // fx_graph | aotautograd
+	Outcome    string `json:"outcome"` // hit | miss | bypass
+	// FromHash says the outcome is the cache_state of an older
+	// *_cache_hash artifact, not the name of a *_cache_hit/miss/bypass one
+	// (tlparse counts only the latter).
+	FromHash bool `json:"from_hash,omitempty"`
 	// Reason is the bypass reason, or the detailed status when it says more
 	// than the outcome.
 	Reason      string  `json:"reason"`
@@ -372,16 +414,20 @@ type CacheStat struct {
 
 // Phase is a compile phase from chromium events.
 type Phase struct {
-	Rank      int     `json:"rank"`
-	Path      string  `json:"path"`
-	PID       int     `json:"pid"`
-	Name      string  `json:"name"`
-	CompileID string  `json:"compile_id,omitempty"`
-	Category  string  `json:"cat,omitempty"`
-	StartUs   float64 `json:"start_us"` // chromium ts (µs since the epoch)
-	DurUs     float64 `json:"dur_us"`   // for an open phase: until the last event of its input
-	Depth     int     `json:"depth"`    // nesting depth in its process (0 = outermost)
-	Line      int     `json:"line"`     // envelope line of the B (or X) event
+	Rank      int    `json:"rank"`
+	Path      string `json:"path"`
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	CompileID string `json:"compile_id,omitempty"`
+	// Occurrence is the unit's (Compile.Occurrence) when the log repeats
+	// the id: the phases of one id, in log order, start a new occurrence at
+	// each outermost phase once the current one already has one.
+	Occurrence int     `json:"occurrence,omitempty"`
+	Category   string  `json:"cat,omitempty"`
+	StartUs    float64 `json:"start_us"` // chromium ts (µs since the epoch)
+	DurUs      float64 `json:"dur_us"`   // for an open phase: until the last event of its input
+	Depth      int     `json:"depth"`    // nesting depth in its process (0 = outermost)
+	Line       int     `json:"line"`     // envelope line of the B (or X) event
 	// Innermost marks, among open phases, the deepest one of its process:
 	// the phase that was running when the log stopped.
 	Innermost bool `json:"innermost,omitempty"`
@@ -429,6 +475,7 @@ type GraphRuntime struct {
 
 // RuntimeDelta is the spread of one graph's estimated runtime over inputs.
 type RuntimeDelta struct {
+	Run       string  `json:"run,omitempty"`
 	Graph     int     `json:"graph"` // position in each input's compile order
 	CompileID string  `json:"compile_id"`
 	DeltaMs   float64 `json:"delta_ms"`
@@ -461,7 +508,10 @@ const (
 // Divergence is one way the ranks disagree, with the groups of ranks that
 // agree with each other.
 type Divergence struct {
-	Kind    string     `json:"kind"`
+	Kind string `json:"kind"`
+	// Run is the run whose ranks disagree, when the inputs hold several
+	// runs (runs are never compared with each other).
+	Run     string     `json:"run,omitempty"`
 	Summary string     `json:"summary"`
 	Groups  []DivGroup `json:"groups"`
 }

@@ -42,10 +42,12 @@ func Subjects(res *Result) []rules.Subject {
 		}
 		out = append(out, rules.Subject{
 			Text: text, Frames: c.Stack, Fact: FactCompileFailed,
-			Fields: map[string]string{"fail_type": c.FailType, "compile_id": c.ID, "function": c.Frame.String(),
-				"user_frame": c.FailUserFrame},
+			Fields: map[string]string{"fail_type": c.FailType, "compile_id": Ref(c.ID, c.Occurrence), "function": c.Frame.String(),
+				"user_frame": c.FailUserFrame, "user_code": c.UserCode, "phase": c.FailPhase},
+			// The whole chain, innermost exception first, on one line:
+			// the first line of a reason is often only "backend=… raised:".
 			Evidence: record.Evidence{Path: c.Path, Line: line, Rank: rankText(c.Rank),
-				Text: "[" + c.ID + "] " + firstLine(text)},
+				Text: Label(c.ID, c.Occurrence) + " " + FailHeadline(&c)},
 		})
 	}
 	for _, gb := range res.GraphBreaks {
@@ -67,7 +69,7 @@ func Subjects(res *Result) []rules.Subject {
 				"innermost": strconv.FormatBool(p.Innermost), "uncertain": strconv.FormatBool(p.Uncertain),
 				"seconds": strconv.FormatFloat(p.DurUs/1e6, 'f', 1, 64)},
 			Evidence: record.Evidence{Path: p.Path, Line: p.Line, Rank: rankText(p.Rank),
-				Text: "[" + p.CompileID + "] " + p.Name + " began and never ended"},
+				Text: Label(p.CompileID, p.Occurrence) + " " + p.Name + " began and never ended"},
 		})
 	}
 	for _, r := range res.Recompiles {
@@ -75,7 +77,7 @@ func Subjects(res *Result) []rules.Subject {
 			out = append(out, rules.Subject{
 				Text: why, Fact: FactRecompile,
 				Fields:   map[string]string{"compile_id": r.CompileID, "frame": r.Frame, "reason": why},
-				Evidence: record.Evidence{Path: r.Evidence.Path, Line: r.Evidence.Line, Rank: r.Evidence.Rank, Text: "[" + r.CompileID + "] " + firstLine(why)},
+				Evidence: record.Evidence{Path: r.Evidence.Path, Line: r.Evidence.Line, Rank: r.Evidence.Rank, Text: Label(r.CompileID, r.Occurrence) + " " + firstLine(why)},
 			})
 		}
 	}
@@ -94,12 +96,12 @@ func Subjects(res *Result) []rules.Subject {
 		ev := record.Evidence{Path: ce.Path, Line: ce.Line, Rank: rankText(ce.Rank)}
 		switch {
 		case ce.Outcome == OutcomeBypass:
-			ev.Text = "[" + ce.CompileID + "] " + ce.Kind + " cache bypass: " + firstLine(ce.Reason)
+			ev.Text = Label(ce.CompileID, ce.Occurrence) + " " + ce.Kind + " cache bypass: " + firstLine(ce.Reason)
 			out = append(out, rules.Subject{Text: ce.Reason, Fact: FactCacheBypass,
 				Fields: map[string]string{"kind": ce.Kind, "compile_id": ce.CompileID, "reason": ce.Reason}, Evidence: ev})
 		case ce.Outcome == OutcomeMiss && ce.Differs != nil:
 			d := ce.Differs
-			ev.Text = "[" + ce.CompileID + "] " + ce.Kind + " cache miss; hit at " + base(d.Path) + ":" + strconv.Itoa(d.Line)
+			ev.Text = Label(ce.CompileID, ce.Occurrence) + " " + ce.Kind + " cache miss; hit at " + base(d.Path) + ":" + strconv.Itoa(d.Line)
 			if !d.SameKey && len(d.Components) > 0 {
 				ev.Text += " differs in " + strings.Join(d.Components, ", ")
 			}
@@ -124,11 +126,17 @@ func Subjects(res *Result) []rules.Subject {
 			groups = append(groups, strings.Join(g.Labels, ", ")+" = "+firstLine(g.Value))
 		}
 		ev := record.Evidence{Text: d.Summary + ": " + strings.Join(groups, " | ")}
-		if len(res.Inputs) > 0 {
-			ev.Path = res.Inputs[0].Path
+		if d.Run != "" {
+			ev.Text = d.Run + ": " + ev.Text
+		}
+		for _, in := range res.Inputs {
+			if in.Run == d.Run {
+				ev.Path = in.Path
+				break
+			}
 		}
 		out = append(out, rules.Subject{Text: d.Summary, Fact: FactDivergence,
-			Fields: map[string]string{"kind": d.Kind, "groups": strconv.Itoa(len(d.Groups))}, Evidence: ev})
+			Fields: map[string]string{"kind": d.Kind, "groups": strconv.Itoa(len(d.Groups)), "run": d.Run}, Evidence: ev})
 	}
 	return out
 }
@@ -163,10 +171,29 @@ func Conclude(res *Result, set *rules.Set) []record.Finding {
 	for k, x := range res.Versions {
 		v[k] = x
 	}
+	// A failed compile's finding speaks of the component that raised
+	// (backend, aot-autograd, inductor), not of the Dynamo frame that
+	// reported it: the rule's phase is replaced when all its failures
+	// agree on one.
+	failPhases := map[string]map[string]bool{}
 	for _, sub := range Subjects(res) {
 		for _, r := range set.Match(sub, v) {
 			col.Add(r, sub)
+			if sub.Fact == FactCompileFailed && r.Match.Fact == FactCompileFailed && sub.Fields["phase"] != "" {
+				if failPhases[r.ID] == nil {
+					failPhases[r.ID] = map[string]bool{}
+				}
+				failPhases[r.ID][sub.Fields["phase"]] = true
+			}
 		}
 	}
-	return col.Findings()
+	fs := col.Findings()
+	for i := range fs {
+		if ph := failPhases[fs[i].Rule]; len(ph) == 1 {
+			for p := range ph {
+				fs[i].Phase = p
+			}
+		}
+	}
+	return fs
 }

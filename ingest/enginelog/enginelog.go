@@ -268,6 +268,10 @@ type Options struct {
 	// literal holding '\n' or only blanks can span or lose a line join:
 	// the caller must not put such literals in Scan.
 	Scan *litscan.Grouped
+	// Lead, when set with Scan, is asked about the start of every line's
+	// body in the same stage; the bits it returns join the line's mask.
+	// It should read only the first bytes (an exception line's type).
+	Lead func(body []byte) uint64
 }
 
 // ParseWith is Parse for a caller that takes records by pointer: rec (its
@@ -336,7 +340,7 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 	}()
 	for i := 0; i < peelers; i++ {
 		go func() {
-			p := peeler{scan: opt.Scan}
+			p := peeler{scan: opt.Scan, lead: opt.Lead}
 			j := &joiner{source: source, labels: map[string][]string{}}
 			for b := range read {
 				p.joinBlock(b, j)
@@ -385,7 +389,7 @@ type stitcher struct {
 
 func newStitcher(source string, opt Options, emit func(*Batch)) *stitcher {
 	// Lines joined again are peeled again, with the same literal scan.
-	return &stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, p: peeler{scan: opt.Scan}, emit: emit}
+	return &stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, p: peeler{scan: opt.Scan, lead: opt.Lead}, emit: emit}
 }
 
 func (s *stitcher) stitch(b *block) {

@@ -197,7 +197,8 @@ type peeler struct {
 	// where vllmHeader found the timestamp, relative to the header's
 	// start, for storeHeader
 	hts, htsEnd int32
-	masks       [8]maskEntry // see maskOf
+	masks       [8]maskEntry             // see maskOf
+	lead        func(body []byte) uint64 // Options.Lead
 	maskMap     map[string]maskKnown
 	nextMask    int
 	// where the last hit of recent, hdrs and masks was
@@ -585,6 +586,17 @@ func (p *peeler) peel(l *peeled) {
 	}
 }
 
+// fresh is body's mask computed afresh: the scan's, and Lead's bits. (A
+// body alike but for its numbers gets the same Lead bits: what Lead reads,
+// an exception type at the start, is the same.)
+func (p *peeler) fresh(text string, body []byte) uint64 {
+	m := p.scan.Mask(text)
+	if p.lead != nil {
+		m |= p.lead(body)
+	}
+	return m
+}
+
 // maskOf is p.scan.Mask of body, from a memo of the last few bodies when
 // it is one of them byte for byte, or one of them but for its numbers and
 // no literal holding a digit can be on either (litscan.SameButNumbers,
@@ -621,13 +633,13 @@ func (p *peeler) maskOf(body []byte) uint64 {
 		return e.mask
 	}
 	if len(body) > maxMemoBody {
-		return p.scan.Mask(text)
+		return p.fresh(text, body)
 	}
 	// Bodies that come back after more than a few others (a crash loop
 	// printing the same tracebacks again and again) are looked up whole.
 	known, ok := p.maskMap[text]
 	if !ok {
-		known = maskKnown{mask: p.scan.Mask(text), numbers: p.scan.NumbersMatter(text)}
+		known = maskKnown{mask: p.fresh(text, body), numbers: p.scan.NumbersMatter(text)}
 		if p.maskMap == nil {
 			p.maskMap = map[string]maskKnown{}
 		}

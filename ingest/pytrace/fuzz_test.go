@@ -18,6 +18,8 @@ func FuzzExtractor(f *testing.F) {
 	}
 	m, _ := filepath.Glob(filepath.Join("..", "enginelog", "testdata", "*.log"))
 	files = append(files, m...)
+	m, _ = filepath.Glob(filepath.Join("..", "..", "corpus", "field", "*.log")) // pastes: frameless, flattened, margins
+	files = append(files, m...)
 	files = append(files, filepath.Join("testdata", "chains.txt"))
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil {

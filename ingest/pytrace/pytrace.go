@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
@@ -33,6 +34,12 @@ type Exception struct {
 	// Repeated is, per frame (same index as Frames), N of a following
 	// "[Previous line repeated N more times]"; nil when no frame repeats.
 	Repeated []int `json:"repeated,omitempty"`
+	// FromSource: the exception line was cut off and Type and Message are
+	// read from the `raise …(…)` source line of the innermost frame.
+	FromSource bool `json:"from_source,omitempty"`
+	// Reported: an engine line reported the error in its own words
+	// ("… failed with error: …"); Type is "Error" and Message the line.
+	Reported bool `json:"reported,omitempty"`
 }
 
 // Traceback is one printed traceback with its chain.
@@ -45,6 +52,19 @@ type Traceback struct {
 	// Truncated is set when the text ends before an exception line (a
 	// pasted excerpt, a killed process) or starts mid-traceback.
 	Truncated bool `json:"truncated,omitempty"`
+	// Frameless is set for an exception printed without a traceback: an
+	// exception line on its own ("RuntimeError: …", also after a
+	// "… raised:" line), a one-liner that names it ("Scheduler hit an
+	// exception: ValueError: …"), or a faulthandler report ("Fatal Python
+	// error: Segmentation fault", whose frames are kept).
+	Frameless bool `json:"frameless,omitempty"`
+	// Level is the log level of the record the traceback started in, ""
+	// when the line carried none.
+	Level record.Level `json:"level,omitempty"`
+	// Ignored: Python printed it under "Exception ignored in: …" (an
+	// exception in __del__, a callback or a thread's cleanup): the program
+	// went on.
+	Ignored bool `json:"ignored,omitempty"`
 }
 
 // Final is the exception that was finally raised (the last printed).
@@ -209,6 +229,10 @@ func looksLikeExceptionType(t string) bool {
 			return true
 		}
 	}
+	// A paste that lower-cased a letter ("Attributeerror").
+	if l := strings.ToLower(short); strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception") {
+		return true
+	}
 	return strings.Contains(t, ".")
 }
 
@@ -220,6 +244,7 @@ const (
 	stMessage
 	stUserCode
 	stChainWait
+	stNative // a faulthandler report: "Fatal Python error: …" and its thread stacks
 )
 
 // identity is what makes two records one log call: vLLM logs a
@@ -262,7 +287,23 @@ type stream struct {
 	msgClosed bool
 	lastLine  int
 	codeFor   int // index in cur.Frames whose source line may follow, -1 none
+	// frameless: the exception line came without frames; its message
+	// ends at a blank line or after maxFramelessLines.
+	frameless bool
+	blanks    int // blank lines in a row in a frameless message
+	// wrapped: the start of a `File "…` line the paste wrapped before its
+	// `", line N`; the next line completes it.
+	wrapped string
+	// nativeDone: the faulthandler report's first (current) thread ended.
+	nativeDone bool
+	// header: the traceback began with its "Traceback (most recent call
+	// last):" line.
+	header bool
 }
+
+// maxFramelessLines bounds the message of an exception printed without
+// frames (a "… raised:" line and the inner error, an InductorError's IR).
+const maxFramelessLines = 24
 
 // tracebackStart: a record that opens no traceback stream holds this or
 // `File "`, or none of the lines feed would act on. A strided scan of
@@ -278,6 +319,33 @@ type Extractor struct {
 	noted   bool           // lastSrc is set
 	// Dropped counts tracebacks not kept because MaxTracebacks was reached.
 	Dropped int
+	// ignored: where a stream last printed "Exception ignored in" (the
+	// traceback after it is marked Ignored).
+	ignored map[streamKey]int
+}
+
+func (x *Extractor) noteIgnoredAt(rec *record.Record, n int) {
+	if x.ignored == nil {
+		x.ignored = map[streamKey]int{}
+	}
+	x.ignored[streamKey{rec.Source, rec.Rank}] = n
+}
+
+func (x *Extractor) noteIgnored(k streamKey, rec *record.Record) {
+	if x.ignored == nil {
+		x.ignored = map[streamKey]int{}
+	}
+	n := rec.Line
+	for text := rec.Text; ; n++ {
+		line, rest, more := strings.Cut(text, "\n")
+		if strings.Contains(line, ignoredWords) {
+			x.ignored[k] = n
+		}
+		if !more {
+			break
+		}
+		text = rest
+	}
 }
 
 const (
@@ -299,7 +367,62 @@ func NewExtractor() *Extractor {
 // must not modify the slice.
 func GateLiterals() []string { return gateWords }
 
-var gateWords = []string{`File "`, "Traceback (most recent call last)"}
+var gateWords = append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error", ignoredWords}, midPhrases...)
+
+// ignoredWords start the line Python prints before a traceback it ignored.
+const ignoredWords = "Exception ignored in"
+
+// midPhrases are the one-liner phrases that name an exception in the
+// middle of a line (see framelessLine); every other exception printed
+// without a traceback starts its line, which LeadsException tells.
+var midPhrases = []string{"hit an exception", "failed with error", "raised an exception", "Exception in worker", "Error in model execution"}
+
+// LeadsException reports whether a line's body (prefixes peeled) may
+// start an exception printed without a traceback: an exception type and
+// ':' ("RuntimeError: …", "torch._dynamo.exc.Unsupported: …"), a
+// faulthandler report, or a word that introduces one ("CRASH:", "ERROR:",
+// pytest's "FAILED … - "), after a margin ("-->", "  -> "). It reads only
+// the first bytes, for a parser's per-line stage; GateLiterals covers the
+// rest.
+func LeadsException(body []byte) bool {
+	if len(body) == 0 {
+		return false
+	}
+	return leadsException(unsafe.String(&body[0], len(body)))
+}
+
+func leadsException(body string) bool {
+	i := 0
+	for i < len(body) && i < 12 && (body[i] == ' ' || body[i] == '\t' || strings.IndexByte("-=>#*", body[i]) >= 0) {
+		i++
+	}
+	b := body[i:]
+	if len(b) < 4 {
+		return false
+	}
+	switch b[0] {
+	case 'C', 'E', 'F', 'e':
+		for _, w := range introducers {
+			if strings.HasPrefix(b, w) {
+				return true
+			}
+		}
+	}
+	k := 0
+	for k < len(b) && k < 120 && (b[k] == '_' || b[k] == '.' || b[k] >= 'a' && b[k] <= 'z' || b[k] >= 'A' && b[k] <= 'Z' || k > 0 && b[k] >= '0' && b[k] <= '9') {
+		k++
+	}
+	if k == 0 || k >= len(b) || b[k] != ':' || !(b[0] >= 'A' && b[0] <= 'Z' || b[0] >= 'a' && b[0] <= 'z' || b[0] == '_') {
+		return false
+	}
+	// (Also a type whose start an excerpt cut off, "untimeError:": the
+	// reader decides.)
+	l := strings.ToLower(b[:k])
+	return fatalType(b[:k]) || strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception")
+}
+
+// introducers start a line that names an exception after them.
+var introducers = []string{"CRASH:", "ERROR:", "Error:", "error:", "FATAL:", "FAILED ", "ERROR ", "Fatal Python error"}
 
 // Add feeds one record; call it for every record in order.
 func (x *Extractor) Add(rec record.Record) { x.Feed(&rec) }
@@ -340,7 +463,10 @@ func (x *Extractor) Feed(rec *record.Record) {
 	s := x.streams[k]
 	if s == nil {
 		// Cheap test first: most records hold no traceback at all.
-		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) {
+		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) && !mayStartFrameless(rec) {
+			if strings.Contains(rec.Text, ignoredWords) {
+				x.noteIgnored(k, rec)
+			}
 			return
 		}
 		s = &stream{codeFor: -1}
@@ -351,7 +477,15 @@ func (x *Extractor) Feed(rec *record.Record) {
 	n := rec.Line
 	for {
 		line, rest, more := strings.Cut(text, "\n")
-		x.feed(s, rec, id, line, n)
+		line = stripMargin(line)
+		if strings.Count(line, `File "`) >= 2 {
+			// A traceback whose newlines the paste lost: one frame a line again.
+			for _, l := range unflatten(line) {
+				x.feed(s, rec, id, l, n)
+			}
+		} else {
+			x.feed(s, rec, id, line, n)
+		}
 		if !more {
 			break
 		}
@@ -481,8 +615,255 @@ func isFooter(t string) bool {
 		strings.HasPrefix(t, "Use tlparse to see full graph")
 }
 
+// mayStartFrameless: the record may hold an exception printed without a
+// traceback (see Frameless); a record logged as a warning, info or debug
+// line does not start one.
+func mayStartFrameless(rec *record.Record) bool {
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+		return false
+	}
+	for text := rec.Text; text != ""; {
+		line, rest, _ := strings.Cut(text, "\n")
+		if leadsException(line) {
+			return true
+		}
+		text = rest
+	}
+	for _, w := range midPhrases {
+		if strings.Contains(rec.Text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// fatalType: an exception type that is an error (not a warning or an
+// iteration signal) as an exception line without frames shows it.
+func fatalType(typ string) bool {
+	short := typ[strings.LastIndexByte(typ, '.')+1:]
+	if short == "" || short[0] < 'A' || short[0] > 'Z' {
+		return false
+	}
+	for _, s := range []string{"Error", "Exception", "Failed", "Unsupported", "Timeout", "NotFound", "Missing", "Violation"} {
+		if strings.HasSuffix(short, s) {
+			return true
+		}
+	}
+	l := strings.ToLower(short)
+	return strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception")
+}
+
+// stripMargin drops a margin a tool put before traceback lines ("-->"
+// in aiter's build history, "=> ", "# "): up to four of "-=>#*" when a
+// frame, a traceback header or a word follows.
+func stripMargin(line string) string {
+	k := 0
+	for k < len(line) && k < 4 && strings.IndexByte("-=>#*", line[k]) >= 0 {
+		k++
+	}
+	if k == 0 || k == len(line) {
+		return line
+	}
+	rest := strings.TrimLeft(line[k:], " ")
+	if rest == "" {
+		return line
+	}
+	if c := rest[0]; strings.HasPrefix(rest, `File "`) || c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+		return line[k:]
+	}
+	return line
+}
+
+// unflatten splits a line holding several frames (a paste that lost its
+// newlines) into one line per frame and its source, and the exception
+// line that follows the last one.
+func unflatten(line string) []string {
+	var out []string
+	parts := strings.Split(line, `File "`)
+	if head := strings.TrimSpace(parts[0]); head != "" {
+		out = append(out, head)
+	}
+	for i, p := range parts[1:] {
+		p = `File "` + p
+		q := strings.Index(p, `", line `)
+		in := strings.Index(p, ", in ")
+		if q < 0 || in < q {
+			out = append(out, "  "+strings.TrimSpace(p))
+			continue
+		}
+		// The function name runs to the next space; the source after it.
+		fn := p[in+len(", in "):]
+		code := ""
+		if sp := strings.IndexByte(fn, ' '); sp >= 0 {
+			fn, code = fn[:sp], strings.TrimSpace(fn[sp+1:])
+		}
+		out = append(out, "  "+p[:in+len(", in ")]+fn)
+		if code == "" {
+			continue
+		}
+		if i == len(parts)-2 {
+			// After the last frame's source: the exception line.
+			if k := midException(code); k > 0 {
+				out = append(out, "    "+strings.TrimSpace(code[:k]), code[k:])
+				continue
+			}
+		}
+		out = append(out, "    "+code)
+	}
+	return out
+}
+
+// midException finds an exception line that starts inside s (after a
+// space): "Type: message" where Type looks like an exception and is not
+// being raised there ("raise ValueError(" is code). It returns its offset
+// or -1.
+func midException(s string) int {
+	for off := 0; off < len(s); {
+		k := strings.Index(s[off:], ": ")
+		if k < 0 {
+			return -1
+		}
+		k += off
+		st := k
+		for st > 0 && (s[st-1] == '_' || s[st-1] == '.' || s[st-1] >= 'a' && s[st-1] <= 'z' || s[st-1] >= 'A' && s[st-1] <= 'Z' || s[st-1] >= '0' && s[st-1] <= '9') {
+			st--
+		}
+		if st > 0 && s[st-1] == ' ' && st < k && fatalType(s[st:k]) {
+			return st
+		}
+		off = k + 2
+	}
+	return -1
+}
+
+// oneLiners are phrases that name the exception they report on the same
+// line: "Scheduler hit an exception: ValueError: …".
+var oneLiners = []string{"hit an exception:", "failed to start:", "failed with error:", "raised an exception:",
+	"raised:", "Exception in worker:", "Error in model execution:",
+	"CRASH:", "ERROR:", "FATAL:", "Error:", "error:", " - "}
+
+// reportPhrases are engine lines that report an error in their own words
+// ("Piecewise CUDA Graph failed with error: Tensor match failed …"): the
+// line stands for the error (Type "Error", Reported set) when no exception
+// line follows the phrase.
+var reportPhrases = []string{"failed with error:", "hit an exception:"}
+
+// framelessLine returns the exception an exception line without frames,
+// or a one-liner that names one, holds.
+func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+		return "", "", false
+	}
+	if typ, msg, ok := exceptionLine(line); ok && strings.IndexByte(line, ':') > 0 && fatalType(typ) {
+		return typ, msg, true
+	}
+	if rec.Line == 1 {
+		// The first line of an excerpt cut mid-word: "untimeError: …".
+		if typ, msg, ok := cutExceptionLine(line); ok {
+			return typ, msg, true
+		}
+	}
+	for _, p := range oneLiners {
+		k := strings.Index(line, p)
+		if k < 0 {
+			continue
+		}
+		if p == " - " && !strings.HasPrefix(line, "FAILED ") && !strings.HasPrefix(line, "ERROR ") {
+			continue // pytest's summary: "FAILED test_x.py::test - Type: message"
+		}
+		rest := strings.TrimLeft(line[k+len(p):], " ")
+		if typ, msg, ok := exceptionLine(rest); ok && strings.IndexByte(rest, ':') > 0 && fatalType(typ) {
+			return typ, msg, true
+		}
+	}
+	for _, p := range reportPhrases {
+		if k := strings.Index(line, p); k > 0 {
+			if rest := strings.TrimSpace(line[k+len(p):]); rest != "" && !strings.HasPrefix(rest, "Traceback") {
+				return "Error", strings.TrimSpace(line), true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// raisedBy reads `raise Type("message…` (a source line under a frame).
+func raisedBy(code string) (typ, msg string, ok bool) {
+	c := strings.TrimSpace(code)
+	if !strings.HasPrefix(c, "raise ") {
+		return "", "", false
+	}
+	c = c[len("raise "):]
+	k := strings.IndexByte(c, '(')
+	if k <= 0 || !looksLikeExceptionType(c[:k]) {
+		return "", "", false
+	}
+	typ, rest := c[:k], c[k+1:]
+	rest = strings.TrimLeft(rest, "fbr")
+	if rest != "" && (rest[0] == '"' || rest[0] == '\'') {
+		q := rest[0]
+		rest = rest[1:]
+		if e := strings.IndexByte(rest, q); e >= 0 {
+			rest = rest[:e]
+		}
+		return typ, strings.TrimSpace(rest), true
+	}
+	return typ, "", true
+}
+
+// cutExceptionLine reads an exception line whose type lost its start
+// ("untimeError: CUDA error: …", "rror: …"): a lower-case word ending in
+// error or exception, then ": ".
+func cutExceptionLine(line string) (typ, msg string, ok bool) {
+	k := strings.Index(line, ": ")
+	if k <= 0 {
+		return "", "", false
+	}
+	t := line[:k]
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
+			return "", "", false
+		}
+	}
+	l := strings.ToLower(t)
+	if !strings.HasSuffix(l, "error") && !strings.HasSuffix(l, "exception") {
+		return "", "", false
+	}
+	return t, line[k+2:], true
+}
+
+// parseNativeFrame parses faulthandler's `File "x.py", line 10 in func`.
+func parseNativeFrame(line string) (record.Frame, bool) {
+	t := strings.TrimLeft(line, " \t")
+	if !strings.HasPrefix(t, `File "`) {
+		return record.Frame{}, false
+	}
+	q := strings.Index(t, `", line `)
+	if q < 0 {
+		return record.Frame{}, false
+	}
+	f := record.Frame{File: t[len(`File "`):q]}
+	t = t[q+len(`", line `):]
+	end := 0
+	for end < len(t) && t[end] >= '0' && t[end] <= '9' {
+		end++
+	}
+	f.Line, _ = strconv.Atoi(t[:end])
+	t = t[end:]
+	if !strings.HasPrefix(t, " in ") {
+		return record.Frame{}, false
+	}
+	f.Func = strings.TrimSpace(t[len(" in "):])
+	return f, true
+}
+
 func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, headless bool) {
-	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless}
+	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level}
+	if at, ok := x.ignored[streamKey{rec.Source, rec.Rank}]; ok && n-at >= 0 && n-at <= 2 {
+		s.tb.Ignored = true
+	}
+	s.frameless, s.wrapped, s.nativeDone, s.header, s.blanks = false, "", false, !headless, 0
 	s.id = id
 	s.state = stFrames
 	s.inGroup = false
@@ -514,15 +895,64 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 	tbStart, group := isTracebackStart(line)
 	switch s.state {
 	case stIdle:
+		if strings.Contains(line, ignoredWords) {
+			x.noteIgnoredAt(rec, n)
+			return
+		}
 		if tbStart {
 			x.start(s, rec, id, n, false)
 			s.inGroup = group
 			return
 		}
-		if f, ok := parseFrame(line); ok && strings.HasPrefix(raw, " ") {
-			// A traceback whose header was cut off (pasted excerpts).
+		if f, ok := parseFrame(line); ok && (strings.HasPrefix(raw, " ") || f.Func != "") {
+			// A traceback whose header was cut off (pasted excerpts); a
+			// frame at column 0 only when it is whole.
 			x.start(s, rec, id, n, true)
 			x.addFrame(s, f, n)
+			return
+		}
+		if strings.HasPrefix(t, "Fatal Python error: ") {
+			x.start(s, rec, id, n, false)
+			s.tb.Frameless = true
+			s.cur.Type, s.cur.Message, s.cur.Line = "Fatal Python error", strings.TrimSpace(t[len("Fatal Python error: "):]), n
+			s.state = stNative
+			return
+		}
+		if typ, msg, ok := framelessLine(rec, line); ok {
+			x.start(s, rec, id, n, false)
+			s.tb.Frameless, s.frameless = true, true
+			s.cur.Type, s.cur.Line = typ, n
+			s.cur.Reported = typ == "Error" && msg == strings.TrimSpace(line)
+			s.msg = append(s.msg[:0], msg)
+			s.state = stMessage
+			s.lastLine = n
+		}
+		return
+	case stNative:
+		if id != s.id && s.id.headed {
+			x.finish(s)
+			x.feed(s, rec, id, raw, n)
+			return
+		}
+		switch {
+		case t == "" || t == "<no Python frame>" || strings.HasPrefix(t, "Stack (most recent call first)"):
+		case strings.HasSuffix(t, "(most recent call first):"):
+			if len(s.cur.Frames) > 0 {
+				s.nativeDone = true // only the thread that crashed
+			}
+		default:
+			if f, ok := parseNativeFrame(line); ok {
+				if !s.nativeDone {
+					x.addFrame(s, f, n)
+				}
+				return
+			}
+			if strings.HasPrefix(t, "Extension modules:") || strings.HasPrefix(t, "Thread 0x") {
+				s.tb.EndLine = n
+				return
+			}
+			x.finish(s)
+			x.feed(s, rec, id, raw, n)
 		}
 		return
 	case stChainWait:
@@ -581,8 +1011,20 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			// Another log call of the same process printed meanwhile.
 			return
 		}
+		if s.wrapped != "" {
+			joined := s.wrapped + t
+			s.wrapped = ""
+			if f, ok := parseFrame(joined); ok {
+				x.addFrame(s, f, n)
+				return
+			}
+		}
 		if f, ok := parseFrame(line); ok {
 			x.addFrame(s, f, n)
+			return
+		}
+		if strings.HasPrefix(t, `File "`) && !strings.Contains(t, `", line `) {
+			s.wrapped = t // wrapped by the paste: the next line completes it
 			return
 		}
 		if isCaret(line) || t == "" || (strings.HasPrefix(t, "...<") && strings.HasSuffix(t, "lines>...")) {
@@ -646,7 +1088,10 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 		s.state = stMessage
 		fallthrough
 	case stMessage:
-		if id != s.id {
+		if id != s.id && !(len(s.msg) == 1 && s.msg[0] == "" && t != "" && !s.msgClosed) {
+			// (An exception line with an empty message takes the next
+			// line as its message, whatever prints it: "ImportError: "
+			// then the library's own report.)
 			x.finish(s)
 			x.feed(s, rec, id, raw, n)
 			return
@@ -668,6 +1113,25 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			x.start(s, rec, id, n, true)
 			x.addFrame(s, f, n)
 			return
+		}
+		if s.frameless {
+			// Its message runs on over single blank lines while the lines
+			// after them are indented (Dynamo's Explanation, Hint, docs
+			// link); two blank lines, a line at column 0 after a blank
+			// one, or too many lines end it.
+			switch {
+			case t == "":
+				if s.blanks++; s.blanks >= 2 {
+					x.finish(s)
+					return
+				}
+			case len(s.msg) >= maxFramelessLines || s.blanks > 0 && raw[0] != ' ' && raw[0] != '\t':
+				x.finish(s)
+				x.feed(s, rec, id, raw, n)
+				return
+			default:
+				s.blanks = 0
+			}
 		}
 		if !s.msgClosed && len(s.msg) < maxMsgLines {
 			s.msg = append(s.msg, line)
@@ -713,13 +1177,16 @@ func (x *Extractor) finish(s *stream) {
 	}
 	x.closeMessage(s)
 	tb := s.tb
-	if s.state == stFrames || s.state == stChainWait {
+	if (s.state == stFrames || s.state == stChainWait) && !tb.Frameless {
 		tb.Truncated = true
 	}
 	// Drop an empty trailing exception (a chain marker with nothing after).
 	if k := len(tb.Chain); k > 1 && tb.Chain[k-1].Type == "" && len(tb.Chain[k-1].Frames) == 0 {
 		tb.Chain = tb.Chain[:k-1]
 		tb.Chain[k-2].Relation = ""
+	}
+	if s.state == stNative {
+		reverseFrames(s.cur) // printed innermost first: undo the reversal below
 	}
 	for i := range tb.Chain {
 		e := &tb.Chain[i]
@@ -728,9 +1195,18 @@ func (x *Extractor) finish(s *stream) {
 			e.UserCode[l], e.UserCode[r] = e.UserCode[r], e.UserCode[l]
 		}
 	}
-	s.tb, s.cur, s.state, s.inGroup = nil, nil, stIdle, false
-	if len(tb.Chain) == 0 || (len(tb.Chain) == 1 && tb.Chain[0].Type == "" && len(tb.Chain[0].Frames) == 0) {
-		return
+	for i := range tb.Chain {
+		// Cut before its exception line: the innermost frame's source may
+		// say what was raised (`raise RuntimeError("Failed to find C compiler…`).
+		if e := &tb.Chain[i]; e.Type == "" && len(e.Code) > 0 {
+			if typ, msg, ok := raisedBy(e.Code[0]); ok {
+				e.Type, e.Message, e.FromSource = typ, msg, true
+			}
+		}
+	}
+	s.tb, s.cur, s.state, s.inGroup, s.frameless, s.wrapped = nil, nil, stIdle, false, false, ""
+	if len(tb.Chain) == 0 || (len(tb.Chain) == 1 && tb.Chain[0].Type == "" && len(tb.Chain[0].Frames) == 0 && !s.header) {
+		return // (a header alone is kept: the excerpt ends right after it)
 	}
 	if len(x.out) >= MaxTracebacks {
 		x.Dropped++

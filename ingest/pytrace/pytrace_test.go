@@ -47,8 +47,9 @@ func itoa(n int) string {
 
 func TestCorpusVLLM30905(t *testing.T) {
 	tbs := extract(t, testcorpus.File(t, "engine-logs", "vllm-issue-30905.log"))
-	// Line 7 opens a second traceback the excerpt cuts off: nothing to keep.
-	if len(tbs) != 1 {
+	// Line 7 opens a second traceback the excerpt cuts off: kept as a
+	// header alone (an error was being printed), with nothing in it.
+	if len(tbs) != 2 || tbs[1].Line != 7 || !tbs[1].Truncated || len(tbs[1].Chain) != 1 || tbs[1].Final().Type != "" || len(tbs[1].Final().Frames) != 0 {
 		t.Fatalf("%d tracebacks: %+v", len(tbs), tbs)
 	}
 	tb := tbs[0]
@@ -128,6 +129,12 @@ func TestCorpusDoublePrefixTraceback(t *testing.T) {
 // with the vLLM header (as logger.exception does).
 func TestInterleavedRanksWithChain(t *testing.T) {
 	tbs := extract(t, filepath.Join("..", "enginelog", "testdata", "vllm-v1-tp2.log"))
+	// The APIServer's closing "RuntimeError: Engine core initialization
+	// failed" is an exception line without frames.
+	if n := len(tbs); n != 3 || !tbs[2].Frameless || tbs[2].Final().Type != "RuntimeError" {
+		t.Fatalf("%d tracebacks, want 2 and the frameless APIServer line", n)
+	}
+	tbs = tbs[:2]
 	if len(tbs) != 2 {
 		t.Fatalf("%d tracebacks", len(tbs))
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -283,5 +285,58 @@ func TestCutFrameBeforeLogRecord(t *testing.T) {
 	}
 	if _, ok := parsePyspyFrame("allgather_fWatchdog timeout (self.watchdog_timeout=300)"); ok {
 		t.Error("log text parsed as a frame")
+	}
+}
+
+// damaged is a faulthandler dump as a copy taken mid-write or a paste
+// gives it: the first thread's header is gone and the last line is cut in
+// the middle.
+func damaged(dump []byte) []byte {
+	lines := strings.SplitAfter(strings.TrimRight(string(dump), "\n"), "\n")
+	last := lines[len(lines)-1]
+	lines[len(lines)-1] = last[:strings.Index(last, ", line")+4]
+	return []byte(strings.Join(lines[1:], ""))
+}
+
+// A dump whose first thread has no header and whose last line is cut is
+// read: the headerless frames are a thread of unknown id, the cut line is
+// noted and its thread marked as missing its outer frames; it is not
+// called interleaved. The same damage in the middle of an input (a line
+// another line follows) still is.
+func TestFaulthandlerHeaderlessAndCut(t *testing.T) {
+	whole, err := os.ReadFile(filepath.Join("testdata", "faulthandler-two-threads.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := parseString(t, string(damaged(whole)))
+	if res.Interleaved != nil {
+		t.Fatalf("called interleaved: %v", res.Interleaved)
+	}
+	if len(res.Processes) != 1 || len(res.Processes[0].Threads) != 2 {
+		t.Fatalf("processes %+v", res.Processes)
+	}
+	th := res.Processes[0].Threads
+	if th[0].TID != 0 || th[0].Ident != "" || len(th[0].Frames) != 6 || th[0].Frames[2].Func != "worker_loop" || th[0].Frames[2].Line != 4 || th[0].Line != 1 {
+		t.Errorf("headerless thread %+v", th[0])
+	}
+	if th[1].State != "current" || len(th[1].Frames) != 4 || !th[1].Truncated {
+		t.Errorf("cut thread: state %q, %d frames, truncated %v", th[1].State, len(th[1].Frames), th[1].Truncated)
+	}
+	var notes []string
+	for _, w := range res.Warnings {
+		notes = append(notes, w.String())
+	}
+	got := strings.Join(notes, "\n")
+	if !strings.Contains(got, "t.txt:1: faulthandler frames without a thread header") || !strings.Contains(got, `t.txt:13: last line cut off (input ends mid-line), dropped: "File \"/srv/app/gen.py\", li"`) || len(notes) != 2 {
+		t.Errorf("warnings:\n%s", got)
+	}
+	// Trailing blank lines do not make the cut line a middle one.
+	if res := parseString(t, string(damaged(whole))+"\n\n"); res.Interleaved != nil {
+		t.Errorf("cut line before blank lines called interleaved")
+	}
+	// Cut lines with more dump after them are interleaving.
+	mid := string(damaged(whole)) + "\n" + string(whole)
+	if res := parseString(t, mid); res.Interleaved == nil || res.Interleaved.Line != 13 {
+		t.Errorf("a damaged line in the middle: interleaved %v", res.Interleaved)
 	}
 }

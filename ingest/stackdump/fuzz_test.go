@@ -29,6 +29,10 @@ func FuzzParse(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	if b, err := os.ReadFile(filepath.Join("testdata", "faulthandler-two-threads.txt")); err == nil {
+		f.Add(b)
+		f.Add(damaged(b))
+	}
 	f.Add([]byte("Thread 0x00007f58c25be6c0 [n] (most recent call first):\n  File \"a.py\", line 1 in f\n  ...\n"))
 	f.Add([]byte("[\n{\"pid\": 1, \"frames\": [{\"name\": \"f\"}]}\n]\n"))
 	f.Add([]byte("Traceback for thread 1 (p) [] (most recent call last):\n    (C) File \"x\", line 1, in s (l)\n"))

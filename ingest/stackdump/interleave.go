@@ -31,12 +31,27 @@ func (p *parser) checkInterleave(body string) {
 	if !bad {
 		return
 	}
+	// A damaged line is held until the next one: the last line of an
+	// input cut mid-write (a copy taken while the process was writing, a
+	// paste) looks the same as a line two writers mixed, but one cut line
+	// at the end is not interleaving.
+	p.commitSuspect()
+	p.suspect, p.suspectLine = body, p.lineNo
+}
+
+// commitSuspect counts the held damaged line as a sign of interleaving:
+// another line followed it.
+func (p *parser) commitSuspect() {
+	if p.suspectLine == 0 {
+		return
+	}
 	p.badFH++
 	if p.res.Interleaved == nil {
 		p.res.Interleaved = &stacks.Warning{
 			Path: p.path,
-			Line: p.lineNo,
+			Line: p.suspectLine,
 			Msg:  "output of several processes is interleaved inside lines (concurrent faulthandler writes on one stream); it cannot be split reliably: " + InterleaveFix,
 		}
 	}
+	p.suspect, p.suspectLine, p.cutThread = "", 0, nil
 }

@@ -179,8 +179,12 @@ type parser struct {
 	streams map[string]*stream
 	peeler  enginelog.LinePeeler
 	json    *jsonAccum
-	// interleave signs.
-	badFH int
+	// interleave signs; suspect is a damaged line not yet counted (the
+	// input's last line, if nothing follows it: cut, not interleaved).
+	badFH       int
+	suspect     string
+	suspectLine int
+	cutThread   *stacks.Thread // the thread the suspect line was in
 }
 
 func newParser(path string) *parser {
@@ -219,6 +223,9 @@ func (p *parser) line(raw string) {
 			p.flushJSON()
 		}
 		return
+	}
+	if p.suspectLine > 0 && strings.TrimSpace(raw) != "" {
+		p.commitSuspect()
 	}
 	pl := peel(&p.peeler, raw)
 	s := p.stream(pl.stream)
@@ -395,6 +402,17 @@ func (p *parser) line(raw string) {
 		return
 	}
 	if s.mode == modeFaulthandler && strings.HasPrefix(body, "  ") {
+		p.faulthandlerLine(s, body)
+		return
+	}
+	if s.mode == modeNone && s.thread < 0 && strings.HasPrefix(body, "  File ") && fhFrameRE.MatchString(body) {
+		// faulthandler frames with no thread header before them (an
+		// excerpt that starts below it, a header lost to a cut): a thread
+		// of unknown id, read like the rest.
+		p.newProcess(s, 0, "")
+		s.mode = modeFaulthandler
+		p.warn(p.lineNo, "faulthandler frames without a thread header: read as a thread of unknown id")
+		p.addThread(s, stacks.Thread{Line: p.lineNo})
 		p.faulthandlerLine(s, body)
 		return
 	}
@@ -638,6 +656,14 @@ func (p *parser) faulthandlerLine(s *stream, body string) {
 	t := strings.TrimSpace(body)
 	m := fhFrameRE.FindStringSubmatch(body)
 	if m == nil && t != "<no Python frame>" && t != "..." && t != "Garbage-collecting" {
+		if p.suspectLine == p.lineNo {
+			// Damaged: cut (when it is the last line) or interleaved,
+			// which the next line decides; the frames below it are lost.
+			if s.thread >= 0 {
+				p.cutThread = &s.proc.Threads[s.thread]
+			}
+			return
+		}
 		p.warn(p.lineNo, "not a faulthandler frame line: %q", clip(t, 80))
 		return
 	}
@@ -771,6 +797,14 @@ func (p *parser) endProcess(s *stream) {
 }
 
 func (p *parser) finish() {
+	if p.suspectLine > 0 {
+		// The damaged line was the input's last: cut mid-line.
+		p.warn(p.suspectLine, "last line cut off (input ends mid-line), dropped: %q", clip(strings.TrimSpace(p.suspect), 80))
+		p.suspect, p.suspectLine = "", 0
+		if p.cutThread != nil {
+			p.cutThread.Truncated = true // its outer frames were never written
+		}
+	}
 	if p.json != nil {
 		p.warn(p.json.start, "JSON document not closed before end of input")
 		p.json = nil

@@ -19,6 +19,7 @@ func newDiagnoseCmd() *cobra.Command {
 		asJSON    bool
 		outPath   string
 		ruleFiles []string
+		torchDir  string
 		logs      logFlags
 	)
 	cmd := &cobra.Command{
@@ -63,7 +64,7 @@ run, 3 partial result (--srun/--kube/--ray: a node did not give its logs).`,
 			}
 			defer cleanup()
 			gathered, name := logInputs(g)
-			d, err := diagnose.Run(append(args, gathered...), diagnose.Options{Rules: set, Stdin: cmd.InOrStdin(), Name: name})
+			d, err := diagnose.Run(append(args, gathered...), diagnose.Options{Rules: set, Stdin: cmd.InOrStdin(), TorchDir: torchDir, Name: name})
 			switch {
 			case errors.Is(err, diagnose.ErrNoInput):
 				for _, in := range d.Inputs {
@@ -109,6 +110,7 @@ run, 3 partial result (--srun/--kube/--ray: a node did not give its logs).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, `write JSON (schema "bringup.diagnosis/v1") instead of text`)
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the report to FILE instead of stdout")
 	cmd.Flags().StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML FILE (repeatable; same format as rules/*.yaml)")
+	cmd.Flags().StringVar(&torchDir, "torch-dir", "", "the torch package the boot used (DIR/_dynamo/graph_break_registry.json explains graph-break ids); default: the one the log's frames name, when it exists here")
 	return cmd
 }
 

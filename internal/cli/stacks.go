@@ -37,9 +37,10 @@ func newStacksCmd() *cobra.Command {
 		level                  string
 		ruleFiles              []string
 		torch                  string
+		cf                     clusterFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "stacks [--json|--collapsed] [-o FILE] [--pid PID[,PID…]] [--tree PID] [--count N --interval D] [FILE…]",
+		Use:   "stacks [--json|--collapsed] [-o FILE] [--pid PID[,PID…]] [--tree PID] [--local | --srun JOBID | --ssh HOSTS | --hostfile F | --kube SEL | --ray URL] [--count N --interval D] [FILE…]",
 		Short: "Group the Python stacks of every rank, collapse recursion, name the hang",
 		Long: `stacks reads stack dumps (py-spy text and --json, faulthandler, pystack,
 PyTorch debug-server files, dumps inside engine logs such as SGLang watchdog
@@ -80,6 +81,13 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 				return Usagef("--interval %s: give a positive time between snapshots (e.g. --interval 5s)", interval)
 			}
 			live := len(pids) > 0 || treePID > 0
+			if cf.active() {
+				if live || len(args) > 0 {
+					return Usagef("--local, --srun, --ssh, --hostfile, --kube and --ray gather from the nodes themselves: give no FILE, --pid or --tree with them")
+				}
+				return cf.run(cmd, clusterOutput{asJSON: asJSON, collapsed: collapsed, outPath: outPath, level: lv, all: all,
+					ruleFiles: ruleFiles, torch: torch, count: count, interval: interval})
+			}
 			if !live && len(args) == 0 {
 				if f, ok := cmd.InOrStdin().(*os.File); ok && isTerminal(f) || !ok {
 					return Usagef("stacks needs dump FILEs (or - for stdin), --pid PID or --tree PID")
@@ -193,6 +201,7 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 	f.BoolVar(&all, "all", false, "show idle auxiliary threads too (folded by default)")
 	f.StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML file (repeatable)")
 	f.StringVar(&torch, "torch", "", "torch version of the dumped processes, for version-gated signatures (e.g. 2.10.0)")
+	cf.register(cmd)
 	return cmd
 }
 

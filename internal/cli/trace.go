@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -31,6 +32,10 @@ func limitMemory() {
 	}
 }
 
+// versionRE is what --torch accepts: a release as torch prints its
+// version ("2.10.0", "2.6.0a0+git1234", "2.9.0.dev20250701+cu128").
+var versionRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)*([a-z]+[0-9]*)?(\.[a-z]+[0-9]*)*(\+[A-Za-z0-9._-]+)?$`)
+
 // progressMin is the input size from which a progress bar is worth drawing.
 const progressMin = 64 << 20
 
@@ -42,17 +47,22 @@ func newTraceCmd() *cobra.Command {
 		perfetto  string
 		rulesPath string
 		top       int
+		torch     string
 	)
 	cmd := &cobra.Command{
-		Use:   "trace [flags] PATH...",
+		Use:   "trace [--json] [-o FILE] [--html DIR] [--perfetto FILE] [--rules FILE] [--top N] [--torch VERSION] PATH...",
 		Short: "Analyse TORCH_TRACE logs: compiles, failures, graph breaks, recompiles, cache, open phases, rank divergence",
 		Long: `trace reads the structured logs PyTorch writes under TORCH_TRACE=<dir> (a file,
 or a directory: the rank files dedicated_log_torch_trace_rank_N*.log are found
 in it, other files are ignored and listed; .gz files are read decompressed;
 FIFOs and devices are refused) and reports, verdict first: failed
-compiles, phases still running when the log stopped, distinct graph breaks,
+compiles (the whole exception chain, the phase that raised, the user code),
+phases still running when the log stopped, distinct graph breaks,
 recompiles and recompile limits, FX-graph/AOTAutograd cache outcomes (with
-what differed on a miss), and where ranks diverge.
+what differed on a miss), symbolic shapes, torch.export issues, Inductor
+provenance, and where ranks diverge. A folder holding several runs is read
+as several runs: ranks are compared within a run only. A compile id that
+repeats in one input is told apart by its occurrence ([1/0]#2).
 
 Exit status: 0 no error-level finding, 1 error-level findings (a failed
 compile, a phase that never ended, a recompile limit, diverging collectives),
@@ -62,6 +72,12 @@ why).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return Usagef("trace needs a TORCH_TRACE file or directory (e.g. bringup trace /tmp/torch_trace)")
+			}
+			if top < 1 {
+				return Usagef("--top %d: give at least 1 (entries per list in the summary)", top)
+			}
+			if torch != "" && !versionRE.MatchString(torch) {
+				return Usagef("--torch %q is not a version: give the torch version of the traced processes, e.g. 2.10.0 or 2.9.0.dev20250701+cu128", report.Clean(torch))
 			}
 			limitMemory()
 			var ruleFiles []string
@@ -101,6 +117,11 @@ why).`,
 				}
 				return Usagef("no TORCH_TRACE record read (reasons above): give the files PyTorch writes under TORCH_TRACE=<dir>, or that directory")
 			}
+			if torch != "" {
+				// The traced processes' torch, for version-gated rules:
+				// traces record it only since the torch_version artifact.
+				res.Versions["torch"] = torch
+			}
 			res.Findings = compiles.Conclude(res, set)
 			if err := writeTraceOutputs(res, htmlDir, perfetto); err != nil {
 				return err
@@ -139,7 +160,8 @@ why).`,
 	fl.StringVar(&htmlDir, "html", "", "also write a self-contained HTML report into DIR")
 	fl.StringVar(&perfetto, "perfetto", "", "also write the compile phases as Chrome/Perfetto trace-event JSON to FILE")
 	fl.StringVar(&rulesPath, "rules", "", "add rules from a YAML FILE to the built-in knowledge base")
-	fl.IntVar(&top, "top", 10, "show at most N entries per list in the summary")
+	fl.IntVar(&top, "top", 10, "show at most N entries per list in the summary (N ≥ 1)")
+	fl.StringVar(&torch, "torch", "", "torch version of the traced processes, for version-gated rules when the trace does not record it (e.g. 2.10.0)")
 	return cmd
 }
 

@@ -18,8 +18,15 @@ func TestTraceVerdictAndExitCodes(t *testing.T) {
 		t.Errorf("simple.log: exit %d, stderr %q, out:\n%s", code, errs, out)
 	}
 	code, out, _ = runCLI("trace", testcorpus.File(t, "tlparse-inputs", "comp_failure.log"))
+	// The whole failure: the exception that was raised first, the phase
+	// that raised it (a custom backend, not Dynamo), what wrapped it, the
+	// user code, and every line of the reason; the finding's evidence
+	// carries the chain too, not just "backend='broken_backend' raised:".
 	if code != ExitFindings || !strings.HasPrefix(out, "PROBLEM: 1 compile(s) failed") ||
-		!strings.Contains(out, "[0/0] BackendCompilerFailed: backend='broken_backend' raised: RuntimeError: broken backend") ||
+		!strings.Contains(out, "[0/0] RuntimeError: broken backend (backend)\n      ← BackendCompilerFailed: backend='broken_backend' raised:") ||
+		!strings.Contains(out, "user code: fn (") || !strings.Contains(out, "test_misc.py:10755)") ||
+		!strings.Contains(out, "      RuntimeError: broken backend\n") ||
+		!strings.Contains(out, "comp_failure.log:145 [0/0] RuntimeError: broken backend ← BackendCompilerFailed") ||
 		!strings.Contains(out, "comp_failure.log:145") || !strings.Contains(out, "trace-compile-failed") {
 		t.Errorf("comp_failure.log: exit %d, out:\n%s", code, out)
 	}

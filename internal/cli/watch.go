@@ -186,17 +186,18 @@ error-level finding, 2 could not run.`,
 			debug.SetGCPercent(400)
 			// First Ctrl-C/SIGTERM/SIGHUP: stop the boot gracefully; a second
 			// one: SIGKILL without waiting out --grace.
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
+			// The cause names the signal: watch says who stopped the boot.
+			ctx, cancel := context.WithCancelCause(cmd.Context())
+			defer cancel(nil)
 			hurry := make(chan struct{})
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(sigs)
 			go func() {
 				n := 0
-				for range sigs {
+				for sig := range sigs {
 					if n++; n == 1 {
-						cancel()
+						cancel(watch.Interrupted{Signal: sig})
 					} else if n == 2 {
 						close(hurry)
 					}

@@ -198,6 +198,19 @@ func writeFinding(p *printer, f record.Finding, st report.Style, full bool) {
 			p.line(st.Dim("    same at " + strings.Join(also, ", ")))
 		}
 	}
+	switch {
+	case f.Root != "" && (len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Text, f.Root)):
+		root := f.Root
+		if f.RaisedIn != "" {
+			root += "  " + st.Dim("raised in "+f.RaisedIn)
+		}
+		p.line("  root: " + root)
+	case f.RaisedIn != "":
+		p.line(st.Dim("  raised in " + f.RaisedIn))
+	}
+	if f.PhaseWhy != "" && full {
+		p.line(st.Dim("  phase " + f.Phase + ": " + f.PhaseWhy))
+	}
 	if !full {
 		if len(f.Remedy) > 0 {
 			p.line("  fix: " + f.Remedy[0])

@@ -141,6 +141,10 @@ func Write(w io.Writer, res *compiles.Result) error {
 		args := map[string]any{"file": fmt.Sprintf("%s:%d", filepath.Base(p.Path), p.Line), "depth": p.Depth}
 		if p.CompileID != "" {
 			args["compile_id"] = p.CompileID
+			if p.Occurrence > 0 {
+				// "1/0#2": the second compile of that id in this input.
+				args["unit"] = compiles.Ref(compiles.UnitOf(p.CompileID), p.Occurrence)
+			}
 		}
 		if open {
 			args["open"] = true

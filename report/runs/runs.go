@@ -159,7 +159,7 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 	if len(r.Silences) > 0 {
 		ew.printf("\n%s\n", st.Bold("silences"))
 		for _, s := range r.Silences {
-			ew.printf("  %s  %.0fs without output", s.At.Local().Format("15:04:05"), s.Seconds)
+			ew.printf("  %s  %.1fs without output", s.At.Local().Format("15:04:05"), s.Seconds)
 			if s.GPUBusy != "" {
 				ew.printf(", GPU %s", s.GPUBusy)
 			}
@@ -190,15 +190,39 @@ func Show(w io.Writer, r *store.Run, st report.Style) error {
 			took := fmt.Sprintf("%.1fs", p.Seconds)
 			if p.Open {
 				// Open until the run ended: its length as far as the log
-				// says (often 0 s) understates it; the run's end bounds it.
+				// says (often 0 s) understates it. Watch measured it to
+				// the stop; an older record is bounded by the run's end.
 				took = "-"
 				if sec, ok := r.OpenSeconds(p); ok {
 					took = fmt.Sprintf("≥%.1fs", sec)
+					if r.Stop != nil {
+						took = fmt.Sprintf("%.1fs", sec)
+						if p.Status == "unfinished" {
+							status = "unfinished when stopped"
+						}
+					}
 				}
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", orDash(p.Rank), name, took, status)
 		}
 		tw.Flush()
+	}
+	if sp := r.Stop; sp != nil {
+		who := "watch"
+		if sp.By == store.StopByUser {
+			who = "the user"
+			if sp.Signal != "" {
+				who += " (" + sp.Signal + ")"
+			}
+		}
+		ew.printf("\n%s %s at %s, after output.log line %d", st.Bold("stopped by"), who, sp.At.Local().Format("15:04:05"), sp.Line)
+		if !sp.LastOutput.IsZero() && sp.At.After(sp.LastOutput) {
+			ew.printf(" (%.1fs after the boot last printed)", sp.At.Sub(sp.LastOutput).Seconds())
+		}
+		ew.printf("\n")
+		for _, a := range sp.After {
+			ew.printf("  after the stop, not a finding: %s\n", a)
+		}
 	}
 	if len(r.Survivors) > 0 {
 		ew.printf("\n%s\n", st.Bold("processes the lost watch left behind"))

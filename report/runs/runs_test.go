@@ -107,3 +107,28 @@ func TestShowLostAndIncomplete(t *testing.T) {
 		t.Errorf("Saved = %q", got)
 	}
 }
+
+// A run watch stopped: an open phase is as long as watch measured it (to
+// the stop), and the stop is shown with what the boot printed after it,
+// which is not a finding.
+func TestShowStopAndMeasuredPhase(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 1, 39, 30, 0, time.UTC)
+	run := &store.Run{
+		ID: 5, Outcome: store.OutcomeHung, Reason: "no output for 4.2s", Command: []string{"python3", "fusionhang.py"},
+		Started: t0.Add(-time.Second), Ended: t0.Add(8 * time.Second),
+		Timeline: []store.Phase{{Rank: "TP0", Name: "inductor", Status: "unfinished", Start: t0, End: t0.Add(5300 * time.Millisecond), Seconds: 5.3, Open: true, Line: 5}},
+		Stop: &store.Stop{By: store.StopByWatch, At: t0.Add(5300 * time.Millisecond), Line: 23, LastOutput: t0.Add(100 * time.Millisecond),
+			After: []string{"KeyboardInterrupt: terminated (output.log:24)"}},
+	}
+	var buf bytes.Buffer
+	if err := Show(&buf, run, report.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"TP0  inductor  5.3s  unfinished when stopped", "stopped by watch at ", "after output.log line 23 (5.2s after the boot last printed)",
+		"  after the stop, not a finding: KeyboardInterrupt: terminated (output.log:24)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,6 +49,12 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 	}
 	ew.printf("%s %s\n", st.Bold("verdict:"), st.Bold(orDash(a.Verdict())))
 	ew.printf("%s\n", st.Dim(fmt.Sprintf("%d process(es), %d thread(s), %d bucket(s) at %s level%s", len(a.Current), threads, len(a.Buckets), a.Level, snaps)))
+	// Known helper processes (resource tracker, compile workers, the
+	// engine's API server while workers were captured) are named, never
+	// counted among the workers.
+	if h := helpersLine(a.Where.Helpers); h != "" {
+		ew.printf("%s\n", st.Dim("helpers: "+h))
+	}
 	// A live process bringup's own reader could not read was captured by
 	// a command (stacks/live: py-spy dump --nonblocking).
 	for _, p := range a.Current {
@@ -144,6 +151,12 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 		}
 	}
 
+	roles := map[int]string{}
+	for _, p := range a.Current {
+		if p.Role != "" {
+			roles[p.PID] = p.Role
+		}
+	}
 	folded, foldedThreads := 0, 0
 	for _, b := range a.Buckets {
 		if b.Benign && !o.All {
@@ -152,7 +165,7 @@ func Text(w io.Writer, a *stacks.Analysis, o TextOptions) error {
 			continue
 		}
 		ew.printf("\n")
-		writeBucket(ew, st, b, o.MaxFrames)
+		writeBucket(ew, st, b, roles, o.MaxFrames)
 	}
 	if folded > 0 {
 		ew.printf("\n%s\n", st.Dim(fmt.Sprintf("%d idle auxiliary bucket(s), %d thread(s) folded (waits in threading/queue/selectors/zmq, watchdogs, frameless threads); --all shows them", folded, foldedThreads)))
@@ -216,7 +229,7 @@ func writeFinding(ew *errWriter, st report.Safe, f record.Finding, total int) {
 	}
 }
 
-func writeBucket(ew *errWriter, st report.Safe, b *stacks.Bucket, maxFrames int) {
+func writeBucket(ew *errWriter, st report.Safe, b *stacks.Bucket, roles map[int]string, maxFrames int) {
 	who := b.RankSet
 	var unranked []int
 	seen := map[int]bool{}
@@ -253,6 +266,9 @@ func writeBucket(ew *errWriter, st report.Safe, b *stacks.Bucket, maxFrames int)
 	if who != "" {
 		head = append(head, string(st.Bold(who)))
 	}
+	if r := bucketRoles(b, roles); r != "" {
+		head = append(head, string(st.Cyan(r)))
+	}
 	head = append(head, fmt.Sprintf("%d thread(s)", b.Count))
 	if len(nl) > 0 {
 		head = append(head, report.Clean(strings.Join(nl, ",")))
@@ -267,7 +283,14 @@ func writeBucket(ew *errWriter, st report.Safe, b *stacks.Bucket, maxFrames int)
 		head = append(head, string(st.Dim("root cut off")))
 	}
 	if b.Partial {
-		head = append(head, string(st.Dim("running: outer frames only")))
+		// The read of a running thread never settled: the frames above
+		// the innermost one shown kept changing (a loop calling and
+		// returning), so the thread is busy there.
+		what := "busy: the frames above it kept moving while read"
+		if len(b.Frames) > 0 {
+			what = "busy: frames above " + report.Clean(b.Frames[0].Func) + " kept moving while read"
+		}
+		head = append(head, string(st.Dim(what)))
 	}
 	if len(b.Rules) > 0 {
 		head = append(head, string(st.Yellow(strings.Join(b.Rules, ","))))
@@ -278,13 +301,29 @@ func writeBucket(ew *errWriter, st report.Safe, b *stacks.Bucket, maxFrames int)
 		return
 	}
 	width := 0
-	for _, f := range b.Frames {
-		if n := len(report.Clean(f.Func)); n > width {
-			width = n
-		}
+	for _, f := range b.Leaf {
+		width = max(width, len(report.Clean(f.Func)))
 	}
-	if width > 48 {
-		width = 48
+	for _, f := range b.Frames {
+		if f.Region {
+			for _, m := range f.Members {
+				width = max(width, len(report.Clean(m.Func)))
+			}
+			continue
+		}
+		width = max(width, len(report.Clean(f.Func)))
+	}
+	width = min(width, 48)
+	// The innermost frames inside the recursion (where the sample landed,
+	// not compared at this level) come first, as the first thread has
+	// them: the leaf a person looks for stays visible.
+	if len(b.Leaf) > 0 {
+		if b.Count > 1 {
+			ew.printf("  %s\n", st.Dim(fmt.Sprintf("innermost frames as %s has them (they differ between the threads):", firstMember(b))))
+		}
+		for _, f := range b.Leaf {
+			writeFrame(ew, st, f, "", width)
+		}
 	}
 	for i := 0; i < len(b.Frames); i++ {
 		if i == maxFrames {
@@ -292,50 +331,123 @@ func writeBucket(ew *errWriter, st report.Safe, b *stacks.Bucket, maxFrames int)
 			break
 		}
 		f := b.Frames[i]
-		mark := "         "
 		if f.Region {
-			k := fmt.Sprintf("%d", f.Repeat)
-			if f.RepeatMax > 0 {
-				k = fmt.Sprintf("%d–%d", f.Repeat, f.RepeatMax)
-			}
-			ew.printf("  %s %s\n", st.Yellow(fmt.Sprintf("↻ %s frames of recursion in %s:", k, f.File)), f.Func)
+			writeRegion(ew, st, f, width)
 			continue
 		}
+		mark := ""
 		if f.Period > 0 {
 			// first frame of a block carries the count; the rest a bar.
 			first := i == 0 || b.Frames[i-1].Period == 0 || blockStart(b.Frames, i)
 			if first {
-				k := fmt.Sprintf("×%d", f.Repeat)
-				if f.RepeatMax > 0 {
-					k = fmt.Sprintf("×%d–%d", f.Repeat, f.RepeatMax)
-				}
-				mark = fmt.Sprintf("↻ %-7s", k)
+				mark = "↻ " + repeatText(f.Repeat, f.RepeatMax)
 			} else {
-				mark = "│        "
+				mark = "│"
 			}
 		}
-		loc := report.Clean(f.File)
-		if f.Line > 0 {
-			if f.LineVaries {
-				loc += ":*"
-			} else {
-				loc += fmt.Sprintf(":%d", f.Line)
-			}
-		}
-		fn := report.Clean(f.Func)
-		if len(fn) > width {
-			fn = fn[:width-1] + "…"
-		}
-		// fn and loc are clean, mark is bringup's: the line is too.
-		line := fmt.Sprintf("  %s %-*s  %s", mark, width, fn, loc)
-		if f.Period > 0 {
-			line = fmt.Sprintf("  %s %-*s  %s", st.Yellow(mark), width, fn, loc)
-		}
-		if f.Native {
-			line = st.Style.Dim(line)
-		}
-		ew.printf("%s\n", report.Styled(line))
+		writeFrame(ew, st, f, mark, width)
 	}
+}
+
+// writeFrame prints one frame line: the recursion mark (yellow), the
+// function and its file:line (":*" when the line differs between threads).
+func writeFrame(ew *errWriter, st report.Safe, f stacks.Frame, mark string, width int) {
+	loc := report.Clean(f.File)
+	if f.Line > 0 {
+		if f.LineVaries {
+			loc += ":*"
+		} else {
+			loc += fmt.Sprintf(":%d", f.Line)
+		}
+	}
+	fn := report.Clean(f.Func)
+	if len(fn) > width {
+		fn = fn[:width-1] + "…"
+	}
+	// fn and loc are clean, mark is bringup's: the line is too.
+	m := fmt.Sprintf("%-9s", mark)
+	if mark != "" {
+		m = st.Style.Yellow(m)
+	}
+	line := fmt.Sprintf("  %s %-*s  %s", m, width, fn, loc)
+	if f.Native {
+		line = st.Style.Dim(line)
+	}
+	ew.printf("%s\n", report.Styled(line))
+}
+
+// writeRegion prints an irregular recursion folded into one entry: how
+// many frames, then each of its functions with its line and frame count
+// (innermost first), so the functions the recursion runs through stay
+// visible at every level.
+func writeRegion(ew *errWriter, st report.Safe, f stacks.Frame, width int) {
+	k := fmt.Sprintf("%d", f.Repeat)
+	if f.RepeatMax > 0 {
+		k = fmt.Sprintf("%d–%d", f.Repeat, f.RepeatMax)
+	}
+	if len(f.Members) == 0 {
+		ew.printf("  %s %s\n", st.Yellow(fmt.Sprintf("↻ %s frames of recursion in %s:", k, f.File)), f.Func)
+		return
+	}
+	ew.printf("  %s\n", st.Yellow(fmt.Sprintf("↻ %s frames of recursion in %s, through:", k, f.File)))
+	for i, m := range f.Members {
+		mark := "│ " + repeatText(m.Count, m.CountMax)
+		if i == 0 {
+			mark = "↻ " + repeatText(m.Count, m.CountMax)
+		}
+		writeFrame(ew, st, stacks.Frame{Func: m.Func, File: m.File, Line: m.Line, LineVaries: m.LineVaries}, mark, width)
+	}
+}
+
+// repeatText is "×k" or "×k–m".
+func repeatText(k, kmax int) string {
+	if kmax > 0 && kmax != k {
+		return fmt.Sprintf("×%d–%d", k, kmax)
+	}
+	return fmt.Sprintf("×%d", k)
+}
+
+// firstMember names the bucket's first thread (whose Leaf is shown).
+func firstMember(b *stacks.Bucket) string {
+	if len(b.Threads) == 0 {
+		return "the first thread"
+	}
+	m := b.Threads[0]
+	if m.Rank != "" {
+		return fmt.Sprintf("%s (pid %d)", m.Rank, m.PID)
+	}
+	return fmt.Sprintf("pid %d", m.PID)
+}
+
+// bucketRoles names the helper or coordinator roles of the bucket's
+// processes ("multiprocessing resource tracker"); "" for workers.
+func bucketRoles(b *stacks.Bucket, roles map[int]string) string {
+	var labels []string
+	for _, m := range b.Threads {
+		if r := roles[m.PID]; r != "" {
+			if l := stacks.RoleLabel(r); !slices.Contains(labels, l) {
+				labels = append(labels, l)
+			}
+		}
+	}
+	return strings.Join(labels, ", ")
+}
+
+// helpersLine lists the helper processes that were not compared:
+// "multiprocessing resource tracker pid 12; engine API server pids 3,4".
+func helpersLine(hs []stacks.RoleCount) string {
+	var parts []string
+	for _, h := range hs {
+		what := "pid " + intsJoin(h.PIDs)
+		if len(h.PIDs) > 1 {
+			what = "pids " + intsJoin(h.PIDs)
+		}
+		parts = append(parts, h.Label+" "+what)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + " (not counted among the workers)"
 }
 
 // blockStart tells whether frame i starts a new repeated block right after
@@ -447,6 +559,9 @@ type Doc struct {
 	Snapshots   []stacks.Progress `json:"snapshots,omitempty"`
 	Warnings    []stacks.Warning  `json:"warnings"`
 	Interleaved []stacks.Warning  `json:"interleaved,omitempty"`
+	// Where is the headline's data: where the workers are (the verdict's
+	// text is Where.Text when no signature matched).
+	Where stacks.Where `json:"where"`
 }
 
 // NewDoc builds the JSON document; empty lists are [] not null.
@@ -455,6 +570,10 @@ func NewDoc(a *stacks.Analysis) Doc {
 		Schema: Schema, Verdict: a.Verdict(), Level: a.Level.String(),
 		Processes: a.Processes, Buckets: a.Buckets, Shared: a.Shared, Outliers: a.Outliers,
 		Findings: a.Findings, Snapshots: a.Progress, Warnings: a.Warnings, Interleaved: a.Interleaved,
+		Where: a.Where,
+	}
+	if d.Where.PIDs == nil {
+		d.Where.PIDs = []int{}
 	}
 	if d.Processes == nil {
 		d.Processes = []*stacks.Process{}

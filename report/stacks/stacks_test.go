@@ -237,3 +237,108 @@ func TestTextSaysWhichCommandCaptured(t *testing.T) {
 		t.Errorf("a process read directly or from a file is named as captured by a command:\n%s", out)
 	}
 }
+
+// pyspy reads a py-spy dump of one process (pid 3) whose main thread has
+// the given frames, innermost first ("func (file:line)" lines).
+func pyspy(t *testing.T, frames ...string) []*stacks.Process {
+	t.Helper()
+	text := "Process 3: python3 rec.py\nPython v3.12.1 (/usr/bin/python3.12)\n\nThread 3 (idle): \"MainThread\"\n"
+	for _, f := range frames {
+		text += "    " + f + "\n"
+	}
+	res, err := stackdump.Parse(strings.NewReader(text), "dump.txt")
+	if err != nil || len(res.Processes) != 1 {
+		t.Fatalf("dump: %v %+v", err, res)
+	}
+	return res.Processes
+}
+
+// times is frame f n times.
+func times(n int, f string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = f
+	}
+	return out
+}
+
+func textOf(t *testing.T, a *stacks.Analysis) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Text(&buf, a, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// At the default level the innermost frames inside a recursion (the leaf
+// a person looks for) are printed above it, and an irregular recursion
+// folded into one region lists each of its functions with line and count.
+func TestTextLeafAndRegionMembers(t *testing.T) {
+	rec := append([]string{"wait (/usr/lib/python3.12/threading.py:655)", "leaf (/srv/rec.py:20)"}, times(21, "__str__ (/srv/rec.py:16)")...)
+	rec = append(rec, "<module> (/srv/rec.py:40)")
+	out := textOf(t, stacks.Analyze(pyspy(t, rec...), stacks.Options{Level: stacks.DefaultLevel}))
+	leaf := regexp.MustCompile(`(?m)^ +wait +threading\.py:655\n +leaf +/srv/rec\.py:20\n +↻ ×21 +__str__ +/srv/rec\.py:16\n`)
+	if !leaf.MatchString(out) {
+		t.Errorf("leaf frames not above the recursion:\n%s", out)
+	}
+	ir := "/x/site-packages/torch/_inductor/ir.py"
+	irr := append([]string{"str_helper (" + ir + ":553)"}, times(6, "__str__ ("+ir+":6270)")...)
+	irr = append(irr, "inner_fn_str ("+ir+":700)")
+	irr = append(irr, times(4, "__str__ ("+ir+":6270)")...)
+	irr = append(irr, "lower ("+ir+":90)", "<module> (/srv/rec.py:40)")
+	out = textOf(t, stacks.Analyze(pyspy(t, irr...), stacks.Options{Level: stacks.DefaultLevel}))
+	region := regexp.MustCompile(`(?m)^ +str_helper +torch/_inductor/ir\.py:553\n +↻ 11 frames of recursion in torch/_inductor/ir\.py, through:\n +↻ ×10 +__str__ +torch/_inductor/ir\.py:6270\n +│ ×1 +inner_fn_str +torch/_inductor/ir\.py:700\n +lower +torch/_inductor/ir\.py:90\n`)
+	if !region.MatchString(out) {
+		t.Errorf("region members not listed:\n%s", out)
+	}
+}
+
+// A running thread whose read never settled is busy above its innermost
+// settled frame; helper processes are named in their bucket's header and
+// on a helpers line, never counted as workers; the JSON carries the
+// headline's data.
+func TestTextBusyRolesAndWhere(t *testing.T) {
+	spin := record.Stack{{Func: "spin", File: "/srv/busy.py", Line: 36}, {Func: "main", File: "/srv/busy.py", Line: 50}, {Func: "<module>", File: "/srv/busy.py", Line: 60}}
+	tracker := record.Stack{{Func: "main", File: "/usr/lib/python3.12/multiprocessing/resource_tracker.py", Line: 239}, {Func: "<module>", File: "<string>", Line: 1}}
+	procs := []*stacks.Process{
+		{PID: 10, Source: stacks.SourceLive, RankInfo: record.NoRank, Name: "python3 busy.py", Threads: []stacks.Thread{{TID: 10, Main: true, State: "active", Partial: true, Frames: spin}}},
+		{PID: 11, Source: stacks.SourceLive, RankInfo: record.NoRank, PPID: 10, Name: "python3 -c from multiprocessing.resource_tracker import main;main(5)",
+			Threads: []stacks.Thread{{TID: 11, Main: true, State: "idle", Frames: tracker}}},
+	}
+	a := stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel})
+	out := textOf(t, a)
+	for _, want := range []string{
+		"busy: frames above spin kept moving while read",
+		"helpers: multiprocessing resource tracker pid 11 (not counted among the workers)",
+		"#2 · pid 11 · multiprocessing resource tracker · 1 thread(s)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "outer frames only") || strings.Contains(out, "2/2 workers") {
+		t.Errorf("old wording or the helper counted:\n%s", out)
+	}
+	var buf bytes.Buffer
+	if err := JSON(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Where struct {
+			Workers int    `json:"workers"`
+			Text    string `json:"text"`
+			Motion  string `json:"motion"`
+			Helpers []struct {
+				Role string `json:"role"`
+				PIDs []int  `json:"pids"`
+			} `json:"helpers"`
+		} `json:"where"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Where.Workers != 1 || doc.Where.Motion != "busy" || doc.Where.Text != a.Where.Text || len(doc.Where.Helpers) != 1 || doc.Where.Helpers[0].Role != stacks.RoleResourceTracker {
+		t.Errorf("where in JSON: %+v", doc.Where)
+	}
+}

@@ -314,6 +314,32 @@ func startBrowser(t *testing.T, ctx context.Context) *browser {
 	return &browser{cmd: cmd, cdp: newCDP(ws)}
 }
 
+// openTab opens a blank tab and attaches to it: its session id, and how
+// to close it.
+func (b *browser) openTab(ctx context.Context) (string, func(), error) {
+	res, err := b.cdp.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
+	if err != nil {
+		return "", nil, err
+	}
+	var target struct {
+		TargetID string `json:"targetId"`
+	}
+	json.Unmarshal(res, &target)
+	closeTab := func() {
+		b.cdp.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": target.TargetID})
+	}
+	res, err = b.cdp.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true})
+	if err != nil {
+		closeTab()
+		return "", nil, err
+	}
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(res, &att)
+	return att.SessionID, closeTab, nil
+}
+
 // pageVisit is what the browser saw while loading one page.
 type pageVisit struct {
 	Requests []string // every URL the page asked for, including the page itself
@@ -325,24 +351,11 @@ type pageVisit struct {
 // expression in exprs (name → JS returning a string), optionally saves a
 // screenshot, and reports what happened.
 func (b *browser) visit(ctx context.Context, fileURL string, exprs map[string]string, screenshot string) (*pageVisit, error) {
-	res, err := b.cdp.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
+	sid, closeTab, err := b.openTab(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var target struct {
-		TargetID string `json:"targetId"`
-	}
-	json.Unmarshal(res, &target)
-	res, err = b.cdp.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true})
-	if err != nil {
-		return nil, err
-	}
-	var att struct {
-		SessionID string `json:"sessionId"`
-	}
-	json.Unmarshal(res, &att)
-	sid := att.SessionID
-	defer b.cdp.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": target.TargetID})
+	defer closeTab()
 
 	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"} {
 		if _, err := b.cdp.call(ctx, sid, m, nil); err != nil {

@@ -10,20 +10,32 @@ import (
 )
 
 type indexPage struct {
-	Page         pageMeta
+	Page pageMeta
+	// Scope names the input a per-rank page is about ("" on the summary
+	// of every input).
+	Scope        string
 	Verdict      verdictView
 	Findings     []findingView
 	Stats        []statView
 	Timeline     *timelineView
 	TimelineNote string
+	Trie         []*trieNode
+	TrieNote     string
 	Tree         []rankTree
 	UnitRows     []unitRow
 	Failures     []failureRow
 	FailuresMore int
+	Restarts     int
+	FailuresHref string
 	Breaks       []breakRow
 	Recompiles   []recompileRow
 	// RecompilesMore and CacheMore count rows left out by Options.MaxRows.
 	RecompilesMore int
+	Shapes         []shapeCount
+	ShapesHref     string
+	Exports        []exportView
+	Provenance     []provRow
+	ProvHref       string
 	Cache          []cacheRow
 	CacheMore      int
 	RankCount      int
@@ -36,30 +48,41 @@ type indexPage struct {
 type findingView struct {
 	Severity, Class string
 	Title, Rule     string
+	Phase           string
 	Cause           string
 	Remedy          []string
 	Ranks           string
 	Count           int
-	Evidence        []string
+	Evidence        []evidenceView
 	References      []string
+}
+
+// evidenceView is one piece of evidence: where (file:line, the file's base
+// name shown, its path as the title) and what.
+type evidenceView struct {
+	Where, Path, Text string
 }
 
 type verdictView struct {
 	Class    string // "", "warn", "err"
 	Headline string
-	Points   []string
+	// Error is the failure the headline is about, whole: the exception
+	// chain innermost first, the phase that raised, the user code.
+	Error  *failureRow
+	Points []string
 }
 
 type statView struct{ Label, Value, Class string }
 
 type rankTree struct {
-	Name, Summary string
-	Frames        []frameNode
+	Name, Summary, Href string
+	Frames              []frameNode
 }
 
 type frameNode struct {
 	Frame  string
-	Where  string
+	Where  codeRef
+	Note   string
 	Search string
 	Units  []unitRow
 }
@@ -67,27 +90,62 @@ type frameNode struct {
 type unitRow struct {
 	ID, Href            string
 	Status, StatusClass string
+	Code                codeRef
 	Meta                string
 	Search              string
 	Attempts            []unitRow
 }
 
+// codeRef is a user frame as a table shows it: "fn (file.py:12)", the whole
+// path as the title.
+type codeRef struct{ Short, Full string }
+
+func userCode(s string) codeRef {
+	if s == "" {
+		return codeRef{Short: "-"}
+	}
+	return codeRef{Short: shortFrame(s), Full: s}
+}
+
+// shortFrame cuts the directories of the file in "fn (/a/b/file.py:12)" or
+// "/a/b/file.py:12".
+func shortFrame(s string) string {
+	if i := strings.LastIndex(s, " ("); i >= 0 && strings.HasSuffix(s, ")") {
+		return s[:i] + " (" + shortPath(s[i+2:len(s)-1]) + ")"
+	}
+	return shortPath(s)
+}
+
+func shortPath(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 && i < len(p)-1 {
+		return p[i+1:]
+	}
+	return p
+}
+
 type failureRow struct {
-	Rank, ID, Href, Type, Reason, Where string
+	Rank, ID, Href string
+	Type           string
+	Chain          []string // innermost first
+	Phase          string
+	Reason         string
+	Code           codeRef
 }
 
 type unitLink struct{ ID, Href string }
 
 type breakRow struct {
-	Count         int
-	Reason, Where string
-	Ranks         string
-	Units         []unitLink
-	More          int
+	Count  int
+	Reason string
+	Code   codeRef
+	Ranks  string
+	Units  []unitLink
+	More   int
 }
 
 type recompileRow struct {
-	Rank, ID, Href, Where, Reason string
+	Rank, ID, Href, Reason string
+	Code                   codeRef
 	// Earlier are the guard failures against older cache entries that
 	// PyTorch lists after the first (the one against the newest entry).
 	Earlier []string
@@ -105,8 +163,29 @@ type divergenceView struct {
 type divGroupView struct{ Ranks, Value string }
 
 type sourceRow struct {
-	Path, Rank, Problems string
-	Lines, Events        int
+	Path, Name, Rank, Run, Problems string
+	Lines, Events                   int
+}
+
+type shapeCount struct {
+	Kind, What string
+	N          int
+}
+
+type exportView struct {
+	Input    string
+	Programs []unitLink
+	Issues   []exportRow
+}
+
+type exportRow struct {
+	Type, What, Reason, Where string
+	Code                      codeRef
+}
+
+type provRow struct {
+	Input, ID, Href string
+	Kernels, Traces int
 }
 
 func ranksWord(rs []int) string {
@@ -124,24 +203,47 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func (s *site) indexView() indexPage {
+// scope restricts a page to some inputs (nil: all).
+type scope map[string]bool
+
+func (sc scope) has(path string) bool { return sc == nil || sc[path] }
+
+// indexView is the summary page: of every input (sc nil, root "") or of
+// one input (a per-rank landing page, root the way back to the report).
+func (s *site) indexView(sc scope, root, title string) indexPage {
 	res := s.res
-	p := indexPage{Page: pageMeta{Title: s.opts.Title, Footer: s.opts.Footer}}
-	var sub []string
+	p := indexPage{Page: pageMeta{Title: s.opts.Title, Footer: s.opts.Footer, Root: root, Switch: s.switcher(root, title)}}
+	var inputs []compiles.Input
 	for _, in := range res.Inputs {
+		if sc.has(in.Path) {
+			inputs = append(inputs, in)
+		}
+	}
+	var sub []string
+	for _, in := range inputs {
 		sub = append(sub, filepath.Base(in.Path))
 	}
 	if len(sub) > 4 {
 		sub = append(sub[:3], fmt.Sprintf("and %d more", len(sub)-3))
 	}
 	p.Page.Subtitle = strings.Join(sub, ", ")
-	p.RankCount = len(res.Inputs)
+	if sc != nil {
+		p.Scope = title
+		p.Page.Title = s.opts.Title + " — " + title
+		p.Page.Back = true
+	}
+	p.RankCount = len(inputs)
 
 	// Counts for the verdict and the stat cards.
 	var failed, restarted, running, noMetrics []*compiles.Compile
 	var total float64
+	nCompiles := 0
 	for i := range res.Compiles {
 		c := &res.Compiles[i]
+		if !sc.has(c.Path) {
+			continue
+		}
+		nCompiles++
 		total += c.Seconds.Total
 		switch c.Status {
 		case compiles.StatusFailed:
@@ -154,49 +256,100 @@ func (s *site) indexView() indexPage {
 			noMetrics = append(noMetrics, c)
 		}
 	}
+	var openPhases []*compiles.Phase
+	for i := range res.OpenPhases {
+		if sc.has(res.OpenPhases[i].Path) {
+			openPhases = append(openPhases, &res.OpenPhases[i])
+		}
+	}
+	var gbs []*compiles.GraphBreak
 	breaks := 0
-	for _, g := range res.GraphBreaks {
-		breaks += g.Count
+	for i := range res.GraphBreaks {
+		g := &res.GraphBreaks[i]
+		if sc == nil || s.breakIn(g, sc) {
+			gbs = append(gbs, g)
+			breaks += g.Count
+		}
+	}
+	var recs []*compiles.Recompile
+	for i := range res.Recompiles {
+		if sc.has(res.Recompiles[i].Evidence.Path) {
+			recs = append(recs, &res.Recompiles[i])
+		}
 	}
 	var hit, miss, bypass int
-	for _, st := range res.CacheStats {
-		hit, miss, bypass = hit+st.Hit, miss+st.Miss, bypass+st.Bypass
+	for _, ce := range res.Cache {
+		if !sc.has(ce.Path) {
+			continue
+		}
+		switch ce.Outcome {
+		case compiles.OutcomeHit:
+			hit++
+		case compiles.OutcomeMiss:
+			miss++
+		case compiles.OutcomeBypass:
+			bypass++
+		}
 	}
 	limitHit := 0
 	for _, f := range res.Frames {
-		if f.LimitHit {
+		if f.LimitHit && sc.has(f.Path) {
 			limitHit++
+		}
+	}
+	var divs []compiles.Divergence
+	for _, d := range res.Divergence {
+		if sc == nil || divergenceIn(d, inputs) {
+			divs = append(divs, d)
+		}
+	}
+	var exports []compiles.ExportReport
+	issues := 0
+	for _, e := range res.Exports {
+		if sc.has(e.Path) {
+			exports = append(exports, e)
+			issues += len(e.Issues)
 		}
 	}
 
 	v := &p.Verdict
-	ranks := plural(len(res.Inputs), "input", "inputs")
+	ranks := plural(len(inputs), "input", "inputs")
 	switch {
 	case len(failed) > 0:
 		c := failed[0]
 		v.Class = "err"
-		v.Headline = fmt.Sprintf("%s of %d failed — first: [%s] on %s, %s", plural(len(failed), "compile", "compiles"), len(res.Compiles), c.ID, s.label(c.Path), orDash(c.FailType))
-	case len(running) > 0 || len(res.OpenPhases) > 0:
+		fr := s.failureRow(root, c)
+		v.Error = &fr
+		v.Headline = fmt.Sprintf("%s of %d failed — first: %s on %s", plural(len(failed), "compile", "compiles"), nCompiles,
+			compiles.Label(c.ID, c.Occurrence), s.label(c.Path))
+	case len(running) > 0 || len(openPhases) > 0:
 		v.Class = "err"
-		v.Headline = fmt.Sprintf("The log ends inside a compile: %s still open", plural(len(res.OpenPhases), "phase", "phases"))
-	case len(res.Divergence) > 0:
+		v.Headline = fmt.Sprintf("The log ends inside a compile: %s still open", plural(len(openPhases), "phase", "phases"))
+	case issues > 0:
 		v.Class = "warn"
-		v.Headline = fmt.Sprintf("Ranks disagree: %s — a classic precursor of a distributed hang", res.Divergence[0].Summary)
+		v.Headline = fmt.Sprintf("Draft export: %s found during export; it could not soundly produce a graph", plural(issues, "issue", "issues"))
+	case len(divs) > 0:
+		v.Class = "warn"
+		v.Headline = fmt.Sprintf("Ranks disagree: %s — a classic precursor of a distributed hang", divs[0].Summary)
 	case limitHit > 0:
 		v.Class = "warn"
 		v.Headline = fmt.Sprintf("%s hit the recompile limit and now run eagerly", plural(limitHit, "frame", "frames"))
-	case breaks > 0 || len(res.Recompiles) > 0:
+	case breaks > 0 || len(recs) > 0:
 		v.Class = "warn"
-		v.Headline = fmt.Sprintf("%d compiles finished, with %s and %s", len(res.Compiles), plural(breaks, "graph break", "graph breaks"), plural(len(res.Recompiles), "recompile", "recompiles"))
-	case len(res.Compiles) == 0:
+		v.Headline = fmt.Sprintf("%d compiles finished, with %s and %s", nCompiles, plural(breaks, "graph break", "graph breaks"), plural(len(recs), "recompile", "recompiles"))
+	case nCompiles == 0 && len(exports) > 0:
+		v.Headline = fmt.Sprintf("Export finished without issues: %s", plural(len(exports[0].Programs), "exported program", "exported programs"))
+	case nCompiles == 0 && len(res.Provenance) > 0:
+		v.Headline = fmt.Sprintf("No torch.compile units: an AOTInductor build with provenance for %s", plural(len(res.Provenance), "graph", "graphs"))
+	case nCompiles == 0:
 		v.Class = "warn"
 		v.Headline = fmt.Sprintf("No compile units in %s", ranks)
 	default:
-		v.Headline = fmt.Sprintf("All %d compiles on %s finished without failure, graph break or recompile", len(res.Compiles), ranks)
+		v.Headline = fmt.Sprintf("All %d compiles on %s finished without failure, graph break or recompile", nCompiles, ranks)
 	}
-	for _, op := range res.OpenPhases {
+	for _, op := range openPhases {
 		if op.Innermost && len(v.Points) < 6 {
-			pt := fmt.Sprintf("%s stopped inside %s [%s] (line %d)", s.label(op.Path), op.Name, orDash(op.CompileID), op.Line)
+			pt := fmt.Sprintf("%s stopped inside %s %s (line %d)", s.label(op.Path), op.Name, compiles.Label(op.CompileID, op.Occurrence), op.Line)
 			if op.DurUs > 0 {
 				pt += ", open for " + fmtDur(op.DurUs/1e6)
 			}
@@ -204,11 +357,11 @@ func (s *site) indexView() indexPage {
 		}
 	}
 	// The same failure repeated (several runs in one log, every rank) is
-	// one bullet with its count.
+	// one bullet with its count; the first is the headline's.
 	var failPoints []string
 	failCount := map[string]int{}
-	for _, c := range failed {
-		pt := fmt.Sprintf("[%s] on %s failed: %s", c.ID, s.label(c.Path), firstLine(orDash(c.FailType)+": "+c.FailReason, 200))
+	for _, c := range failed[min(1, len(failed)):] {
+		pt := fmt.Sprintf("%s on %s failed: %s", compiles.Label(c.ID, c.Occurrence), s.label(c.Path), firstLine(compiles.FailHeadline(c), 300))
 		if failCount[pt] == 0 {
 			failPoints = append(failPoints, pt)
 		}
@@ -223,42 +376,51 @@ func (s *site) indexView() indexPage {
 		}
 		v.Points = append(v.Points, pt)
 	}
-	for _, d := range res.Divergence {
+	for _, d := range divs {
 		if len(v.Points) >= 10 {
 			break
 		}
-		if v.Class != "warn" || d.Summary != res.Divergence[0].Summary {
-			v.Points = append(v.Points, "divergence: "+d.Summary)
+		if v.Class != "warn" || d.Summary != divs[0].Summary {
+			v.Points = append(v.Points, "divergence: "+runPrefix(d.Run)+d.Summary)
 		}
 	}
 	if limitHit > 0 && len(failed) > 0 {
 		v.Points = append(v.Points, fmt.Sprintf("%s hit the recompile limit (later calls run eagerly)", plural(limitHit, "frame", "frames")))
 	}
 
-	errs := 0
+	errs, shownFindings := 0, 0
 	for _, f := range res.Findings {
-		fv := findingView{Severity: string(f.Severity), Class: "s-" + string(f.Severity), Title: f.Title, Rule: f.Rule,
+		fv := findingView{Severity: string(f.Severity), Class: "s-" + string(f.Severity), Title: f.Title, Rule: f.Rule, Phase: f.Phase,
 			Cause: f.Cause, Remedy: f.Remedy, Ranks: strings.Join(f.Ranks, ", "), Count: f.Count, References: f.References}
+		in := sc == nil
+		for _, e := range f.Evidence {
+			in = in || sc.has(e.Path)
+			where := shortPath(e.Path)
+			if e.Line > 0 {
+				where += fmt.Sprintf(":%d", e.Line)
+			}
+			if e.Rank != "" {
+				where += " (" + e.Rank + ")"
+			}
+			fv.Evidence = append(fv.Evidence, evidenceView{Where: where, Path: e.Path, Text: firstLine(e.Text, 600)})
+		}
+		if !in {
+			continue
+		}
 		if f.Severity == "error" {
 			fv.Class = "s-error"
 			errs++
 		}
-		for _, e := range f.Evidence {
-			ev := fmt.Sprintf("%s:%d", e.Path, e.Line)
-			if e.Rank != "" {
-				ev += " (" + e.Rank + ")"
-			}
-			fv.Evidence = append(fv.Evidence, ev+"  "+firstLine(e.Text, 300))
-		}
+		shownFindings++
 		p.Findings = append(p.Findings, fv)
 	}
-	if warns := len(res.Findings) - errs; errs == 0 && warns > 0 && v.Class == "" {
+	if warns := shownFindings - errs; errs == 0 && warns > 0 && v.Class == "" {
 		v.Class = "warn"
-		v.Points = append(v.Points, fmt.Sprintf("%s below: %s", plural(warns, "finding", "findings"), res.Findings[0].Title))
+		v.Points = append(v.Points, fmt.Sprintf("%s below: %s", plural(warns, "finding", "findings"), p.Findings[0].Title))
 	}
 	if errs > 0 && v.Class != "err" {
 		v.Class = "err"
-		v.Points = append([]string{fmt.Sprintf("%s: %s", plural(errs, "error-level finding", "error-level findings"), res.Findings[0].Title)}, v.Points...)
+		v.Points = append([]string{fmt.Sprintf("%s: %s", plural(errs, "error-level finding", "error-level findings"), p.Findings[0].Title)}, v.Points...)
 	}
 
 	cls := func(bad bool, c string) string {
@@ -268,27 +430,33 @@ func (s *site) indexView() indexPage {
 		return "ok"
 	}
 	p.Stats = []statView{
-		{"inputs", fmt.Sprint(len(res.Inputs)), ""},
-		{"compile units", fmt.Sprint(len(res.Compiles)), ""},
+		{"inputs", fmt.Sprint(len(inputs)), ""},
+		{"compile units", fmt.Sprint(nCompiles), ""},
 		{"failed", fmt.Sprint(len(failed)), cls(len(failed) > 0, "err")},
 		{"graph breaks", fmt.Sprint(breaks), cls(breaks > 0, "warn")},
-		{"recompiles", fmt.Sprint(len(res.Recompiles)), cls(len(res.Recompiles) > 0, "warn")},
-		{"open phases", fmt.Sprint(len(res.OpenPhases)), cls(len(res.OpenPhases) > 0, "err")},
+		{"recompiles", fmt.Sprint(len(recs)), cls(len(recs) > 0, "warn")},
+		{"open phases", fmt.Sprint(len(openPhases)), cls(len(openPhases) > 0, "err")},
 		{"cache hit / miss / bypass", fmt.Sprintf("%d / %d / %d", hit, miss, bypass), ""},
 		{"compile time (sum)", fmtDur(total), ""},
 	}
 	if len(noMetrics) > 0 {
 		p.Stats = append(p.Stats, statView{"without metrics", fmt.Sprint(len(noMetrics)), "warn"})
 	}
+	if issues > 0 {
+		p.Stats = append(p.Stats, statView{"export issues", fmt.Sprint(issues), "warn"})
+	}
 
 	// Timeline: one lane per input.
-	lanes := make([]tlLane, 0, len(res.Inputs))
+	lanes := make([]tlLane, 0, len(inputs))
 	laneOf := map[string]int{}
-	for _, in := range res.Inputs {
+	for _, in := range inputs {
 		laneOf[in.Path] = len(lanes)
 		lanes = append(lanes, tlLane{Name: s.label(in.Path)})
 	}
 	addPhase := func(ph *compiles.Phase, open bool, u int) {
+		if !sc.has(ph.Path) {
+			return
+		}
 		j, ok := laneOf[ph.Path]
 		if !ok {
 			j = len(lanes)
@@ -297,75 +465,111 @@ func (s *site) indexView() indexPage {
 		}
 		href := ""
 		if u >= 0 {
-			href = s.units[u].File
+			href = root + s.units[u].File
 		}
 		lanes[j].Phases = append(lanes[j].Phases, tlPhase{P: ph, Open: open, Href: href})
 	}
+	nph := 0
 	for i := range res.Phases {
 		addPhase(&res.Phases[i], false, s.phaseUnit[i])
 	}
 	for i := range res.OpenPhases {
 		addPhase(&res.OpenPhases[i], true, s.openUnit[i])
 	}
+	for _, l := range lanes {
+		nph += len(l.Phases)
+	}
 	p.Timeline = layoutTimeline(lanes)
-	p.TimelineNote = fmt.Sprintf("%d phases from chromium events; hover a bar for its name and times, click it for its compile unit", len(res.Phases)+len(res.OpenPhases))
+	p.TimelineNote = fmt.Sprintf("%d phases from chromium events; hover a bar for its name and times, click it for its compile unit", nph)
 	if res.PhasesDropped > 0 {
 		p.TimelineNote += fmt.Sprintf("; %d more were over the analysis cap", res.PhasesDropped)
 	}
 
-	p.Tree, p.UnitRows = s.unitTree()
+	p.Trie, p.TrieNote = s.stackTrie(sc, root)
+	p.Tree, p.UnitRows = s.unitTree(sc, root)
 
 	for i, c := range failed {
 		if i >= s.opts.MaxRows {
 			p.FailuresMore = len(failed) - i
 			break
 		}
-		p.Failures = append(p.Failures, failureRow{Rank: s.label(c.Path), ID: c.ID, Href: s.unitHref("", c.Path, c.ID, c.Line),
-			Type: orDash(c.FailType), Reason: c.FailReason, Where: c.FailUserFrame})
+		p.Failures = append(p.Failures, s.failureRow(root, c))
+	}
+	for _, c := range restarted {
+		p.Restarts += len(c.RestartReasons)
+	}
+	if len(failed)+p.Restarts > 0 {
+		p.FailuresHref = root + "failures.html"
 	}
 
-	for _, g := range res.GraphBreaks {
-		r := breakRow{Count: g.Count, Reason: g.Reason, Where: orDash(g.UserFrame), Ranks: ranksWord(g.Ranks)}
+	for _, g := range gbs {
+		r := breakRow{Count: g.Count, Reason: g.Reason, Code: userCode(breakCode(g)), Ranks: ranksWord(g.Ranks)}
 		if g.GBID != "" {
 			r.Reason = g.GBID + " " + g.GBType + ": " + r.Reason
 		}
-		for _, id := range g.CompileIDs {
+		for _, ref := range g.CompileIDs {
 			if len(r.Units) >= 12 {
 				r.More++
 				continue
 			}
-			href := ""
-			for _, rk := range g.Ranks {
-				if href = s.unitHrefByRank("", rk, id); href != "" {
-					break
-				}
-			}
-			r.Units = append(r.Units, unitLink{ID: id, Href: href})
+			r.Units = append(r.Units, unitLink{ID: compiles.RefLabel(ref), Href: s.breakUnitHref(root, g, ref, sc)})
 		}
 		p.Breaks = append(p.Breaks, r)
 	}
 	sort.SliceStable(p.Breaks, func(i, j int) bool { return p.Breaks[i].Count > p.Breaks[j].Count })
 
-	for i, rc := range res.Recompiles {
+	for i, rc := range recs {
 		if i >= s.opts.MaxRows {
-			p.RecompilesMore = len(res.Recompiles) - i
+			p.RecompilesMore = len(recs) - i
 			break
 		}
-		href := s.unitHref("", rc.Evidence.Path, rc.CompileID, rc.Evidence.Line)
+		href := s.refHref(root, rc.Evidence.Path, rc.CompileID, rc.Occurrence)
 		if href == "" {
-			href = s.unitHrefByRank("", rc.Rank, rc.CompileID)
+			href = s.unitHrefByRank(root, rc.Rank, rc.CompileID)
 		}
-		row := recompileRow{Rank: rankWord(rc.Rank), ID: rc.CompileID, Href: href, Where: rc.Frame}
+		row := recompileRow{Rank: s.label(rc.Evidence.Path), ID: compiles.Label(rc.CompileID, rc.Occurrence), Href: href, Code: userCode(rc.Frame)}
 		if len(rc.Reasons) > 0 {
 			row.Reason, row.Earlier = rc.Reasons[0], rc.Reasons[1:]
 		}
 		p.Recompiles = append(p.Recompiles, row)
 	}
 
-	for i, ce := range res.Cache {
-		if i >= s.opts.MaxRows {
-			p.CacheMore = len(res.Cache) - i
-			break
+	p.Shapes = s.shapeCounts(sc)
+	if len(p.Shapes) > 0 {
+		p.ShapesHref = root + "shapes.html"
+	}
+	for _, e := range exports {
+		ev := exportView{Input: s.label(e.Path)}
+		for _, ai := range e.Programs {
+			if u := s.artifactUnit[ai]; u >= 0 {
+				ev.Programs = append(ev.Programs, unitLink{ID: fmt.Sprintf("%s:%d", shortPath(e.Path), s.res.Artifacts[ai].Line),
+					Href: root + s.artifactHref(u, ai)})
+			}
+		}
+		for _, is := range e.Issues {
+			ev.Issues = append(ev.Issues, exportRow{Type: is.Type, What: exportWhat(is), Reason: is.Reason,
+				Where: fmt.Sprintf("%s:%d", shortPath(e.Path), is.Line), Code: userCode(is.UserCode)})
+		}
+		p.Exports = append(p.Exports, ev)
+	}
+	for _, pv := range res.Provenance {
+		if !sc.has(pv.Path) {
+			continue
+		}
+		p.Provenance = append(p.Provenance, provRow{Input: s.label(pv.Path), ID: compiles.Label(pv.CompileID, pv.Occurrence),
+			Href: root + "provenance.html#" + provAnchor(pv), Kernels: len(pv.Kernels), Traces: pv.StackTraces})
+	}
+	if len(p.Provenance) > 0 {
+		p.ProvHref = root + "provenance.html"
+	}
+
+	for _, ce := range res.Cache {
+		if !sc.has(ce.Path) {
+			continue
+		}
+		if len(p.Cache) >= s.opts.MaxRows {
+			p.CacheMore++
+			continue
 		}
 		detail := ce.Reason
 		if ce.Key != "" {
@@ -375,17 +579,25 @@ func (s *site) indexView() indexPage {
 			detail += fmt.Sprintf("  (saved %s)", fmtDur(ce.TimeSavedMs/1e3))
 		}
 		if d := ce.Differs; d != nil && len(d.Components) > 0 {
-			detail += fmt.Sprintf("  — differs from [%s] on rank %s in: %s", d.CompileID, rankWord(d.Rank), strings.Join(d.Components, ", "))
+			detail += fmt.Sprintf("  — differs from [%s] on %s in: %s", d.CompileID, s.label(d.Path), strings.Join(d.Components, ", "))
 		}
-		p.Cache = append(p.Cache, cacheRow{Rank: s.label(ce.Path), ID: ce.CompileID, Href: s.unitHref("", ce.Path, ce.CompileID, ce.Line),
+		p.Cache = append(p.Cache, cacheRow{Rank: s.label(ce.Path), ID: compiles.Label(ce.CompileID, ce.Occurrence),
+			Href:  s.refHref(root, ce.Path, ce.CompileID, ce.Occurrence),
 			Cache: ce.Kind, Outcome: ce.Outcome, Class: "c-" + ce.Outcome, Detail: detail})
 	}
 
 	if len(res.Ranks) > 1 {
-		p.RankRows = res.Ranks
+		for _, rs := range res.Ranks {
+			for _, path := range rs.Paths {
+				if sc.has(path) {
+					p.RankRows = append(p.RankRows, rs)
+					break
+				}
+			}
+		}
 	}
-	for _, d := range res.Divergence {
-		dv := divergenceView{Title: d.Summary, Detail: d.Kind}
+	for _, d := range divs {
+		dv := divergenceView{Title: runPrefix(d.Run) + d.Summary, Detail: d.Kind}
 		for _, g := range d.Groups {
 			rs := strings.Join(g.Labels, ", ")
 			if rs == "" {
@@ -396,14 +608,18 @@ func (s *site) indexView() indexPage {
 		p.Divergence = append(p.Divergence, dv)
 	}
 	switch {
-	case len(res.Inputs) < 2:
+	case len(inputs) < 2 && sc == nil:
 		p.DivergenceNone = "One input only: nothing to compare across ranks."
+	case sc != nil:
+		p.DivergenceNone = "This input agrees with the other ranks of its run on everything compared."
+	case s.runs > 1:
+		p.DivergenceNone = fmt.Sprintf("The ranks of each of the %d runs agree on compile ids, cache hit/miss patterns, collective schedules and execution order (runs are not compared with each other).", s.runs)
 	default:
-		p.DivergenceNone = fmt.Sprintf("The %d inputs agree on compile ids, cache hit/miss patterns, collective schedules and execution order.", len(res.Inputs))
+		p.DivergenceNone = fmt.Sprintf("The %d inputs agree on compile ids, cache hit/miss patterns, collective schedules and execution order.", len(inputs))
 	}
 
-	for _, in := range res.Inputs {
-		row := sourceRow{Path: in.Path, Rank: rankWord(in.Rank) + " (from " + in.RankFrom + ")"}
+	for _, in := range inputs {
+		row := sourceRow{Path: in.Path, Name: shortPath(in.Path), Rank: rankWord(in.Rank) + " (from " + in.RankFrom + ")", Run: in.Run}
 		if st := res.Counts[in.Path]; st != nil {
 			row.Lines, row.Events = st.Lines, st.Records
 			var probs []string
@@ -426,6 +642,9 @@ func (s *site) indexView() indexPage {
 			if st.ReadError != "" {
 				probs = append(probs, "read error: "+st.ReadError)
 			}
+			if st.Records == 0 && st.NotTrace != "" {
+				probs = append(probs, st.NotTrace)
+			}
 			row.Problems = strings.Join(probs, "; ")
 		}
 		if row.Problems == "" {
@@ -433,14 +652,112 @@ func (s *site) indexView() indexPage {
 		}
 		p.Sources = append(p.Sources, row)
 	}
-	for _, ig := range res.Ignored {
-		p.Sources = append(p.Sources, sourceRow{Path: ig.Path, Rank: "-", Problems: "not read: " + ig.Reason})
+	if sc == nil {
+		for _, ig := range res.Ignored {
+			p.Sources = append(p.Sources, sourceRow{Path: ig.Path, Name: shortPath(ig.Path), Rank: "-", Problems: "not read: " + ig.Reason})
+		}
 	}
 	return p
 }
 
+func runPrefix(run string) string {
+	if run == "" {
+		return ""
+	}
+	return run + ": "
+}
+
+// divergenceIn says whether one of the inputs is in a divergence's groups.
+func divergenceIn(d compiles.Divergence, inputs []compiles.Input) bool {
+	for _, in := range inputs {
+		if d.Run != in.Run {
+			continue
+		}
+		for _, g := range d.Groups {
+			for _, l := range g.Labels {
+				if l == in.Label {
+					return true
+				}
+			}
+		}
+		if d.Kind == compiles.DivMissingRank {
+			return true
+		}
+	}
+	return false
+}
+
+// breakIn says whether a distinct graph break occurred in a unit of the
+// scope's inputs.
+func (s *site) breakIn(g *compiles.GraphBreak, sc scope) bool {
+	if sc.has(g.Evidence.Path) {
+		return true
+	}
+	for _, ref := range g.CompileIDs {
+		id, _ := compiles.ParseRef(ref)
+		for path := range sc {
+			if len(s.byKey[key(path, id)]) > 0 {
+				for _, r := range g.Ranks {
+					if r == s.rankOf[path] {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// breakUnitHref links one unit of a graph break: on its own input when the
+// break names it, else on the first of its ranks that has that unit.
+func (s *site) breakUnitHref(root string, g *compiles.GraphBreak, ref string, sc scope) string {
+	id, occ := compiles.ParseRef(ref)
+	if h := s.refHref(root, g.Evidence.Path, id, occ); h != "" && sc.has(g.Evidence.Path) {
+		return h
+	}
+	for _, rk := range g.Ranks {
+		for _, i := range s.byRank[rankRef{rk, id, occ}] {
+			if u := &s.units[i]; sc.has(u.Path) {
+				return root + u.File
+			}
+		}
+	}
+	return ""
+}
+
+func breakCode(g *compiles.GraphBreak) string {
+	switch {
+	case g.UserCode != "":
+		return g.UserCode
+	case g.UserFrame != "":
+		return g.UserFrame
+	}
+	return g.Function
+}
+
+func exportWhat(is compiles.ExportIssue) string {
+	switch {
+	case is.Op != "":
+		return "torch.ops." + is.Op
+	case is.Result != "":
+		return is.Expr + " → " + is.Result
+	}
+	return is.Expr
+}
+
+// failureRow is a failed compile as tables and headlines show it.
+func (s *site) failureRow(root string, c *compiles.Compile) failureRow {
+	chain := c.FailChain
+	if len(chain) == 0 {
+		chain = []string{orDash(c.FailType)}
+	}
+	return failureRow{Rank: s.label(c.Path), ID: compiles.Label(c.ID, c.Occurrence),
+		Href: s.refHref(root, c.Path, c.ID, c.Occurrence), Type: orDash(c.FailType), Chain: chain,
+		Phase: c.FailPhase, Reason: strings.TrimSpace(c.FailReason), Code: userCode(c.UserCode)}
+}
+
 // unitTree groups compile units by input, then by Dynamo frame.
-func (s *site) unitTree() ([]rankTree, []unitRow) {
+func (s *site) unitTree(sc scope, root string) ([]rankTree, []unitRow) {
 	var trees []rankTree
 	var all []unitRow
 	treeOf := map[string]int{}
@@ -449,17 +766,25 @@ func (s *site) unitTree() ([]rankTree, []unitRow) {
 	for _, f := range s.res.Frames {
 		frameInfo[key(f.Path, fmt.Sprint(f.FrameID))] = f
 	}
+	newTree := func(u *unit) int {
+		ti := len(trees)
+		treeOf[u.Path] = ti
+		t := rankTree{Name: u.Label}
+		if sc == nil && len(s.rankPages) > 0 {
+			t.Href = root + s.rankPages[u.Path]
+		}
+		trees = append(trees, t)
+		return ti
+	}
 	for i := range s.units {
 		u := &s.units[i]
 		c := u.C
-		if c == nil {
+		if c == nil || !sc.has(u.Path) {
 			continue
 		}
 		ti, ok := treeOf[u.Path]
 		if !ok {
-			ti = len(trees)
-			treeOf[u.Path] = ti
-			trees = append(trees, rankTree{Name: u.Label})
+			ti = newTree(u)
 		}
 		fr := "-"
 		if c.FrameID != nil {
@@ -473,15 +798,15 @@ func (s *site) unitTree() ([]rankTree, []unitRow) {
 		if !ok {
 			fi = len(trees[ti].Frames)
 			frameOf[fk] = fi
-			where := ""
+			fn := frameNode{Frame: fr}
 			if c.Frame.Func != "" {
-				where = c.Frame.String()
+				fn.Where = userCode(c.Frame.String())
 			}
 			if info, ok := frameInfo[fk]; ok && info.LimitHit {
-				where += fmt.Sprintf(" — recompile limit (%d) hit: later calls run eagerly", info.Limit)
+				fn.Note = fmt.Sprintf("recompile limit (%d) hit: later calls run eagerly", info.Limit)
 			}
-			trees[ti].Frames = append(trees[ti].Frames, frameNode{Frame: fr, Where: where,
-				Search: strings.ToLower(u.Label + " " + fr + " " + where)})
+			fn.Search = strings.ToLower(u.Label + " " + fr + " " + fn.Where.Full + " " + fn.Note)
+			trees[ti].Frames = append(trees[ti].Frames, fn)
 		}
 		meta := []string{}
 		if c.Occurrence > 0 {
@@ -496,15 +821,17 @@ func (s *site) unitTree() ([]rankTree, []unitRow) {
 		if c.GraphBreaks > 0 {
 			meta = append(meta, plural(c.GraphBreaks, "graph break", "graph breaks"))
 		}
-		if c.FailType != "" {
+		if len(c.FailChain) > 0 {
+			meta = append(meta, firstLine(c.FailChain[0], 160))
+		} else if c.FailType != "" {
 			meta = append(meta, c.FailType)
 		}
 		if len(c.RecompileReasons) > 0 {
 			meta = append(meta, "recompile: "+firstLine(c.RecompileReasons[0], 120))
 		}
-		row := unitRow{ID: c.ID, Href: u.File, Status: statusWord(c.Status), StatusClass: statusClass(c.Status),
-			Meta: strings.Join(meta, " · ")}
-		row.Search = strings.ToLower(strings.Join([]string{u.Label, c.ID, row.Status, c.Frame.Func, row.Meta}, " "))
+		row := unitRow{ID: compiles.Label(c.ID, c.Occurrence), Href: root + u.File, Status: statusWord(c.Status), StatusClass: statusClass(c.Status),
+			Code: userCode(c.UserCode), Meta: strings.Join(meta, " · ")}
+		row.Search = strings.ToLower(strings.Join([]string{u.Label, row.ID, row.Status, c.UserCode, row.Meta}, " "))
 		trees[ti].Frames[fi].Units = append(trees[ti].Frames[fi].Units, row)
 		trees[ti].Frames[fi].Search += " " + row.Search
 		all = append(all, row)
@@ -527,19 +854,18 @@ func (s *site) unitTree() ([]rankTree, []unitRow) {
 	// Pages for events outside any compile are linked from the tree too.
 	for i := range s.units {
 		u := &s.units[i]
-		if u.C != nil {
+		if u.C != nil || !sc.has(u.Path) {
 			continue
 		}
 		ti, ok := treeOf[u.Path]
 		if !ok {
-			ti = len(trees)
-			treeOf[u.Path] = ti
-			trees = append(trees, rankTree{Name: u.Label, Summary: "no compile units"})
+			ti = newTree(u)
+			trees[ti].Summary = "no compile units"
 		}
-		row := unitRow{ID: "no compile id", Href: u.File, Status: "outside", StatusClass: "s-empty",
+		row := unitRow{ID: "no compile id", Href: root + u.File, Status: "outside", StatusClass: "s-empty",
 			Meta: plural(len(u.Artifacts), "event", "events") + " outside any compile"}
 		row.Search = strings.ToLower(u.Label + " outside " + row.Meta)
-		trees[ti].Frames = append(trees[ti].Frames, frameNode{Frame: "-", Where: "events without a compile id", Search: row.Search, Units: []unitRow{row}})
+		trees[ti].Frames = append(trees[ti].Frames, frameNode{Frame: "-", Note: "events without a compile id", Search: row.Search, Units: []unitRow{row}})
 	}
 	return trees, all
 }

@@ -181,7 +181,25 @@ func (h *htmlOut) head(p *pageMeta) {
 		h.url(p.Root)
 		h.raw("index.html\">&larr; back to the summary</a>")
 	}
-	h.raw("</header>\n<main>\n")
+	h.raw("</header>\n")
+	if len(p.Switch) > 0 {
+		h.raw("<nav class=\"ranks\" aria-label=\"ranks\">")
+		for _, l := range p.Switch {
+			if l.Here {
+				h.raw("<strong>")
+				h.text(l.Name)
+				h.raw("</strong>")
+			} else {
+				h.raw("<a href=\"")
+				h.url(l.Href)
+				h.raw("\">")
+				h.text(l.Name)
+				h.raw("</a>")
+			}
+		}
+		h.raw("</nav>\n")
+	}
+	h.raw("<main>\n")
 }
 
 // foot is the "foot" template.

@@ -98,9 +98,9 @@ func fmtSize(n int64) string {
 func (s *site) writeUnit(dir string, ui int) error {
 	u := &s.units[ui]
 	root := strings.Repeat("../", strings.Count(u.File, "/"))
-	top := unitTop{Page: pageMeta{Root: root, Footer: s.opts.Footer, Back: true}}
+	top := unitTop{Page: pageMeta{Root: root, Footer: s.opts.Footer, Back: true, Switch: s.switcher(root, u.Label)}}
 	if c := u.C; c != nil {
-		top.Page.Title = fmt.Sprintf("[%s] on %s", c.ID, u.Label)
+		top.Page.Title = fmt.Sprintf("%s on %s", compiles.Label(c.ID, c.Occurrence), u.Label)
 		top.Page.Subtitle = s.opts.Title
 		top.Status, top.StatusClass = statusWord(c.Status), statusClass(c.Status)
 		top.Headline, top.VerdictClass, top.Points = unitVerdict(c)
@@ -157,30 +157,9 @@ func (s *site) writeUnit(dir string, ui int) error {
 		}
 		heads[j] = artifactHead{Anchor: fmt.Sprintf("a%d", j), Name: a.Name, Meta: meta, Open: openByDefault[a.Name] || openByDefault[a.Kind]}
 	}
-	// Pages: the unit page, then continuation pages once the inline budget
-	// is spent, so every artifact is on some page and no page grows past
-	// about MaxPageInline (a unit of a concatenated or export log can hold
-	// thousands of artifacts).
-	pageOf := make([]int, len(u.Artifacts))
-	npages, used := 1, int64(0)
-	for j, ai := range u.Artifacts {
-		n := min(s.opts.MaxInline, s.res.Artifacts[ai].Length)
-		if s.sharedOf(ai) != "" {
-			n = 0 // embedded, not inline
-		}
-		if used > 0 && used+n > s.opts.MaxPageInline {
-			npages, used = npages+1, 0
-		}
-		used += n
-		pageOf[j] = npages - 1
-	}
+	pageOf, npages := s.unitPages(ui)
 	stem := strings.TrimSuffix(u.File, ".html")
-	pageFile := func(k int) string { // relative to the report root
-		if k == 0 {
-			return u.File
-		}
-		return fmt.Sprintf("%s_p%d.html", stem, k+1)
-	}
+	pageFile := func(k int) string { return s.unitPageFile(ui, k) }
 	for j := range heads {
 		heads[j].Href = "#" + heads[j].Anchor
 		if pageOf[j] > 0 {
@@ -233,6 +212,48 @@ func (s *site) writeUnit(dir string, ui int) error {
 		}
 	}
 	return nil
+}
+
+// unitPages places a unit's artifacts on pages: the unit page, then
+// continuation pages once the inline budget is spent, so every artifact is
+// on some page and no page grows past about MaxPageInline (a unit of a
+// concatenated or export log can hold thousands of artifacts).
+func (s *site) unitPages(ui int) (pageOf []int, npages int) {
+	u := &s.units[ui]
+	pageOf = make([]int, len(u.Artifacts))
+	npages, used := 1, int64(0)
+	for j, ai := range u.Artifacts {
+		n := min(s.opts.MaxInline, s.res.Artifacts[ai].Length)
+		if s.sharedOf(ai) != "" {
+			n = 0 // embedded, not inline
+		}
+		if used > 0 && used+n > s.opts.MaxPageInline {
+			npages, used = npages+1, 0
+		}
+		used += n
+		pageOf[j] = npages - 1
+	}
+	return pageOf, npages
+}
+
+// unitPageFile is page k of a unit, relative to the report root.
+func (s *site) unitPageFile(ui, k int) string {
+	u := &s.units[ui]
+	if k == 0 {
+		return u.File
+	}
+	return fmt.Sprintf("%s_p%d.html", strings.TrimSuffix(u.File, ".html"), k+1)
+}
+
+// artifactHref links artifact ai on the page of unit ui that shows it.
+func (s *site) artifactHref(ui, ai int) string {
+	pageOf, _ := s.unitPages(ui)
+	for j, x := range s.units[ui].Artifacts {
+		if x == ai {
+			return s.unitPageFile(ui, pageOf[j]) + fmt.Sprintf("#a%d", j)
+		}
+	}
+	return s.units[ui].File
 }
 
 type contView struct {
@@ -346,12 +367,21 @@ func unitVerdict(c *compiles.Compile) (headline, class string, points []string) 
 	}
 	switch c.Status {
 	case compiles.StatusFailed:
-		headline, class = fmt.Sprintf("Compiling %s failed: %s", fn, orDash(c.FailType)), "err"
-		if c.FailReason != "" {
-			points = append(points, firstLine(c.FailReason, 300))
+		// The exception that was raised, then what wrapped it: the first
+		// line of the reason alone is often "backend='…' raised:".
+		chain := c.FailChain
+		if len(chain) == 0 {
+			chain = []string{orDash(c.FailType)}
 		}
-		if c.FailUserFrame != "" {
-			points = append(points, "user code: "+c.FailUserFrame)
+		headline, class = fmt.Sprintf("Compiling %s failed: %s", fn, firstLine(chain[0], 300)), "err"
+		if c.FailPhase != "" {
+			headline += " (in " + c.FailPhase + ")"
+		}
+		for _, outer := range chain[1:] {
+			points = append(points, "raised through "+firstLine(outer, 300))
+		}
+		if c.UserCode != "" {
+			points = append(points, "user code: "+shortFrame(c.UserCode))
 		}
 	case compiles.StatusRunning:
 		headline, class = fmt.Sprintf("Compiling %s had not finished when the log ended", fn), "err"
@@ -391,16 +421,29 @@ func firstLine(s string, n int) string {
 }
 
 func unitFacts(c *compiles.Compile, u *unit) []kv {
-	f := []kv{{"compile id", "[" + c.ID + "]"}, {"input", u.Path}, {"rank", rankWord(c.Rank)}, {"status", statusWord(c.Status)}}
+	f := []kv{{"compile id", compiles.Label(c.ID, c.Occurrence)}, {"input", u.Path}, {"rank", rankWord(c.Rank)}, {"status", statusWord(c.Status)}}
 	if c.Occurrence > 0 {
 		f = append(f, kv{"occurrence", fmt.Sprintf("%d (earlier compiles in this input had the same id: torch._dynamo.reset() or several runs)", c.Occurrence+1)})
 	}
 	if c.Frame.Func != "" || c.Frame.File != "" {
 		f = append(f, kv{"user frame", c.Frame.String()})
 	}
+	if c.UserCode != "" && c.UserCode != c.Frame.String() {
+		f = append(f, kv{"user code", c.UserCode})
+	}
 	f = append(f, kv{"attempts", fmt.Sprint(c.Attempts)}, kv{"graph breaks", fmt.Sprint(c.GraphBreaks)})
 	if c.FailType != "" {
 		f = append(f, kv{"fail type", c.FailType})
+	}
+	for i, e := range c.FailChain {
+		name := "raised through"
+		if i == 0 {
+			name = "exception"
+		}
+		f = append(f, kv{name, e})
+	}
+	if c.FailPhase != "" {
+		f = append(f, kv{"failed in", c.FailPhase})
 	}
 	if c.FailReason != "" {
 		f = append(f, kv{"fail reason", c.FailReason})

@@ -86,6 +86,9 @@ type pageMeta struct {
 	Root            string // relative path from the page to the report root, "" or "../../"
 	Footer          string
 	Back            bool
+	// Switch is the rank switcher of a report of several inputs: the
+	// summary, then each input's landing page.
+	Switch []navLink
 }
 
 // Write renders res as a report in dir. The report is built in a new
@@ -120,7 +123,8 @@ func Write(dir string, res *compiles.Result, opts Options) error {
 }
 
 // reportEntries are the names a report has at its top.
-var reportEntries = map[string]bool{"index.html": true, "assets": true, "units": true, "payloads": true}
+var reportEntries = map[string]bool{"index.html": true, "assets": true, "units": true, "payloads": true,
+	"failures.html": true, "shapes.html": true, "provenance.html": true}
 
 // replaceable says why dir may not be replaced by a new report: it holds
 // something that is not a report's (a directory of the user's own files
@@ -171,8 +175,11 @@ func write(dir string, res *compiles.Result, opts Options) error {
 	if err := s.parallel(len(s.units), func(i int) error { return s.writeUnit(dir, i) }); err != nil {
 		return err
 	}
+	if err := s.writeViews(dir); err != nil {
+		return err
+	}
 	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error {
-		return pages.ExecuteTemplate(w, "index", s.indexView())
+		return pages.ExecuteTemplate(w, "index", s.indexView(nil, "", ""))
 	})
 }
 
@@ -286,6 +293,21 @@ type site struct {
 	sharedList  []string // the keys of shared, in first-seen order
 	sharedTimes map[string]int
 	keys        []string // per artifact, its content key ("": none)
+	// rankOf is each input's rank, runs the number of runs in the inputs,
+	// rankPages each input's landing page (reports of several inputs).
+	rankOf    map[string]int
+	runs      int
+	rankPages map[string]string
+	// artifactUnit is, per artifact, the index in units of its page (-1).
+	artifactUnit []int
+	// byRank finds the units of a rank by id and occurrence.
+	byRank map[rankRef][]int
+}
+
+type rankRef struct {
+	rank int
+	id   string
+	occ  int
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -304,7 +326,13 @@ func key(path, id string) string { return path + "\x00" + id }
 
 func newSite(res *compiles.Result, opts Options) *site {
 	s := &site{res: res, opts: opts, byKey: map[string][]int{}, inputDir: map[string]string{},
-		labels: map[string]string{}}
+		labels: map[string]string{}, rankOf: map[string]int{}}
+	runs := map[string]bool{}
+	for _, in := range res.Inputs {
+		s.rankOf[in.Path] = in.Rank
+		runs[in.Run] = true
+	}
+	s.runs = len(runs)
 	// One directory per input: rank_N when the rank is known and unique.
 	rankUse := map[int]int{}
 	for _, in := range res.Inputs {
@@ -383,6 +411,23 @@ func newSite(res *compiles.Result, opts Options) *site {
 	for _, list := range s.byKey { // log order, so occurrences line up
 		sort.SliceStable(list, func(i, j int) bool { return s.units[list[i]].C.Line < s.units[list[j]].C.Line })
 	}
+	s.byRank = map[rankRef][]int{}
+	for i := range s.units {
+		if c := s.units[i].C; c != nil {
+			k := rankRef{c.Rank, c.ID, c.Occurrence}
+			s.byRank[k] = append(s.byRank[k], i)
+		}
+	}
+	s.artifactUnit = make([]int, len(res.Artifacts))
+	for i := range s.artifactUnit {
+		s.artifactUnit[i] = -1
+	}
+	for ui := range s.units {
+		for _, ai := range s.units[ui].Artifacts {
+			s.artifactUnit[ai] = ui
+		}
+	}
+	s.rankPageFiles()
 	s.findShared()
 	s.phases, s.open = make([][]int, len(s.units)), make([][]int, len(s.units))
 	s.phaseUnit = s.assignPhases(res.Phases, s.phases)
@@ -397,42 +442,35 @@ func (s *site) label(path string) string {
 	return filepath.Base(path)
 }
 
-// assignPhases gives each phase its unit. A compile id names one unit per
-// input unless the log holds several runs (torch._dynamo.reset(), files
-// concatenated); phases carry no occurrence, so the phases of one id, in log
-// order, start a new occurrence at each outermost (depth 0) phase once the
-// current occurrence already has one.
+// assignPhases gives each phase its unit: the unit of its input, process
+// and compile id with the phase's occurrence (compiles.Phase.Occurrence
+// tells the compiles of a repeated id apart), -1 when it has none.
 func (s *site) assignPhases(phases []compiles.Phase, per [][]int) []int {
 	unitOf := make([]int, len(phases))
-	type cursor struct{ occ, outer int }
-	cur := map[string]*cursor{}
-	order := make([]int, len(phases))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return phases[order[a]].Line < phases[order[b]].Line })
-	for _, i := range order {
+	for i := range phases {
 		p := &phases[i]
-		k := key(p.Path, unitID(p.CompileID))
-		list := s.byKey[k]
-		if len(list) == 0 {
-			unitOf[i] = -1
-			continue
-		}
-		c := cur[k]
-		if c == nil {
-			c = &cursor{}
-			cur[k] = c
-		}
-		if p.Depth == 0 {
-			if c.outer > 0 && c.occ+1 < len(list) {
-				c.occ, c.outer = c.occ+1, 0
+		unitOf[i] = -1
+		list := s.byKey[key(p.Path, unitID(p.CompileID))]
+		for _, u := range list {
+			if c := s.units[u].C; c.Occurrence == p.Occurrence && c.PID == p.PID {
+				unitOf[i] = u
+				break
 			}
-			c.outer++
 		}
-		u := list[c.occ]
-		unitOf[i] = u
-		per[u] = append(per[u], i)
+		if unitOf[i] < 0 {
+			for _, u := range list {
+				if s.units[u].C.Occurrence == p.Occurrence {
+					unitOf[i] = u
+					break
+				}
+			}
+		}
+		if unitOf[i] < 0 && len(list) > 0 {
+			unitOf[i] = list[0]
+		}
+		if u := unitOf[i]; u >= 0 {
+			per[u] = append(per[u], i)
+		}
 	}
 	return unitOf
 }
@@ -464,11 +502,8 @@ func (s *site) unitHref(root, path, id string, line int) string {
 
 // unitHrefByRank finds a unit by rank when the path is not known.
 func (s *site) unitHrefByRank(root string, rank int, id string) string {
-	id = unitID(id)
-	for i := range s.units {
-		if u := &s.units[i]; u.C != nil && u.Rank == rank && u.ID == id {
-			return root + u.File
-		}
+	if l := s.byRank[rankRef{rank, unitID(id), 0}]; len(l) > 0 {
+		return root + s.units[l[0]].File
 	}
 	return ""
 }

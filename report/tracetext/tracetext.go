@@ -26,10 +26,11 @@ type Options struct {
 }
 
 type printer struct {
-	w   io.Writer
-	s   report.Safe
-	top int
-	err error
+	w      io.Writer
+	s      report.Safe
+	top    int
+	err    error
+	labels map[string]string // input path → label
 }
 
 // f prints one formatted piece. Every text argument is cleaned of control
@@ -40,6 +41,15 @@ func (p *printer) f(format string, a ...any) {
 	if p.err == nil {
 		_, p.err = report.Fprintf(p.w, format, a...)
 	}
+}
+
+// cut says whether entry i of a list of n is past --top, and prints
+// "… N more" at the first one that is.
+func (p *printer) cut(i, n int) bool {
+	if i == p.top {
+		p.f("  … %d more\n", n-i)
+	}
+	return i >= p.top
 }
 
 func (p *printer) section(title string, n int) {
@@ -115,17 +125,38 @@ func Verdict(res *compiles.Result) (string, bool) {
 	if hang > 0 {
 		parts = append(parts, "ranks diverge (compile ids or collectives)")
 	}
+	issues := 0
+	for _, e := range res.Exports {
+		issues += len(e.Issues)
+	}
+	if issues > 0 {
+		parts = append(parts, fmt.Sprintf("export found %d issue(s) and could not soundly produce a graph", issues))
+	}
 	if len(parts) > 0 {
 		return "PROBLEM: " + strings.Join(parts, "; "), failed > 0 || open > 0 || limit > 0
+	}
+	if len(res.Compiles) == 0 && len(res.Exports) > 0 {
+		return fmt.Sprintf("OK: export finished without issues (%d exported program(s))", programs(res)), false
 	}
 	return fmt.Sprintf("OK: %d compile(s), none failed, nothing left running", len(res.Compiles)), false
 }
 
+func programs(res *compiles.Result) int {
+	n := 0
+	for _, e := range res.Exports {
+		n += len(e.Programs)
+	}
+	return n
+}
+
 // Write prints the summary.
 func Write(w io.Writer, res *compiles.Result, opts Options) error {
-	p := &printer{w: w, s: report.Safe{Style: opts.Style}, top: opts.Top}
+	p := &printer{w: w, s: report.Safe{Style: opts.Style}, top: opts.Top, labels: map[string]string{}}
 	if p.top <= 0 {
 		p.top = 10
+	}
+	for _, in := range res.Inputs {
+		p.labels[in.Path] = in.Label
 	}
 	verdict, bad := Verdict(res)
 	if bad {
@@ -135,12 +166,15 @@ func Write(w io.Writer, res *compiles.Result, opts Options) error {
 	}
 	p.overview(res)
 	p.failures(res)
+	p.exports(res)
 	p.open(res)
 	p.breaks(res)
 	p.recompiles(res)
 	p.limits(res)
+	p.shapes(res)
 	p.cache(res)
 	p.slow(res)
+	p.provenance(res)
 	p.divergence(res)
 	p.runtimes(res)
 	p.parity(res)
@@ -205,17 +239,43 @@ func (p *printer) failures(res *compiles.Result) {
 	}
 	p.section("Failed compiles", len(list))
 	for i, c := range list {
-		if i == p.top {
-			p.f("  … %d more\n", len(list)-i)
+		if p.cut(i, len(list)) {
 			break
 		}
-		where := ""
-		if c.FailUserFrame != "" {
-			where = " at " + c.FailUserFrame
+		// The exception that was raised first, then what wrapped it, the
+		// component that raised, and every line of the reason.
+		chain := c.FailChain
+		if len(chain) == 0 {
+			chain = []string{c.FailType}
 		}
-		p.f("  %s [%s] %s: %s%s\n", rankLabel(c.Rank), c.ID, p.s.Red(c.FailType), clip(c.FailReason, 200), where)
-		p.f("    %s\n", p.s.Dim(fmt.Sprintf("%s in %s, metrics at %s", c.Frame.String(), filepath.Base(c.Path), loc(c.Path, c.MetricsLine))))
+		phase := ""
+		if c.FailPhase != "" {
+			phase = " (" + c.FailPhase + ")"
+		}
+		p.f("  %s %s %s%s\n", p.who(c.Rank, c.Path), compiles.Label(c.ID, c.Occurrence), p.s.Red(chain[0]), phase)
+		for _, outer := range chain[1:] {
+			p.f("      ← %s\n", outer)
+		}
+		if c.UserCode != "" {
+			p.f("    user code: %s\n", c.UserCode)
+		}
+		if r := strings.TrimSpace(c.FailReason); r != "" && strings.Contains(r, "\n") {
+			p.f("    %s\n", p.s.Dim("fail_reason:"))
+			for _, l := range strings.Split(r, "\n") {
+				p.f("      %s\n", p.s.Dim(strings.TrimRight(l, " \t\r")))
+			}
+		}
+		p.f("    %s\n", p.s.Dim(fmt.Sprintf("in %s, metrics at %s", filepath.Base(c.Path), loc(c.Path, c.MetricsLine))))
 	}
+}
+
+// who names where a record came from: the input's label when it is not
+// just its rank (several runs, or no rank), else the rank.
+func (p *printer) who(rank int, path string) string {
+	if l := p.labels[path]; l != "" && (rank < 0 || l != rankLabel(rank)) {
+		return l
+	}
+	return rankLabel(rank)
 }
 
 func (p *printer) open(res *compiles.Result) {
@@ -224,8 +284,7 @@ func (p *printer) open(res *compiles.Result) {
 	}
 	p.section("Phases never ended (running when the log stopped; ? = its E may be an unreadable event)", len(res.OpenPhases))
 	for i, ph := range res.OpenPhases {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.OpenPhases)-i)
+		if p.cut(i, len(res.OpenPhases)) {
 			break
 		}
 		mark := report.Styled("  ")
@@ -235,8 +294,8 @@ func (p *printer) open(res *compiles.Result) {
 		if ph.Uncertain {
 			mark = "? "
 		}
-		p.f("  %s%s pid %d [%s] %s, open for %.1fs before the last event  %s\n", mark, rankLabel(ph.Rank), ph.PID,
-			ph.CompileID, p.s.Bold(ph.Name), ph.DurUs/1e6, p.s.Dim(loc(ph.Path, ph.Line)))
+		p.f("  %s%s pid %d %s %s, open for %.1fs before the last event  %s\n", mark, p.who(ph.Rank, ph.Path), ph.PID,
+			compiles.Label(ph.CompileID, ph.Occurrence), p.s.Bold(ph.Name), ph.DurUs/1e6, p.s.Dim(loc(ph.Path, ph.Line)))
 	}
 }
 
@@ -246,11 +305,13 @@ func (p *printer) breaks(res *compiles.Result) {
 	}
 	p.section("Graph breaks, distinct", len(res.GraphBreaks))
 	for i, gb := range res.GraphBreaks {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.GraphBreaks)-i)
+		if p.cut(i, len(res.GraphBreaks)) {
 			break
 		}
-		where := gb.UserFrame
+		where := gb.UserCode
+		if where == "" {
+			where = gb.UserFrame
+		}
 		if where == "" {
 			where = gb.Function
 		}
@@ -259,7 +320,11 @@ func (p *printer) breaks(res *compiles.Result) {
 			id = " [" + gb.GBID + " " + gb.URL + "]"
 		}
 		p.f("  %3d× %s%s\n", gb.Count, clip(gb.Reason, 160), id)
-		p.f("       %s\n", p.s.Dim(fmt.Sprintf("at %s; compiles %s; %s", orDash(where), strings.Join(limitList(gb.CompileIDs, 8), ", "), loc(gb.Evidence.Path, gb.Evidence.Line))))
+		ids := make([]string, len(gb.CompileIDs))
+		for j, id := range gb.CompileIDs {
+			ids[j] = compiles.RefLabel(id)
+		}
+		p.f("       %s\n", p.s.Dim(fmt.Sprintf("at %s; compiles %s; %s", orDash(where), strings.Join(limitList(ids, 8), ", "), loc(gb.Evidence.Path, gb.Evidence.Line))))
 	}
 }
 
@@ -310,15 +375,14 @@ func (p *printer) recompiles(res *compiles.Result) {
 			groups = append(groups, g)
 		}
 		g.n++
-		g.ranks = addOnce(g.ranks, rankLabel(r.Rank))
-		g.ids = addOnce(g.ids, r.CompileID)
+		g.ranks = addOnce(g.ranks, p.who(r.Rank, r.Evidence.Path))
+		g.ids = addOnce(g.ids, compiles.Label(r.CompileID, r.Occurrence))
 		g.frames = addOnce(g.frames, orDash(r.Frame))
 	}
 	sort.SliceStable(groups, func(i, j int) bool { return groups[i].n > groups[j].n })
 	p.f("\n%s\n", p.s.Bold(fmt.Sprintf("Recompiles (%d, %d distinct reason(s))", len(res.Recompiles), len(groups))))
 	for i, g := range groups {
-		if i == p.top {
-			p.f("  … %d more\n", len(groups)-i)
+		if p.cut(i, len(groups)) {
 			break
 		}
 		p.f("  %3d× %s\n", g.n, clip(g.reason, 160))
@@ -348,8 +412,11 @@ func (p *printer) limits(res *compiles.Result) {
 		return
 	}
 	p.section("Recompile limit reached (later calls run eagerly)", len(hit))
-	for _, f := range hit {
-		p.f("  %s frame %d %s (%s:%d): %d compiles, limit %d: %s\n", rankLabel(f.Rank), f.FrameID, f.Name,
+	for i, f := range hit {
+		if p.cut(i, len(hit)) {
+			break
+		}
+		p.f("  %s frame %d %s (%s:%d): %d compiles, limit %d: %s\n", p.who(f.Rank, f.Path), f.FrameID, f.Name,
 			filepath.Base(f.File), f.Line, f.Compiles, f.Limit, clip(f.Evidence.Text, 160))
 	}
 }
@@ -384,11 +451,15 @@ func (p *printer) cache(res *compiles.Result) {
 			if !d.SameKey && len(d.Components) > 0 {
 				why = "inputs differ: " + strings.Join(limitList(d.Components, 6), ", ")
 			}
-			p.f("  miss %s [%s] %s vs hit %s [%s] %s: %s\n", rankLabel(ce.Rank), ce.CompileID, ce.Kind,
-				rankLabel(d.Rank), d.CompileID, p.s.Dim(loc(d.Path, d.Line)), why)
+			p.f("  miss %s %s %s vs hit %s [%s] %s: %s\n", p.who(ce.Rank, ce.Path), compiles.Label(ce.CompileID, ce.Occurrence), ce.Kind,
+				p.who(d.Rank, d.Path), d.CompileID, p.s.Dim(loc(d.Path, d.Line)), why)
 		}
 	}
-	for _, k := range order {
+	for i, k := range order {
+		if i == p.top {
+			p.f("  … %d more bypass reason(s)\n", len(order)-i)
+			break
+		}
 		p.f("  bypass ×%d %s\n", bypass[k], k)
 	}
 }
@@ -405,7 +476,7 @@ func (p *printer) slow(res *compiles.Result) {
 	if n == 0 {
 		return
 	}
-	top := min(n, 5)
+	top := min(n, p.top)
 	p.section("Slowest compiles", top)
 	for _, c := range list[:top] {
 		s := c.Seconds
@@ -418,7 +489,11 @@ func (p *printer) slow(res *compiles.Result) {
 				parts = append(parts, fmt.Sprintf("%s %.2fs", x.n, x.v))
 			}
 		}
-		p.f("  %7.2fs %s [%s] %s  %s\n", s.Total, rankLabel(c.Rank), c.ID, c.Frame.Func, p.s.Dim(strings.Join(parts, ", ")))
+		fn := c.UserCode
+		if c.Frame.Func != "" {
+			fn = c.Frame.Func
+		}
+		p.f("  %7.2fs %s %s %s  %s\n", s.Total, p.who(c.Rank, c.Path), compiles.Label(c.ID, c.Occurrence), fn, p.s.Dim(strings.Join(parts, ", ")))
 		if ph := topPhases(c.PhaseSeconds, 4); ph != "" {
 			p.f("           %s\n", p.s.Dim("self time: "+ph))
 		}
@@ -430,9 +505,20 @@ func (p *printer) divergence(res *compiles.Result) {
 		return
 	}
 	p.section("Divergence across ranks", len(res.Divergence))
-	for _, d := range res.Divergence {
-		p.f("  %s %s\n", p.s.Yellow(d.Kind+":"), d.Summary)
-		for _, g := range d.Groups {
+	for i, d := range res.Divergence {
+		if p.cut(i, len(res.Divergence)) {
+			break
+		}
+		run := ""
+		if d.Run != "" {
+			run = d.Run + ": "
+		}
+		p.f("  %s %s%s\n", p.s.Yellow(d.Kind+":"), run, d.Summary)
+		for j, g := range d.Groups {
+			if j == p.top {
+				p.f("    … %d more group(s)\n", len(d.Groups)-j)
+				break
+			}
 			who := strings.Join(g.Labels, ", ")
 			if len(g.Ranks) > 0 && len(g.Ranks) == len(g.Labels) {
 				who = "Ranks: " + joinInts(g.Ranks)
@@ -503,7 +589,11 @@ func (p *printer) inputs(res *compiles.Result) {
 		return
 	}
 	p.section("Input notes", len(lines))
-	for _, l := range lines {
+	for i, l := range lines {
+		if i == p.top {
+			p.f("  … %d more (the JSON has them all: counts, ignored)\n", len(lines)-i)
+			break
+		}
 		p.f("%s\n", l)
 	}
 }
@@ -517,8 +607,7 @@ func (p *printer) runtimes(res *compiles.Result) {
 		p.f("  %s\n", res.RuntimeNote)
 	}
 	for i, d := range res.RuntimeDeltas {
-		if i == p.top {
-			p.f("  … %d more\n", len(res.RuntimeDeltas)-i)
+		if p.cut(i, len(res.RuntimeDeltas)) {
 			break
 		}
 		p.f("  graph %d [%s]: %.3f ms delta (fastest %s %.3f ms, slowest %s %.3f ms)\n", d.Graph, d.CompileID, d.DeltaMs,
@@ -531,8 +620,11 @@ func (p *printer) parity(res *compiles.Result) {
 		return
 	}
 	p.section("Output code vs collective schedule", len(res.CollectiveParity))
-	for _, x := range res.CollectiveParity {
-		p.f("  %s [%s] offset %d, %d collective(s) without wait_tensor  %s\n", rankLabel(x.Rank), x.CompileID,
+	for i, x := range res.CollectiveParity {
+		if p.cut(i, len(res.CollectiveParity)) {
+			break
+		}
+		p.f("  %s [%s] offset %d, %d collective(s) without wait_tensor  %s\n", p.who(x.Rank, x.Path), x.CompileID,
 			x.Offset, x.MissingWaits, p.s.Dim(loc(x.Path, x.Line)))
 	}
 }
@@ -583,4 +675,114 @@ func WriteFindings(w io.Writer, fs []record.Finding, opts Options) error {
 		}
 	}
 	return p.err
+}
+
+func (p *printer) exports(res *compiles.Result) {
+	if len(res.Exports) == 0 {
+		return
+	}
+	n := 0
+	for _, e := range res.Exports {
+		n += len(e.Issues)
+	}
+	p.section("Export (torch.export) issues", n)
+	for _, e := range res.Exports {
+		where := p.who(e.Rank, e.Path)
+		if len(e.Issues) == 0 {
+			p.f("  %s: no issue; %d exported program(s)\n", where, len(e.Programs))
+			continue
+		}
+		for i, is := range e.Issues {
+			if p.cut(i, len(e.Issues)) {
+				break
+			}
+			what := is.Expr
+			if is.Result != "" {
+				what += " → " + is.Result
+			}
+			if is.Op != "" {
+				what = "torch.ops." + is.Op
+			}
+			p.f("  %s %s: %s  %s\n", where, p.s.Yellow(is.Type), what, p.s.Dim(loc(e.Path, is.Line)))
+			if is.UserCode != "" {
+				p.f("    user code: %s\n", is.UserCode)
+			}
+			if is.Reason != "" {
+				p.f("    %s\n", p.s.Dim(clip(is.Reason, 200)))
+			}
+		}
+	}
+}
+
+// shapes counts the symbolic-shape events per kind and lists the ones a
+// reader acts on: sizes specialised to a constant, then guards.
+func (p *printer) shapes(res *compiles.Result) {
+	if len(res.Shapes) == 0 {
+		return
+	}
+	count := map[string]int{}
+	for _, se := range res.Shapes {
+		count[se.Kind]++
+	}
+	var kinds []string
+	for _, k := range []string{compiles.ShapeCreateSymbol, compiles.ShapeCreateUnbacked, compiles.ShapeSpecialization,
+		compiles.ShapeGuardAdded, compiles.ShapeGuardAddedFast, compiles.ShapeRealTensors} {
+		if count[k] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, count[k]))
+		}
+	}
+	p.section("Symbolic shapes", len(res.Shapes))
+	p.f("  %s\n", strings.Join(kinds, ", "))
+	shown := 0
+	for _, want := range []string{compiles.ShapeSpecialization, compiles.ShapeGuardAdded, compiles.ShapeGuardAddedFast, compiles.ShapeCreateSymbol} {
+		for _, se := range res.Shapes {
+			if se.Kind != want {
+				continue
+			}
+			if shown == p.top {
+				p.f("  … more in the JSON (shapes) and the HTML report\n")
+				return
+			}
+			shown++
+			var what string
+			switch se.Kind {
+			case compiles.ShapeSpecialization:
+				what = fmt.Sprintf("%s specialised to %s", se.Symbol, se.Value)
+				if len(se.Sources) > 0 {
+					what += " (" + strings.Join(se.Sources, ", ") + ")"
+				}
+			case compiles.ShapeCreateSymbol:
+				what = fmt.Sprintf("%s = %s", se.Symbol, se.Value)
+				if len(se.Sources) > 0 {
+					what += " for " + strings.Join(se.Sources, ", ")
+				}
+			default:
+				what = "guard " + se.Expr
+			}
+			p.f("  %s %s %s  %s\n", p.who(se.Rank, se.Path), compiles.Label(se.CompileID, se.Occurrence), clip(what, 160), p.s.Dim(loc(se.Path, se.Line)))
+			if se.UserCode != "" {
+				p.f("    user code: %s\n", se.UserCode)
+			}
+		}
+	}
+	if res.ShapesDropped > 0 {
+		p.f("  %d more over the analysis cap\n", res.ShapesDropped)
+	}
+}
+
+func (p *printer) provenance(res *compiles.Result) {
+	if len(res.Provenance) == 0 {
+		return
+	}
+	p.section("Inductor provenance (kernel → post-grad → pre-grad nodes)", len(res.Provenance))
+	for i, pv := range res.Provenance {
+		if p.cut(i, len(res.Provenance)) {
+			break
+		}
+		extra := ""
+		if pv.StackTraces > 0 {
+			extra = fmt.Sprintf(", %d with stack traces", pv.StackTraces)
+		}
+		p.f("  %s %s %d kernel(s)%s  %s\n", p.who(pv.Rank, pv.Path), compiles.Label(pv.CompileID, pv.Occurrence), len(pv.Kernels), extra, p.s.Dim(loc(pv.Path, pv.Line)))
+	}
 }

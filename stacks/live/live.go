@@ -260,18 +260,70 @@ func fromPyproc(pp *pyproc.Process) *stacks.Process {
 			th.Ident = "0x" + strconv.FormatUint(t.Ident, 16)
 		}
 		th.State = osState(pp.PID, t.TID)
-		// pyproc has no threading names on 3.10 (the OS name, usually the
-		// executable's, stands in); the main thread's is MainThread, as on
-		// the other versions, so buckets do not read "MainThread,python".
-		if th.Main && (th.Name == "" || strings.HasPrefix(pp.Python, "3.10")) {
-			th.Name = "MainThread"
-		}
 		p.Threads = append(p.Threads, th)
 	}
 	if p.RankInfo == (record.Rank{}) {
 		p.RankInfo = record.NoRank
 	}
+	if p.Rank == "" {
+		rankFromEnv(p)
+	}
 	return p
+}
+
+// rankFromEnv names a live process's rank from the variables launchers
+// give every worker (torchrun, torch.distributed.launch, Slurm/MPI
+// wrappers export RANK, LOCAL_RANK and WORLD_SIZE) when its title and
+// command line do not say it: torchrun's workers all run the same script.
+// A process of another user's (an unreadable environ) keeps no rank.
+func rankFromEnv(p *stacks.Process) {
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID))
+	if err != nil {
+		return
+	}
+	r, ok := RankFromEnviron(env)
+	if !ok {
+		return
+	}
+	// The worker is the outermost process with the rank: its own children
+	// (a resource tracker, compile workers, a forked data loader) inherit
+	// RANK and are not ranks of their own.
+	if p.PPID > 0 {
+		if penv, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PPID)); err == nil {
+			if pr, ok := RankFromEnviron(penv); ok && pr == r {
+				return
+			}
+		}
+	}
+	p.RankInfo.Global = r
+	p.Rank = p.RankInfo.Key()
+}
+
+// RankFromEnviron reads the global rank from a NUL-separated environment
+// (/proc/PID/environ): RANK, else the rank a launcher exports under
+// another name (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), when
+// WORLD_SIZE (or the launcher's size) says there are several. A lone
+// RANK=0 without a world size says nothing about a distributed job.
+func RankFromEnviron(env []byte) (int, bool) {
+	vars := map[string]string{}
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		k, v, ok := bytes.Cut(kv, []byte{'='})
+		if !ok {
+			continue
+		}
+		switch string(k) {
+		case "RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS":
+			vars[string(k)] = string(v)
+		}
+	}
+	for _, pair := range [][2]string{{"RANK", "WORLD_SIZE"}, {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}, {"SLURM_PROCID", "SLURM_NTASKS"}} {
+		r, err1 := strconv.Atoi(vars[pair[0]])
+		n, err2 := strconv.Atoi(vars[pair[1]])
+		if err1 == nil && err2 == nil && r >= 0 && n > 1 && r < n {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // ppidOf is the parent pid from /proc/PID/stat (0 when unknown); the

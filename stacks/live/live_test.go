@@ -6,7 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -446,4 +449,121 @@ func TestPySpyFallbackDoesNotPauseTarget(t *testing.T) {
 	if !caught {
 		t.Error("the watch never saw a plain py-spy dump pause the target: it cannot tell a pausing fallback either")
 	}
+}
+
+// torchrun's workers run one script with RANK in their environment: a
+// tree capture names each by the rank its /proc/PID/environ holds, and
+// the children they fork (which inherit RANK) get none of their own.
+func TestTreeRanksFromEnviron(t *testing.T) {
+	py := interpreters(t)[0]
+	dir := t.TempDir()
+	cmd := exec.Command(py, filepath.Join("testdata", "ranked.py"), dir)
+	cmd.Stderr = os.Stderr
+	// The launcher must not have a RANK of its own.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RANK=") && !strings.HasPrefix(kv, "WORLD_SIZE=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, p := range descendantsOf(cmd.Process.Pid) {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		m, _ := os.ReadDir(dir)
+		if len(m) == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ranked.py: %d of 5 processes parked", len(m))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	role := map[int]string{}
+	m, _ := os.ReadDir(dir)
+	for _, e := range m {
+		r, pid, _ := strings.Cut(e.Name(), "-")
+		n, _ := strconv.Atoi(pid)
+		role[n] = r
+	}
+	res, err := CaptureTree([]int{cmd.Process.Pid}, 1, 0)
+	skipIfDenied(t, err)
+	if len(res.Processes) != 5 {
+		t.Fatalf("%d processes captured, want 5 (launcher, 2 workers, 2 children): %v", len(res.Processes), res.Failures)
+	}
+	var workerRanks []string
+	for _, p := range res.Processes {
+		switch role[p.PID] {
+		case "worker":
+			workerRanks = append(workerRanks, p.Rank)
+		case "launcher", "child":
+			if p.Rank != "" {
+				t.Errorf("%s pid %d: rank %q, want none", role[p.PID], p.PID, p.Rank)
+			}
+		default:
+			t.Errorf("pid %d: not one of the target's processes", p.PID)
+		}
+	}
+	sort.Strings(workerRanks)
+	if strings.Join(workerRanks, ",") != "rank0,rank1" {
+		t.Errorf("worker ranks %v, want rank0, rank1", workerRanks)
+	}
+}
+
+func TestRankFromEnviron(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		rank int
+		ok   bool
+	}{
+		{"PATH=/bin\x00RANK=3\x00LOCAL_RANK=3\x00WORLD_SIZE=8\x00", 3, true},
+		{"RANK=0\x00", 0, false},                 // no world size: not a distributed job
+		{"RANK=0\x00WORLD_SIZE=1\x00", 0, false}, // a world of one
+		{"RANK=9\x00WORLD_SIZE=8\x00", 0, false}, // out of range
+		{"RANK=x\x00WORLD_SIZE=8\x00", 0, false}, // not a number
+		{"OMPI_COMM_WORLD_RANK=5\x00OMPI_COMM_WORLD_SIZE=16", 5, true},
+		{"SLURM_PROCID=2\x00SLURM_NTASKS=4\x00", 2, true},
+		{"", 0, false},
+	} {
+		r, ok := RankFromEnviron([]byte(c.env))
+		if r != c.rank || ok != c.ok {
+			t.Errorf("%q: %d %v, want %d %v", c.env, r, ok, c.rank, c.ok)
+		}
+	}
+}
+
+// descendantsOf lists the pids below pid (pyproc's walk of /proc).
+func descendantsOf(pid int) []int {
+	all, _ := pyproc.Descendants(pid)
+	var out []int
+	for _, p := range all {
+		if p != pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// FuzzRankFromEnviron: any environ block reads without a panic, and a
+// rank read is one of the world it names.
+func FuzzRankFromEnviron(f *testing.F) {
+	f.Add([]byte("PATH=/usr/bin\x00HOME=/home/user\x00RANK=0\x00WORLD_SIZE=8\x00"))
+	f.Add([]byte("RANK=1\x00LOCAL_RANK=1\x00WORLD_SIZE=2\x00"))
+	f.Add([]byte("SLURM_PROCID=3\x00SLURM_NTASKS=4"))
+	f.Add([]byte("RANK=-1\x00WORLD_SIZE=99999999999999999999\x00"))
+	f.Fuzz(func(t *testing.T, env []byte) {
+		r, ok := RankFromEnviron(env)
+		if ok && r < 0 {
+			t.Fatalf("rank %d", r)
+		}
+	})
 }

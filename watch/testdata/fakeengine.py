@@ -70,3 +70,26 @@ def wait_workers(q, n, proc="EngineCore_DP0"):
 def serve_forever():
     while True:
         time.sleep(1)
+
+
+def use_fakemods():
+    """Puts the stand-in torch modules (fakemods/) first on the path, in
+    the launcher and in each spawned worker."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "fakemods"))
+
+
+def engine_banner(proc="EngineCore_DP0"):
+    """The engine core's first lines: the vLLM version and the (stand-in)
+    torch version, which gates the torch < 2.13 rules."""
+    import torch
+    log(proc, "Initializing a V1 LLM engine (v0.11.0) with config: model='fake/model'", where="core.py:77")
+    log(proc, f"PyTorch version: {torch.__version__}", where="collect_env.py:1")
+
+
+def until_inductor(proc):
+    """A worker's startup up to the Inductor phase: weights, then Dynamo
+    done and the graph handed to Inductor."""
+    log(proc, "Loading weights took 0.12 seconds", where="default_loader.py:267")
+    log(proc, "Dynamo bytecode transform time: 1.08 s", where="backends.py:278")
+    log(proc, "Cache the graph for dynamic shape for later use", where="backends.py:186")

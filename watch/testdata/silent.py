@@ -24,9 +24,7 @@ def worker(rank, q):
 
 
 if __name__ == "__main__":
-    import torch
-    fe.log("EngineCore_DP0", "Initializing a V1 LLM engine (v0.11.0) with config: model='fake/model'", where="core.py:77")
-    fe.log("EngineCore_DP0", f"PyTorch version: {torch.__version__}", where="collect_env.py:1")
+    fe.engine_banner()
     procs, q = fe.spawn_workers(worker, 2)
     fe.wait_workers(q, 2)
     for p in procs:

@@ -1,0 +1,58 @@
+package timeline
+
+import (
+	"testing"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+func TestPhaseOfFrames(t *testing.T) {
+	sp := "/usr/local/lib/python3.12/site-packages/"
+	fr := func(fn, file string) record.Frame { return record.Frame{Func: fn, File: file, Line: 1} }
+	cases := []struct {
+		want string
+		st   record.Stack // innermost first
+	}{
+		{PhaseTritonLauncherBuild, record.Stack{fr("check_call", "/usr/lib/python3.12/subprocess.py"), fr("_build", sp+"triton/runtime/build.py"), fr("compile_module_from_src", sp+"triton/backends/nvidia/driver.py")}},
+		{PhaseTritonCompile, record.Stack{fr("make_cubin", sp+"triton/backends/nvidia/compiler.py"), fr("compile", sp+"triton/compiler/compiler.py"), fr("precompile", sp+"torch/_inductor/runtime/triton_heuristics.py")}},
+		{PhaseInductorCodegen, record.Stack{fr("codegen", sp+"torch/_inductor/scheduler.py"), fr("compile_to_module", sp+"torch/_inductor/graph.py")}},
+		{PhasePostGradPass, record.Stack{fr("__call__", sp+"vllm/compilation/fix_functionalization.py"), fr("post_grad_passes", sp+"torch/_inductor/fx_passes/post_grad.py")}},
+		{PhaseAOTAutograd, record.Stack{fr("aot_dispatch_base", sp+"torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py")}},
+		{PhaseDynamo, record.Stack{fr("step", sp+"torch/_dynamo/symbolic_convert.py"), fr("_compile", sp+"torch/_dynamo/convert_frame.py")}},
+		{PhaseCacheLoad, record.Stack{fr("load", sp+"torch/_inductor/codecache.py")}},
+		{PhaseCUDAGraph, record.Stack{fr("capture_begin", sp+"torch_npu/npu/graphs.py"), fr("__call__", sp+"vllm_ascend/compilation/piecewise_backend.py")}},
+		{PhaseProfile, record.Stack{fr("forward", "/opt/vllm/vllm/model_executor/models/llama.py"), fr("_call_impl", sp+"torch/nn/modules/module.py"),
+			fr("__call__", sp+"vllm/compilation/cuda_graph.py"), fr("_dummy_run", sp+"vllm/v1/worker/gpu_model_runner.py"), fr("profile_run", sp+"vllm/v1/worker/gpu_model_runner.py")}},
+		{PhaseLoad, record.Stack{fr("load_weights", "/opt/vllm/vllm/model_executor/models/qwen3.py")}},
+		{PhaseDistributedInit, record.Stack{fr("init_process_group", sp+"torch/distributed/distributed_c10d.py")}},
+		{PhaseImport, record.Stack{fr("define", sp+"torch/library.py"), fr("direct_register_custom_op", sp+"vllm/utils/torch_utils.py"), fr("<module>", sp+"vllm/model_executor/layers/quantization/bitsandbytes.py"), fr("<module>", "serve.py")}},
+		{PhaseRuntime, record.Stack{fr("execute_model", sp+"vllm/v1/worker/gpu_worker.py"), fr("run_busy_loop", sp+"vllm/v1/engine/core.py")}},
+		{"", record.Stack{fr("<module>", "serve.py")}}, // a script's own top level is no import
+	}
+	for _, c := range cases {
+		if got, why := PhaseOfFrames(c.st); got != c.want {
+			t.Errorf("%v: %q (%s), want %q", c.st, got, why, c.want)
+		}
+	}
+}
+
+func TestOpenAt(t *testing.T) {
+	ph := []Phase{
+		{Rank: "TP0", Name: PhaseCompile, Status: StatusFailed, Source: "a", Line: 10},
+		{Rank: "TP0", Name: PhaseDynamo, Status: StatusDone, Source: "a", Line: 11, EndLine: 20},
+		{Rank: "TP0", Name: PhaseInductor, Status: StatusFailed, Source: "a", Line: 21},
+		{Rank: "TP1", Name: PhaseLoad, Status: StatusUnfinished, Source: "a", Line: 5},
+	}
+	if p, _ := OpenAt(ph, "a", "TP0", 30); p != PhaseInductor {
+		t.Errorf("TP0 at 30: %q", p)
+	}
+	if p, _ := OpenAt(ph, "a", "TP0", 15); p != PhaseDynamo {
+		t.Errorf("TP0 at 15: %q", p)
+	}
+	if p, _ := OpenAt(ph, "a", "TP1", 30); p != PhaseLoad {
+		t.Errorf("TP1: %q", p)
+	}
+	if p, _ := OpenAt(ph, "b", "", 30); p != "" {
+		t.Errorf("other source: %q", p)
+	}
+}

@@ -1,0 +1,174 @@
+// Package fatal recognises the lines of a log that say a process died
+// without a Python traceback: native crashes, the kernel's OOM killer,
+// CUDA/HIP errors, NCCL/RCCL/gloo errors and watchdog timeouts, and a
+// launcher reporting a child's non-zero exit. It is the part of
+// diagnose's floor that no rule has to know: each such line is fatal
+// whether or not a rule explains it. Python exceptions are found by
+// ingest/pytrace.
+package fatal
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Kind is what a fatal line reports.
+type Kind string
+
+const (
+	NativeCrash Kind = "native-crash"     // a signal, a segfault, an abort, a C++ exception
+	OOMKill     Kind = "oom-kill"         // the kernel's OOM killer, a shell's "Killed"
+	DeviceError Kind = "device-error"     // CUDA / HIP / cuBLAS errors
+	Collective  Kind = "collective-error" // NCCL / RCCL / gloo errors, watchdog and store timeouts
+	ChildExit   Kind = "child-exit"       // a launcher saying a child exited non-zero or died
+	BuildFailed Kind = "build-failed"     // a compiler or build command failed (a JIT build, Triton's launcher)
+)
+
+// Title is a finding title for a kind.
+func (k Kind) Title() string {
+	switch k {
+	case NativeCrash:
+		return "Native crash"
+	case OOMKill:
+		return "Process killed (out of memory)"
+	case DeviceError:
+		return "GPU runtime error"
+	case Collective:
+		return "Collective communication error"
+	case ChildExit:
+		return "A child process exited with an error"
+	case BuildFailed:
+		return "A build command failed"
+	}
+	return "Fatal error"
+}
+
+// Consequence reports whether a line of this kind usually reports a
+// failure told elsewhere (a launcher noticing its child died): such a
+// line is the finding only when nothing else fatal was found.
+func (k Kind) Consequence() bool { return k == ChildExit }
+
+type pattern struct {
+	kind Kind
+	lits []string // one of them occurs in every line the regex matches
+	re   *regexp.Regexp
+}
+
+// patterns is the table of fatal lines, one row per wording.
+//
+// Every row's literals are at least 12 bytes but for a few words that
+// are fatal on their own ("Killed", "Aborted"): the parser's literal scan
+// takes long literals in one strided pass, each short one costs a pass.
+var patterns = []pattern{
+	{NativeCrash, []string{"Caught signal"}, regexp.MustCompile(`Caught signal \d+`)},
+	{NativeCrash, []string{"Segmentation fault"}, regexp.MustCompile(`Segmentation fault`)},
+	{NativeCrash, []string{"(core dumped)"}, regexp.MustCompile(`\(core dumped\)`)},
+	{NativeCrash, []string{"Aborted"}, regexp.MustCompile(`^Aborted\b|\d+ Aborted\s|: Aborted$|^Aborted$`)}, // found by Leads when it starts the line
+	{NativeCrash, []string{" received by PID"}, regexp.MustCompile(`\*\*\* SIG[A-Z]+ .*received by PID`)},
+	{NativeCrash, []string{"terminate called"}, regexp.MustCompile(`terminate called (after throwing an instance of|without an active exception|recursively)`)},
+	{NativeCrash, []string{"Illegal instruction"}, regexp.MustCompile(`Illegal instruction`)},
+	{NativeCrash, []string{"double free or corruption", "free(): invalid", "malloc(): corrupted", "malloc(): memory corruption", "malloc(): unaligned"},
+		regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
+	{OOMKill, []string{"Out of memory: Kill"}, regexp.MustCompile(`Out of memory: Kill(ed)? process`)},
+	{OOMKill, []string{"invoked oom-killer", "oom_kill_process", "oom-kill:constraint"}, regexp.MustCompile(`invoked oom-killer|oom-kill:constraint|oom_kill_process`)},
+	{OOMKill, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$`)},
+	{DeviceError, []string{"CUDA error: "}, regexp.MustCompile(`CUDA error: \S`)},
+	{DeviceError, []string{"CUDA driver error"}, regexp.MustCompile(`CUDA driver error`)},
+	{DeviceError, []string{"hipErrorNoBinary", "hipErrorIllegal", "hipErrorOutOfMemory", "hipErrorInvalid", "hipErrorLaunch", "hipErrorNotInit", "hipErrorStreamCapture", "---> [HIP error]", "fail to call hip"},
+		regexp.MustCompile(`hipError[A-Z][A-Za-z]+|\[HIP error\]|fail to call hip\w+`)},
+	{DeviceError, []string{"No compatible code objects", "no kernel image is available", "invalid device function"},
+		regexp.MustCompile(`No compatible code objects found|no kernel image is available for execution|invalid device function`)},
+	{DeviceError, []string{"CUBLAS_STATUS_", "HIPBLAS_STATUS_"}, regexp.MustCompile(`(CU|HIP)BLAS_STATUS_(NOT_INITIALIZED|ALLOC_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|EXECUTION_FAILED|INTERNAL_ERROR|NOT_SUPPORTED)`)},
+	{DeviceError, []string{"illegal memory access"}, regexp.MustCompile(`illegal memory access was encountered`)},
+	{DeviceError, []string{"device-side assert"}, regexp.MustCompile(`device-side assert(ion)? triggered`)},
+	{DeviceError, []string{"CUDA out of memory", "HIP out of memory", "GPU out of memory"}, regexp.MustCompile(`(CUDA|HIP|GPU) out of memory`)},
+	{Collective, []string{"NCCL error in", "RCCL error in", "NCCL error: ", "RCCL error: "}, regexp.MustCompile(`[NR]CCL error(?: in|:)`)},
+	{Collective, []string{"ncclInternalError", "ncclUnhandledCudaError", "ncclSystemError", "ncclInvalidUsage", "ncclRemoteError", "ncclInvalidArgument"},
+		regexp.MustCompile(`nccl(InternalError|UnhandledCudaError|SystemError|InvalidUsage|RemoteError|InvalidArgument)`)},
+	{Collective, []string{"atchdog caught", "atchdog got stuck", "atchdog thread terminated"}, regexp.MustCompile(`(?i)watchdog (caught collective operation timeout|caught|got stuck|thread terminated)`)},
+	{Collective, []string{"connectFullMesh", "enforce fail at", "Connection closed by peer", "Connection reset by peer"},
+		regexp.MustCompile(`(?i)connectFullMesh failed|enforce fail at .*gloo|gloo.*Connection (closed|reset) by peer`)},
+	{Collective, []string{"Socket Timeout", "DistStoreError"}, regexp.MustCompile(`Socket Timeout|DistStoreError`)},
+	{BuildFailed, []string{"returned non-zero exit status"}, regexp.MustCompile(`Command '\[?.*' returned non-zero exit status [1-9]`)},
+	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "Error building extension"}, regexp.MustCompile(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
+	{ChildExit, []string{"exitcode  : ", "stopped exitcode=", "failed (exitcode:"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
+	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, regexp.MustCompile(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},
+	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
+	{ChildExit, []string{"scheduler is dead", "detokenizer is dead", "Received sigquit"}, regexp.MustCompile(`(scheduler|detokenizer) is dead|Received sigquit from a child process`)},
+	{ChildExit, []string{"received by PID", "terminated with signal"}, regexp.MustCompile(`Signal \d+ \(SIG[A-Z]+\) received by PID \d+|terminated with signal`)},
+}
+
+// Literals returns literals of which one occurs in every line Scan can
+// report but those Leads tells (for a caller's literal prefilter). The
+// caller must not modify the slice.
+func Literals() []string { return literals }
+
+// Leads reports whether a line's body starts with a fatal word that is too
+// short for a literal scan ("Aborted"); it reads only the first bytes.
+func Leads(body []byte) bool {
+	return len(body) >= 7 && string(body[:7]) == "Aborted"
+}
+
+var literals = func() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range patterns {
+		for _, l := range p.lits {
+			if l == "Aborted" {
+				continue // Leads
+			}
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}()
+
+// Hit is one fatal line of a text.
+type Hit struct {
+	Kind  Kind
+	Line  int    // 0-based line within the text
+	Match string // what matched ("CUDA error: an illegal memory access …" is in Text)
+	Text  string // the whole line, trimmed
+}
+
+// Scan returns the fatal lines of text (lines separated by '\n').
+func Scan(text string) []Hit {
+	var out []Hit
+	for n := 0; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if h, ok := Classify(line); ok {
+			h.Line = n
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Classify reports whether one line is fatal, and how.
+func Classify(line string) (Hit, bool) {
+	t := strings.TrimSpace(line)
+	if t == "" {
+		return Hit{}, false
+	}
+	for i := range patterns {
+		p := &patterns[i]
+		found := false
+		for _, l := range p.lits {
+			if strings.Contains(t, l) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		if loc := p.re.FindStringIndex(t); loc != nil {
+			return Hit{Kind: p.kind, Match: t[loc[0]:loc[1]], Text: t}, true
+		}
+	}
+	return Hit{}, false
+}

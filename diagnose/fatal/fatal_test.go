@@ -1,0 +1,78 @@
+package fatal
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	fatal := map[string]Kind{
+		"Segmentation fault (core dumped)": NativeCrash,
+		"[rank0]: Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)": NativeCrash,
+		"Aborted (core dumped)": NativeCrash,
+		"terminate called after throwing an instance of 'c10::Error'":                     NativeCrash,
+		"*** SIGSEGV (@0x0) received by PID 4242 (TID 0x7f) from PID 0; stack trace: ***": NativeCrash,
+		"[12345.678] Out of memory: Killed process 4242 (python3) total-vm:1234kB":        OOMKill,
+		"./serve.sh: line 3:  4242 Killed                  vllm serve /models/x":          OOMKill,
+		"Killed": OOMKill,
+		"RuntimeError: CUDA error: an illegal memory access was encountered":                                            DeviceError,
+		"HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices":                         DeviceError,
+		"fail to call hipModuleLaunchKernel(...) ---> [HIP error](invalid resource handle)":                             DeviceError,
+		"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1333":                                  Collective,
+		"[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4)":                                     Collective,
+		"RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.2]:22183": Collective,
+		"  exitcode  : -9 (pid: 4242)":                                                                         ChildExit,
+		"Worker proc VllmWorker-0 died unexpectedly, shutting down executor.":                                  ChildExit,
+		"Rank 0 scheduler is dead. Please check if there are relevant logs.":                                   ChildExit,
+		"subprocess.CalledProcessError: Command '['/usr/bin/gcc', 'main.c']' returned non-zero exit status 1.": BuildFailed,
+	}
+	for line, want := range fatal {
+		h, ok := Classify(line)
+		if !ok || h.Kind != want || !strings.Contains(line, h.Match) {
+			t.Errorf("%q: %+v %v, want %s", line, h, ok, want)
+		}
+	}
+	for _, line := range []string{
+		"INFO 11-29 21:04:31 [core.py:91] exit code 0",
+		"Process exited with exit code 0",
+		"INFO: Killed 3 idle connections",
+		"NCCL INFO Channel 00/02 : 0 1",
+		"the watchdog is enabled",
+		"INFO 11-29 21:05:14 [gpu_worker.py:298] Available KV cache memory: 52.31 GiB",
+	} {
+		if h, ok := Classify(line); ok {
+			t.Errorf("%q is not fatal: %+v", line, h)
+		}
+	}
+}
+
+// TestQuietOnHealthyExample: no line of the healthy example boot is fatal.
+func TestQuietOnHealthyExample(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "healthy", "vllm-serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs := Scan(string(data)); len(hs) > 0 {
+		t.Errorf("healthy boot: %+v", hs)
+	}
+}
+
+func FuzzClassify(f *testing.F) {
+	m, _ := filepath.Glob(filepath.Join("..", "..", "corpus", "field", "*.log"))
+	for _, p := range m {
+		if b, err := os.ReadFile(p); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				f.Add(l)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, h := range Scan(line) {
+			if h.Match == "" || !strings.Contains(h.Text, h.Match) || !strings.Contains(line, h.Text) {
+				t.Fatalf("%+v of %q", h, line)
+			}
+		}
+	})
+}

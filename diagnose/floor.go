@@ -1,0 +1,747 @@
+package diagnose
+
+import (
+	"fmt"
+	"hash/maphash"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/bringup-tool/bringup/analyze/timeline"
+	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+// The floor: every fatal error of the inputs — a traceback's root
+// exception, an exception printed without frames, a fatal line (native
+// crash, OOM kill, GPU runtime error, collective error, a child's exit) —
+// is matched against the rules, and one that no error-level rule explains
+// becomes a finding of a catch-all rule of its own. A rule explains an
+// error when it matched the error itself, or when its text matched inside
+// the error's traceback or shortly before it on the same rank; then the
+// rule's finding carries the concrete error (Finding.Root, RaisedIn) and
+// the phase the evidence shows.
+
+// occurrence is one fatal error of one log.
+type occurrence struct {
+	log  *logResult
+	tb   *pytrace.Traceback // a Python exception (with or without frames)
+	root pytrace.Exception
+	fl   *fatalLine // a fatal line
+	// line..end are the lines it covers; rank as printed.
+	line, end int
+	rank      record.Rank
+	wrapper   bool // only reports another error
+	dupOf     int  // index+1 of the occurrence this one repeats (same error printed again without frames), 0 none
+	errIndex  int  // its entry in the errors listed
+	// mask is the exception that hid root while re-raising it ("TypeError:
+	// __init__() missing … 'inner_exception'"), "" when none.
+	mask string
+	// sub and added: the subject matched and the rules it was added to.
+	sub   rules.Subject
+	added []*rules.Rule
+}
+
+var (
+	rankInText   = regexp.MustCompile(`\[(?:Rank|rank|RANK) ?(\d+)\]`)
+	workerInText = regexp.MustCompile(`\b(VllmWorker-\d+|Worker_TP\d+|VllmWorker TP\d+|VllmWorker rank=\d+)\b`)
+)
+
+// attachConsequences gives the error before a consequence what the
+// consequence tells of it: a traceback on another rank cut before its
+// exception line (SGLang's schedulers each print the failure) adds that
+// rank; a launcher's word that a named worker died names the rank of an
+// error that was printed without one.
+func attachConsequences(occs []occurrence, hits *rules.Collector) {
+	for i := range occs {
+		o := &occs[i]
+		if !o.wrapper || o.dupOf > 0 || len(o.added) > 0 {
+			continue
+		}
+		var target *occurrence // the error printed last before it
+		for j := range occs {
+			p := &occs[j]
+			if p.log == o.log && len(p.added) > 0 && !p.wrapper && p.line <= o.line && (target == nil || p.line > target.line) {
+				target = p
+			}
+		}
+		if target == nil {
+			continue
+		}
+		sub := target.sub
+		switch {
+		case o.tb != nil && o.root.Type == "Traceback" && o.rank.String() != "" && o.rank.String() != target.rank.String():
+			ev := record.Evidence{Path: o.tb.Source, Line: o.tb.Line, Rank: o.rank.String(), Text: "a traceback on " + o.rank.String() + " too, cut off before its exception line"}
+			sub.Evidence = ev
+		case o.fl != nil && target.rank.String() == "":
+			m := workerInText.FindString(o.fl.hit.Text)
+			if m == "" {
+				continue
+			}
+			sub.Evidence = record.Evidence{Path: o.log.input.Path, Line: o.fl.line, Rank: m, Text: o.fl.hit.Text}
+		default:
+			continue
+		}
+		for _, r := range target.added {
+			hits.Add(r, sub)
+		}
+	}
+}
+
+// rankNamed is r, with the global rank a line names ("[Rank 3] Watchdog
+// caught …") when r has no index of its own.
+func rankNamed(r record.Rank, line string) record.Rank {
+	if r.TP < 0 && r.Global < 0 && r.PP < 0 && strings.Contains(line, "ank") {
+		if m := rankInText.FindStringSubmatch(line); m != nil {
+			r.Global = atoi(m[1])
+		}
+	}
+	return r
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// nearLines is how far before an error a text rule's match on the same
+// rank still explains it (an ERROR line naming the failure, then the
+// traceback).
+const nearLines = 100
+
+// maxFloorFindings bounds the catch-all findings: past it, unexplained
+// errors join the last one.
+const maxFloorFindings = 12
+
+// floor turns the fatal errors of results into subjects, matches them and
+// adds the hits to hits; it returns the root errors for Diagnosis.Errors.
+func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.Collector, torchDir string) []Error {
+	n := 0
+	for _, fr := range results {
+		if fr.log != nil {
+			n += len(fr.log.tracebacks) + len(fr.log.fatals)
+		}
+	}
+	occs := make([]occurrence, 0, n)
+	for _, fr := range results {
+		if fr.log == nil {
+			continue
+		}
+		lg := fr.log
+		first := len(occs)
+		for i := range lg.tracebacks {
+			tb := &lg.tracebacks[i]
+			switch tb.Level {
+			case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+				// Logged as a warning: recovered from (a graph break Dynamo
+				// fell back from, suppress_errors). Warnings stay warnings.
+				continue
+			}
+			if tb.Ignored {
+				continue // "Exception ignored in …": Python went on
+			}
+			root := tb.Root()
+			mask := ""
+			if hidden, m, ok := unmask(tb, root); ok {
+				root, mask = hidden, m
+			}
+			cut := false
+			if root.Type == "" {
+				// Frames and no exception line: the excerpt ends inside a
+				// traceback. Fatal, but the error may be told elsewhere.
+				root.Type, root.Message, cut = "Traceback", "cut off before its exception line", true
+			}
+			line := root.Line
+			if line == 0 {
+				line = tb.Line
+			}
+			end := max(tb.EndLine, line)
+			if tb.Frameless {
+				end = line // the lines after it are its message at most
+			}
+			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
+				rank: tb.Rank, wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
+		}
+		// An exception printed without frames that repeats one with frames
+		// (a parent process re-printing its child's error) is that error.
+		framed := map[[2]string]int{} // type and first message line -> first occurrence with frames
+		for i := first; i < len(occs); i++ {
+			if o := &occs[i]; !o.tb.Frameless {
+				k := [2]string{o.root.Type, firstLine(o.root.Message)}
+				if _, ok := framed[k]; !ok {
+					framed[k] = i
+				}
+			}
+		}
+		for i := first; i < len(occs); i++ {
+			if o := &occs[i]; o.tb.Frameless {
+				if j, ok := framed[[2]string{o.root.Type, firstLine(o.root.Message)}]; ok {
+					o.dupOf = j + 1
+				}
+			}
+		}
+		cov := newCoverage(occs[first:])
+		for i := range lg.fatals {
+			fl := &lg.fatals[i]
+			if cov.covers(fl) {
+				continue
+			}
+			rank := rankNamed(fl.rank, fl.hit.Text)
+			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: fl.line, rank: rank,
+				wrapper: fl.hit.Kind.Consequence()})
+		}
+	}
+
+	// A wrapper, or a launcher's word that a child died, is the error only
+	// when nothing else fatal was found.
+	onlyWrappers := true
+	for _, o := range occs {
+		if !o.wrapper && o.dupOf == 0 {
+			onlyWrappers = false
+		}
+	}
+	var errs []listed
+	errIdx := map[string]int{}
+	floorKeys := map[string]bool{}
+	memo := map[uint64]*derived{}
+	for i := range occs {
+		o := &occs[i]
+		sub, dv := o.subject(torchDir, memo)
+		if v["vllm"] != "" {
+			sub.Fields["vllm"] = v["vllm"]
+		}
+		for _, e := range rules.Engines {
+			if v[e] != "" {
+				sub.Fields["engine"] = e
+				break
+			}
+		}
+		var matched []*rules.Rule
+		if o.dupOf == 0 && (!o.wrapper || onlyWrappers) {
+			if !dv.haveMatched {
+				dv.matched, dv.haveMatched = set.Match(sub, v), true
+			}
+			matched = dv.matched
+			explainedBy := slices.Clone(specific(matched)) // (matched is shared by the occurrences of one error)
+			if !explainedByError(explainedBy) {
+				for _, r := range o.nearRules(v) {
+					explainedBy = append(explainedBy, r)
+					hits.Enrich(r.ID, sub)
+				}
+			}
+			if !explainedByError(explainedBy) {
+				sub.Fields["unexplained"] = "true"
+				key := sub.Root
+				if !floorKeys[key] && len(floorKeys) >= maxFloorFindings {
+					key = "more"
+				}
+				floorKeys[key] = true
+				sub.Key = key
+				if !dv.haveUnx {
+					dv.unexplained, dv.haveUnx = set.Match(sub, v), true
+				}
+				matched = dv.unexplained
+			} else {
+				matched = explainedBy
+			}
+			for _, r := range matched {
+				hits.Add(r, sub)
+			}
+			o.sub, o.added = sub, matched
+		}
+		errs = o.addError(errs, errIdx, matched, occs)
+	}
+	if !onlyWrappers {
+		attachConsequences(occs, hits)
+	}
+	// A wrapper is listed only when no root error was found at all.
+	if !onlyWrappers {
+		kept := errs[:0]
+		for _, e := range errs {
+			if !e.wrapper {
+				kept = append(kept, e)
+			}
+		}
+		errs = kept
+	}
+	out := make([]Error, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error
+	}
+	return out
+}
+
+// listed is an Error and whether it only wraps another.
+type listed struct {
+	Error
+	wrapper bool
+}
+
+// addError lists the occurrence's error, once per distinct error with
+// every rank that raised it; a repeat without frames only counts.
+func (o *occurrence) addError(errs []listed, idx map[string]int, matched []*rules.Rule, occs []occurrence) []listed {
+	if o.dupOf > 0 {
+		if k := occs[o.dupOf-1].errIndex; k >= 0 && k < len(errs) {
+			errs[k].Count++
+		}
+		o.errIndex = -1
+		return errs
+	}
+	var typ, msg string
+	frames := record.Stack{}
+	line := o.line
+	src := o.log.input.Path
+	if o.tb != nil {
+		typ, msg = o.root.Type, o.root.Message
+		if o.root.Frames != nil {
+			frames = o.root.Frames
+		}
+		if o.root.Line != 0 {
+			line = o.root.Line
+		}
+		src = o.tb.Source
+	} else {
+		typ, msg = string(o.fl.hit.Kind), o.fl.hit.Text
+	}
+	key := typ + "\x00" + firstLine(msg) + "\x00" + innermost(frames)
+	i, ok := idx[key]
+	if !ok {
+		i = len(errs)
+		idx[key] = i
+		errs = append(errs, listed{Error: Error{Rank: o.rank.String(), PID: o.rank.PID, Ranks: []string{},
+			Exception: typ, Message: msg, Frames: frames, Path: src, Line: line, Rules: []string{}}, wrapper: o.wrapper})
+	}
+	o.errIndex = i
+	e := &errs[i]
+	e.Count++
+	if o.fl != nil {
+		e.Count += o.fl.count - 1
+	}
+	if rk := o.rank.String(); rk != "" && !slices.Contains(e.Ranks, rk) {
+		e.Ranks = append(e.Ranks, rk)
+	}
+	for _, r := range matched {
+		if !slices.Contains(e.Rules, r.ID) {
+			e.Rules = append(e.Rules, r.ID)
+		}
+	}
+	return errs
+}
+
+// subject is the occurrence as the rules see it, with what its evidence
+// says: root, where it was raised, phase and why, and what PyTorch or the
+// engine printed about it.
+func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.Subject, *derived) {
+	var sub rules.Subject
+	var d *derived
+	if o.tb != nil {
+		key := o.key()
+		if d = memo[key]; d == nil {
+			d = &derived{sub: o.content(torchDir)}
+			d.framePhase, d.frameWhy = o.contentPhase()
+			d.wordPhase, d.wordWhy = o.wordPhase()
+			if len(memo) < maxMemoErrors {
+				memo[key] = d
+			}
+		}
+		sub = d.sub
+		sub.Fields = maps.Clone(d.sub.Fields)
+		line := o.root.Line
+		if line == 0 {
+			line = o.tb.Line
+		}
+		sub.Evidence = record.Evidence{Path: o.tb.Source, Line: line, Rank: o.tb.Rank.String(), Text: d.sub.Evidence.Text}
+	} else {
+		h := o.fl.hit
+		sub = rules.Subject{Text: h.Text, Fact: "fatal",
+			Fields:   map[string]string{"kind": string(h.Kind), "role": o.rank.Role},
+			Evidence: record.Evidence{Path: o.log.input.Path, Line: o.fl.line, Rank: o.rank.String(), Text: h.Text}}
+		sub.Root = h.Text
+		d = &derived{}
+		d.wordPhase, d.wordWhy = o.wordPhase()
+	}
+	sub.Phase, sub.PhaseWhy = o.phase(d)
+	return sub, d
+}
+
+// derived is what an error's own text and frames say, the same for every
+// occurrence of it (a crash loop prints one traceback thousands of times),
+// and the rules it matched.
+type derived struct {
+	sub                  rules.Subject // but Evidence's place
+	framePhase, frameWhy string
+	wordPhase, wordWhy   string
+	matched, unexplained []*rules.Rule
+	haveMatched, haveUnx bool
+}
+
+// maxMemoErrors bounds the distinct errors remembered.
+const maxMemoErrors = 4096
+
+// key identifies an occurrence's content: its role, root, mask, frames
+// and chain (a hash: the memo is per run).
+func (o *occurrence) key() uint64 {
+	var h maphash.Hash
+	h.SetSeed(keySeed)
+	h.WriteString(o.tb.Rank.Role)
+	h.WriteByte(0)
+	h.WriteString(o.mask)
+	h.WriteByte(0)
+	h.WriteString(o.root.Type)
+	h.WriteByte(0)
+	h.WriteString(o.root.Message)
+	h.WriteByte(0)
+	var n [8]byte
+	num := func(v int) {
+		for i := range n {
+			n[i] = byte(v >> (8 * i))
+		}
+		h.Write(n[:])
+	}
+	for _, f := range o.root.Frames {
+		h.WriteString(f.File)
+		num(f.Line)
+		h.WriteString(f.Func)
+		h.WriteByte(1)
+	}
+	for _, e := range o.tb.Chain {
+		h.WriteString(e.Type)
+		num(len(e.Frames))
+		h.WriteByte(3)
+	}
+	return h.Sum64()
+}
+
+var keySeed = maphash.MakeSeed()
+
+// content is the subject of a Python error from its text and frames.
+func (o *occurrence) content(torchDir string) rules.Subject {
+	sub := exceptionSubject(*o.tb, o.root)
+	sub.Root = clip(rootText(o.root))
+	if p := printedLine(o.tb, o.root); p != "" {
+		sub.Evidence.Text = clip(p) // the line as the log shows it
+		sub.Fields["printed"] = p
+	}
+	if f := sub.Fields["def_line_frame"]; f != "" {
+		sub.RaisedIn = "code Dynamo generated for " + timeline.ShortFrame(record.Frame{File: frameFile(f), Line: frameLine(f), Func: sub.Fields["def_line_func"]})
+	} else if len(o.root.Frames) > 0 {
+		sub.RaisedIn = timeline.ShortFrame(o.root.Frames[0])
+	}
+	if len(o.root.UserCode) > 0 {
+		sub.RaisedIn = strings.TrimSpace(sub.RaisedIn + " (user code " + timeline.ShortFrame(o.root.UserCode[0]) + ")")
+	}
+	printed(&sub, o.tb, o.root, torchDir)
+	if o.mask != "" {
+		sub.Fields["masked_by"] = o.mask
+		if o.mask == sub.Root {
+			sub.Cause = "This error is a mask: it was raised while the engine re-raised an earlier error (its wrapper could not be built), and that error is not in the log. Look for the first error of this process before it."
+		} else {
+			sub.Cause = "The error finally printed, " + o.mask + ", is a mask: it was raised while the engine re-raised this one, which it hid."
+		}
+	}
+	if p := packageOf(o.root.Frames); p != "" {
+		sub.Fields["package"] = p
+	}
+	return sub
+}
+
+// libraries are the packages a frame path is read for (packageOf), as
+// their directories are named.
+var libraries = []string{"aiter", "sgl_kernel", "flash_attn", "xformers", "vllm_ascend", "torch_npu", "deep_gemm",
+	"flashinfer", "transformer_engine", "mamba_ssm", "causal_conv1d", "apex", "bitsandbytes", "triton", "vllm", "sglang", "atom", "transformers"}
+
+// packageOf is the package (as pip names it) of the innermost frame in a
+// known library, or in an installed package other than torch.
+func packageOf(st record.Stack) string {
+	for _, f := range st {
+		for _, lib := range libraries {
+			if strings.Contains(f.File, "/"+lib+"/") {
+				return strings.ReplaceAll(lib, "_", "-")
+			}
+		}
+		for _, root := range []string{"site-packages/", "dist-packages/"} {
+			if k := strings.LastIndex(f.File, root); k >= 0 {
+				pkg, _, _ := strings.Cut(f.File[k+len(root):], "/")
+				if pkg != "torch" && !strings.HasSuffix(pkg, ".py") {
+					return strings.ReplaceAll(pkg, "_", "-")
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// masks are exceptions raised while an engine re-raised another one, which
+// they hide: the wrapper class could not be built with the arguments its
+// re-raise passed.
+var masks = []*regexp.Regexp{
+	regexp.MustCompile(`__init__\(\) missing \d+ required (?:positional|keyword-only) arguments?: .*'(?:inner_exception|original_exception|exc|exception|cause)'`),
+	regexp.MustCompile(`__init__\(\) takes \d+ positional arguments? but \d+ were given`),
+	regexp.MustCompile(`(?i)exception must derive from BaseException`),
+}
+
+// unmask: when the exception finally printed is a known mask (a
+// TypeError raised while building the exception that re-raises another),
+// the root is the exception it hid, when the chain shows it; the mask is
+// returned in words either way.
+func unmask(tb *pytrace.Traceback, root pytrace.Exception) (pytrace.Exception, string, bool) {
+	final := tb.Final()
+	if !strings.HasSuffix(final.Type, "TypeError") {
+		return root, "", false
+	}
+	hit := false
+	for _, re := range masks {
+		hit = hit || re.MatchString(final.Message)
+	}
+	if !hit {
+		return root, "", false
+	}
+	mask := final.Type + ": " + firstLine(final.Message)
+	if root.Line != final.Line || root.Type != final.Type {
+		return root, mask, true // Root already stands before the mask
+	}
+	for j := len(tb.Chain) - 2; j >= 0; j-- {
+		if e := tb.Chain[j]; e.Type != "" {
+			if in, ok := pytrace.Unwrap(e); ok {
+				e = in
+			}
+			return e, mask, true
+		}
+	}
+	return root, mask, true
+}
+
+// rootText is the root error in one line: "Type: message", the message's
+// first line that says something (an ImportError whose message starts on
+// the next line), the engine's own report as it printed it, and a "Root
+// cause:" line that the engine printed under it.
+func rootText(e pytrace.Exception) string {
+	msg := e.Message
+	first := ""
+	for _, l := range strings.Split(msg, "\n") {
+		if first = strings.TrimSpace(l); first != "" {
+			break
+		}
+	}
+	text := e.Type
+	switch {
+	case e.Reported:
+		text = first
+	case first != "":
+		text += ": " + first
+	}
+	for _, l := range strings.Split(msg, "\n") {
+		t := strings.TrimLeft(strings.TrimSpace(l), "-*• ")
+		if k := strings.Index(strings.ToLower(t), "root cause:"); k >= 0 && k < 8 {
+			if rc := strings.TrimSpace(t[k+len("root cause:"):]); rc != "" && !strings.Contains(text, rc) {
+				text += " — root cause: " + rc
+			}
+			break
+		}
+	}
+	return text
+}
+
+// printedLine is the exception line as the log printed it, when the root
+// was unwrapped from a wrapper's ("torch._inductor.exc.InductorError:
+// AssertionError:"); "" when it is the root's own.
+func printedLine(tb *pytrace.Traceback, root pytrace.Exception) string {
+	for _, e := range tb.Chain {
+		if e.Line == root.Line && e.Type != root.Type {
+			l := e.Type
+			if m := firstLine(e.Message); m != "" {
+				l += ": " + m
+			}
+			return l
+		}
+	}
+	return ""
+}
+
+// phase: what the frames say (the frame table), else the phase the log's
+// markers had open on that rank at that line, else runtime for an
+// exception raised in frames no table row knows, else unknown.
+func (o *occurrence) phase(d *derived) (string, string) {
+	if d.framePhase != "" {
+		return d.framePhase, d.frameWhy
+	}
+	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {
+		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d and had not finished", p, at)
+	}
+	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, "", o.line); p != "" {
+		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d (another rank) and had not finished", p, at)
+	}
+	if d.wordPhase != "" {
+		return d.wordPhase, d.wordWhy
+	}
+	if o.tb != nil && len(o.root.Frames) > 0 {
+		return timeline.PhaseRuntime, "no frame of a known startup phase"
+	}
+	return timeline.PhaseUnknown, "neither frames nor phase markers in the log"
+}
+
+// contentPhase is what a Python error's frames (or its type) say.
+func (o *occurrence) contentPhase() (string, string) {
+	if p, why := timeline.PhaseOfFrames(o.root.Frames); p != "" {
+		return p, "frame " + why
+	}
+	// The outer exceptions of the chain hold the frames that led to it.
+	for i := len(o.tb.Chain) - 1; i >= 0; i-- {
+		if p, why := timeline.PhaseOfFrames(o.tb.Chain[i].Frames); p != "" {
+			return p, "frame " + why
+		}
+	}
+	if p := phaseOfType(o.root); p != "" {
+		return p, o.root.Type + " is raised while importing"
+	}
+	return "", ""
+}
+
+// wordPhase is what the error's words name (weak: see rules.WeakPhase).
+func (o *occurrence) wordPhase() (string, string) {
+	if p, why := timeline.PhaseOfText(o.text()); p != "" {
+		return p, rules.WeakPhase + ": " + why
+	}
+	return "", ""
+}
+
+// text is the error's own words: its exception line and message, or the
+// fatal line.
+func (o *occurrence) text() string {
+	if o.tb != nil {
+		return printedLine(o.tb, o.root) + "\n" + o.root.Type + ": " + o.root.Message
+	}
+	return o.fl.hit.Text
+}
+
+// phaseOfType: exceptions that by their type happen in one phase.
+func phaseOfType(e pytrace.Exception) string {
+	short := e.Type[strings.LastIndexByte(e.Type, '.')+1:]
+	switch {
+	case short == "ImportError" || short == "ModuleNotFoundError":
+		return timeline.PhaseImport
+	case strings.Contains(e.Message, "undefined symbol"):
+		return timeline.PhaseImport
+	}
+	return ""
+}
+
+// nearRules are the error-level text rules that matched inside the
+// occurrence's lines, or up to nearLines before it on the same rank.
+func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
+	var out []*rules.Rule
+	rank := o.rank.String()
+	for r, ls := range o.log.ruleLines {
+		if r.CatchAll || !r.Allows(v) {
+			continue
+		}
+		for _, l := range ls {
+			in := l.line >= o.line && l.line <= o.end
+			before := l.line < o.line && l.line >= o.line-nearLines && (l.rank == rank || l.rank == "" || rank == "")
+			if in || before {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *rules.Rule) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// coverage tells whether a fatal line is a Python error's: inside its
+// traceback, or its words held by the error's message.
+type coverage struct {
+	spans [][2]int // traceback line spans, by start
+	msgs  []covMsg // distinct messages with their rank
+}
+
+type covMsg struct {
+	msg       string
+	rank      record.Rank
+	frameless bool
+}
+
+func newCoverage(occs []occurrence) *coverage {
+	c := &coverage{}
+	seen := map[covMsg]bool{}
+	for _, o := range occs {
+		if o.tb == nil {
+			continue
+		}
+		c.spans = append(c.spans, [2]int{o.tb.Line, o.end})
+		m := covMsg{o.root.Message, o.rank, o.tb.Frameless}
+		if !seen[m] && len(seen) < maxMemoErrors {
+			seen[m] = true
+			c.msgs = append(c.msgs, m)
+		}
+	}
+	slices.SortFunc(c.spans, func(a, b [2]int) int { return a[0] - b[0] })
+	return c
+}
+
+func (c *coverage) covers(fl *fatalLine) bool {
+	// The spans that start at or before the line: the last few may hold it.
+	k, _ := slices.BinarySearchFunc(c.spans, fl.line+1, func(s [2]int, line int) int { return s[0] - line })
+	for j := k - 1; j >= 0 && j >= k-8; j-- {
+		if fl.line <= c.spans[j][1] {
+			return true
+		}
+	}
+	for _, m := range c.msgs {
+		if m.frameless && fl.hit.Kind.Consequence() {
+			continue // a launcher's line under an error printed without frames is its own
+		}
+		if strings.Contains(m.msg, fl.hit.Match) && (m.rank == fl.rank || !fl.rank.Known()) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameError(a, b pytrace.Exception) bool {
+	return a.Type == b.Type && firstLine(a.Message) == firstLine(b.Message)
+}
+
+// isChildFailed: torchrun's ChildFailedError only reports a child's exit.
+func isChildFailed(e pytrace.Exception) bool {
+	return strings.HasSuffix(e.Type, "ChildFailedError") || strings.HasSuffix(e.Type, "ProcessExitedException") ||
+		strings.HasSuffix(e.Type, "ProcessRaisedException")
+}
+
+func explainedByError(rs []*rules.Rule) bool {
+	for _, r := range rs {
+		if !r.CatchAll && r.Severity == "error" {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// frameFile and frameLine split "path:line".
+func frameFile(s string) string {
+	if k := strings.LastIndexByte(s, ':'); k > 0 {
+		return s[:k]
+	}
+	return s
+}
+
+func frameLine(s string) int {
+	n := 0
+	if k := strings.LastIndexByte(s, ':'); k > 0 {
+		fmt.Sscanf(s[k+1:], "%d", &n)
+	}
+	return n
+}

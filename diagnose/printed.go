@@ -1,0 +1,194 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+// What PyTorch and the engines print next to an error is knowledge the
+// rules need not repeat: Dynamo's structured graph-break messages (the
+// explanation, hints, the GB id whose registry entry ships with torch),
+// and a workaround an engine prints under its error. printed puts them
+// into the finding: the cause from the explanation, remedies marked as
+// printed, so a reader can tell them from the knowledge base's.
+
+// advice is one way a message offers a workaround; the sentence is the
+// remedy.
+var advice = []*regexp.Regexp{
+	regexp.MustCompile(`To work around this error,? .+`),
+	regexp.MustCompile(`(?i)you can suppress this exception and fall back to eager by setting:?.*`),
+	regexp.MustCompile(`torch\._dynamo\.config\.suppress_errors = True`),
+	regexp.MustCompile(`Reducing block sizes or .num_stages. may help`),
+	regexp.MustCompile(`(?i)it is recommended to (?:[^.]|\.[\w(])+`),
+	regexp.MustCompile(`(?:^|[.!] )((?:Please )?(?:[Uu]se|[Tt]ry|[Cc]onsider|[Uu]pgrade|[Ii]nstall|[Ss]et|[Rr]educe|[Ii]ncrease|[Dd]isable|[Ee]nable|[Aa]dd|[Rr]emove|[Ee]nsure|[Mm]ake sure) (?:[^.]|\.[\w(])+)`),
+}
+
+// maxPrinted bounds the printed remedies of one error.
+const maxPrinted = 3
+
+// printed adds to sub what PyTorch or the engine printed about the error:
+// from the exception's message (and, for an exception without frames, the
+// lines printed under it).
+func printed(sub *rules.Subject, tb *pytrace.Traceback, root pytrace.Exception, torchDir string) {
+	msg := root.Message
+	st := parseStructured(msg)
+	by := "the engine"
+	if strings.HasPrefix(root.Type, "torch.") || st.gb != "" || st.explanation != "" {
+		by = "PyTorch"
+	}
+	if st.gb != "" || st.gbType != "" {
+		if e, ok := registryEntry(registryDir(torchDir, root), st.gb, st.gbType); ok {
+			if st.explanation == "" {
+				st.explanation = e.Explanation
+			}
+			if len(st.hints) == 0 {
+				st.hints = e.Hints
+			}
+			if st.gb == "" {
+				st.gb = e.id
+			}
+		}
+	}
+	if st.explanation != "" {
+		sub.Cause = "PyTorch explains: " + st.explanation
+	}
+	var rem []string
+	add := func(s string) {
+		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "."))
+		if s == "" || len(rem) >= maxPrinted {
+			return
+		}
+		s = "Printed by " + by + ": " + clip(s)
+		for _, r := range rem {
+			if r == s {
+				return
+			}
+		}
+		rem = append(rem, s)
+	}
+	for _, h := range st.hints {
+		add(h)
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "Hint:") || strings.HasPrefix(t, "Explanation:") {
+			continue
+		}
+		for _, re := range advice {
+			if m := re.FindStringSubmatch(t); m != nil {
+				add(m[len(m)-1])
+				break
+			}
+		}
+	}
+	if st.gb != "" {
+		sub.Fields["gb_id"] = st.gb
+	}
+	if st.gbType != "" {
+		sub.Fields["gb_type"] = st.gbType
+	}
+	sub.Remedy = append(sub.Remedy, rem...)
+}
+
+// structured is what a Dynamo message of recent torch says beside its
+// first line.
+type structured struct {
+	gbType      string   // the first line of an Unsupported message ("Attempted to call function marked as skipped")
+	explanation string   // "Explanation: …"
+	hints       []string // "Hint: …"
+	gb          string   // "GB0007", from the message or its docs link
+}
+
+var gbRe = regexp.MustCompile(`(?i)\b(gb\d{4})\b`)
+
+func parseStructured(msg string) structured {
+	var st structured
+	lines := strings.Split(msg, "\n")
+	if len(lines) > 0 {
+		st.gbType = strings.TrimSpace(lines[0])
+	}
+	for i := 0; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		switch {
+		case strings.HasPrefix(t, "Explanation:"):
+			st.explanation = strings.TrimSpace(t[len("Explanation:"):])
+		case strings.HasPrefix(t, "Hint:"):
+			st.hints = append(st.hints, strings.TrimSpace(t[len("Hint:"):]))
+		}
+		if m := gbRe.FindStringSubmatch(t); m != nil && st.gb == "" {
+			st.gb = strings.ToUpper(m[1])
+		}
+	}
+	if st.explanation == "" && len(st.hints) == 0 && st.gb == "" {
+		st.gbType = "" // not a structured message
+	}
+	return st
+}
+
+// registryDir is the torch package the boot used: torchDir (--torch-dir),
+// else the one the traceback's own torch frames lie in, when it exists on
+// this machine.
+func registryDir(torchDir string, root pytrace.Exception) string {
+	if torchDir != "" {
+		return torchDir
+	}
+	for _, f := range root.Frames {
+		if k := strings.Index(f.File, "/torch/_dynamo/"); k >= 0 {
+			return f.File[:k+len("/torch")]
+		}
+	}
+	return ""
+}
+
+// gbEntry is one entry of torch/_dynamo/graph_break_registry.json.
+type gbEntry struct {
+	id          string
+	GbType      string   `json:"Gb_type"`
+	Explanation string   `json:"Explanation"`
+	Hints       []string `json:"Hints"`
+}
+
+var registries sync.Map // dir -> map[string][]gbEntry (nil when unreadable)
+
+// registryEntry looks a graph break up by id, else by gb_type, in the
+// registry that the torch in dir ships; read at run time, never copied.
+func registryEntry(dir, id, gbType string) (gbEntry, bool) {
+	if dir == "" {
+		return gbEntry{}, false
+	}
+	v, ok := registries.Load(dir)
+	if !ok {
+		var reg map[string][]gbEntry
+		if data, err := os.ReadFile(filepath.Join(dir, "_dynamo", "graph_break_registry.json")); err == nil {
+			if json.Unmarshal(data, &reg) != nil {
+				reg = nil
+			}
+		}
+		v, _ = registries.LoadOrStore(dir, reg)
+	}
+	reg, _ := v.(map[string][]gbEntry)
+	if es := reg[id]; len(es) > 0 {
+		e := es[0]
+		e.id = id
+		return e, true
+	}
+	if gbType == "" {
+		return gbEntry{}, false
+	}
+	for k, es := range reg {
+		for _, e := range es {
+			if e.GbType != "" && strings.HasPrefix(gbType, e.GbType) {
+				e.id = k
+				return e, true
+			}
+		}
+	}
+	return gbEntry{}, false
+}

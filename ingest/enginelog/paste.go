@@ -1,0 +1,251 @@
+package enginelog
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+)
+
+// Pasted excerpts (a log quoted in an issue thread) carry what no engine
+// writes: Markdown quoting ("> "), the whole excerpt indented, an indent
+// before the process prefix, and ANSI colour codes whose ESC byte the page
+// dropped ("[0;36m(EngineCore pid=1)[0m"). Depaste undoes them, line by
+// line, when the head of an input shows them; a log written by an engine
+// is read untouched and costs nothing more.
+
+// PasteFix says which repairs an input needs; the zero value needs none.
+type PasteFix struct {
+	Quote  bool // lines start with Markdown quoting "> "
+	ANSI   bool // colour codes without their ESC byte
+	Indent int  // every line indented by at least this many spaces
+	Prefix bool // an indent before a process or logger prefix
+	// Outer is a prefix that a tool (a CI runner) put before most lines
+	// ("[test 1] "), stripped where it starts a line.
+	Outer string
+}
+
+// Any reports whether some repair is needed.
+func (f PasteFix) Any() bool { return f.Quote || f.ANSI || f.Indent > 0 || f.Prefix || f.Outer != "" }
+
+// DetectPaste looks at the head of an input for paste artifacts.
+func DetectPaste(head []byte) PasteFix {
+	var f PasteFix
+	lines, quoted, minIndent := 0, 0, -1
+	outer := map[string]int{}
+	rest := head
+	for len(rest) > 0 && lines < 400 {
+		line, more, _ := bytes.Cut(rest, []byte{'\n'})
+		rest = more
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		lines++
+		if line[0] == '>' {
+			quoted++
+			line = unquote(line)
+		}
+		n := 0
+		for n < len(line) && line[n] == ' ' {
+			n++
+		}
+		if n < len(line) {
+			if minIndent < 0 || n < minIndent {
+				minIndent = n
+			}
+			if n > 0 && startsWithPrefix(line[n:]) {
+				f.Prefix = true
+			}
+		}
+		if !f.ANSI && bareANSI(line) >= 0 {
+			f.ANSI = true
+		}
+		if p := outerPrefix(line); p != "" {
+			outer[p]++
+		}
+	}
+	for p, n := range outer {
+		if n >= 3 && n*2 >= lines && (f.Outer == "" || n > outer[f.Outer]) {
+			f.Outer = p
+		}
+	}
+	if lines > 0 && quoted*2 >= lines {
+		f.Quote = true
+	}
+	if minIndent >= 2 && lines >= 2 {
+		f.Indent = minIndent
+	}
+	return f
+}
+
+// Depaste returns r with the repairs of f applied to every line; r itself
+// when f needs none.
+func Depaste(r io.Reader, f PasteFix) io.Reader {
+	if !f.Any() {
+		return r
+	}
+	return &depaster{r: bufio.NewReaderSize(r, 64<<10), f: f}
+}
+
+type depaster struct {
+	r    *bufio.Reader
+	f    PasteFix
+	out  []byte
+	long bool // inside a line longer than the buffer: passed on as read
+	err  error
+}
+
+func (d *depaster) Read(p []byte) (int, error) {
+	for len(d.out) == 0 {
+		if d.err != nil {
+			return 0, d.err
+		}
+		line, err := d.r.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !d.long {
+				line = d.fix(line)
+			}
+			d.long = true
+			d.out = append(d.out[:0], line...)
+			continue
+		case err != nil:
+			d.err = err
+		}
+		if d.long {
+			d.long = false
+			d.out = append(d.out[:0], line...)
+			continue
+		}
+		d.out = d.fix(line)
+	}
+	n := copy(p, d.out)
+	d.out = d.out[n:]
+	return n, nil
+}
+
+// fix repairs one line (with its '\n', if any) into a fresh slice.
+func (d *depaster) fix(line []byte) []byte {
+	out := make([]byte, 0, len(line))
+	if d.f.Quote {
+		line = unquote(line)
+	}
+	if d.f.ANSI {
+		for {
+			k := bareANSI(line)
+			if k < 0 {
+				break
+			}
+			out = append(out, line[:k]...)
+			e := bytes.IndexByte(line[k:], 'm')
+			line = line[k+e+1:]
+		}
+	}
+	out = append(out, line...)
+	if d.f.Outer != "" && bytes.HasPrefix(out, []byte(d.f.Outer)) {
+		out = out[len(d.f.Outer):]
+	}
+	if d.f.Indent > 0 {
+		n := 0
+		for n < d.f.Indent && n < len(out) && out[n] == ' ' {
+			n++
+		}
+		out = out[n:]
+	}
+	if d.f.Prefix {
+		n := 0
+		for n < len(out) && (out[n] == ' ' || out[n] == '\t') {
+			n++
+		}
+		if n > 0 && startsWithPrefix(out[n:]) {
+			out = out[n:]
+		}
+	}
+	return out
+}
+
+// outerPrefix returns a tool's prefix that line starts with — "[name] "
+// — that is not an engine's own (no time, no rank), or "".
+func outerPrefix(line []byte) string {
+	var p []byte
+	switch {
+	case len(line) > 2 && line[0] == '[':
+		e := bytes.IndexByte(line, ']')
+		if e < 2 || e > 40 || e+1 >= len(line) || line[e+1] != ' ' {
+			return ""
+		}
+		p = line[:e+2]
+	default:
+		return "" // docker compose's "name  | " is a collector prefix the peeler reads itself
+	}
+	if bytes.ContainsAny(p, ":/") || bytes.HasPrefix(p, []byte("[20")) || bytes.HasPrefix(p, []byte("[19")) {
+		return "" // a time (the engine's own header) or kubectl's "[pod/…]", which the peeler reads
+	}
+	for _, w := range [][]byte{[]byte("TP"), []byte("DP"), []byte("PP"), []byte("EP"), []byte("rank"), []byte("Rank"), []byte("RANK"), []byte("pid")} {
+		if bytes.Contains(p, w) {
+			return "" // ranks: the engine's own header
+		}
+	}
+	return string(p)
+}
+
+// unquote drops Markdown quoting: ">", "> ", "> > ".
+func unquote(line []byte) []byte {
+	for len(line) > 0 && line[0] == '>' {
+		line = line[1:]
+		if len(line) > 0 && line[0] == ' ' {
+			line = line[1:]
+		}
+	}
+	return line
+}
+
+// bareANSI finds a colour code without its ESC: "[" digits and ';' "m",
+// with at least one digit, not preceded by ESC. It returns its offset or -1.
+func bareANSI(line []byte) int {
+	for off := 0; ; {
+		k := bytes.IndexByte(line[off:], '[')
+		if k < 0 {
+			return -1
+		}
+		k += off
+		j := k + 1
+		digits := 0
+		for j < len(line) && j-k <= 12 && (line[j] >= '0' && line[j] <= '9' || line[j] == ';') {
+			if line[j] != ';' {
+				digits++
+			}
+			j++
+		}
+		if digits > 0 && j < len(line) && line[j] == 'm' && (k == 0 || line[k-1] != 0x1b) {
+			return k
+		}
+		off = k + 1
+	}
+}
+
+// startsWithPrefix: the text begins as an engine, launcher or logger line
+// does: "(EngineCore_DP0 pid=…)", "[rank3]:", "[default0]:", "[1,0]<stderr>:",
+// "INFO 11-29 …", "ERROR 2025-…", "[2025-…".
+func startsWithPrefix(t []byte) bool {
+	switch {
+	case len(t) == 0:
+		return false
+	case t[0] == '(':
+		e := bytes.IndexByte(t, ')')
+		return e > 0 && e < 120 && bytes.Contains(t[:e], []byte(" pid="))
+	case t[0] == '[':
+		for _, p := range [][]byte{[]byte("[rank"), []byte("[default"), []byte("[20"), []byte("[1,"), []byte("[0,")} {
+			if bytes.HasPrefix(t, p) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, lv := range [][]byte{[]byte("INFO "), []byte("ERROR "), []byte("WARNING "), []byte("DEBUG "), []byte("CRITICAL ")} {
+		if bytes.HasPrefix(t, lv) && len(t) > len(lv) && t[len(lv)] >= '0' && t[len(lv)] <= '9' {
+			return true
+		}
+	}
+	return false
+}
