@@ -206,7 +206,7 @@ func TestParseScontrolOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := ParseScontrolJob(b)
-	if err != nil || info.BatchHost != "bt1" || !slices.Equal(info.Outputs, []string{"/tmp/bt/job.out"}) || info.JobName != "wrap" {
+	if err != nil || info.BatchHost != "bt1" || !slices.Equal(info.Outputs, []string{"/tmp/bt/job.out"}) || info.JobName != "wrap" || info.UID != 0 {
 		t.Errorf("%+v %v", info, err)
 	}
 	// Paths with spaces; /dev/null and (null) are no output.
@@ -225,7 +225,7 @@ func TestParseScontrolOutputs(t *testing.T) {
 // it on a node, and parses its answer.
 func runScript(t *testing.T, l *SrunLogs, f *Fetch, paths []string, prints map[string]string) error {
 	t.Helper()
-	argv := []string{"sh", "-c", logScript, "sh", l.token, strconv.FormatInt(f.o.MaxFileBytes, 10)}
+	argv := []string{"sh", "-c", logScript, "sh", l.token, strconv.FormatInt(f.o.MaxFileBytes, 10), l.owner()}
 	for _, p := range paths {
 		fp := prints[p]
 		if fp == "" {
@@ -287,6 +287,18 @@ func TestLogScript(t *testing.T) {
 	if !strings.Contains(notes, "missing.out: not on this node") || !strings.Contains(notes, dir+": not a regular file") || f.logs.Empty != 1 {
 		t.Errorf("notes %v, empty %d", f.logs.Notes, f.logs.Empty)
 	}
+	// A job of another user: its output paths are read only where that
+	// user owns the file, here and on the node.
+	l.info = &JobInfo{UID: os.Getuid() + 1}
+	f = newFetch(t, LogOptions{MaxFileBytes: 1 << 20})
+	if err := runScript(t, l, f, []string{small}, nil); err != nil || len(f.logs.Files) != 0 || len(f.logs.Notes) != 1 ||
+		!strings.Contains(f.logs.Notes[0], fmt.Sprintf("owned by uid %d, not by the job's user", os.Getuid())) {
+		t.Errorf("another user's job: %v %+v %v", err, f.logs.Files, f.logs.Notes)
+	}
+	if err := l.readLocal(f, small); !errors.Is(err, errForeign) {
+		t.Errorf("read here: %v", err)
+	}
+	l.info = nil
 	// A fingerprint of another file is not "the same".
 	l.same = map[string][]string{}
 	f = newFetch(t, LogOptions{MaxFileBytes: 1 << 20})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -121,12 +122,15 @@ type JobInfo struct {
 	BatchHost string
 	Outputs   []string
 	JobName   string
+	// UID is the job's user (UserId=name(uid)); -1 when not shown.
+	UID int
 }
 
 var (
 	stateRE    = regexp.MustCompile(`(?:^|\s)JobState=(\S+)`)
 	nodeListRE = regexp.MustCompile(`(?:^|\s)NodeList=(\S+)`)
 	batchRE    = regexp.MustCompile(`(?:^|\s)BatchHost=(\S+)`)
+	userRE     = regexp.MustCompile(`(?:^|\s)UserId=[^\s(]*\(([0-9]+)\)`)
 	// keyRE finds the next "Key=" of a line, where a value that may hold
 	// spaces (a path) ends.
 	keyRE = regexp.MustCompile(`\s[A-Za-z][A-Za-z0-9_/:]*=`)
@@ -135,7 +139,7 @@ var (
 // ParseScontrolJob reads `scontrol show job -o` output: one line per job
 // (or per component of a heterogeneous job).
 func ParseScontrolJob(out []byte) (*JobInfo, error) {
-	info := &JobInfo{}
+	info := &JobInfo{UID: -1}
 	for _, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || !strings.Contains(line, "JobId=") {
@@ -156,6 +160,11 @@ func ParseScontrolJob(out []byte) (*JobInfo, error) {
 		}
 		if info.JobName == "" {
 			info.JobName = spacedValue(line, "JobName")
+		}
+		if m := userRE.FindStringSubmatch(line); m != nil && info.UID < 0 {
+			if uid, err := strconv.Atoi(m[1]); err == nil {
+				info.UID = uid
+			}
 		}
 		for _, k := range []string{"StdOut", "StdErr"} {
 			p := spacedValue(line, k)

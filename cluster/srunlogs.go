@@ -26,7 +26,8 @@ import (
 // is a shared path: it is read here once, for the node that wrote it (the
 // node its name expands for, else the batch host), and not sent through
 // srun. A job that has ended cannot be reached with srun: only what is
-// readable here is read then.
+// readable here is read then. Only files the job's user owns are read: a
+// job names its output paths, and bringup may run as root.
 type SrunLogs struct {
 	Srun *Srun
 
@@ -223,15 +224,17 @@ func Cksum(b []byte) uint32 {
 // same as the copy here, or sends it: a header with its fingerprint, size
 // and what is left out (k-1 bytes, l newlines) when it is larger than the
 // cap, then exactly m bytes (the last cap bytes and the one before them),
-// then an end line. Every line of its own starts with a random token, and
+// then an end line; a file another user than the job's ($3, "-" for any)
+// owns is not read. Every line of its own starts with a random token, and
 // the bytes are counted, so no log text can pass for a header. POSIX sh
 // with stat, dd, cksum, head, tail, wc.
-const logScript = `t=$1; c=$2; shift 2; i=0; ` +
+const logScript = `t=$1; c=$2; u=$3; shift 3; i=0; ` +
 	`while [ $# -ge 2 ]; do p=$1; w=$2; shift 2; i=$((i+1)); ` +
 	`if [ ! -e "$p" ]; then echo "$t $i missing"; continue; fi; ` +
 	`if [ ! -f "$p" ]; then echo "$t $i notfile"; continue; fi; ` +
 	`if [ ! -r "$p" ]; then echo "$t $i unreadable"; continue; fi; ` +
-	`n=$(stat -L -c %i -- "$p" 2>/dev/null) && s=$(stat -L -c %s -- "$p" 2>/dev/null) || { echo "$t $i unreadable"; continue; }; ` +
+	`n=$(stat -L -c %i -- "$p" 2>/dev/null) && s=$(stat -L -c %s -- "$p" 2>/dev/null) && o=$(stat -L -c %u -- "$p" 2>/dev/null) || { echo "$t $i unreadable"; continue; }; ` +
+	`if [ "$u" != - ] && [ "$o" != "$u" ]; then echo "$t $i foreign $o"; continue; fi; ` +
 	`f="$n $(dd if="$p" bs=4096 count=1 2>/dev/null | cksum)"; ` +
 	`if [ "$f" = "$w" ]; then echo "$t $i same"; continue; fi; ` +
 	`k=0; l=0; o=1; m=$s; ` +
@@ -247,7 +250,7 @@ func (l *SrunLogs) Logs(ctx context.Context, t Target, f *Fetch, r *NodeResult) 
 		return l.readHere(t, paths, f, r)
 	}
 	argv := []string{"srun", "--overlap", "--jobid=" + l.Srun.Job, "-w", t.Name, "-N1", "-n1", "--gres=none",
-		"--quiet", "--job-name=bringup-logs", "--", "sh", "-c", logScript, "sh", l.token, strconv.FormatInt(f.o.MaxFileBytes, 10)}
+		"--quiet", "--job-name=bringup-logs", "--", "sh", "-c", logScript, "sh", l.token, strconv.FormatInt(f.o.MaxFileBytes, 10), l.owner()}
 	for _, p := range paths {
 		fp := l.localPrint(p)
 		if fp == "" {
@@ -307,6 +310,8 @@ func (l *SrunLogs) parse(br *bufio.Reader, t Target, paths []string, f *Fetch) e
 			f.Note("%s: not a regular file", p)
 		case "unreadable":
 			f.Note("%s: not readable by this user on the node", p)
+		case "foreign":
+			f.Note("%s: not read: owned by uid %s, not by the job's user", p, clipStr(strings.Join(fields[3:], " "), 12))
 		case "same":
 			l.mu.Lock()
 			l.same[p] = append(l.same[p], t.Name)
@@ -374,11 +379,22 @@ func (l *SrunLogs) receive(br *bufio.Reader, fields []string, t Target, p string
 	return nil
 }
 
+// owner is the uid a file must have to be read: the job's, "-" when
+// scontrol did not say.
+func (l *SrunLogs) owner() string {
+	if l.info == nil || l.info.UID < 0 {
+		return "-"
+	}
+	return strconv.Itoa(l.info.UID)
+}
+
 // readHere reads a node's paths on this machine (the job has ended).
 func (l *SrunLogs) readHere(t Target, paths []string, f *Fetch, r *NodeResult) error {
 	var unreachable []string
 	for _, p := range paths {
-		if err := readLocal(f, p); err != nil {
+		if err := l.readLocal(f, p); errors.Is(err, errForeign) {
+			f.Note("%s: not read: %v", p, err)
+		} else if err != nil {
 			unreachable = append(unreachable, p)
 		}
 	}
@@ -390,8 +406,10 @@ func (l *SrunLogs) readHere(t Target, paths []string, f *Fetch, r *NodeResult) e
 	return nil
 }
 
+var errForeign = errors.New("owned by another user than the job's")
+
 // readLocal copies a file of this machine into the node's directory.
-func readLocal(f *Fetch, p string) error {
+func (l *SrunLogs) readLocal(f *Fetch, p string) error {
 	in, err := os.Open(p)
 	if err != nil {
 		return err
@@ -403,6 +421,9 @@ func readLocal(f *Fetch, p string) error {
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s: not a regular file", p)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && l.info != nil && l.info.UID >= 0 && int(st.Uid) != l.info.UID {
+		return errForeign
 	}
 	w, err := f.Open(filepath.Base(p), p, fi.Size())
 	if err != nil || w == nil {
@@ -453,7 +474,7 @@ func (l *SrunLogs) settle(_ context.Context, g *LogGather) {
 		if r == nil || r.Logs == nil {
 			continue
 		}
-		if err := readLocal(r.Logs.fetch, p); err != nil {
+		if err := l.readLocal(r.Logs.fetch, p); err != nil {
 			r.Logs.fetch.Note("%s: a shared path, but reading it here failed: %v", p, err)
 		}
 		for _, n := range nodes {
