@@ -268,9 +268,16 @@ func checkNodes(t *testing.T, d reportcluster.Doc, want map[string]string) {
 	for _, n := range d.Cluster.Nodes {
 		got[n.Name] = string(n.Status)
 	}
+	compareStatuses(t, got, want, d.Cluster.Nodes)
+}
+
+// compareStatuses: every node has the status wanted, and no other node
+// answered; nodes is printed on a mismatch.
+func compareStatuses(t *testing.T, got, want map[string]string, nodes any) {
+	t.Helper()
 	for name, st := range want {
 		if got[name] != st {
-			t.Errorf("node %s: status %q, want %q (nodes: %+v)", name, got[name], st, d.Cluster.Nodes)
+			t.Errorf("node %s: status %q, want %q (nodes: %+v)", name, got[name], st, nodes)
 		}
 	}
 	if len(got) != len(want) {
@@ -955,14 +962,7 @@ func checkLogNodes(t *testing.T, d reportcluster.DiagnosisDoc, want map[string]s
 	for _, n := range d.Cluster.Nodes {
 		got[n.Name] = string(n.Status)
 	}
-	if len(got) != len(want) {
-		t.Errorf("nodes %v, want %v", got, want)
-	}
-	for name, st := range want {
-		if got[name] != st {
-			t.Errorf("node %s: %q, want %q (nodes: %+v)", name, got[name], st, d.Cluster.Nodes)
-		}
-	}
+	compareStatuses(t, got, want, d.Cluster.Nodes)
 }
 
 // checkNamed: every input and every evidence line is named NODE/FILE,

@@ -37,14 +37,43 @@ func init() { register(newClusterStacksCmd) }
 // registered on a command with register and run with run, so `bringup
 // stacks` can take them over with a few lines.
 type clusterFlags struct {
+	fanOutFlags
 	local                         bool
 	slurmJob, slurmStep, nodeName string
 	srun, ssh, hostfile, ray      string
-	kube, namespace, container    string
-	deadline                      time.Duration
-	parallel                      int
 	copyBinary, remoteDir         string
 	sshConfig                     string
+}
+
+// fanOutFlags are the flags of every fan-out, for stacks and for logs.
+type fanOutFlags struct {
+	kube, namespace, container string
+	deadline                   time.Duration
+	parallel                   int
+}
+
+// registerFanOut registers -n, -c, --deadline and --parallel; for says
+// which flags they go with in the help ("" when they are the command's).
+func (o *fanOutFlags) registerFanOut(cmd *cobra.Command, forFlags string) {
+	f := cmd.Flags()
+	f.StringVarP(&o.namespace, "namespace", "n", "", "--kube: the pods' namespace")
+	f.StringVarP(&o.container, "container", "c", "", "--kube: the container (default: the pod's default container)")
+	f.DurationVar(&o.deadline, "deadline", cluster.DefaultDeadline, forFlags+"each node's time to answer; its launcher is killed (SIGKILL) then")
+	f.IntVar(&o.parallel, "parallel", cluster.DefaultParallel, forFlags+"nodes reached at once")
+}
+
+// check checks the flags every fan-out shares.
+func (o *fanOutFlags) check() error {
+	if o.deadline <= 0 {
+		return Usagef("--deadline %s: give a positive time (e.g. --deadline 15s)", o.deadline)
+	}
+	if o.parallel < 1 {
+		return Usagef("--parallel must be at least 1")
+	}
+	if (o.namespace != "" || o.container != "") && o.kube == "" {
+		return Usagef("-n/--namespace and -c/--container go with --kube")
+	}
+	return nil
 }
 
 func (c *clusterFlags) register(cmd *cobra.Command) {
@@ -57,11 +86,8 @@ func (c *clusterFlags) register(cmd *cobra.Command) {
 	f.StringVar(&c.ssh, "ssh", "", "gather from these hosts over ssh ([user@]host[:port], comma-separated)")
 	f.StringVar(&c.hostfile, "hostfile", "", "gather over ssh from the hosts of FILE (one per line; 'host slots=N' too)")
 	f.StringVar(&c.kube, "kube", "", "gather from the pods of this label selector with kubectl exec")
-	f.StringVarP(&c.namespace, "namespace", "n", "", "--kube: the pods' namespace")
-	f.StringVarP(&c.container, "container", "c", "", "--kube: the container (default: the pod's default container)")
 	f.StringVar(&c.ray, "ray", "", "gather from the Ray cluster of this dashboard (http://HEAD:8265)")
-	f.DurationVar(&c.deadline, "deadline", cluster.DefaultDeadline, "each node's time to answer; its launcher is killed (SIGKILL) then")
-	f.IntVar(&c.parallel, "parallel", cluster.DefaultParallel, "nodes gathered at once")
+	c.registerFanOut(cmd, "")
 	f.StringVar(&c.copyBinary, "copy-binary", cluster.CopyAuto, "bringup on the nodes: auto (this path, else a copy), always (a copy of this binary), never (this path only)")
 	f.StringVar(&c.remoteDir, "remote-dir", "/tmp", "directory on the nodes for the copy of bringup")
 	f.StringVar(&c.sshConfig, "ssh-config", "", "--ssh/--hostfile: an ssh_config file (ssh -F)")
@@ -109,7 +135,7 @@ func (c *clusterFlags) run(cmd *cobra.Command, o clusterOutput) error {
 	if c.slurmJob != "" || c.slurmStep != "" || c.nodeName != "" {
 		return Usagef("--slurm-job, --slurm-step and --node-name are the collector's (with --local)")
 	}
-	if err := checkFanOut(c.deadline, c.parallel, c.kube, c.namespace, c.container); err != nil {
+	if err := c.check(); err != nil {
 		return err
 	}
 	b, err := c.backend(o)
@@ -126,20 +152,6 @@ func (c *clusterFlags) run(cmd *cobra.Command, o clusterOutput) error {
 	results := cluster.Gather(ctx, b, targets, cluster.Options{Deadline: c.deadline, Parallel: c.parallel, Done: progress})
 	end()
 	return reportGather(cmd, cluster.Merge(b.Kind(), results), o)
-}
-
-// checkFanOut checks the flags every fan-out shares.
-func checkFanOut(deadline time.Duration, parallel int, kube, namespace, container string) error {
-	if deadline <= 0 {
-		return Usagef("--deadline %s: give a positive time (e.g. --deadline 15s)", deadline)
-	}
-	if parallel < 1 {
-		return Usagef("--parallel must be at least 1")
-	}
-	if (namespace != "" || container != "") && kube == "" {
-		return Usagef("-n/--namespace and -c/--container go with --kube")
-	}
-	return nil
 }
 
 // fanOutContext is the command's context, cancelled by Ctrl-C or
@@ -423,21 +435,16 @@ This command is temporary: its flags will move to 'bringup stacks'.`,
 // job: each node's logs are fetched into a directory of their own under a
 // temporary directory, and diagnosed as NODE/FILE.
 type logFlags struct {
-	srun, kube, namespace, container, ray string
-	deadline                              time.Duration
-	parallel                              int
-	logBytes                              string
+	fanOutFlags
+	srun, ray, logBytes string
 }
 
 func (l *logFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&l.srun, "srun", "", "diagnose the output files of Slurm job JOBID (scontrol's StdOut/StdErr), read on each of its nodes through srun --overlap")
 	f.StringVar(&l.kube, "kube", "", "diagnose the container logs of the pods of this label selector (kubectl logs --prefix; --previous too for a container that restarted)")
-	f.StringVarP(&l.namespace, "namespace", "n", "", "--kube: the pods' namespace")
-	f.StringVarP(&l.container, "container", "c", "", "--kube: the container (default: the pod's default container)")
 	f.StringVar(&l.ray, "ray", "", "diagnose the raylet, driver and worker logs of every node of the Ray cluster of this dashboard (http://HEAD:8265)")
-	f.DurationVar(&l.deadline, "deadline", cluster.DefaultDeadline, "--srun/--kube/--ray: each node's time to give its logs; its launcher is killed (SIGKILL) then")
-	f.IntVar(&l.parallel, "parallel", cluster.DefaultParallel, "--srun/--kube/--ray: nodes read at once")
+	l.registerFanOut(cmd, "--srun/--kube/--ray: ")
 	f.StringVar(&l.logBytes, "log-bytes", "16MiB", "--srun/--kube/--ray: what is kept of one log, its end (a node keeps at most 64 logs and 4 times this in all)")
 }
 
@@ -454,7 +461,7 @@ func (l *logFlags) backend() (cluster.LogBackend, error) {
 	if n > 1 {
 		return nil, Usagef("--srun, --kube and --ray are alternatives: give one")
 	}
-	if err := checkFanOut(l.deadline, l.parallel, l.kube, l.namespace, l.container); err != nil {
+	if err := l.check(); err != nil {
 		return nil, err
 	}
 	switch {

@@ -41,16 +41,24 @@ func gathered(t *testing.T) (*cluster.LogGather, string) {
 	return g, root
 }
 
-// The diagnosis of gathered logs names the node in every evidence line
-// (through diagnose.Options.Name), never the temporary directory, and
-// puts the nodes after the verdict.
-func TestDiagnosisText(t *testing.T) {
+// diagnosed is the gathered logs diagnosed as `bringup diagnose` does,
+// each copy named NODE/FILE.
+func diagnosed(t *testing.T) (*cluster.LogGather, string, *diagnose.Diagnosis) {
+	t.Helper()
 	g, root := gathered(t)
 	paths, names := g.Files()
 	d, err := diagnose.Run(paths, diagnose.Options{Name: func(p string) string { return names[p] }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g, root, d
+}
+
+// The diagnosis of gathered logs names the node in every evidence line
+// (through diagnose.Options.Name), never the temporary directory, and
+// puts the nodes after the verdict.
+func TestDiagnosisText(t *testing.T) {
+	g, root, d := diagnosed(t)
 	var buf bytes.Buffer
 	if err := DiagnosisText(&buf, g, d, report.Style{}); err != nil {
 		t.Fatal(err)
@@ -77,12 +85,7 @@ func TestDiagnosisText(t *testing.T) {
 }
 
 func TestDiagnosisJSON(t *testing.T) {
-	g, root := gathered(t)
-	paths, names := g.Files()
-	d, err := diagnose.Run(paths, diagnose.Options{Name: func(p string) string { return names[p] }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, root, d := diagnosed(t)
 	var buf bytes.Buffer
 	if err := DiagnosisJSON(&buf, g, d); err != nil {
 		t.Fatal(err)
