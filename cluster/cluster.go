@@ -56,6 +56,10 @@ type Target struct {
 	// Skip, when set, is why the target is not gathered (a pod that is not
 	// Running); it is reported as a launch error.
 	Skip string `json:"-"`
+	// Phase and Restarts: --kube, the pod's phase and how often its
+	// container restarted (the log of the one before is kept).
+	Phase    string `json:"-"`
+	Restarts int    `json:"-"`
 }
 
 // Backend reaches the nodes of one launcher.
@@ -93,6 +97,8 @@ type NodeResult struct {
 	// ElapsedMS is Elapsed for JSON.
 	ElapsedMS int64     `json:"elapsed_ms"`
 	Doc       *node.Doc `json:"-"`
+	// Logs are the node's log files (GatherLogs).
+	Logs *NodeLogs `json:"-"`
 }
 
 // Options tune Gather.
@@ -117,6 +123,27 @@ const (
 // Gather runs b.Collect on every target, at most o.Parallel at once, each
 // under its own deadline, and returns one result per target in order.
 func Gather(ctx context.Context, b Backend, targets []Target, o Options) []NodeResult {
+	return fanOut(ctx, b.Kind(), targets, o, func(ctx context.Context, t Target, r *NodeResult) error {
+		doc, err := b.Collect(ctx, t)
+		if err != nil {
+			return err
+		}
+		if doc == nil {
+			return &NodeError{Status: StatusError, Msg: "no document"}
+		}
+		r.Doc = doc
+		r.Status, r.Detail, r.Fix = docProblems(doc)
+		return nil
+	})
+}
+
+// fanOut is the one fan-out of the package, for stacks and for logs: it
+// runs collect on every target, at most o.Parallel at once, each under
+// its own deadline, and returns one result per target in order. collect
+// fills in what the node gave (r.Status is ok when it is called) or
+// returns why the node gave nothing; fanOut times the node and names a
+// deadline, a cancellation and a *NodeError.
+func fanOut(ctx context.Context, kind string, targets []Target, o Options, collect func(ctx context.Context, t Target, r *NodeResult) error) []NodeResult {
 	if o.Deadline <= 0 {
 		o.Deadline = DefaultDeadline
 	}
@@ -133,7 +160,7 @@ func Gather(ctx context.Context, b Backend, targets []Target, o Options) []NodeR
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r := collectOne(ctx, b, t, o.Deadline)
+			r := collectOne(ctx, kind, t, o.Deadline, collect)
 			out[i] = r
 			if o.Done != nil {
 				mu.Lock()
@@ -146,23 +173,22 @@ func Gather(ctx context.Context, b Backend, targets []Target, o Options) []NodeR
 	return out
 }
 
-func collectOne(ctx context.Context, b Backend, t Target, deadline time.Duration) NodeResult {
+func collectOne(ctx context.Context, kind string, t Target, deadline time.Duration, collect func(ctx context.Context, t Target, r *NodeResult) error) NodeResult {
 	if t.Skip != "" {
 		return NodeResult{Target: t, Status: StatusLaunch, Detail: t.Skip}
 	}
 	nctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	start := time.Now()
-	doc, err := b.Collect(nctx, t)
-	r := NodeResult{Target: t, Elapsed: time.Since(start)}
+	r := NodeResult{Target: t, Status: StatusOK}
+	err := collect(nctx, t, &r)
+	r.Elapsed = time.Since(start)
 	r.ElapsedMS = r.Elapsed.Milliseconds()
 	switch {
-	case err == nil && doc != nil:
-		r.Status, r.Doc = StatusOK, doc
-		r.Status, r.Detail, r.Fix = docProblems(doc)
+	case err == nil:
 	case errors.Is(nctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		r.Status = StatusTimeout
-		r.Detail = fmt.Sprintf("no answer within %s; the %s launcher was killed", deadline, b.Kind())
+		r.Detail = fmt.Sprintf("no answer within %s; the %s launcher was killed", deadline, kind)
 		var ne *NodeError
 		if errors.As(err, &ne) && ne.Msg != "" {
 			r.Detail += ": " + ne.Msg
@@ -171,14 +197,15 @@ func collectOne(ctx context.Context, b Backend, t Target, deadline time.Duration
 		var ne *NodeError
 		if errors.As(err, &ne) {
 			r.Status, r.Detail, r.Fix = ne.Status, ne.Msg, ne.Fix
-		} else if err != nil {
-			r.Status, r.Detail = StatusError, err.Error()
 		} else {
-			r.Status, r.Detail = StatusError, "no document"
+			r.Status, r.Detail = StatusError, err.Error()
 		}
 		if ctx.Err() != nil {
 			r.Status, r.Detail = StatusTimeout, "the gather was cancelled: "+ctx.Err().Error()
 		}
+	}
+	if err != nil {
+		r.Doc, r.Logs = nil, nil
 	}
 	return r
 }

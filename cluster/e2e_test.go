@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bringup-tool/bringup/cluster"
 	reportcluster "github.com/bringup-tool/bringup/report/cluster"
 	"github.com/bringup-tool/bringup/stacks"
 )
@@ -267,9 +268,16 @@ func checkNodes(t *testing.T, d reportcluster.Doc, want map[string]string) {
 	for _, n := range d.Cluster.Nodes {
 		got[n.Name] = string(n.Status)
 	}
+	compareStatuses(t, got, want, d.Cluster.Nodes)
+}
+
+// compareStatuses: every node has the status wanted, and no other node
+// answered; nodes is printed on a mismatch.
+func compareStatuses(t *testing.T, got, want map[string]string, nodes any) {
+	t.Helper()
 	for name, st := range want {
 		if got[name] != st {
-			t.Errorf("node %s: status %q, want %q (nodes: %+v)", name, got[name], st, d.Cluster.Nodes)
+			t.Errorf("node %s: status %q, want %q (nodes: %+v)", name, got[name], st, nodes)
 		}
 	}
 	if len(got) != len(want) {
@@ -533,11 +541,7 @@ func TestTwoNodeCluster(t *testing.T) {
 	t.Run("kube_standin", func(t *testing.T) {
 		// A STAND-IN for kubectl (scripts/cluster/kubectl-standin), not a
 		// Kubernetes cluster: get pods and exec mapped onto the nodes.
-		kbin := filepath.Join(f.dir, "kbin")
-		os.Mkdir(kbin, 0o755)
-		standin, _ := filepath.Abs(filepath.Join("..", "scripts", "cluster", "kubectl-standin"))
-		os.Symlink(standin, filepath.Join(kbin, "kubectl"))
-		env := []string{"PATH=" + kbin + ":" + os.Getenv("PATH"), "BRINGUP_STANDIN_ENV=" + filepath.Join(f.dir, "env")}
+		env := f.kubeEnv(t)
 		f.clearCopies(t)
 		out, stderr, code, _ := f.bringup(t, env, "cluster-stacks", "--kube", "app=bringup-standin", "--json", nodetmp)
 		if code != 0 {
@@ -563,6 +567,156 @@ func TestTwoNodeCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("diagnose_kube_standin", func(t *testing.T) {
+		// diagnose --kube against the kubectl STAND-IN: each pod's
+		// container log is a CRI file on its node, as the kubelet keeps
+		// it. engine-0-1's container restarted after a real Python
+		// traceback: the log from before the restart (--previous) has it.
+		crash, _ := filepath.Abs(filepath.Join("testdata", "crash_rank.py"))
+		out, err := f.onNode("bt2", "env", "RANK=1", python(t), crash, f.env["BT_NODETMP"], "1")
+		if !strings.Contains(string(out), "RuntimeError: rank 1") {
+			t.Fatalf("the rank did not fail: %v %s", err, out)
+		}
+		pods := f.env["BT_NODETMP"] + "/pods/"
+		f.writeOnNode(t, "bt2", pods+"engine-0-1/engine/0.log", cri(out))
+		f.writeOnNode(t, "bt2", pods+"engine-0-1/engine/1.log", cri([]byte("rank 1 starting on bt2\n")))
+		f.writeOnNode(t, "bt1", pods+"engine-0/engine/0.log", cri([]byte("rank 0 starting on bt1\n")))
+		stdout, stderr, code, _ := f.bringup(t, f.kubeEnv(t), "diagnose", "--kube", "app=bringup-standin", "--json")
+		if code != 1 {
+			t.Fatalf("exit %d, want 1: %s", code, stderr)
+		}
+		d := decodeDiagnosis(t, stdout)
+		checkLogNodes(t, d, map[string]string{"engine-0": "ok", "engine-0-1": "ok"})
+		checkNamed(t, d)
+		line := slices.IndexFunc(strings.Split(string(out), "\n"), func(l string) bool { return strings.HasPrefix(l, "RuntimeError: rank 1") }) + 1
+		if ev := firstEvidence(d); ev != fmt.Sprintf("engine-0-1/engine.previous.log:%d", line) || !strings.HasPrefix(d.Verdict, "FAILED") {
+			t.Errorf("verdict %q, evidence %s: want the traceback of the container before its restart", d.Verdict, ev)
+		}
+	})
+
+	t.Run("diagnose_srun", func(t *testing.T) {
+		// A job whose rank 3, on bt2, fails with a real traceback while the
+		// others wait. Its stdout (srun forwards every rank's) is a file
+		// on a shared path; its stderr is %N-named in each node's private
+		// directory, where srun -e puts each node's ranks' stderr.
+		f.slurm("scancel", f.job).Run() // its CPUs
+		waitIdle(t, f)
+		ready := filepath.Join(f.dir, "logready")
+		os.Mkdir(ready, 0o755)
+		crash, _ := filepath.Abs(filepath.Join("testdata", "crash_rank.py"))
+		errPattern := f.env["BT_NODETMP"] + "/logjob-%j-%N.err"
+		out, err := f.slurm("sbatch", "-N2", "--ntasks-per-node=2", "--open-mode=append", "-o", filepath.Join(f.dir, "logjob-%j.out"), "-e", errPattern,
+			"--wrap", fmt.Sprintf("srun -e %s --open-mode=append %s %s %s 3 100", errPattern, python(t), crash, ready)).Output()
+		m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
+		if err != nil || m == nil {
+			t.Fatalf("sbatch: %v %s", err, out)
+		}
+		job := string(m[1])
+		t.Cleanup(func() { f.slurm("scancel", job).Run() })
+		errOn := func(n string) string { return fmt.Sprintf("%s/logjob-%s-%s.err", f.env["BT_NODETMP"], job, n) }
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			b, _ := f.onNode("bt2", "cat", errOn("bt2"))
+			if bytes.Contains(b, []byte("RuntimeError: rank 3")) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("rank 3 never failed; bt2's stderr: %s", b)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+
+		stdout, stderr, code, took := f.bringup(t, nil, "diagnose", "--srun", job, "--json")
+		if code != 1 {
+			t.Fatalf("exit %d, want 1: %s", code, stderr)
+		}
+		d := decodeDiagnosis(t, stdout)
+		checkLogNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		checkNamed(t, d)
+		traceLine := grepLine(t, f, "bt2", errOn("bt2"), "RuntimeError: rank 3")
+		if ev, want := firstEvidence(d), fmt.Sprintf("bt2/logjob-%s-bt2.err:%d", job, traceLine); ev != want || !strings.HasPrefix(d.Verdict, "FAILED") {
+			t.Errorf("verdict %q, evidence %s, want %s", d.Verdict, ev, want)
+		}
+		// The shared stdout is read here, once, for the batch host.
+		shared := fmt.Sprintf("logjob-%s.out", job)
+		if lf := fileOf(d, "bt1", shared); lf == nil || !lf.ReadHere || fileOf(d, "bt2", shared) != nil {
+			t.Errorf("shared stdout: bt1 %+v, bt2 %+v", lf, fileOf(d, "bt2", shared))
+		}
+		t.Logf("diagnosed 2 nodes' logs over srun in %s", took.Round(time.Millisecond))
+
+		// Text: the verdict first, the nodes after it, no temporary path.
+		text, _, code, _ := f.bringup(t, nil, "diagnose", "--srun", job)
+		first, _, _ := strings.Cut(text, "\n")
+		if code != 1 || !strings.HasPrefix(first, "FAILED") || strings.Contains(text, "bringup-logs-") {
+			t.Errorf("exit %d:\n%s", code, text)
+		}
+		for _, want := range []string{"logs: 2 of 2 node(s) answered (srun)", "\n  bt2  ok ", fmt.Sprintf("bt2/logjob-%s-bt2.err:%d", job, traceLine)} {
+			if !strings.Contains(text, want) {
+				t.Errorf("report lacks %q:\n%s", want, text)
+			}
+		}
+
+		// A cap smaller than bt2's stderr: its end is kept, and the
+		// evidence line plus the line the copy starts at is the file's.
+		stdout, stderr, code, _ = f.bringup(t, nil, "diagnose", "--srun", job, "--json", "--log-bytes=2KiB")
+		if code != 1 {
+			t.Fatalf("cut: exit %d: %s", code, stderr)
+		}
+		d = decodeDiagnosis(t, stdout)
+		lf := fileOf(d, "bt2", fmt.Sprintf("logjob-%s-bt2.err", job))
+		ev := d.Findings[0].Evidence[0]
+		if lf == nil || lf.FromLine <= 1 || lf.Bytes > 2048 || int64(ev.Line)+lf.FromLine-1 != int64(traceLine) {
+			t.Errorf("cut copy %+v, evidence line %d, the file's line %d", lf, ev.Line, traceLine)
+		}
+
+		// bt2's slurmd frozen: bt1's logs within the deadline, exit 3.
+		slurmd := childNamed(t, f.env["BT_INIT_bt2"], "slurmd")
+		if err := syscall.Kill(slurmd, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code, took = f.bringup(t, nil, "diagnose", "--srun", job, "--json", "--deadline=3s")
+		syscall.Kill(slurmd, syscall.SIGCONT)
+		if code != 3 || took > 8*time.Second {
+			t.Fatalf("frozen node: exit %d in %s, want 3 within the deadline: %s", code, took, stderr)
+		}
+		d = decodeDiagnosis(t, stdout)
+		checkLogNodes(t, d, map[string]string{"bt1": "ok", "bt2": "timeout"})
+		if p := leftoverSrun(); len(p) > 0 {
+			t.Errorf("srun still running after the deadline: %v", p)
+		}
+		if !d.Cluster.Partial || fileOf(d, "bt1", shared) == nil {
+			t.Errorf("partial %v, bt1's files %+v", d.Cluster.Partial, d.Cluster.Nodes)
+		}
+
+		// The job ended: srun reaches no node; the shared file is still
+		// read here, the node-private ones are said to be unreachable.
+		f.slurm("scancel", job).Run()
+		for i := 0; ; i++ {
+			q, _ := f.slurm("squeue", "-h", "-j", job).Output()
+			if len(bytes.TrimSpace(q)) == 0 {
+				break
+			}
+			if i == 100 {
+				t.Fatalf("job %s still queued: %s", job, q)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		stdout, stderr, code, _ = f.bringup(t, nil, "diagnose", "--srun", job, "--json")
+		if code != 3 {
+			t.Fatalf("ended job: exit %d, want 3: %s", code, stderr)
+		}
+		d = decodeDiagnosis(t, stdout)
+		checkLogNodes(t, d, map[string]string{"bt1": "launch-error", "bt2": "launch-error"})
+		if lf := fileOf(d, "bt1", shared); lf == nil || !lf.ReadHere {
+			t.Errorf("ended job: the shared stdout not read here: %+v", d.Cluster.Nodes)
+		}
+		for _, n := range d.Cluster.Nodes {
+			if !strings.Contains(n.Detail, "is CANCELLED: srun cannot reach "+n.Name) || !strings.Contains(n.Detail, errOn(n.Name)) {
+				t.Errorf("%s: %q", n.Name, n.Detail)
+			}
+		}
+	})
+
 	t.Run("srun_torchrun_gloo", func(t *testing.T) {
 		// The testbed's stuck_rank scenario as a real two-node torch boot:
 		// `srun torchrun --nnodes 2` over gloo, rank 1 stuck in compile,
@@ -581,16 +735,7 @@ func TestTwoNodeCluster(t *testing.T) {
 		}
 		// The nodes' CPUs are the first job's: end it.
 		f.slurm("scancel", f.job).Run()
-		for i := 0; ; i++ {
-			out, _ := f.slurm("sinfo", "-h", "-N", "-o", "%N %T").Output()
-			if strings.Count(string(out), " idle") == 2 {
-				break
-			}
-			if i == 300 {
-				t.Fatalf("nodes not idle after the first job: %s", out)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		waitIdle(t, f)
 		markers := filepath.Join(f.dir, "markers")
 		os.Mkdir(markers, 0o755)
 		run := fmt.Sprintf("export GLOO_SOCKET_IFNAME=%s TESTBED_MARKERS=%s OMP_NUM_THREADS=1 TORCHINDUCTOR_COMPILE_THREADS=1 "+
@@ -687,7 +832,7 @@ func TestTwoNodeCluster(t *testing.T) {
 		log, _ := os.Create(filepath.Join(f.dir, "log", "ray-driver.out"))
 		defer log.Close()
 		drv := exec.Command("nsenter", "-t", re["RAY_HEAD_INIT"], "--pid", "--mount", "--",
-			filepath.Join(venv, "bin", "python"), script, re["RAY_GCS"], ready, "bthead", "btw1")
+			filepath.Join(venv, "bin", "python"), script, re["RAY_GCS"], ready, "bthead", "btw1", "--fail", "btw1")
 		drv.Stdout, drv.Stderr = log, log
 		if err := drv.Start(); err != nil {
 			t.Fatal(err)
@@ -724,16 +869,158 @@ func TestTwoNodeCluster(t *testing.T) {
 			t.Errorf("actors in wait_for_peers on %v, want both nodes; processes %v", waiting, ranksOf(d))
 		}
 		t.Logf("gathered 2 Ray nodes in %s", took.Round(time.Millisecond))
+
+		// The actor on bt1 logged a traceback into its worker's stderr
+		// there; the dashboard's log API reaches it.
+		out, stderr, code, took = f.bringup(t, nil, "diagnose", "--ray", re["RAY_DASHBOARD"], "--json")
+		if code != 1 {
+			t.Fatalf("diagnose --ray: exit %d, want 1: %s", code, stderr)
+		}
+		dd := decodeDiagnosis(t, out)
+		checkLogNodes(t, dd, map[string]string{headIP: "ok", workerIP: "ok"})
+		checkNamed(t, dd)
+		if ev := firstEvidence(dd); !strings.HasPrefix(ev, workerIP+"/worker-") || !strings.Contains(ev, ".err:") || !strings.HasPrefix(dd.Verdict, "FAILED") {
+			t.Errorf("verdict %q, evidence %s: want the worker's stderr on %s", dd.Verdict, ev, workerIP)
+		}
+		t.Logf("diagnosed 2 Ray nodes' logs in %s", took.Round(time.Millisecond))
 	})
 }
 
-// leftoverSrun lists srun processes of the collector still alive.
+// waitIdle waits until both nodes are idle (the jobs before have ended).
+func waitIdle(t *testing.T, f *fixture) {
+	t.Helper()
+	for i := 0; ; i++ {
+		out, _ := f.slurm("sinfo", "-h", "-N", "-o", "%N %T").Output()
+		if strings.Count(string(out), " idle") == 2 {
+			return
+		}
+		if i == 300 {
+			t.Fatalf("nodes not idle: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// writeOnNode writes a file inside a node's mount namespace.
+func (f *fixture) writeOnNode(t *testing.T, node, path string, data []byte) {
+	t.Helper()
+	cmd := exec.Command("nsenter", "-t", f.env["BT_INIT_"+node], "--mount", "--", "sh", "-c", `mkdir -p "$(dirname "$1")" && cat >"$1"`, "sh", path)
+	cmd.Stdin = bytes.NewReader(data)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("writing %s on %s: %v %s", path, node, err, out)
+	}
+}
+
+// grepLine is the number of the first line of a file on a node that holds text.
+func grepLine(t *testing.T, f *fixture, node, path, text string) int {
+	t.Helper()
+	b, err := f.onNode(node, "cat", path)
+	if err != nil {
+		t.Fatalf("%s: %v %s", path, err, b)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, text) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s on %s has no %q", path, node, text)
+	return 0
+}
+
+// cri writes output as a kubelet keeps a container's log: one "TIME
+// stderr F LINE" per line.
+func cri(output []byte) []byte {
+	var b bytes.Buffer
+	for _, l := range strings.Split(strings.TrimRight(string(output), "\n"), "\n") {
+		fmt.Fprintf(&b, "%s stderr F %s\n", time.Now().UTC().Format(time.RFC3339Nano), l)
+	}
+	return b.Bytes()
+}
+
+// kubeEnv puts the kubectl stand-in on PATH.
+func (f *fixture) kubeEnv(t *testing.T) []string {
+	t.Helper()
+	kbin := filepath.Join(f.dir, "kbin")
+	os.Mkdir(kbin, 0o755)
+	standin, _ := filepath.Abs(filepath.Join("..", "scripts", "cluster", "kubectl-standin"))
+	os.Symlink(standin, filepath.Join(kbin, "kubectl"))
+	return []string{"PATH=" + kbin + ":" + os.Getenv("PATH"), "BRINGUP_STANDIN_ENV=" + filepath.Join(f.dir, "env")}
+}
+
+func decodeDiagnosis(t *testing.T, out string) reportcluster.DiagnosisDoc {
+	t.Helper()
+	var d reportcluster.DiagnosisDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Diagnosis == nil {
+		t.Fatalf("output is not a diagnosis: %v\n%s", err, out)
+	}
+	return d
+}
+
+func checkLogNodes(t *testing.T, d reportcluster.DiagnosisDoc, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, n := range d.Cluster.Nodes {
+		got[n.Name] = string(n.Status)
+	}
+	compareStatuses(t, got, want, d.Cluster.Nodes)
+}
+
+// checkNamed: every input and every evidence line is named NODE/FILE,
+// never by the temporary directory the logs were gathered in.
+func checkNamed(t *testing.T, d reportcluster.DiagnosisDoc) {
+	t.Helper()
+	dirs := map[string]bool{}
+	for _, n := range d.Cluster.Nodes {
+		dirs[n.Dir] = true
+	}
+	named := func(p string) bool {
+		dir, _, ok := strings.Cut(p, "/")
+		return ok && dirs[dir]
+	}
+	for _, in := range d.Inputs {
+		if !named(in.Path) {
+			t.Errorf("input %q not named by its node", in.Path)
+		}
+	}
+	for _, f := range d.Findings {
+		for _, e := range f.Evidence {
+			if !named(e.Path) {
+				t.Errorf("evidence %s:%d not named by its node", e.Path, e.Line)
+			}
+		}
+	}
+}
+
+func firstEvidence(d reportcluster.DiagnosisDoc) string {
+	if len(d.Findings) == 0 || len(d.Findings[0].Evidence) == 0 {
+		return "(none)"
+	}
+	e := d.Findings[0].Evidence[0]
+	return fmt.Sprintf("%s:%d", e.Path, e.Line)
+}
+
+// fileOf is a node's copy named name, nil when the node gave none.
+func fileOf(d reportcluster.DiagnosisDoc, node, name string) *cluster.LogFile {
+	for _, n := range d.Cluster.Nodes {
+		if n.Name != node {
+			continue
+		}
+		for i := range n.Files {
+			if n.Files[i].Name == name {
+				return &n.Files[i]
+			}
+		}
+	}
+	return nil
+}
+
+// leftoverSrun lists srun processes of the gathers still alive.
 func leftoverSrun() []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if bytes.HasPrefix(b, []byte("srun\x00")) && bytes.Contains(b, []byte("--job-name=bringup-stacks")) {
+		if bytes.HasPrefix(b, []byte("srun\x00")) && (bytes.Contains(b, []byte("--job-name=bringup-stacks")) || bytes.Contains(b, []byte("--job-name=bringup-logs"))) {
 			n, _ := strconv.Atoi(e.Name())
 			out = append(out, n)
 		}

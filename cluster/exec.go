@@ -171,12 +171,13 @@ type ran struct {
 // maxStderr bounds what is kept of a launcher's stderr.
 const maxStderr = 64 << 10
 
-// run starts argv in its own process group, killed as a group with
-// SIGKILL when ctx ends (a hung srun ignores SIGTERM; a kubectl stand-in's
-// children must go too). With send set, a line markerSend on stdout makes
-// it write the file send to stdin and close it; other lines before the
-// JSON document are the remote shell's noise (a .bashrc that prints).
-func run(ctx context.Context, argv []string, env []string, send string) ran {
+// launch starts argv in its own process group, killed as a group with
+// SIGKILL when ctx ends (a hung srun ignores SIGTERM; a kubectl
+// stand-in's children must go too), and hands its stdout to consume
+// (with its stdin when withStdin is set, and kill, which ends it at
+// once). The stderr's last maxStderr bytes are kept. Every launcher of
+// the package, for stacks and for logs, runs through here.
+func launch(ctx context.Context, argv []string, env []string, withStdin bool, consume func(out io.Reader, in io.WriteCloser, kill func()) error) ran {
 	r := ran{exit: -1}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = env
@@ -186,7 +187,7 @@ func run(ctx context.Context, argv []string, env []string, send string) ran {
 	var stderr limitedBuffer
 	cmd.Stderr = &stderr
 	var stdin io.WriteCloser
-	if send != "" {
+	if withStdin {
 		w, err := cmd.StdinPipe()
 		if err != nil {
 			r.err = err
@@ -203,64 +204,20 @@ func run(ctx context.Context, argv []string, env []string, send string) ran {
 		r.err = err
 		return r
 	}
-	var wrote sync.WaitGroup
-	var writeErr error
-	closeIn := func() {
-		if stdin != nil {
-			stdin.Close()
-			stdin = nil
-		}
+	cerr := consume(out, stdin, func() { _ = cmd.Cancel() })
+	if stdin != nil {
+		stdin.Close()
 	}
-	br := bufio.NewReaderSize(out, 64<<10)
-	var doc bytes.Buffer
-	inDoc, tooBig := false, false
-	for {
-		line, rerr := br.ReadBytes('\n')
-		if !inDoc && len(line) > 0 {
-			t := bytes.TrimSpace(line)
-			switch {
-			case send != "" && !r.sent && string(t) == markerSend:
-				r.sent = true
-				in := stdin
-				stdin = nil
-				wrote.Add(1)
-				go func() {
-					defer wrote.Done()
-					writeErr = copyFile(in, send)
-				}()
-				line = nil
-			case len(t) > 0 && t[0] == '{':
-				inDoc = true
-				closeIn()
-			case len(t) > 0:
-				if len(r.noise) < 5 {
-					r.noise = append(r.noise, clipStr(string(t), 200))
-				}
-				line = nil
-			}
-		}
-		if inDoc {
-			doc.Write(line)
-			if doc.Len() > node.MaxDoc {
-				tooBig = true
-				_ = cmd.Cancel()
-				break
-			}
-		}
-		if rerr != nil {
-			break
-		}
-	}
-	closeIn()
+	// What consume left unread must not block the launcher's exit.
+	_, _ = io.Copy(io.Discard, out)
 	werr := cmd.Wait()
-	wrote.Wait()
-	r.stdout, r.stderr = doc.Bytes(), stderr.Bytes()
+	r.stderr = stderr.Bytes()
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
 		r.err = ctx.Err()
-	case tooBig:
-		r.err = fmt.Errorf("the collector's output exceeded %d bytes; killed", node.MaxDoc)
+	case cerr != nil:
+		r.err = cerr
 	case errors.As(werr, &ee):
 		r.exit = ee.ExitCode()
 	case werr != nil:
@@ -268,6 +225,68 @@ func run(ctx context.Context, argv []string, env []string, send string) ran {
 	default:
 		r.exit = 0
 	}
+	return r
+}
+
+// run is launch reading a collector's document: with send set, a line
+// markerSend on stdout makes it write the file send to stdin and close
+// it; other lines before the JSON document are the remote shell's noise
+// (a .bashrc that prints).
+func run(ctx context.Context, argv []string, env []string, send string) ran {
+	var doc bytes.Buffer
+	var sent bool
+	var noise []string
+	var writeErr error
+	r := launch(ctx, argv, env, send != "", func(out io.Reader, stdin io.WriteCloser, kill func()) error {
+		var wrote sync.WaitGroup
+		defer wrote.Wait()
+		closeIn := func() {
+			if stdin != nil {
+				stdin.Close()
+				stdin = nil
+			}
+		}
+		defer closeIn()
+		br := bufio.NewReaderSize(out, 64<<10)
+		inDoc := false
+		for {
+			line, rerr := br.ReadBytes('\n')
+			if !inDoc && len(line) > 0 {
+				t := bytes.TrimSpace(line)
+				switch {
+				case send != "" && !sent && string(t) == markerSend:
+					sent = true
+					in := stdin
+					stdin = nil
+					wrote.Add(1)
+					go func() {
+						defer wrote.Done()
+						writeErr = copyFile(in, send)
+					}()
+					line = nil
+				case len(t) > 0 && t[0] == '{':
+					inDoc = true
+					closeIn()
+				case len(t) > 0:
+					if len(noise) < 5 {
+						noise = append(noise, clipStr(string(t), 200))
+					}
+					line = nil
+				}
+			}
+			if inDoc {
+				doc.Write(line)
+				if doc.Len() > node.MaxDoc {
+					kill()
+					return fmt.Errorf("the collector's output exceeded %d bytes; killed", node.MaxDoc)
+				}
+			}
+			if rerr != nil {
+				return nil
+			}
+		}
+	})
+	r.stdout, r.sent, r.noise = doc.Bytes(), sent, noise
 	if writeErr != nil && r.err == nil && r.exit != 0 {
 		r.err = fmt.Errorf("streaming the binary: %w", writeErr)
 	}

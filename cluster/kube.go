@@ -79,7 +79,11 @@ type podList struct {
 			} `json:"containers"`
 		} `json:"spec"`
 		Status struct {
-			Phase string `json:"phase"`
+			Phase             string `json:"phase"`
+			ContainerStatuses []struct {
+				Name         string `json:"name"`
+				RestartCount int    `json:"restartCount"`
+			} `json:"containerStatuses"`
 		} `json:"status"`
 	} `json:"items"`
 }
@@ -132,6 +136,12 @@ func ParsePods(data []byte, container string) ([]Target, error) {
 			about = append(about, "container "+t.Container)
 		}
 		t.About = strings.Join(about, ", ")
+		t.Phase = it.Status.Phase
+		for _, cs := range it.Status.ContainerStatuses {
+			if cs.Name == t.Container && cs.RestartCount > 0 {
+				t.Restarts = cs.RestartCount
+			}
+		}
 		if it.Status.Phase != "Running" {
 			t.Skip = "pod is " + orWord(it.Status.Phase, "in no phase") + ", not Running"
 		}
@@ -173,24 +183,35 @@ func (k *Kube) Collect(ctx context.Context, t Target) (*node.Doc, error) {
 	return outcome(r, t.Name, func(r ran) *NodeError { return classifyKube(r, t) })
 }
 
-// classifyKube names kubectl's own failures.
+// classifyKube names kubectl exec's failures.
 func classifyKube(r ran, t Target) *NodeError {
 	e := string(r.stderr)
 	tail := lastLines(r.stderr, 2)
 	switch {
 	case strings.Contains(e, "Forbidden") || strings.Contains(e, "forbidden"):
-		return &NodeError{Status: StatusDenied, Msg: tail, Fix: "your Kubernetes account needs the create verb on pods/exec in the pod's namespace (RBAC)"}
 	case strings.Contains(e, "executable file not found") || strings.Contains(e, "no such file or directory") && strings.Contains(e, "\"sh\""):
 		return &NodeError{Status: StatusLaunch, Msg: "container " + t.Container + " of " + t.Name + " has no sh: " + tail,
 			Fix: "a distroless image: attach a debug container that shares its processes, kubectl debug " + t.Name + " -it --image=<an image with bringup> --target=" + t.Container + " --profile=sysadmin, and run bringup stacks --local there"}
+	case r.exit == exitMissing && strings.Contains(e, markerMissing):
+		return &NodeError{Status: StatusLaunch, Msg: "bringup is not in the container " + t.Name, Fix: "let --copy-binary=auto stream it in"}
+	}
+	return kubectlFailure(r, "the create verb on pods/exec")
+}
+
+// kubectlFailure names what any kubectl call can meet; rbac is the
+// permission the call needs.
+func kubectlFailure(r ran, rbac string) *NodeError {
+	e := string(r.stderr)
+	tail := lastLines(r.stderr, 2)
+	switch {
+	case strings.Contains(e, "Forbidden") || strings.Contains(e, "forbidden"):
+		return &NodeError{Status: StatusDenied, Msg: tail, Fix: "your Kubernetes account needs " + rbac + " in the pod's namespace (RBAC)"}
 	case strings.Contains(e, "container not found") || strings.Contains(e, "is not valid for pod"):
 		return &NodeError{Status: StatusLaunch, Msg: tail, Fix: "name the container with -c CONTAINER"}
 	case strings.Contains(e, "NotFound") || strings.Contains(e, "not found"):
 		return &NodeError{Status: StatusLaunch, Msg: tail}
 	case strings.Contains(e, "Unable to connect to the server"):
 		return &NodeError{Status: StatusLaunch, Msg: tail, Fix: "kubectl cannot reach the API server: check the context (kubectl config current-context)"}
-	case r.exit == exitMissing && strings.Contains(e, markerMissing):
-		return &NodeError{Status: StatusLaunch, Msg: "bringup is not in the container " + t.Name, Fix: "let --copy-binary=auto stream it in"}
 	}
 	return nil
 }

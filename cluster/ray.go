@@ -84,14 +84,16 @@ const ProfilingFix = "restart the Ray head with RAY_DASHBOARD_ENABLE_PROFILING=1
 // profiling endpoints are off.
 var ErrProfilingDisabled = errors.New("the Ray dashboard's profiling endpoints are disabled (Ray's default): " + ProfilingFix)
 
-func (r *Ray) get(ctx context.Context, path string, q url.Values) (int, []byte, error) {
+// request sends a GET to the dashboard, with the token when there is one;
+// the caller closes the body.
+func (r *Ray) request(ctx context.Context, path string, q url.Values) (*http.Response, error) {
 	u := r.Address + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if r.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+r.Token)
@@ -100,7 +102,11 @@ func (r *Ray) get(ctx context.Context, path string, q url.Values) (int, []byte, 
 	if c == nil {
 		c = http.DefaultClient
 	}
-	resp, err := c.Do(req)
+	return c.Do(req)
+}
+
+func (r *Ray) get(ctx context.Context, path string, q url.Values) (int, []byte, error) {
+	resp, err := r.request(ctx, path, q)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -59,6 +61,18 @@ func (s *Srun) env() []string {
 // Discover implements Backend: `scontrol show job -o J` for the node
 // list, `scontrol show hostnames` to expand it.
 func (s *Srun) Discover(ctx context.Context) ([]Target, error) {
+	info, err := s.jobInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info.State != "RUNNING" {
+		return nil, fmt.Errorf("job %s is %s, not RUNNING: there is no process to read (squeue -j %s)", s.Job, info.State, s.Job)
+	}
+	return s.nodes(ctx, info)
+}
+
+// jobInfo is `scontrol show job -o J`, parsed.
+func (s *Srun) jobInfo(ctx context.Context) (*JobInfo, error) {
 	out, err := s.scontrol(ctx, "show", "job", "-o", s.Job)
 	if err != nil {
 		return nil, err
@@ -67,9 +81,12 @@ func (s *Srun) Discover(ctx context.Context) ([]Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scontrol show job %s: %v", s.Job, err)
 	}
-	if info.State != "RUNNING" {
-		return nil, fmt.Errorf("job %s is %s, not RUNNING: there is no process to read (squeue -j %s)", s.Job, info.State, s.Job)
-	}
+	return info, nil
+}
+
+// nodes expands the job's node lists with `scontrol show hostnames`, one
+// target per node in Slurm's order.
+func (s *Srun) nodes(ctx context.Context, info *JobInfo) ([]Target, error) {
 	var targets []Target
 	seen := map[string]bool{}
 	for _, list := range info.NodeLists {
@@ -98,17 +115,31 @@ func (s *Srun) scontrol(ctx context.Context, args ...string) ([]byte, error) {
 type JobInfo struct {
 	State     string
 	NodeLists []string // one per line (a heterogeneous job has several)
+	// BatchHost is the node that runs the batch script and writes its
+	// output; Outputs are the StdOut and StdErr paths (each once; none
+	// for an interactive job or /dev/null), as scontrol prints them:
+	// Slurm 22.05 leaves %N, %n, %t, %s and %% for the node to expand.
+	BatchHost string
+	Outputs   []string
+	JobName   string
+	// UID is the job's user (UserId=name(uid)); -1 when not shown.
+	UID int
 }
 
 var (
 	stateRE    = regexp.MustCompile(`(?:^|\s)JobState=(\S+)`)
 	nodeListRE = regexp.MustCompile(`(?:^|\s)NodeList=(\S+)`)
+	batchRE    = regexp.MustCompile(`(?:^|\s)BatchHost=(\S+)`)
+	userRE     = regexp.MustCompile(`(?:^|\s)UserId=[^\s(]*\(([0-9]+)\)`)
+	// keyRE finds the next "Key=" of a line, where a value that may hold
+	// spaces (a path) ends.
+	keyRE = regexp.MustCompile(`\s[A-Za-z][A-Za-z0-9_/:]*=`)
 )
 
 // ParseScontrolJob reads `scontrol show job -o` output: one line per job
 // (or per component of a heterogeneous job).
 func ParseScontrolJob(out []byte) (*JobInfo, error) {
-	info := &JobInfo{}
+	info := &JobInfo{UID: -1}
 	for _, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || !strings.Contains(line, "JobId=") {
@@ -124,11 +155,42 @@ func ParseScontrolJob(out []byte) (*JobInfo, error) {
 		if m := nodeListRE.FindStringSubmatch(line); m != nil && m[1] != "(null)" {
 			info.NodeLists = append(info.NodeLists, m[1])
 		}
+		if m := batchRE.FindStringSubmatch(line); m != nil && info.BatchHost == "" && validName(m[1]) {
+			info.BatchHost = m[1]
+		}
+		if info.JobName == "" {
+			info.JobName = spacedValue(line, "JobName")
+		}
+		if m := userRE.FindStringSubmatch(line); m != nil && info.UID < 0 {
+			if uid, err := strconv.Atoi(m[1]); err == nil {
+				info.UID = uid
+			}
+		}
+		for _, k := range []string{"StdOut", "StdErr"} {
+			p := spacedValue(line, k)
+			if p != "" && p != "(null)" && p != "/dev/null" && strings.HasPrefix(p, "/") && !slices.Contains(info.Outputs, p) {
+				info.Outputs = append(info.Outputs, p)
+			}
+		}
 	}
 	if info.State == "" {
 		return nil, fmt.Errorf("no job in the output")
 	}
 	return info, nil
+}
+
+// spacedValue is the value of key in a `scontrol -o` line, up to the next
+// key: a path may hold spaces.
+func spacedValue(line, key string) string {
+	i := strings.Index(" "+line, " "+key+"=")
+	if i < 0 {
+		return ""
+	}
+	v := line[i+len(key)+1:]
+	if m := keyRE.FindStringIndex(v); m != nil {
+		v = v[:m[0]]
+	}
+	return strings.TrimSpace(v)
 }
 
 func clipStr(s string, n int) string {

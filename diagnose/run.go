@@ -40,6 +40,11 @@ type Options struct {
 	// nil: the stack dumps among the inputs, if any. A log rule that
 	// guesses a stack signature is judged by them (ConfirmByStacks).
 	Stacks *Stacks
+	// Name, when set, gives the name an input file is reported by
+	// (inputs, evidence, errors, timeline) instead of its path; the file
+	// is still read at its path. Logs gathered from nodes are named
+	// NODE/FILE this way.
+	Name func(path string) string
 }
 
 // ErrNoInput is returned when not a single input could be read.
@@ -93,7 +98,11 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = analyzeFile(files[i], set, opt.Stdin)
+				name := files[i]
+				if opt.Name != nil && name != "-" {
+					name = opt.Name(name)
+				}
+				results[i] = analyzeFile(files[i], name, set, opt.Stdin)
 			}
 		}()
 	}
@@ -215,15 +224,15 @@ type fileResult struct {
 	analysis *Analysis // other kinds
 }
 
-func analyzeFile(path string, set *rules.Set, stdin io.Reader) fileResult {
+func analyzeFile(open, path string, set *rules.Set, stdin io.Reader) fileResult {
 	var r io.Reader
-	if path == "-" {
+	if open == "-" {
 		if stdin == nil {
 			stdin = os.Stdin
 		}
 		r = stdin
 	} else {
-		f, err := input.Open(path) // a FIFO or a device is refused, not read
+		f, err := input.Open(open) // a FIFO or a device is refused, not read
 		if err != nil {
 			return fileResult{input: Input{Path: path, Error: reason(err)}}
 		}

@@ -82,6 +82,16 @@ func TestResolveRanks(t *testing.T) {
 		proc(14, "", Hints{SlurmJobID: "7", SlurmProcID: ip(0)}),
 		proc(15, "", Hints{}),
 	}
+	// stacks/live names a process by PMI_RANK (srun sets it for every
+	// task, torchrun's agent too) or OMPI_COMM_WORLD_RANK: not the hints'.
+	for _, pid := range []int{11, 13, 15} {
+		for i := range procs {
+			if procs[i].PID == pid {
+				procs[i].RankInfo.Global = 1
+				procs[i].Rank = procs[i].RankInfo.Key()
+			}
+		}
+	}
 	ResolveRanks(procs)
 	want := []struct {
 		rank, from string

@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 
+	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/record"
 )
 
@@ -38,7 +39,7 @@ func ResolveRanks(procs []Process) {
 			if h.WorldSize != nil {
 				p.World = *h.WorldSize
 			}
-		case p.Rank != "":
+		case p.Rank != "" && p.Rank == stackdump.RankFromTitle(p.Name).Key():
 			// stacks/live read it from the title.
 			p.RankFrom = FromTitle
 		case h.SlurmProcID != nil && h.SlurmStepID != "" && !withRANK[h.SlurmJobID+"."+h.SlurmStepID]:
@@ -49,6 +50,16 @@ func ResolveRanks(procs []Process) {
 				p.World = *h.SlurmStepTasks
 			}
 		default:
+			// A rank stacks/live took from the environment (PMI_RANK,
+			// which srun sets, is the task id of a torchrun agent too) is
+			// not one: the hints above are this package's reading of it.
+			if p.Rank != "" {
+				t := stackdump.RankFromTitle(p.Name)
+				if t == (record.Rank{}) {
+					t = record.NoRank
+				}
+				p.RankInfo, p.Rank = t, t.Key()
+			}
 			p.RankFrom = FromNobody
 		}
 	}

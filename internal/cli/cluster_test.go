@@ -86,3 +86,48 @@ func TestClusterStacksUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestDiagnoseLogsUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"diagnose"}, "--srun JOBID"},
+		{[]string{"diagnose", "--srun", "1", "--ray", "http://127.0.0.1:1"}, "alternatives"},
+		{[]string{"diagnose", "--srun", "12;ls"}, "not a Slurm job id"},
+		{[]string{"diagnose", "--srun", "12.0"}, "the job's, not a step's"},
+		{[]string{"diagnose", "--ray", "ftp://x"}, "not a dashboard address"},
+		{[]string{"diagnose", "--srun", "1", "--deadline", "0s"}, "--deadline"},
+		{[]string{"diagnose", "--srun", "1", "-n", "ns"}, "go with --kube"},
+		{[]string{"diagnose", "-c", "engine", "examples"}, "go with --kube"},
+		{[]string{"diagnose", "--kube", "app=x", "--log-bytes", "12 parsecs"}, "--log-bytes"},
+		{[]string{"diagnose", "--kube", "app=x", "--log-bytes", "10"}, "1KiB or more"},
+	} {
+		code, _, errs := runCLI(c.args...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"4096": 4096, "512K": 512 << 10, "16MiB": 16 << 20, "16M": 16 << 20, "1G": 1 << 30, "2KiB": 2048} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("%q: %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "MiB", "1T", "99999999999999G"} {
+		if _, err := parseBytes(bad); err == nil {
+			t.Errorf("%q taken for a size", bad)
+		}
+	}
+}
+
+// diagnose --ray against a dashboard on loopback that fails: exit 2, the
+// reason on stderr, nothing else of diagnose runs.
+func TestDiagnoseRayUnreachable(t *testing.T) {
+	code, out, errs := runCLI("diagnose", "--ray", "http://127.0.0.1:9", "--deadline", "2s")
+	if code != ExitUsage || out != "" || !strings.Contains(errs, "ray: GET http://127.0.0.1:9/api/v0/nodes") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

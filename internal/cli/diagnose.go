@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bringup-tool/bringup/diagnose"
+	reportcluster "github.com/bringup-tool/bringup/report/cluster"
 	"github.com/bringup-tool/bringup/report/diagnosis"
 )
 
@@ -19,9 +20,10 @@ func newDiagnoseCmd() *cobra.Command {
 		outPath   string
 		ruleFiles []string
 		torchDir  string
+		logs      logFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "diagnose [--json] [-o FILE] [--rules FILE] PATH...",
+		Use:   "diagnose [--json] [-o FILE] [--rules FILE] (PATH... | --srun JOBID | --kube SELECTOR [-n NS] [-c CTR] | --ray URL)",
 		Short: "Say what went wrong in an engine boot, from its logs and artifacts",
 		Long: `diagnose reads engine logs (vLLM, SGLang, ATOM, torchrun, Ray, PyTorch), and
 any other artifact kind a bringup analyzer handles, from files, directories
@@ -31,13 +33,23 @@ base of known torch.compile and startup failures.
 It prints the verdict first (what failed, on which ranks, in which phase),
 then the evidence (file:line) and the remedy.
 
-Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
+--srun, --kube and --ray gather the logs of every node of a multi-node job
+first (a Slurm job's output files, the pods' container logs, a Ray
+cluster's log files), each node under its own --deadline, and name the node
+in every evidence line (NODE/FILE:LINE); the nodes' status follows the
+verdict.
+
+Exit status: 0 no error-level finding, 1 error-level finding, 2 could not
+run, 3 partial result (--srun/--kube/--ray: a node did not give its logs).`,
 		Example: `  bringup diagnose examples/
   bringup diagnose --json -o diagnosis.json logs/
-  kubectl logs pod/vllm-0 | bringup diagnose -`,
+  kubectl logs pod/vllm-0 | bringup diagnose -
+  bringup diagnose --srun 4242
+  bringup diagnose --kube leaderworkerset.sigs.k8s.io/name=vllm -n serving
+  bringup diagnose --ray http://127.0.0.1:8265`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return Usagef("diagnose needs at least one PATH: a log file, a directory, or - for stdin")
+			if len(args) == 0 && !logs.active() {
+				return Usagef("diagnose needs at least one PATH: a log file, a directory, or - for stdin (or --srun JOBID, --kube SELECTOR, --ray URL)")
 			}
 			// A log full of crash loops keeps up to pytrace.MaxTracebacks
 			// tracebacks: tens of MiB live, which the GC would let double.
@@ -46,7 +58,13 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if err != nil {
 				return err
 			}
-			d, err := diagnose.Run(args, diagnose.Options{Rules: set, Stdin: cmd.InOrStdin(), TorchDir: torchDir})
+			g, cleanup, err := logs.gather(cmd)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			gathered, name := logInputs(g)
+			d, err := diagnose.Run(append(args, gathered...), diagnose.Options{Rules: set, Stdin: cmd.InOrStdin(), TorchDir: torchDir, Name: name})
 			switch {
 			case errors.Is(err, diagnose.ErrNoInput):
 				for _, in := range d.Inputs {
@@ -63,9 +81,14 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 				return err
 			}
 			defer w.Abort()
-			if asJSON {
+			switch {
+			case asJSON && g != nil:
+				err = reportcluster.DiagnosisJSON(w, g, d)
+			case asJSON:
 				err = diagnosis.WriteJSON(w, d)
-			} else {
+			case g != nil:
+				err = reportcluster.DiagnosisText(w, g, d, w.Style())
+			default:
 				err = diagnosis.WriteText(w, d, w.Style())
 			}
 			if err != nil {
@@ -74,12 +97,16 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 			if err := w.Close(); err != nil {
 				return err
 			}
-			if d.HasErrors() {
+			switch {
+			case g != nil && g.Partial():
+				return &ExitError{Code: ExitPartial}
+			case d.HasErrors():
 				return FoundErrors
 			}
 			return nil
 		},
 	}
+	logs.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, `write JSON (schema "bringup.diagnosis/v1") instead of text`)
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the report to FILE instead of stdout")
 	cmd.Flags().StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML FILE (repeatable; same format as rules/*.yaml)")

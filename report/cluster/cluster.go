@@ -24,16 +24,21 @@ func Text(w io.Writer, m *cluster.Merged, a *stacks.Analysis, o reportstacks.Tex
 	if err := reportstacks.Text(&buf, a, o); err != nil {
 		return err
 	}
-	body := buf.Bytes()
+	var sec bytes.Buffer
+	writeNodes(&sec, m, o.Style)
+	return afterVerdict(w, buf.Bytes(), sec.Bytes())
+}
+
+// afterVerdict writes a report with a section put after its first line,
+// the verdict.
+func afterVerdict(w io.Writer, body, section []byte) error {
 	verdict := body
 	if i := bytes.IndexByte(body, '\n'); i >= 0 {
 		verdict, body = body[:i+1], body[i+1:]
 	} else {
 		body = nil
 	}
-	var sec bytes.Buffer
-	writeNodes(&sec, m, o.Style)
-	for _, part := range [][]byte{verdict, sec.Bytes(), body} {
+	for _, part := range [][]byte{verdict, section, body} {
 		if _, err := w.Write(part); err != nil {
 			return err
 		}
@@ -54,17 +59,8 @@ func writeNodes(w io.Writer, m *cluster.Merged, st report.Style) {
 		head += fmt.Sprintf("; capture spread %s", m.Spread.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "%s\n", st.Bold(head))
-	width := 4
+	width := nameWidth(m.Nodes)
 	for _, r := range m.Nodes {
-		width = max(width, len(r.Name))
-	}
-	for _, r := range m.Nodes {
-		status := string(r.Status)
-		if r.Status == cluster.StatusOK {
-			status = st.Green(fmt.Sprintf("%-12s", status))
-		} else {
-			status = st.Red(fmt.Sprintf("%-12s", status))
-		}
 		var what []string
 		if r.Doc != nil {
 			what = append(what, fmt.Sprintf("%d process(es)", len(r.Doc.Processes)))
@@ -75,19 +71,7 @@ func writeNodes(w io.Writer, m *cluster.Merged, st report.Style) {
 				what = append(what, "host "+h)
 			}
 		}
-		if r.NodeRank >= 0 {
-			what = append(what, fmt.Sprintf("node rank %d", r.NodeRank))
-		}
-		if r.About != "" {
-			what = append(what, r.About)
-		}
-		if r.Detail != "" {
-			what = append(what, r.Detail)
-		}
-		fmt.Fprintf(w, "  %-*s %s %s%s\n", width, r.Name, status, strings.Join(what, " · "), st.Dim(fmt.Sprintf("  %.2fs", r.Elapsed.Seconds())))
-		if r.Fix != "" {
-			fmt.Fprintf(w, "  %-*s %s %s\n", width, "", st.Green("fix:"), r.Fix)
-		}
+		writeRow(w, width, r, what, st)
 	}
 	for i, f := range m.Failures {
 		if i == 5 {
@@ -95,6 +79,38 @@ func writeNodes(w io.Writer, m *cluster.Merged, st report.Style) {
 			break
 		}
 		fmt.Fprintf(w, "  %s %s pid %d (%s): %s\n", st.Yellow("unreadable:"), f.Node, f.PID, f.Kind, f.Error)
+	}
+}
+
+func nameWidth(nodes []cluster.NodeResult) int {
+	width := 4
+	for _, r := range nodes {
+		width = max(width, len(r.Name))
+	}
+	return width
+}
+
+// writeRow writes one node's line: name, status, what it gave (what),
+// its rank, about and detail, the time it took, and the fix below.
+func writeRow(w io.Writer, width int, r cluster.NodeResult, what []string, st report.Style) {
+	status := fmt.Sprintf("%-12s", r.Status)
+	if r.Status == cluster.StatusOK {
+		status = st.Green(status)
+	} else {
+		status = st.Red(status)
+	}
+	if r.NodeRank >= 0 {
+		what = append(what, fmt.Sprintf("node rank %d", r.NodeRank))
+	}
+	if r.About != "" {
+		what = append(what, r.About)
+	}
+	if r.Detail != "" {
+		what = append(what, r.Detail)
+	}
+	fmt.Fprintf(w, "  %-*s %s %s%s\n", width, r.Name, status, report.Clean(strings.Join(what, " · ")), st.Dim(fmt.Sprintf("  %.2fs", r.Elapsed.Seconds())))
+	if r.Fix != "" {
+		fmt.Fprintf(w, "  %-*s %s %s\n", width, "", st.Green("fix:"), r.Fix)
 	}
 }
 
