@@ -313,8 +313,13 @@ func restartBreaks(res *Result) {
 			continue
 		}
 		for _, r := range c.RestartReasons {
+			reason := strings.Trim(strings.TrimSpace(r), `'"`)
+			real, gbType := realBreak(reason)
+			if real != strings.TrimSpace(firstLine(reason)) {
+				reason = real // the wrapper is no reason; the break after it is
+			}
 			gb := GraphBreak{
-				Reason: strings.Trim(strings.TrimSpace(r), `'"`), Count: 1, CompileIDs: []string{ref}, UserCode: c.UserCode,
+				Reason: reason, GBType: gbType, Count: 1, CompileIDs: []string{ref}, UserCode: c.UserCode,
 				Ranks: []int{c.Rank}, Source: "restart_reasons", Artifact: -1,
 				Evidence: record.Evidence{Path: c.Path, Line: c.MetricsLine, Rank: rankText(c.Rank), Text: firstLine(r)},
 			}

@@ -872,3 +872,60 @@ func TestWriteJSONParallelSameBytes(t *testing.T) {
 		t.Error("WriteJSON differs from json.Marshal")
 	}
 }
+
+// torch 2.15 wraps the break in a line of its own ("Encountered graph break
+// when attempting to trace …:", "Failed to handle graph break gracefully.
+// … Graph break encountered:"); the reason and gb_type are the break after
+// it, and breaks under different wrappers are one break.
+func TestGraphBreakWrapper(t *testing.T) {
+	body := "\n\nObserved exception\n  Explanation: Dynamo found no exception handler at the top-level compiled function.\n\n  Developer debug context: raised exception KeyError('down')\n\n For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0088.html\n\nUser code traceback:\n  File \"/srv/m.py\", line 19, in forward\n"
+	for _, wrapper := range []string{
+		"Failed to handle graph break gracefully. Skipping the function and falling back to eager. Graph break encountered:",
+		"Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):",
+	} {
+		gb := parseGraphBreak("Graph break in user code at /srv/m.py:19\nGraph Break Reason: " + wrapper + body)
+		if gb.Reason != "Observed exception" || gb.GBType != "Observed exception" || gb.GBID != "GB0088" || gb.UserFrame != "/srv/m.py:19" {
+			t.Errorf("%q: %+v, want the Observed exception break", wrapper, gb)
+		}
+	}
+	// No wrapper and no Unsupported block: the one line is the reason.
+	if gb := parseGraphBreak("Graph Break Reason: call_function BuiltinVariable(print)\nUser code traceback:\n"); gb.Reason != "call_function BuiltinVariable(print)" || gb.GBType != "" {
+		t.Errorf("old text: %+v", gb)
+	}
+	// A wrapper with nothing after it stays the reason (nothing is guessed).
+	if r, ty := realBreak("Encountered graph break when attempting to trace CALL:\n\nUser code traceback:\n"); r != "Encountered graph break when attempting to trace CALL:" || ty != "" {
+		t.Errorf("bare wrapper: %q %q", r, ty)
+	}
+}
+
+// A recompile limit that fell back to eager (Unsupported "Dynamo recompile
+// limit exceeded") is a warning; FailOnRecompileLimitHit stays an error.
+func TestRecompileLimitSeverity(t *testing.T) {
+	set, _ := rules.Builtin()
+	for _, c := range []struct{ failType, reason, want string }{
+		{"Unsupported", "Dynamo recompile limit exceeded\n  Explanation: too many", "warning"},
+		{"FailOnRecompileLimitHit", "Hard failure due to fail_on_recompile_limit_hit", "error"},
+	} {
+		var sb strings.Builder
+		for i := 0; i < 5; i++ {
+			fmt.Fprintf(&sb, `V0101 00:00:00.000000 7 torch/_dynamo/convert_frame.py:1] {"dynamo_start": {"stack": [{"line": 3, "name": "shift", "filename": "m.py"}]}, "frame_id": 0, "frame_compile_id": %d, "attempt": 0}`+"\n", i)
+			fail := ""
+			if i == 4 {
+				reason, _ := json.Marshal(c.reason)
+				fail = fmt.Sprintf(`"fail_type": %q, "fail_reason": %s, `, c.failType, reason)
+			}
+			fmt.Fprintf(&sb, `V0101 00:00:00.000000 7 torch/_dynamo/utils.py:1] {"compilation_metrics": {"co_name": "shift", "co_filename": "m.py", "co_firstlineno": 3, %s"restart_reasons": [], "dynamo_config": "{\"recompile_limit\": 4}"}, "frame_id": 0, "frame_compile_id": %d, "attempt": 0}`+"\n", fail, i)
+		}
+		p := filepath.Join(t.TempDir(), "limit.log")
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, f := range Conclude(analyze(t, p), set) {
+			got[f.Rule] = string(f.Severity)
+		}
+		if got["trace-recompile-limit"] != c.want || got["trace-compile-failed"] != c.want {
+			t.Errorf("%s: findings %v, want trace-recompile-limit and trace-compile-failed at %s", c.failType, got, c.want)
+		}
+	}
+}

@@ -1028,8 +1028,8 @@ func parseGraphBreak(text string) GraphBreak {
 		gb.UserFrame = m[1] + ":" + m[2]
 		fileLine = m[1] + `", line ` + m[2] + ", in "
 	}
-	if m := gbReasonRE.FindStringSubmatch(text); m != nil {
-		gb.Reason = strings.TrimSpace(m[1])
+	if loc := gbReasonRE.FindStringSubmatchIndex(text); loc != nil {
+		gb.Reason, gb.GBType = realBreak(text[loc[2]:])
 	} else {
 		gb.Reason = firstLine(text)
 	}
@@ -1058,6 +1058,58 @@ func parseGraphBreak(text string) GraphBreak {
 		gb.GBType = strings.TrimSpace(m[1])
 	}
 	return gb
+}
+
+// gbWrappers open the reason Dynamo wraps around the break itself
+// (torch 2.15: "Encountered graph break when attempting to trace CALL: …:",
+// "Failed to handle graph break gracefully. … Graph break encountered:").
+var gbWrappers = []string{
+	"Encountered graph break when attempting to trace",
+	"Failed to handle graph break gracefully",
+	"Graph break encountered",
+}
+
+// realBreak reads the break from a graph-break reason text (from its first
+// line on): the first line, or, when that is Dynamo's wrapper, the first
+// non-blank line after it. gbType is that line when the Unsupported block
+// follows it ("  Explanation:" next), as torch prints its gb_type.
+func realBreak(text string) (reason, gbType string) {
+	first, rest, _ := strings.Cut(text, "\n")
+	reason = strings.TrimSpace(first)
+	next, after := nextLine(rest)
+	wrapper := false
+	for _, w := range gbWrappers {
+		if strings.HasPrefix(reason, w) {
+			wrapper = true
+			break
+		}
+	}
+	if next != "" && (wrapper || strings.HasSuffix(reason, ":") && strings.HasPrefix(strings.TrimSpace(firstLine(after)), "Explanation:")) {
+		reason = next
+		if strings.HasPrefix(strings.TrimSpace(firstLine(after)), "Explanation:") {
+			gbType = reason
+		}
+		return reason, gbType
+	}
+	if strings.HasPrefix(strings.TrimSpace(firstLine(rest)), "Explanation:") {
+		gbType = reason
+	}
+	return reason, gbType
+}
+
+// nextLine is the first non-blank line of text, trimmed, and what follows it.
+func nextLine(text string) (line, rest string) {
+	for text != "" {
+		var l string
+		l, text, _ = strings.Cut(text, "\n")
+		if l = strings.TrimSpace(l); l != "" {
+			if l == "User code traceback:" || strings.HasPrefix(l, "Traceback (most recent call last)") {
+				return "", ""
+			}
+			return l, text
+		}
+	}
+	return "", ""
 }
 
 type chromiumEvent struct {

@@ -21,6 +21,25 @@ const (
 	FactParity         = "trace.collectives_parity"
 )
 
+// FieldSurvived is the subject field that says the run went on past it
+// ("true": a graph break, a recompile limit that fell back to eager).
+const FieldSurvived = "survived"
+
+// failOnLimit is the fail_type of a recompile limit that was fatal
+// (fail_on_recompile_limit_hit, or fullgraph).
+const failOnLimit = "FailOnRecompileLimitHit"
+
+func frameKey(path string, pid, frame int) string {
+	return path + "|" + strconv.Itoa(pid) + "|" + strconv.Itoa(frame)
+}
+
+// limitFallback: the compile failed only because its frame reached the
+// recompile limit, and Dynamo ran the frame eagerly (Unsupported "Dynamo
+// recompile limit exceeded"; a fatal limit is FailOnRecompileLimitHit).
+func limitFallback(c *Compile) bool {
+	return c.FailType == "Unsupported" && strings.HasPrefix(c.FailReason, "Dynamo recompile limit exceeded")
+}
+
 // Subjects turns a Result into what the rules engine matches: one subject
 // per failed compile, distinct graph break, open phase, recompile, frame at
 // its recompile limit, explained cache miss, cache bypass and divergence.
@@ -28,6 +47,12 @@ const (
 // recompile reason), so the text rules of other families match them too.
 func Subjects(res *Result) []rules.Subject {
 	var out []rules.Subject
+	hardLimit := map[string]bool{} // frames whose recompile limit was fatal
+	for _, c := range res.Compiles {
+		if c.Status == StatusFailed && c.FailType == failOnLimit && c.FrameID != nil {
+			hardLimit[frameKey(c.Path, c.PID, *c.FrameID)] = true
+		}
+	}
 	for _, c := range res.Compiles {
 		if c.Status != StatusFailed {
 			continue
@@ -43,7 +68,8 @@ func Subjects(res *Result) []rules.Subject {
 		out = append(out, rules.Subject{
 			Text: text, Frames: c.Stack, Fact: FactCompileFailed,
 			Fields: map[string]string{"fail_type": c.FailType, "compile_id": Ref(c.ID, c.Occurrence), "function": c.Frame.String(),
-				"user_frame": c.FailUserFrame, "user_code": c.UserCode, "phase": c.FailPhase},
+				"user_frame": c.FailUserFrame, "user_code": c.UserCode, "phase": c.FailPhase,
+				FieldSurvived: strconv.FormatBool(limitFallback(&c))},
 			// The whole chain, innermost exception first, on one line:
 			// the first line of a reason is often only "backend=… raised:".
 			Evidence: record.Evidence{Path: c.Path, Line: line, Rank: rankText(c.Rank),
@@ -58,7 +84,8 @@ func Subjects(res *Result) []rules.Subject {
 		out = append(out, rules.Subject{
 			Text: gb.Reason, Fact: FactGraphBreak,
 			Fields: map[string]string{"reason": gb.Reason, "user_frame": gb.UserFrame, "gb_id": gb.GBID,
-				"count": strconv.Itoa(gb.Count), "compile_ids": strings.Join(gb.CompileIDs, ","), "source": gb.Source},
+				"count": strconv.Itoa(gb.Count), "compile_ids": strings.Join(gb.CompileIDs, ","), "source": gb.Source,
+				"gb_type": gb.GBType, FieldSurvived: "true"},
 			Evidence: ev,
 		})
 	}
@@ -88,7 +115,7 @@ func Subjects(res *Result) []rules.Subject {
 		out = append(out, rules.Subject{
 			Text: f.Evidence.Text, Fact: FactRecompileLimit,
 			Fields: map[string]string{"frame": f.Name, "file": f.File, "compiles": strconv.Itoa(f.Compiles),
-				"limit": strconv.Itoa(f.Limit)},
+				"limit": strconv.Itoa(f.Limit), FieldSurvived: strconv.FormatBool(!hardLimit[frameKey(f.Path, f.PID, f.FrameID)])},
 			Evidence: f.Evidence,
 		})
 	}
@@ -176,9 +203,17 @@ func Conclude(res *Result, set *rules.Set) []record.Finding {
 	// reported it: the rule's phase is replaced when all its failures
 	// agree on one.
 	failPhases := map[string]map[string]bool{}
+	// A rule's error is a warning when every subject it matched is one the
+	// run survived (a graph break, a recompile limit that fell back to
+	// eager): the severity follows what happened, not the rule alone.
+	matched, fatal := map[string]bool{}, map[string]bool{}
 	for _, sub := range Subjects(res) {
 		for _, r := range set.Match(sub, v) {
 			col.Add(r, sub)
+			matched[r.ID] = true
+			if sub.Fields[FieldSurvived] != "true" {
+				fatal[r.ID] = true
+			}
 			if sub.Fact == FactCompileFailed && r.Match.Fact == FactCompileFailed && sub.Fields["phase"] != "" {
 				if failPhases[r.ID] == nil {
 					failPhases[r.ID] = map[string]bool{}
@@ -189,6 +224,9 @@ func Conclude(res *Result, set *rules.Set) []record.Finding {
 	}
 	fs := col.Findings()
 	for i := range fs {
+		if matched[fs[i].Rule] && !fatal[fs[i].Rule] && fs[i].Severity == record.SeverityError {
+			fs[i].Severity = record.SeverityWarning
+		}
 		if ph := failPhases[fs[i].Rule]; len(ph) == 1 {
 			for p := range ph {
 				fs[i].Phase = p

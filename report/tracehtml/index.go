@@ -505,7 +505,10 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 	for _, g := range gbs {
 		r := breakRow{Count: g.Count, Reason: g.Reason, Code: userCode(breakCode(g)), Ranks: ranksWord(g.Ranks)}
 		if g.GBID != "" {
-			r.Reason = g.GBID + " " + g.GBType + ": " + r.Reason
+			r.Reason = g.GBID + ": " + r.Reason
+			if g.GBType != "" && g.GBType != g.Reason {
+				r.Reason = g.GBID + " " + g.GBType + ": " + g.Reason
+			}
 		}
 		for _, ref := range g.CompileIDs {
 			if len(r.Units) >= 12 {
