@@ -302,7 +302,7 @@ func pyStackAt(bin string) peer {
 // two agree; it fails with the last differences. Each try reads bringup
 // before and after the peer and takes whichever of the two agrees: a thread
 // that is between two sleeps at one of the reads moves its leaf line.
-func agree(t *testing.T, pr peer, pid, tries int) (threads int) {
+func agree(t *testing.T, pr peer, pid, tries int) []liveThread {
 	t.Helper()
 	var last []string
 	for i := 0; i < tries; i++ {
@@ -323,15 +323,15 @@ func agree(t *testing.T, pr peer, pid, tries int) (threads int) {
 		}
 		last = compareThreads(before, theirs, pr.coName, pr.withNames, pr.withIdent)
 		if len(last) == 0 {
-			return len(theirs)
+			return before
 		}
 		if d := compareThreads(after, theirs, pr.coName, pr.withNames, pr.withIdent); len(d) == 0 {
-			return len(theirs)
+			return after
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("pid %d: bringup and %s disagree after %d tries:\n%s", pid, pr.name, tries, strings.Join(last, "\n"))
-	return 0
+	return nil
 }
 
 // startTarget runs pyproc's live-capture target (a deep blocked class-method
@@ -373,8 +373,16 @@ func testParityCPython(t *testing.T, pr peer) {
 				t.Skipf("no CPython %s from pyenv", v)
 			}
 			pid := startTarget(t, py)
-			if n := agree(t, pr, pid, 3); n != 4 {
-				t.Errorf("%d threads compared, want 4 (main, worker-1, worker-2, asyncio-loop)", n)
+			threads := agree(t, pr, pid, 3)
+			var names []string
+			deepest := 0
+			for _, th := range threads {
+				names = append(names, th.Name)
+				deepest = max(deepest, len(th.Frames))
+			}
+			sort.Strings(names)
+			if strings.Join(names, " ") != "MainThread asyncio-loop worker-1 worker-2" || deepest < 10 {
+				t.Errorf("compared threads %v (deepest %d frames), want MainThread, asyncio-loop, worker-1, worker-2 in deep chains", names, deepest)
 			}
 		})
 	}
@@ -441,8 +449,23 @@ func TestLiveParityStuckRank(t *testing.T) {
 	}
 	for _, pr := range peers {
 		t.Run(pr.name, func(t *testing.T) {
+			var fake, allReduce int
 			for _, pid := range pids {
-				agree(t, pr, pid, 5)
+				for _, th := range agree(t, pr, pid, 5) {
+					// Depth of the compared stack that holds each rank's state.
+					for _, f := range th.Frames {
+						switch {
+						case f.Func == "_" && strings.HasSuffix(f.File, "stuck_rank.py"):
+							fake = max(fake, len(th.Frames))
+						case strings.HasSuffix(f.Func, "all_reduce") && strings.HasSuffix(f.File, "distributed_c10d.py"):
+							allReduce = max(allReduce, len(th.Frames))
+						}
+					}
+				}
+			}
+			t.Logf("%s: rank 1's register_fake stack %d frames, rank 0's all_reduce stack %d frames, alike", pr.name, fake, allReduce)
+			if fake < 30 || allReduce < 3 {
+				t.Errorf("compared stacks: register_fake under Dynamo %d frames, all_reduce %d: want the ranks' states among them", fake, allReduce)
 			}
 		})
 	}
