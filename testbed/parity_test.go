@@ -324,15 +324,26 @@ func agree(t *testing.T, pr peer, pid, tries int) []liveThread {
 		}
 		last = compareThreads(before, theirs, pr.coName, pr.withNames, pr.withIdent)
 		if len(last) == 0 {
+			logRetry(t, pr, pid, i, "")
 			return before
 		}
 		if d := compareThreads(after, theirs, pr.coName, pr.withNames, pr.withIdent); len(d) == 0 {
+			logRetry(t, pr, pid, i, " (the read after the peer's)")
 			return after
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("pid %d: bringup and %s disagree after %d tries:\n%s", pid, pr.name, tries, strings.Join(last, "\n"))
 	return nil
+}
+
+// logRetry says when an agreement took more than the first read: the
+// differences are then a moving thread's, worth seeing in -v.
+func logRetry(t *testing.T, pr peer, pid, try int, which string) {
+	t.Helper()
+	if try > 0 || which != "" {
+		t.Logf("pid %d: bringup and %s agreed on try %d%s", pid, pr.name, try+1, which)
+	}
 }
 
 // startTarget runs pyproc's live-capture target (a deep blocked class-method
