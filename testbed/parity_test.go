@@ -424,31 +424,7 @@ func TestLiveParityStuckRank(t *testing.T) {
 	if len(peers) == 0 {
 		t.Skip("neither py-spy nor pystack is on PATH (nor in the testbed venv)")
 	}
-	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(runner, "stuck_rank", "-o", out, "--exec")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	logf, err := os.Create(filepath.Join(filepath.Dir(out), "output.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer stopTree(cmd)
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		m, _ := os.ReadDir(filepath.Join(out, "markers"))
-		if len(m) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logf.Name())
-			t.Fatalf("stuck_rank: the ranks did not reach their states in 5 min:\n%s", firstLines(string(log), 40))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	cmd := startStuckRank(t)
 	pids := []int{cmd.Process.Pid}
 	for _, p := range descendants(cmd.Process.Pid) {
 		if c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); bytes.Contains(c, []byte("stuck_rank.py")) {
@@ -554,4 +530,39 @@ Traceback for thread 43 (worker-1) [Has the GIL] (most recent call last):
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %v\nwant %v", got, want)
 	}
+}
+
+// startStuckRank runs `scripts/testbed/run stuck_rank --exec` in its own
+// process group and waits until both ranks have written their markers (rank
+// 1 sleeping in register_fake under Dynamo, rank 0 in all_reduce); the whole
+// tree is stopped when the test ends.
+func startStuckRank(t *testing.T) *exec.Cmd {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(runner, "stuck_rank", "-o", out, "--exec")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	logf, err := os.Create(filepath.Join(filepath.Dir(out), "output.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	err = cmd.Start()
+	logf.Close() // the child holds its own copy
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopTree(cmd) })
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		m, _ := os.ReadDir(filepath.Join(out, "markers"))
+		if len(m) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logf.Name())
+			t.Fatalf("stuck_rank: the ranks did not reach their states in 5 min:\n%s", firstLines(string(log), 40))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return cmd
 }
