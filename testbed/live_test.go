@@ -196,31 +196,7 @@ func TestLiveWatchSilentCompile(t *testing.T) {
 // torchrun reads both live and names the hang.
 func TestLiveStacksTreeStuckRank(t *testing.T) {
 	liveVenv(t)
-	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(runner, "stuck_rank", "-o", out, "--exec")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	logf, err := os.Create(filepath.Join(filepath.Dir(out), "output.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer stopTree(cmd)
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		m, _ := os.ReadDir(filepath.Join(out, "markers"))
-		if len(m) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logf.Name())
-			t.Fatalf("stuck_rank: the ranks did not reach their states in 5 min:\n%s", firstLines(string(log), 40))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	cmd := startStuckRank(t)
 	var st stacksDoc
 	bringupJSON(t, "", 1, "bringup.stacks/v1", &st, "stacks", "--json", "--tree", itoa(cmd.Process.Pid),
 		"--count", "2", "--interval", "1s")
