@@ -126,6 +126,11 @@ type Match struct {
 	repeat   *regexp.Regexp
 	fields   map[string]*regexp.Regexp
 	versions map[string]constraint
+	// notOnWarning: a text match on a line Python's warnings module printed
+	// ("functions.py:2607: UserWarning: Dynamo does not know how to trace
+	// …") does not count (set for error-level rules: a warning is not the
+	// failure, though its words may be).
+	notOnWarning bool
 }
 
 // Rule is one known signature.
@@ -407,6 +412,12 @@ func (r *Rule) compile() error {
 	if err := r.Match.compile(true); err != nil {
 		return err
 	}
+	if r.Severity == "error" {
+		r.Match.notOnWarning = true
+		for i := range r.Match.Any {
+			r.Match.Any[i].notOnWarning = true
+		}
+	}
 	for _, rem := range r.Remedy {
 		r.templated = r.templated || placeholder.MatchString(rem)
 	}
@@ -504,7 +515,7 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 	if len(m.text) > 0 {
 		ok := false
 		for _, re := range m.text {
-			if re.MatchString(sub.Text) {
+			if re.MatchString(sub.Text) && (!m.notOnWarning || matchesOffWarning(re, sub.Text)) {
 				ok = true
 				break
 			}
@@ -859,4 +870,33 @@ func phaseOrder(p string) int {
 		}
 	}
 	return len(Phases)
+}
+
+// pyWarning is the head of a line printed by Python's warnings module:
+// "path/to/file.py:123: SomeWarning: ".
+var pyWarning = regexp.MustCompile(`\.py:\d+: \w*Warning: `)
+
+// matchesOffWarning reports whether re matches text somewhere other than
+// on a line Python's warnings module printed (what precedes the match on
+// its line is "file.py:N: XWarning: …"). The common case, no warning word
+// before the match, costs one search of the line's head.
+func matchesOffWarning(re *regexp.Regexp, text string) bool {
+	from := 0
+	for from <= len(text) {
+		loc := re.FindStringIndex(text[from:])
+		if loc == nil {
+			return false
+		}
+		at := from + loc[0]
+		ls := strings.LastIndexByte(text[:at], '\n') + 1
+		if !strings.Contains(text[ls:at], "Warning: ") || !pyWarning.MatchString(text[ls:at]) {
+			return true
+		}
+		nl := strings.IndexByte(text[at:], '\n')
+		if nl < 0 {
+			return false
+		}
+		from = at + nl + 1
+	}
+	return false
 }
