@@ -538,7 +538,8 @@ func rootText(e pytrace.Exception) string {
 	case first != "":
 		text += ": " + first
 	}
-	for _, l := range strings.Split(msg, "\n") {
+	lines := strings.Split(msg, "\n")
+	for _, l := range lines {
 		t := strings.TrimLeft(strings.TrimSpace(l), "-*• ")
 		if k := strings.Index(strings.ToLower(t), "root cause:"); k >= 0 && k < 8 {
 			if rc := strings.TrimSpace(t[k+len("root cause:"):]); rc != "" && !strings.Contains(text, rc) {
@@ -546,6 +547,24 @@ func rootText(e pytrace.Exception) string {
 			}
 			break
 		}
+	}
+	// NCCL's errors end in "Last error:" and, on that line or the next,
+	// what NCCL saw fail ("Failed to bind NVLink SHARP (NVLS) Multicast
+	// memory …"): the cause; the words before it only classify it.
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		rest, ok := strings.CutPrefix(t, "Last error:")
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSpace(rest)
+		for j := i + 1; rest == "" && j < len(lines) && j <= i+2; j++ {
+			rest = strings.TrimSpace(lines[j])
+		}
+		if rest != "" && !strings.Contains(text, rest) {
+			text += " — last error: " + rest
+		}
+		break
 	}
 	return text
 }

@@ -151,6 +151,9 @@ func Scan(text string) []Hit {
 		text = rest
 		if h, ok := Classify(line); ok {
 			h.Line = n
+			if h.Kind == NativeCrash && strings.HasPrefix(h.Match, "terminat") {
+				h.Text = withWhat(h.Text, rest)
+			}
 			out = append(out, h)
 		}
 	}
@@ -180,4 +183,17 @@ func Classify(line string) (Hit, bool) {
 		}
 	}
 	return Hit{}, false
+}
+
+// withWhat is a C++ terminate line with the exception's what() that the
+// runtime prints on the next line ("  what():  [pair.cc:724] connect
+// [127.0.1.1]:3210: Connection refused"): that is the error, the
+// terminate line only says it was not caught.
+func withWhat(text, rest string) string {
+	next, _, _ := strings.Cut(rest, "\n")
+	w, ok := strings.CutPrefix(strings.TrimSpace(next), "what():")
+	if w = strings.TrimSpace(w); !ok || w == "" {
+		return text
+	}
+	return text + " — what(): " + w
 }

@@ -55,6 +55,17 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestScanWhat: a terminate line carries the what() printed under it.
+func TestScanWhat(t *testing.T) {
+	hs := Scan("terminate called after throwing an instance of 'gloo::IoException'\n  what():  [pair.cc:724] connect [127.0.1.1]:3210: Connection refused\nAborted (core dumped)")
+	if len(hs) != 2 || !strings.HasSuffix(hs[0].Text, "what(): [pair.cc:724] connect [127.0.1.1]:3210: Connection refused") || hs[1].Line != 2 {
+		t.Errorf("%+v", hs)
+	}
+	if hs := Scan("terminate called recursively"); len(hs) != 1 || hs[0].Text != "terminate called recursively" {
+		t.Errorf("%+v", hs)
+	}
+}
+
 // TestQuietOnHealthyExample: no line of the healthy example boot is fatal.
 func TestQuietOnHealthyExample(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "healthy", "vllm-serve.log"))
