@@ -621,8 +621,19 @@ func (o *occurrence) contentPhase() (string, string) {
 	if p := phaseOfType(o.root); p != "" {
 		return p, o.root.Type + " is raised while importing"
 	}
+	// Inductor wraps what is raised during its compile in its own types:
+	// the wrapper says where, whatever the inner error's words name.
+	for _, t := range []string{printedLine(o.tb, o.root), o.root.Type} {
+		if w := inductorWrapper.FindString(t); w != "" {
+			return timeline.PhaseInductor, w + " wraps the error: it was raised during Inductor's compile"
+		}
+	}
 	return "", ""
 }
+
+// inductorWrapper: the exception types Inductor raises around an error of
+// its compile.
+var inductorWrapper = regexp.MustCompile(`^(?:torch\._inductor\.exc\.)?(?:InductorError|LoweringException)\b`)
 
 // wordPhase is what the error's words name (weak: see rules.WeakPhase).
 func (o *occurrence) wordPhase() (string, string) {

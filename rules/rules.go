@@ -74,7 +74,9 @@ var refines = map[string][]string{
 	"unknown":  nil, // any
 	"inductor": {"post-grad-pass", "inductor-codegen", "triton-compile", "triton-launcher-build", "cache-load", "cache-save", "aot-autograd"},
 	"cache":    {"cache-load", "cache-save"},
-	"dynamo":   {"aot-autograd"},
+	// A rule of Dynamo's (a data-dependent guard, a graph break) whose error
+	// the frames or Inductor's wrapper show raised later in the compile.
+	"dynamo": {"aot-autograd", "post-grad-pass", "inductor", "inductor-codegen"},
 	"ready":    {"profile", "cudagraph", "load"},
 }
 
