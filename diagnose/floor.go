@@ -101,6 +101,23 @@ func rankNamed(r record.Rank, line string) record.Rank {
 	return r
 }
 
+// rankOfFields is r, with the rank a Rust tracing span prints on the last
+// line of the error it logs (TGI's shard manager: the Python error, then
+// " rank=0" on a line of its own, which a message without frames may run
+// past) when r has no index of its own.
+func rankOfFields(r record.Rank, msg string) record.Rank {
+	if r.Known() || !strings.Contains(msg, "rank=") {
+		return r
+	}
+	for l := range strings.SplitSeq(msg, "\n") {
+		if n, ok := strings.CutPrefix(strings.TrimSpace(l), "rank="); ok && n != "" && strings.Trim(n, "0123456789") == "" && len(n) < 6 {
+			r.Global = atoi(n)
+			break
+		}
+	}
+	return r
+}
+
 func atoi(s string) int {
 	n := 0
 	for _, c := range s {
@@ -168,7 +185,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				end = line // the lines after it are its message at most
 			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
-				rank: tb.Rank, wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
+				rank: rankOfFields(tb.Rank, root.Message), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
 		}
 		// An exception printed without frames that repeats one with frames
 		// (a parent process re-printing its child's error) is that error.
@@ -358,7 +375,7 @@ func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.S
 		if line == 0 {
 			line = o.tb.Line
 		}
-		sub.Evidence = record.Evidence{Path: o.tb.Source, Line: line, Rank: o.tb.Rank.String(), Text: d.sub.Evidence.Text}
+		sub.Evidence = record.Evidence{Path: o.tb.Source, Line: line, Rank: o.rank.String(), Text: d.sub.Evidence.Text}
 	} else {
 		h := o.fl.hit
 		sub = rules.Subject{Text: h.Text, Fact: "fatal",
