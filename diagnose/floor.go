@@ -36,6 +36,11 @@ type occurrence struct {
 	wrapper   bool // only reports another error
 	dupOf     int  // index+1 of the occurrence this one repeats (same error printed again without frames), 0 none
 	errIndex  int  // its entry in the errors listed
+	// frames: for an exception printed without frames, the frames of a
+	// traceback cut before its exception line right after it on the same
+	// rank (an engine printing the error, then its traceback; a paste that
+	// put the message first), nil when none.
+	frames record.Stack
 	// mask is the exception that hid root while re-raising it ("TypeError:
 	// __init__() missing … 'inner_exception'"), "" when none.
 	mask string
@@ -186,6 +191,13 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
 				rank: rankOfFields(tb.Rank, root.Message), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
+		}
+		for i := first; i < len(occs); i++ {
+			if o := &occs[i]; o.tb.Frameless {
+				// Tracebacks are listed about in line order: look at the
+				// neighbours only (a crash loop prints thousands).
+				o.frames = cutFramesAfter(occs[max(first, i-maxCutNeighbours):min(len(occs), i+maxCutNeighbours+1)], o)
+			}
 		}
 		// An exception printed without frames that repeats one with frames
 		// (a parent process re-printing its child's error) is that error.
@@ -609,6 +621,9 @@ func (o *occurrence) phase(d *derived) (string, string) {
 	if d.framePhase != "" {
 		return d.framePhase, d.frameWhy
 	}
+	if p, why := timeline.PhaseOfFrames(o.frames); p != "" {
+		return p, "frame " + why + " (of the traceback printed right after it, cut before its exception line)"
+	}
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {
 		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d and had not finished", p, at)
 	}
@@ -702,6 +717,29 @@ func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
 	slices.SortFunc(out, func(a, b *rules.Rule) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
+
+// cutFramesAfter: the frames of a traceback cut before its exception line
+// that starts within a few lines after o ends, on o's rank.
+func cutFramesAfter(occs []occurrence, o *occurrence) record.Stack {
+	for j := range occs {
+		c := &occs[j]
+		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.rank != o.rank {
+			continue
+		}
+		if c.line > o.end && c.line <= o.end+maxCutGap {
+			return c.root.Frames
+		}
+	}
+	return nil
+}
+
+// maxCutGap is how many lines after an exception printed without frames
+// its cut traceback may start; maxCutNeighbours how many listed tracebacks
+// either side are looked at.
+const (
+	maxCutGap        = 8
+	maxCutNeighbours = 8
+)
 
 // coverage tells whether a fatal line is a Python error's: inside its
 // traceback, or its words held by the error's message.
