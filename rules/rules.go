@@ -517,7 +517,7 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 	if len(m.text) > 0 {
 		ok := false
 		for _, re := range m.text {
-			if re.MatchString(sub.Text) && (!m.notOnWarning || matchesOffWarning(re, sub.Text)) {
+			if re.MatchString(sub.Text) && (!m.notOnWarning || !strings.Contains(sub.Text, "Warning: ") || matchesOffWarning(re, sub.Text)) {
 				ok = true
 				break
 			}
