@@ -77,7 +77,7 @@ var refines = map[string][]string{
 	// A rule of Dynamo's (a data-dependent guard, a graph break) whose error
 	// the frames or Inductor's wrapper show raised later in the compile.
 	"dynamo": {"aot-autograd", "post-grad-pass", "inductor", "inductor-codegen"},
-	"ready":    {"profile", "cudagraph", "load"},
+	"ready":  {"profile", "cudagraph", "load"},
 }
 
 // RefinePhase returns the phase a finding of a rule with phase rule
