@@ -36,6 +36,11 @@ type occurrence struct {
 	wrapper   bool // only reports another error
 	dupOf     int  // index+1 of the occurrence this one repeats (same error printed again without frames), 0 none
 	errIndex  int  // its entry in the errors listed
+	// frames: for an exception printed without frames, the frames of a
+	// traceback cut before its exception line right after it on the same
+	// rank (an engine printing the error, then its traceback; a paste that
+	// put the message first), nil when none.
+	frames record.Stack
 	// mask is the exception that hid root while re-raising it ("TypeError:
 	// __init__() missing … 'inner_exception'"), "" when none.
 	mask string
@@ -96,6 +101,23 @@ func rankNamed(r record.Rank, line string) record.Rank {
 	if r.TP < 0 && r.Global < 0 && r.PP < 0 && strings.Contains(line, "ank") {
 		if m := rankInText.FindStringSubmatch(line); m != nil {
 			r.Global = atoi(m[1])
+		}
+	}
+	return r
+}
+
+// rankOfFields is r, with the rank a Rust tracing span prints on the last
+// line of the error it logs (TGI's shard manager: the Python error, then
+// " rank=0" on a line of its own, which a message without frames may run
+// past) when r has no index of its own.
+func rankOfFields(r record.Rank, msg string) record.Rank {
+	if r.Known() || !strings.Contains(msg, "rank=") {
+		return r
+	}
+	for l := range strings.SplitSeq(msg, "\n") {
+		if n, ok := strings.CutPrefix(strings.TrimSpace(l), "rank="); ok && n != "" && strings.Trim(n, "0123456789") == "" && len(n) < 6 {
+			r.Global = atoi(n)
+			break
 		}
 	}
 	return r
@@ -168,7 +190,14 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				end = line // the lines after it are its message at most
 			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
-				rank: tb.Rank, wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
+				rank: rankOfFields(tb.Rank, root.Message), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
+		}
+		for i := first; i < len(occs); i++ {
+			if o := &occs[i]; o.tb.Frameless {
+				// Tracebacks are listed about in line order: look at the
+				// neighbours only (a crash loop prints thousands).
+				o.frames = cutFramesAfter(occs[max(first, i-maxCutNeighbours):min(len(occs), i+maxCutNeighbours+1)], o)
+			}
 		}
 		// An exception printed without frames that repeats one with frames
 		// (a parent process re-printing its child's error) is that error.
@@ -358,7 +387,7 @@ func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.S
 		if line == 0 {
 			line = o.tb.Line
 		}
-		sub.Evidence = record.Evidence{Path: o.tb.Source, Line: line, Rank: o.tb.Rank.String(), Text: d.sub.Evidence.Text}
+		sub.Evidence = record.Evidence{Path: o.tb.Source, Line: line, Rank: o.rank.String(), Text: d.sub.Evidence.Text}
 	} else {
 		h := o.fl.hit
 		sub = rules.Subject{Text: h.Text, Fact: "fatal",
@@ -538,7 +567,8 @@ func rootText(e pytrace.Exception) string {
 	case first != "":
 		text += ": " + first
 	}
-	for _, l := range strings.Split(msg, "\n") {
+	lines := strings.Split(msg, "\n")
+	for _, l := range lines {
 		t := strings.TrimLeft(strings.TrimSpace(l), "-*• ")
 		if k := strings.Index(strings.ToLower(t), "root cause:"); k >= 0 && k < 8 {
 			if rc := strings.TrimSpace(t[k+len("root cause:"):]); rc != "" && !strings.Contains(text, rc) {
@@ -546,6 +576,24 @@ func rootText(e pytrace.Exception) string {
 			}
 			break
 		}
+	}
+	// NCCL's errors end in "Last error:" and, on that line or the next,
+	// what NCCL saw fail ("Failed to bind NVLink SHARP (NVLS) Multicast
+	// memory …"): the cause; the words before it only classify it.
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		rest, ok := strings.CutPrefix(t, "Last error:")
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSpace(rest)
+		for j := i + 1; rest == "" && j < len(lines) && j <= i+2; j++ {
+			rest = strings.TrimSpace(lines[j])
+		}
+		if rest != "" && !strings.Contains(text, rest) {
+			text += " — last error: " + rest
+		}
+		break
 	}
 	return text
 }
@@ -572,6 +620,9 @@ func printedLine(tb *pytrace.Traceback, root pytrace.Exception) string {
 func (o *occurrence) phase(d *derived) (string, string) {
 	if d.framePhase != "" {
 		return d.framePhase, d.frameWhy
+	}
+	if p, why := timeline.PhaseOfFrames(o.frames); p != "" {
+		return p, "frame " + why + " (of the traceback printed right after it, cut before its exception line)"
 	}
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {
 		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d and had not finished", p, at)
@@ -602,8 +653,19 @@ func (o *occurrence) contentPhase() (string, string) {
 	if p := phaseOfType(o.root); p != "" {
 		return p, o.root.Type + " is raised while importing"
 	}
+	// Inductor wraps what is raised during its compile in its own types:
+	// the wrapper says where, whatever the inner error's words name.
+	for _, t := range []string{printedLine(o.tb, o.root), o.root.Type} {
+		if w := inductorWrapper.FindString(t); w != "" {
+			return timeline.PhaseInductor, w + " wraps the error: it was raised during Inductor's compile"
+		}
+	}
 	return "", ""
 }
+
+// inductorWrapper: the exception types Inductor raises around an error of
+// its compile.
+var inductorWrapper = regexp.MustCompile(`^(?:torch\._inductor\.exc\.)?(?:InductorError|LoweringException)\b`)
 
 // wordPhase is what the error's words name (weak: see rules.WeakPhase).
 func (o *occurrence) wordPhase() (string, string) {
@@ -655,6 +717,29 @@ func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
 	slices.SortFunc(out, func(a, b *rules.Rule) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
+
+// cutFramesAfter: the frames of a traceback cut before its exception line
+// that starts within a few lines after o ends, on o's rank.
+func cutFramesAfter(occs []occurrence, o *occurrence) record.Stack {
+	for j := range occs {
+		c := &occs[j]
+		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.rank != o.rank {
+			continue
+		}
+		if c.line > o.end && c.line <= o.end+maxCutGap {
+			return c.root.Frames
+		}
+	}
+	return nil
+}
+
+// maxCutGap is how many lines after an exception printed without frames
+// its cut traceback may start; maxCutNeighbours how many listed tracebacks
+// either side are looked at.
+const (
+	maxCutGap        = 8
+	maxCutNeighbours = 8
+)
 
 // coverage tells whether a fatal line is a Python error's: inside its
 // traceback, or its words held by the error's message.

@@ -27,6 +27,7 @@ var advice = []*regexp.Regexp{
 	regexp.MustCompile(`torch\._dynamo\.config\.suppress_errors = True`),
 	regexp.MustCompile(`Reducing block sizes or .num_stages. may help`),
 	regexp.MustCompile(`(?i)it is recommended to (?:[^.]|\.[\w(])+`),
+	regexp.MustCompile(`[Yy]ou (?:need|have|may need|might need|should) to (?:decrease|increase|reduce|lower|raise|set|pass|use|install|upgrade|disable|enable) (?:[^.]|\.[\w(])+`),
 	regexp.MustCompile(`(?:^|[.!] )((?:Please )?(?:[Uu]se|[Tt]ry|[Cc]onsider|[Uu]pgrade|[Ii]nstall|[Ss]et|[Rr]educe|[Ii]ncrease|[Dd]isable|[Ee]nable|[Aa]dd|[Rr]emove|[Ee]nsure|[Mm]ake sure) (?:[^.]|\.[\w(])+)`),
 }
 

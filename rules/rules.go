@@ -74,8 +74,10 @@ var refines = map[string][]string{
 	"unknown":  nil, // any
 	"inductor": {"post-grad-pass", "inductor-codegen", "triton-compile", "triton-launcher-build", "cache-load", "cache-save", "aot-autograd"},
 	"cache":    {"cache-load", "cache-save"},
-	"dynamo":   {"aot-autograd"},
-	"ready":    {"profile", "cudagraph", "load"},
+	// A rule of Dynamo's (a data-dependent guard, a graph break) whose error
+	// the frames or Inductor's wrapper show raised later in the compile.
+	"dynamo": {"aot-autograd", "post-grad-pass", "inductor", "inductor-codegen"},
+	"ready":  {"profile", "cudagraph", "load"},
 }
 
 // RefinePhase returns the phase a finding of a rule with phase rule
@@ -126,6 +128,11 @@ type Match struct {
 	repeat   *regexp.Regexp
 	fields   map[string]*regexp.Regexp
 	versions map[string]constraint
+	// notOnWarning: a text match on a line Python's warnings module printed
+	// ("functions.py:2607: UserWarning: Dynamo does not know how to trace
+	// …") does not count (set for error-level rules: a warning is not the
+	// failure, though its words may be).
+	notOnWarning bool
 }
 
 // Rule is one known signature.
@@ -407,6 +414,12 @@ func (r *Rule) compile() error {
 	if err := r.Match.compile(true); err != nil {
 		return err
 	}
+	if r.Severity == "error" {
+		r.Match.notOnWarning = true
+		for i := range r.Match.Any {
+			r.Match.Any[i].notOnWarning = true
+		}
+	}
 	for _, rem := range r.Remedy {
 		r.templated = r.templated || placeholder.MatchString(rem)
 	}
@@ -504,7 +517,7 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 	if len(m.text) > 0 {
 		ok := false
 		for _, re := range m.text {
-			if re.MatchString(sub.Text) {
+			if re.MatchString(sub.Text) && (!m.notOnWarning || !strings.Contains(sub.Text, "Warning: ") || matchesOffWarning(re, sub.Text)) {
 				ok = true
 				break
 			}
@@ -859,4 +872,33 @@ func phaseOrder(p string) int {
 		}
 	}
 	return len(Phases)
+}
+
+// pyWarning is the head of a line printed by Python's warnings module:
+// "path/to/file.py:123: SomeWarning: ".
+var pyWarning = regexp.MustCompile(`\.py:\d+: \w*Warning: `)
+
+// matchesOffWarning reports whether re matches text somewhere other than
+// on a line Python's warnings module printed (what precedes the match on
+// its line is "file.py:N: XWarning: …"). The common case, no warning word
+// before the match, costs one search of the line's head.
+func matchesOffWarning(re *regexp.Regexp, text string) bool {
+	from := 0
+	for from <= len(text) {
+		loc := re.FindStringIndex(text[from:])
+		if loc == nil {
+			return false
+		}
+		at := from + loc[0]
+		ls := strings.LastIndexByte(text[:at], '\n') + 1
+		if !strings.Contains(text[ls:at], "Warning: ") || !pyWarning.MatchString(text[ls:at]) {
+			return true
+		}
+		nl := strings.IndexByte(text[at:], '\n')
+		if nl < 0 {
+			return false
+		}
+		from = at + nl + 1
+	}
+	return false
 }

@@ -81,7 +81,7 @@ var frameTable = []framePhase{
 	{file: `cuda_graph_runner\.py$`, fn: `capture|__init__|warmup`, phase: PhaseCUDAGraph, why: "CUDA-graph capture"},
 	{fn: `^(capture_model|_capture_cudagraphs?|capture_one_batch_size|_capture_graph|capture|init_cuda_graphs|warmup_and_capture)$`, phase: PhaseCUDAGraph, why: "CUDA-graph capture"},
 	// Startup of the engine.
-	{fn: `^(profile_run|_dummy_run|_dummy_sampler_run|determine_available_memory|determine_num_available_blocks|initialize_kv_cache|_initialize_kv_caches|initialize_kv_cache_tensors|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|init_memory_pool|profile_max_num_token|compile_or_warm_up_model|warmup_model)$`, phase: PhaseProfile, why: "the memory-profile / warm-up run"},
+	{fn: `^(profile_run|_dummy_run|_dummy_sampler_run|determine_available_memory|determine_num_available_blocks|initialize_kv_cache|_initialize_kv_caches|initialize_kv_cache_tensors|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|init_memory_pool|profile_max_num_token|compile_or_warm_up_model|warmup_model|warmup)$`, phase: PhaseProfile, why: "the memory-profile / warm-up run"},
 	{fn: `^(load_model|load_weights|_load_weights|get_model|initialize_model|_initialize_model|load_state_dict|safetensors_weights_iterator|download_weights_from_hf|hf_hub_download|snapshot_download|from_pretrained|get_config|load_checkpoint)$`, phase: PhaseLoad, why: "loading the model"},
 	{fn: `^(init_process_group|_new_process_group_helper|new_group|init_distributed_environment|initialize_model_parallel|ensure_model_parallel_initialized|init_world_group|init_model_parallel_group|init_torch_distributed|_init_process_group|rendezvous|_create_c10d_store|_store_based_barrier)$`, phase: PhaseDistributedInit, why: "setting up the process groups"},
 	{file: `(pynccl|custom_all_reduce|quick_all_reduce|pymscclpp|symm_mem)\.py$`, fn: `^__init__$`, phase: PhaseDistributedInit, why: "creating a communicator"},
@@ -100,7 +100,10 @@ var frameTable = []framePhase{
 var textTable = []struct{ re, phase, why string }{
 	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds"},
 	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir`, PhaseTritonCompile, "it names Triton's kernel compiler"},
-	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing`, PhaseCUDAGraph, "it names graph capture"},
+	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording`, PhaseCUDAGraph, "it names graph capture"},
+	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
+	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},
+	{`nvls\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)`, PhaseDistributedInit, "it names setting up the communicators"},
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
 	{`torch\._inductor\.exc\.|InductorError|LoweringException`, PhaseInductor, "an Inductor exception"},

@@ -66,12 +66,15 @@ var patterns = []pattern{
 	{NativeCrash, []string{"Aborted"}, regexp.MustCompile(`^Aborted\b|\d+ Aborted\s|: Aborted$|^Aborted$`)}, // found by Leads when it starts the line
 	{NativeCrash, []string{" received by PID"}, regexp.MustCompile(`\*\*\* SIG[A-Z]+ .*received by PID`)},
 	{NativeCrash, []string{"terminate called"}, regexp.MustCompile(`terminate called (after throwing an instance of|without an active exception|recursively)`)},
+	{NativeCrash, []string{"terminating due to uncaught exception"}, regexp.MustCompile(`terminating due to uncaught exception of type \S`)}, // libc++abi
 	{NativeCrash, []string{"Illegal instruction"}, regexp.MustCompile(`Illegal instruction`)},
 	{NativeCrash, []string{"double free or corruption", "free(): invalid", "malloc(): corrupted", "malloc(): memory corruption", "malloc(): unaligned"},
 		regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
 	{OOMKill, []string{"Out of memory: Kill"}, regexp.MustCompile(`Out of memory: Kill(ed)? process`)},
 	{OOMKill, []string{"invoked oom-killer", "oom_kill_process", "oom-kill:constraint"}, regexp.MustCompile(`invoked oom-killer|oom-kill:constraint|oom_kill_process`)},
-	{OOMKill, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$`)},
+	{OOMKill, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
+	// CUDA graph trees' own checks of a recording against its replay.
+	{DeviceError, []string{"during graph recording"}, regexp.MustCompile(`graph recording observed an input tensor deallocate during graph recording`)},
 	{DeviceError, []string{"CUDA error: "}, regexp.MustCompile(`CUDA error: \S`)},
 	{DeviceError, []string{"CUDA driver error"}, regexp.MustCompile(`CUDA driver error`)},
 	{DeviceError, []string{"hipErrorNoBinary", "hipErrorIllegal", "hipErrorOutOfMemory", "hipErrorInvalid", "hipErrorLaunch", "hipErrorNotInit", "hipErrorStreamCapture", "---> [HIP error]", "fail to call hip"},
@@ -88,9 +91,15 @@ var patterns = []pattern{
 	{Collective, []string{"atchdog caught", "atchdog got stuck", "atchdog thread terminated"}, regexp.MustCompile(`(?i)watchdog (caught collective operation timeout|caught|got stuck|thread terminated)`)},
 	{Collective, []string{"connectFullMesh", "enforce fail at", "Connection closed by peer", "Connection reset by peer"},
 		regexp.MustCompile(`(?i)connectFullMesh failed|enforce fail at .*gloo|gloo.*Connection (closed|reset) by peer`)},
+	// NCCL's own WARN lines for failures ("transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'").
+	{Collective, []string{"NCCL WARN Cuda failure", "RCCL WARN Cuda failure", "NCCL WARN Call to", "RCCL WARN Call to"},
+		regexp.MustCompile(`[NR]CCL WARN (?:Cuda failure|Call to \S+ failed)`)},
 	{Collective, []string{"Socket Timeout", "DistStoreError"}, regexp.MustCompile(`Socket Timeout|DistStoreError`)},
 	{BuildFailed, []string{"returned non-zero exit status"}, regexp.MustCompile(`Command '\[?.*' returned non-zero exit status [1-9]`)},
 	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "Error building extension"}, regexp.MustCompile(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
+	// The C++ compiler's error on code Inductor generated (a JIT extension's
+	// build ends in "Error building extension").
+	{BuildFailed, []string{"torchinductor_"}, regexp.MustCompile(`torchinductor_\S*\.(?:c|cc|cpp|h|hpp):\d+(?::\d+)?: (?:fatal )?error: \S`)},
 	{ChildExit, []string{"exitcode  : ", "stopped exitcode=", "failed (exitcode:"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
 	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, regexp.MustCompile(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},
 	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
@@ -142,6 +151,9 @@ func Scan(text string) []Hit {
 		text = rest
 		if h, ok := Classify(line); ok {
 			h.Line = n
+			if h.Kind == NativeCrash && strings.HasPrefix(h.Match, "terminat") {
+				h.Text = withWhat(h.Text, rest)
+			}
 			out = append(out, h)
 		}
 	}
@@ -171,4 +183,17 @@ func Classify(line string) (Hit, bool) {
 		}
 	}
 	return Hit{}, false
+}
+
+// withWhat is a C++ terminate line with the exception's what() that the
+// runtime prints on the next line ("  what():  [pair.cc:724] connect
+// [127.0.1.1]:3210: Connection refused"): that is the error, the
+// terminate line only says it was not caught.
+func withWhat(text, rest string) string {
+	next, _, _ := strings.Cut(rest, "\n")
+	w, ok := strings.CutPrefix(strings.TrimSpace(next), "what():")
+	if w = strings.TrimSpace(w); !ok || w == "" {
+		return text
+	}
+	return text + " — what(): " + w
 }

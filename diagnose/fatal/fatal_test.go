@@ -27,6 +27,11 @@ func TestClassify(t *testing.T) {
 		"Worker proc VllmWorker-0 died unexpectedly, shutting down executor.":                                  ChildExit,
 		"Rank 0 scheduler is dead. Please check if there are relevant logs.":                                   ChildExit,
 		"subprocess.CalledProcessError: Command '['/usr/bin/gcc', 'main.c']' returned non-zero exit status 1.": BuildFailed,
+		"libc++abi: terminating due to uncaught exception of type c10::Error: Only a single TORCH_LIBRARY":     NativeCrash,
+		"Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Killed":                               OOMKill,
+		"TODO: graph recording observed an input tensor deallocate during graph recording that did not":        DeviceError,
+		"transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'":                                      Collective,
+		"/tmp/torchinductor_u/fr/cfr.cpp:6:21: error: 'zuf0' was not declared in this scope":                   BuildFailed,
 	}
 	for line, want := range fatal {
 		h, ok := Classify(line)
@@ -39,12 +44,25 @@ func TestClassify(t *testing.T) {
 		"Process exited with exit code 0",
 		"INFO: Killed 3 idle connections",
 		"NCCL INFO Channel 00/02 : 0 1",
+		"node1:42:42 [0] NCCL WARN NET/Plugin: Could not find: libnccl-net.so",
+		"note: in a comment, error: is only a word",
 		"the watchdog is enabled",
 		"INFO 11-29 21:05:14 [gpu_worker.py:298] Available KV cache memory: 52.31 GiB",
 	} {
 		if h, ok := Classify(line); ok {
 			t.Errorf("%q is not fatal: %+v", line, h)
 		}
+	}
+}
+
+// TestScanWhat: a terminate line carries the what() printed under it.
+func TestScanWhat(t *testing.T) {
+	hs := Scan("terminate called after throwing an instance of 'gloo::IoException'\n  what():  [pair.cc:724] connect [127.0.1.1]:3210: Connection refused\nAborted (core dumped)")
+	if len(hs) != 2 || !strings.HasSuffix(hs[0].Text, "what(): [pair.cc:724] connect [127.0.1.1]:3210: Connection refused") || hs[1].Line != 2 {
+		t.Errorf("%+v", hs)
+	}
+	if hs := Scan("terminate called recursively"); len(hs) != 1 || hs[0].Text != "terminate called recursively" {
+		t.Errorf("%+v", hs)
 	}
 }
 

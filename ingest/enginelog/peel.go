@@ -1272,6 +1272,13 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 			p.tc.put(raw, l.tm)
 		}
 		l.keyEnd = int32(i + cl + 1)
+		if n, e, lvl := torchLogger(r[next:]); n > 0 {
+			// torch 2.0/2.1's own format: "[time] logger.name: [LEVEL] ".
+			l.level = lvl
+			l.emitter = span{int32(i + next), int32(i + next + e)}
+			l.keyEnd = int32(i + next + n - 1)
+			return i + next + n
+		}
 		return i + next
 	}
 	// ATOM: "[name HH:MM:SS]"; aiter logs "[aiter] " with no time.
@@ -1304,4 +1311,32 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 	l.tm = time.Date(0, 1, 1, h, m, s, 0, time.UTC)
 	l.keyEnd = int32(i + cl + 1)
 	return i + next
+}
+
+// torchLogger reads torch 2.0/2.1's logger field, "torch._dynamo.convert_frame:
+// [WARNING] ", at the start of r: its length with the space after it, the
+// end of the logger's name and the level; 0 when r does not start so.
+func torchLogger(r []byte) (n, nameEnd int, lvl record.Level) {
+	k := 0
+	for k < len(r) && k < 96 && (isWord(r[k]) || r[k] == '.') {
+		k++
+	}
+	if k == 0 || k+4 >= len(r) || r[k] != ':' || r[k+1] != ' ' || r[k+2] != '[' {
+		return 0, 0, ""
+	}
+	cl := bytes.IndexByte(r[k+3:min(len(r), k+13)], ']')
+	if cl <= 0 {
+		return 0, 0, ""
+	}
+	w := r[k+3 : k+3+cl]
+	e := k + 3 + cl + 1
+	if e < len(r) && r[e] != ' ' {
+		return 0, 0, ""
+	}
+	for _, lw := range levelWords {
+		if string(w) == lw.w {
+			return min(e+1, len(r)), k, lw.lvl
+		}
+	}
+	return 0, 0, ""
 }
