@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bringup-tool/bringup/pyproc"
 	"io"
 	"io/fs"
 	"net/http"
@@ -716,6 +717,12 @@ func (w *watcher) scan() bool {
 			w.seen[pid] = sp
 		}
 		if sp.env || len(w.cfg.Env) == 0 {
+			continue
+		}
+		// The knobs are for the boot's Python processes; a compiler or
+		// assembler that Inductor's C++ build runs with its own
+		// environment is not a worker that missed them.
+		if !pyproc.LooksLikePython(pid) {
 			continue
 		}
 		env, err := readEnviron(pid)

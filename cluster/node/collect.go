@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,9 +143,6 @@ type candidate struct {
 	denied error
 }
 
-// pythonFile matches an executable or shared object of CPython by name:
-// python3, python3.12, libpython3.12.so.1.0, python3.13t.
-var pythonFile = regexp.MustCompile(`^(lib)?python3(\.\d+)?[a-z]*(\.so.*)?$`)
 
 // candidates lists the processes that are Python by their executable or a
 // mapped libpython, leaving out this process and kernel threads. Reading
@@ -181,37 +177,18 @@ func candidates() ([]candidate, error) {
 			continue // a kernel thread, or gone
 		}
 		exe, _ := os.Readlink(dir + "/exe")
-		if pythonFile.MatchString(filepath.Base(strings.TrimSuffix(exe, " (deleted)"))) || mapsPython(maps) {
+		if pyproc.IsPythonFile(filepath.Base(strings.TrimSuffix(exe, " (deleted)"))) || pyproc.MapsPython(maps) {
 			out = append(out, candidate{pid: pid, name: cmdline(pid)})
 		}
 	}
 	return out, nil
 }
 
-func mapsPython(maps []byte) bool {
-	for len(maps) > 0 {
-		line := maps
-		if i := bytes.IndexByte(maps, '\n'); i >= 0 {
-			line, maps = maps[:i], maps[i+1:]
-		} else {
-			maps = nil
-		}
-		i := bytes.LastIndexByte(line, '/')
-		if i < 0 || !bytes.Contains(line[i:], []byte("python3")) {
-			continue
-		}
-		if pythonFile.Match(line[i+1:]) {
-			return true
-		}
-	}
-	return false
-}
-
 // isPythonName: the first word of a command line or comm names a Python
 // interpreter ("/usr/bin/python3.12 -m vllm…", "python3").
 func isPythonName(s string) bool {
 	f := strings.Fields(s)
-	return len(f) > 0 && pythonFile.MatchString(filepath.Base(f[0]))
+	return len(f) > 0 && pyproc.IsPythonFile(filepath.Base(f[0]))
 }
 
 func cmdline(pid int) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/bringup-tool/bringup/pyproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -288,12 +289,12 @@ func TestPythonNames(t *testing.T) {
 		"python3": true, "python3.12": true, "libpython3.12.so.1.0": true, "python3.13t": true,
 		"bash": false, "pythonista": false, "python2.7": false, "mypython3": false,
 	} {
-		if pythonFile.MatchString(s) != want {
+		if pyproc.IsPythonFile(s) != want {
 			t.Errorf("%s: %v", s, !want)
 		}
 	}
 	maps := []byte("7f00-7f01 r--p 00000000 08:01 1 /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n")
-	if !mapsPython(maps) || mapsPython([]byte("7f00-7f01 r--p 0 0 0 /usr/lib/libc.so.6\n")) {
+	if !pyproc.MapsPython(maps) || pyproc.MapsPython([]byte("7f00-7f01 r--p 0 0 0 /usr/lib/libc.so.6\n")) {
 		t.Error("mapsPython")
 	}
 	if !isPythonName("/usr/bin/python3.11 -m vllm") || isPythonName("VLLM::Worker_TP3") {
