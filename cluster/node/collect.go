@@ -143,7 +143,6 @@ type candidate struct {
 	denied error
 }
 
-
 // candidates lists the processes that are Python by their executable or a
 // mapped libpython, leaving out this process and kernel threads. Reading
 // the maps is cheap next to capturing, and keeps the capture from parsing
