@@ -24,6 +24,10 @@ type Progress struct {
 	Where *Frame `json:"where,omitempty"`
 	// Shared is how many frames, from the root, every snapshot has alike.
 	Shared int `json:"shared_frames,omitempty"`
+
+	// earlier are the primary threads of the snapshots before the latest,
+	// oldest first (nil where a snapshot had none).
+	earlier []*threadInfo
 }
 
 // progress compares the primary thread of each process across its
@@ -64,6 +68,7 @@ func progress(procs []*Process, norm *normalizer) []Progress {
 		}
 		pr := judge(prims)
 		pr.PID, pr.Rank, pr.Snapshots = k.pid, snaps[len(snaps)-1].Rank, len(snaps)
+		pr.earlier = prims[:len(prims)-1]
 		out = append(out, pr)
 	}
 	return out

@@ -72,6 +72,7 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 			anchors:  map[string]int{},
 		})
 	}
+	out = append(out, earlierSignals(infos, a)...)
 	// Divergence between groups of primary threads.
 	type group struct {
 		b   *Bucket
@@ -141,6 +142,65 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 			Fields:   map[string]string{"verdict": p.Verdict, "snapshots": strconv.Itoa(p.Snapshots)},
 			Evidence: evidence(rep),
 		})
+	}
+	return out
+}
+
+// earlierSignals offers the rules the earlier snapshots of a main thread
+// that stayed in one region (progress busy or slow): a loop that keeps
+// calling and returning is caught by a sparse sample between the calls
+// as often as inside them, so the latest snapshot alone can miss the
+// signature every other one shows (a lowering loop sampled in its
+// decomposition lookup between two slow message formattings). A stack
+// that is stuck adds nothing; one that progressed is no longer there.
+// Each is a stacks.bucket signal of the latest thread's bucket (so the
+// headline names that group) with the earlier stack's frames, state and
+// derived fields, and its evidence says which snapshot it is.
+func earlierSignals(infos []*threadInfo, a *Analysis) []Signal {
+	cur := map[procKey]*threadInfo{}
+	for _, ti := range infos {
+		if ti.primary && ti.proc.PID > 0 && ti.bucket != nil && !ti.bucket.Benign {
+			cur[keyOf(ti.proc)] = ti
+		}
+	}
+	var out []Signal
+	for _, p := range a.Progress {
+		if p.Verdict != "busy" && p.Verdict != "slow" {
+			continue
+		}
+		last := cur[procKey{p.PID, p.Rank}]
+		if last == nil {
+			continue
+		}
+		b := last.bucket
+		for i, ti := range p.earlier {
+			if ti == nil {
+				continue
+			}
+			ev := evidence(ti)
+			ev.Text += fmt.Sprintf(" (snapshot %d of %d)", i+1, p.Snapshots)
+			out = append(out, Signal{
+				Text:   threadText(ti),
+				Frames: normFrames(ti),
+				Fact:   "stacks.bucket",
+				Fields: map[string]string{
+					"bucket":     strconv.Itoa(b.ID),
+					"count":      strconv.Itoa(b.Count),
+					"ranks":      strings.Join(b.Ranks, ","),
+					"rank_set":   b.RankSet,
+					"state":      ti.t.State,
+					"primary":    "true",
+					"truncated":  strconv.FormatBool(ti.t.Truncated),
+					"partial":    strconv.FormatBool(ti.t.Partial),
+					"role":       last.proc.Role,
+					"phase":      compilePhase(ti.keys),
+					"log_format": strconv.FormatBool(inLogFormat(ti.keys)),
+				},
+				Evidence: ev,
+				ti:       last,
+				anchors:  map[string]int{},
+			})
+		}
 	}
 	return out
 }

@@ -318,3 +318,58 @@ func TestCollectiveWaitPhaseFromCompilingFrames(t *testing.T) {
 		}
 	}
 }
+
+// A lowering loop sampled three times: twice inside the implicit-fallback
+// message formatting, the latest between two ops (in the decomposition
+// lookup). The thread stayed in GraphLowering.call_function, so the
+// signature the earlier snapshots show is the finding, and the headline
+// names its frame; a boot that moved on from the formatting to running
+// the model is not called by it.
+func TestSignatureFromEarlierSnapshot(t *testing.T) {
+	const site = "/venv/lib/python3.12/site-packages/"
+	lowering := fr("GraphLowering.call_function "+site+"torch/_inductor/graph.py:1461",
+		"Interpreter.run_node "+site+"torch/fx/interpreter.py:294",
+		"GraphLowering.run "+site+"torch/_inductor/graph.py:1163",
+		"compile_fx_inner "+site+"torch/_inductor/compile_fx.py:1096",
+		"main /srv/boot.py:40", "<module> /srv/boot.py:50")
+	formatting := append(fr("ExternKernel.__str__ "+site+"torch/_inductor/ir.py:8412", "×12",
+		"OperatorIssue.operator_str "+site+"torch/_inductor/exc.py:37",
+		"LazyString.__str__ "+site+"torch/_logging/_internal.py:1400",
+		"Formatter.format /usr/lib/python3.12/logging/__init__.py:700",
+		"Handler.format /usr/lib/python3.12/logging/__init__.py:999",
+		"Logger.info /usr/lib/python3.12/logging/__init__.py:1539"), lowering...)
+	between := append(fr("OpOverloadPacket.__hash__ "+site+"torch/_ops.py:1100",
+		"get_decompositions "+site+"torch/_decomp/__init__.py:300"), lowering...)
+	run := func(snaps ...record.Stack) *stacks.Analysis {
+		var procs []*stacks.Process
+		for i, st := range snaps {
+			procs = append(procs, &stacks.Process{PID: 7, Snapshot: i, Source: stacks.SourceLive, RankInfo: record.NoRank, Path: "pid 7",
+				Threads: []stacks.Thread{{TID: 7, Main: true, Name: "MainThread", State: "active", Frames: st}}})
+		}
+		return analyze(t, procs, stacks.DefaultLevel, nil)
+	}
+	a := run(formatting, formatting, between)
+	if len(a.Progress) != 1 || a.Progress[0].Verdict != "busy" {
+		t.Fatalf("progress %+v", a.Progress)
+	}
+	f := finding(a, "inductor-implicit-fallback-log-handler")
+	if f == nil || f.Severity != record.SeverityError {
+		t.Fatalf("findings %+v", a.Findings)
+	}
+	if len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Text, "(snapshot 1 of 3)") {
+		t.Errorf("evidence %+v: want the snapshot that shows it", f.Evidence)
+	}
+	if a.Where.Rule != f.Rule || a.Where.Frame == nil || a.Where.Frame.Func != "OperatorIssue.operator_str" {
+		t.Errorf("where %+v: want the finding's frame", a.Where)
+	}
+	// The same formatting, then the model running: progressing, and the
+	// past formatting is no finding.
+	served := fr("forward /srv/model.py:10", "serve /srv/boot.py:60", "main /srv/boot.py:41", "<module> /srv/boot.py:50")
+	a = run(formatting, served, served[1:])
+	if a.Progress[0].Verdict == "busy" || a.Progress[0].Verdict == "slow" {
+		t.Fatalf("moved on, progress %+v", a.Progress[0])
+	}
+	if f := finding(a, "inductor-implicit-fallback-log-handler"); f != nil {
+		t.Errorf("a past snapshot's signature reported after the boot moved on: %+v", f)
+	}
+}

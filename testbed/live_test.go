@@ -176,7 +176,7 @@ func TestLiveWatchSilentCompile(t *testing.T) {
 	// load); --silence must fire inside it, not in the quiet stretch that
 	// can follow it (the generated code loading).
 	doc, _, r := watchScenario(t, "silent_compile", "--silence", "15s", "--on-silence", "stop",
-		"--snapshots", "3", "--snapshot-interval", "2s", "--grace", "3s", "--timeout", "8m")
+		"--snapshots", "5", "--snapshot-interval", "1s", "--grace", "3s", "--timeout", "8m")
 	if doc.Outcome != "hung" {
 		t.Fatalf("outcome %q, want hung: %s\n%s", doc.Outcome, doc.Reason, r.stderr)
 	}
