@@ -99,5 +99,5 @@ func TestRulesDoc(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("%s: the rules table is out of date; rerun with -update-doc", path)
+	t.Errorf("%s: the rules tables are out of date; rerun with -update-doc", path)
 }

@@ -417,3 +417,46 @@ func TestSilentCompileTrace(t *testing.T) {
 		t.Errorf("open phases %v, want Inductor's compile among them", names)
 	}
 }
+
+// TestDynamicDimSpecialized: mark_dynamic on dim 0, then `if x.shape[0] ==
+// 8:` specialises it: ConstraintViolationError "Constraints violated
+// (L['x'].size()[0])!" with torch 2.15's "You marked L['x'].size()[0] as
+// dynamic but your code specialized it to be a constant (8)"; the compile
+// fails in Dynamo's guard production.
+func TestDynamicDimSpecialized(t *testing.T) {
+	d := diagnoseScenario(t, "dynamic_dim_specialized", 1)
+	f := findingOf(d.Findings, "dynamic-dim-specialized")
+	if f == nil || f.Severity != "error" || f.Phase != "dynamo" {
+		t.Fatalf("findings %v, want dynamic-dim-specialized error in phase dynamo", rules(d.Findings))
+	}
+	if len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Text, "ConstraintViolationError: Constraints violated (L['x'].size()[0])!") {
+		t.Errorf("evidence %+v, want the ConstraintViolationError line", f.Evidence)
+	}
+	if findingOf(d.Findings, "unrecognised-exception") != nil {
+		t.Errorf("findings %v: the constraint violation is also called unrecognised", rules(d.Findings))
+	}
+	tr := traceScenario(t, "dynamic_dim_specialized", 1)
+	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != "ConstraintViolationError" {
+		t.Errorf("compiles %+v, want [0/0] failed with ConstraintViolationError", tr.Compiles)
+	}
+}
+
+// TestStanceFailOnRecompile: set_stance("fail_on_recompile") after a first
+// compile, then a new static shape: "RuntimeError: Detected recompile when
+// torch.compile stance is 'fail_on_recompile'" naming the function, and no
+// guard failure printed (torch 2.15, TORCH_LOGS=recompiles).
+func TestStanceFailOnRecompile(t *testing.T) {
+	d := diagnoseScenario(t, "stance_fail_on_recompile", 1)
+	f := findingOf(d.Findings, "fail-on-recompile")
+	if f == nil || f.Severity != "error" || len(d.Findings) != 1 {
+		t.Fatalf("findings %v, want fail-on-recompile alone", rules(d.Findings))
+	}
+	if len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Text, "function name: 'step', line number: 12") {
+		t.Errorf("evidence %+v, want the RuntimeError naming step at line 12", f.Evidence)
+	}
+	// The only compile is the first one; the refused recompile leaves none.
+	tr := traceScenario(t, "stance_fail_on_recompile", -1)
+	if len(tr.Compiles) != 1 || tr.Compiles[0].ID != "0/0" || tr.Compiles[0].Status != "ok" {
+		t.Errorf("compiles %+v, want the one ok [0/0]", tr.Compiles)
+	}
+}
