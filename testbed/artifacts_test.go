@@ -460,3 +460,58 @@ func TestStanceFailOnRecompile(t *testing.T) {
 		t.Errorf("compiles %+v, want the one ok [0/0]", tr.Compiles)
 	}
 }
+
+// onlyFinding: diagnose of scenario name exits 1 with rule as its one
+// finding, in phase, and an evidence line holding text.
+func onlyFinding(t *testing.T, name, rule, phase, text string) {
+	t.Helper()
+	d := diagnoseScenario(t, name, 1)
+	if len(d.Findings) != 1 || d.Findings[0].Rule != rule || d.Findings[0].Severity != "error" || d.Findings[0].Phase != phase {
+		t.Fatalf("findings %v, want %s alone, an error in phase %s", rules(d.Findings), rule, phase)
+	}
+	for _, ev := range d.Findings[0].Evidence {
+		if strings.Contains(ev.Text, text) {
+			return
+		}
+	}
+	t.Errorf("evidence %+v, want a line with %q", d.Findings[0].Evidence, text)
+}
+
+// TestFakeImplMissing: a torch.library.custom_op without register_fake
+// under fullgraph: torch 2.15 raises TorchRuntimeError "RuntimeError when
+// making fake tensor call", explained as "Dynamo failed to run FX node with
+// fake tensors … There was no fake impl registered for
+// <CustomOpDef(testbed::no_fake)>".
+func TestFakeImplMissing(t *testing.T) {
+	onlyFinding(t, "fake_impl_missing", "fake-tensor-data-pointer", "dynamo",
+		"There was no fake impl registered for <CustomOpDef(testbed::no_fake)>")
+	tr := traceScenario(t, "fake_impl_missing", 1)
+	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != "TorchRuntimeError" {
+		t.Errorf("compiles %+v, want [0/0] failed with TorchRuntimeError", tr.Compiles)
+	}
+}
+
+// TestSkippedBuiltin: inspect.stack() under fullgraph: "Unsupported:
+// Attempted to call function marked as skipped" for the builtin
+// sys._getframe (GB0007).
+func TestSkippedBuiltin(t *testing.T) {
+	onlyFinding(t, "skipped_builtin", "fullgraph-untraceable-call", "dynamo",
+		"torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped")
+	tr := traceScenario(t, "skipped_builtin", 1)
+	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != "Unsupported" {
+		t.Errorf("compiles %+v, want [0/0] failed with Unsupported", tr.Compiles)
+	}
+}
+
+// TestMissingLowering: a custom op with a fake but no lowering, Inductor's
+// implicit_fallbacks off: "InductorError: MissingOperatorWithoutDecomp:
+// missing lowering / target: testbed.no_lowering.default", raised in
+// GraphLowering.call_function; one finding, not also an Inductor bug.
+func TestMissingLowering(t *testing.T) {
+	onlyFinding(t, "missing_lowering", "inductor-lowering-failed", "inductor",
+		"torch._inductor.exc.InductorError: MissingOperatorWithoutDecomp: missing lowering")
+	tr := traceScenario(t, "missing_lowering", 1)
+	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != "InductorError" {
+		t.Errorf("compiles %+v, want [0/0] failed with InductorError", tr.Compiles)
+	}
+}
