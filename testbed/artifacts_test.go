@@ -515,3 +515,30 @@ func TestMissingLowering(t *testing.T) {
 		t.Errorf("compiles %+v, want [0/0] failed with InductorError", tr.Compiles)
 	}
 }
+
+// TestGraphBreakInContextManager: torch._dynamo.graph_break() inside a
+// user context manager, fullgraph off: Dynamo cannot resume inside the
+// with-block, logs "Failed to handle graph break gracefully. Skipping the
+// function and falling back to eager" and "Graph break under
+// GenericContextWrappingVariable" (GB0066); the function runs eagerly and
+// the program prints its result and exits 0. A warning, not a failure.
+func TestGraphBreakInContextManager(t *testing.T) {
+	d := diagnoseScenario(t, "graph_break_in_context_manager", 0)
+	if d.Status == "failed" || len(d.Findings) != 1 || d.Findings[0].Rule != "dynamo-frame-skipped-context-manager" ||
+		d.Findings[0].Severity != "warning" {
+		t.Fatalf("status %q, findings %v; want dynamo-frame-skipped-context-manager alone, a warning", d.Status, rules(d.Findings))
+	}
+	tr := traceScenario(t, "graph_break_in_context_manager", -1)
+	if len(tr.GraphBreaks) != 1 || !strings.HasSuffix(tr.GraphBreaks[0].UserFrame, "graph_break_in_context_manager.py:24") {
+		t.Errorf("graph breaks %+v, want one at graph_break_in_context_manager.py:24", tr.GraphBreaks)
+	}
+	var errs []string
+	for _, f := range tr.Findings {
+		if f.Severity == "error" {
+			errs = append(errs, f.Rule)
+		}
+	}
+	gap(t, len(errs) == 0,
+		"trace calls a frame Dynamo skipped (fell back to eager, run exit 0) a failed compile: error findings %v "+
+			"(the trace's [0/0] fail reason carries no 'Skipping the function'; same family as the survived graph break)", errs)
+}
