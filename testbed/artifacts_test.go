@@ -542,3 +542,20 @@ func TestGraphBreakInContextManager(t *testing.T) {
 		"trace calls a frame Dynamo skipped (fell back to eager, run exit 0) a failed compile: error findings %v "+
 			"(the trace's [0/0] fail reason carries no 'Skipping the function'; same family as the survived graph break)", errs)
 }
+
+// TestNoGPUVisible: PyPI's CUDA torch asked for a CUDA tensor on the
+// testbed's machine, which has no NVIDIA driver: "RuntimeError: Found no
+// NVIDIA driver on your system", raised from torch.cuda's lazy init.
+func TestNoGPUVisible(t *testing.T) {
+	onlyFinding(t, "no_gpu_visible", "no-gpu-visible", "load",
+		"RuntimeError: Found no NVIDIA driver on your system.")
+}
+
+// TestCustomOpRegisteredTwice: one schema defined twice in the testbed
+// namespace: "RuntimeError: Tried to register an operator
+// (testbed::twice(Tensor x) -> Tensor) with the same name and overload name
+// multiple times", with both registration sites.
+func TestCustomOpRegisteredTwice(t *testing.T) {
+	onlyFinding(t, "custom_op_registered_twice", "custom-op-registered-twice", "import",
+		"Tried to register an operator (testbed::twice(Tensor x) -> Tensor) with the same name and overload name multiple times")
+}
