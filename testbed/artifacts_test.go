@@ -424,21 +424,9 @@ func TestSilentCompileTrace(t *testing.T) {
 // dynamic but your code specialized it to be a constant (8)"; the compile
 // fails in Dynamo's guard production.
 func TestDynamicDimSpecialized(t *testing.T) {
-	d := diagnoseScenario(t, "dynamic_dim_specialized", 1)
-	f := findingOf(d.Findings, "dynamic-dim-specialized")
-	if f == nil || f.Severity != "error" || f.Phase != "dynamo" {
-		t.Fatalf("findings %v, want dynamic-dim-specialized error in phase dynamo", rules(d.Findings))
-	}
-	if len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Text, "ConstraintViolationError: Constraints violated (L['x'].size()[0])!") {
-		t.Errorf("evidence %+v, want the ConstraintViolationError line", f.Evidence)
-	}
-	if findingOf(d.Findings, "unrecognised-exception") != nil {
-		t.Errorf("findings %v: the constraint violation is also called unrecognised", rules(d.Findings))
-	}
-	tr := traceScenario(t, "dynamic_dim_specialized", 1)
-	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != "ConstraintViolationError" {
-		t.Errorf("compiles %+v, want [0/0] failed with ConstraintViolationError", tr.Compiles)
-	}
+	onlyFinding(t, "dynamic_dim_specialized", "dynamic-dim-specialized", "dynamo",
+		"ConstraintViolationError: Constraints violated (L['x'].size()[0])!")
+	oneFailedCompile(t, "dynamic_dim_specialized", "ConstraintViolationError")
 }
 
 // TestStanceFailOnRecompile: set_stance("fail_on_recompile") after a first
@@ -477,6 +465,16 @@ func onlyFinding(t *testing.T, name, rule, phase, text string) {
 	t.Errorf("evidence %+v, want a line with %q", d.Findings[0].Evidence, text)
 }
 
+// oneFailedCompile: the scenario's trace has one compile, [0/0], failed
+// with failType.
+func oneFailedCompile(t *testing.T, name, failType string) {
+	t.Helper()
+	tr := traceScenario(t, name, 1)
+	if len(tr.Compiles) != 1 || tr.Compiles[0].ID != "0/0" || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != failType {
+		t.Errorf("compiles %+v, want [0/0] failed with %s", tr.Compiles, failType)
+	}
+}
+
 // TestFakeImplMissing: a torch.library.custom_op without register_fake
 // under fullgraph: torch 2.15 raises TorchRuntimeError "RuntimeError when
 // making fake tensor call", explained as "Dynamo failed to run FX node with
@@ -485,10 +483,7 @@ func onlyFinding(t *testing.T, name, rule, phase, text string) {
 func TestFakeImplMissing(t *testing.T) {
 	onlyFinding(t, "fake_impl_missing", "fake-tensor-data-pointer", "dynamo",
 		"There was no fake impl registered for <CustomOpDef(testbed::no_fake)>")
-	tr := traceScenario(t, "fake_impl_missing", 1)
-	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != "TorchRuntimeError" {
-		t.Errorf("compiles %+v, want [0/0] failed with TorchRuntimeError", tr.Compiles)
-	}
+	oneFailedCompile(t, "fake_impl_missing", "TorchRuntimeError")
 }
 
 // TestSkippedBuiltin: inspect.stack() under fullgraph: "Unsupported:
@@ -497,10 +492,7 @@ func TestFakeImplMissing(t *testing.T) {
 func TestSkippedBuiltin(t *testing.T) {
 	onlyFinding(t, "skipped_builtin", "fullgraph-untraceable-call", "dynamo",
 		"torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped")
-	tr := traceScenario(t, "skipped_builtin", 1)
-	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != "Unsupported" {
-		t.Errorf("compiles %+v, want [0/0] failed with Unsupported", tr.Compiles)
-	}
+	oneFailedCompile(t, "skipped_builtin", "Unsupported")
 }
 
 // TestMissingLowering: a custom op with a fake but no lowering, Inductor's
@@ -510,10 +502,7 @@ func TestSkippedBuiltin(t *testing.T) {
 func TestMissingLowering(t *testing.T) {
 	onlyFinding(t, "missing_lowering", "inductor-lowering-failed", "inductor",
 		"torch._inductor.exc.InductorError: MissingOperatorWithoutDecomp: missing lowering")
-	tr := traceScenario(t, "missing_lowering", 1)
-	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || tr.Compiles[0].FailType != "InductorError" {
-		t.Errorf("compiles %+v, want [0/0] failed with InductorError", tr.Compiles)
-	}
+	oneFailedCompile(t, "missing_lowering", "InductorError")
 }
 
 // TestGraphBreakInContextManager: torch._dynamo.graph_break() inside a
