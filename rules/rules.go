@@ -154,6 +154,10 @@ type Rule struct {
 	// it better: this rule then stays quiet (a general out-of-memory rule
 	// gives way to cudagraph-capture-oom).
 	Unless []string `yaml:"unless,omitempty"`
+	// SeenOn: where the PyTorch message the rule quotes was seen for real
+	// (torch versions, testbed artifacts), or why the testbed cannot
+	// produce it; see SeenOn.
+	SeenOn *SeenOn `yaml:"seen_on,omitempty"`
 	// examples are texts or subjects the rule must fire on and must not
 	// (TestRuleExamples runs them all), as written; see Examples.
 	examples *yaml.Node
@@ -419,6 +423,9 @@ func (r *Rule) compile() error {
 		for i := range r.Match.Any {
 			r.Match.Any[i].notOnWarning = true
 		}
+	}
+	if err := r.SeenOn.check(r); err != nil {
+		return err
 	}
 	for _, rem := range r.Remedy {
 		r.templated = r.templated || placeholder.MatchString(rem)
