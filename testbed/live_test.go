@@ -173,8 +173,9 @@ func TestLiveWatchTP2Compile(t *testing.T) {
 func TestLiveWatchSilentCompile(t *testing.T) {
 	liveVenv(t)
 	// The lowering is silent for about 40 s on 2 idle cores (longer under
-	// load); --silence must fire inside it, not in the quiet stretch that
-	// can follow it (the generated code loading).
+	// load), and the scenario prints a heartbeat until it starts; --silence
+	// must fire inside it, not in the quiet stretch that can follow it (the
+	// generated code loading).
 	doc, _, r := watchScenario(t, "silent_compile", "--silence", "15s", "--on-silence", "stop",
 		"--snapshots", "5", "--snapshot-interval", "1s", "--grace", "3s", "--timeout", "8m")
 	if doc.Outcome != "hung" {
