@@ -113,24 +113,24 @@ func parseLines(br *bufio.Reader, path string) (*Result, error) {
 var (
 	// SGLang logger header: only on the first line of a record.
 	sglangHeaderRE = regexp.MustCompile(`^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?((?: [A-Z]+\d+)*)\] ?`)
-	pyspyProcessRE = regexp.MustCompile(`^Process (\d+): ?(.*?)\s*$`)
+	pyspyProcessRE = regexp.MustCompile(`^` + pyspyProcessHead + ` ?(.*?)\s*$`)
 	pyspyPythonRE  = regexp.MustCompile(`^Python v(\S+) \((.*)\)\s*$`)
 	pyspyParentRE  = regexp.MustCompile(`^Parent Process (\d+): ?(.*?)\s*$`)
-	pyspyThreadRE  = regexp.MustCompile(`^Thread (0x[0-9A-Fa-f]+|\d+)(?: \((idle|active|active\+gil|gil)\))?(?:: "(.*)")?\s*$`)
+	pyspyThreadRE  = regexp.MustCompile(`^` + pyspyThreadHead + `(?: ` + pyspyStateHead + `)?(?:: "(.*)")?\s*$`)
 	pyspyRuleRE    = regexp.MustCompile(`^-{10,}\s*$`)
 	pyspyCmdRE     = regexp.MustCompile(`py-spy\s+dump\b.*--pid[ =](\d+)`)
 
-	fhHeaderRE = regexp.MustCompile(`^(Current thread|Thread) 0x([0-9A-Fa-f]+)(?: \[(.*)\])? \(most recent call first\):\s*$`)
+	fhHeaderRE = regexp.MustCompile(`^` + fhHead + `\s*$`)
 	fhStackRE  = regexp.MustCompile(`^Stack \(most recent call first\):\s*$`)
 	fhFrameRE  = regexp.MustCompile(`^  File (?:"(.*)"|\?\?\?), line (\d+|\?\?\?) in (.*?)\s*$`)
-	fhFatalRE  = regexp.MustCompile(`^Fatal Python error: (.*)$`)
+	fhFatalRE  = regexp.MustCompile(`^` + fatalHead + `(.*)$`)
 	fhTimeout  = regexp.MustCompile(`^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$`)
 
-	debugServerRE = regexp.MustCompile(`^=== Rank (\d+): ?(.*?) ===\s*$`)
-	sglangDumpRE  = regexp.MustCompile(`Pyspy dump for PID (\d+)`)
+	debugServerRE = regexp.MustCompile(`^` + debugServerHead + ` ?(.*?) ===\s*$`)
+	sglangDumpRE  = regexp.MustCompile(sglangDumpHead + ` (\d+)`)
 	sglangFailRE  = regexp.MustCompile(`Pyspy failed to dump PID (\d+)\. ?(.*)$`)
 
-	pystackThreadRE = regexp.MustCompile(`^Traceback for thread (\d+) \(([^)]*)\) \[([^\]]*)\] \(most recent call last\):\s*$`)
+	pystackThreadRE = regexp.MustCompile(`^` + pystackHead + `([^)]*)\) \[([^\]]*)\] \(most recent call last\):\s*$`)
 	pystackFrameRE  = regexp.MustCompile(`^\s+\((Python|C)\) File "(.*)", line (\d+), in (.*?)\s*$`)
 	pystackEmptyRE  = regexp.MustCompile(`^The frame stack for thread (\d+) is empty`)
 
@@ -386,7 +386,7 @@ func (p *parser) line(raw string) {
 		p.addThread(s, stacks.Thread{State: "current", Line: p.lineNo})
 		return
 	}
-	if strings.HasPrefix(body, "Fatal Python error: ") {
+	if strings.HasPrefix(body, fatalHead) {
 		p.endProcess(s)
 		s.mode = modeFaulthandler
 		return
