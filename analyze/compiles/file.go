@@ -101,13 +101,11 @@ type fileAnalysis struct {
 	stacks       map[string]record.Stack
 	strings      []string // the interned string table, by index
 	comps        map[string][]string
-	compKey      []byte                // scratch: a component list's key
-	compScratch  []string              // scratch: a component list being parsed
-	seen         map[string]int        // scratch for parseCachePayloadSeen
-	cacheMemo    map[string]*cacheMemo // parsed cache payloads, by their bytes
-	cacheMemoB   int                   // bytes of the memo's keys
-	metricsBuf   []byte                // scratch for metricsSubset
-	stackKey     []byte                // scratch for sharedStack
+	compKey      []byte         // scratch: a component list's key
+	compScratch  []string       // scratch: a component list being parsed
+	seen         map[string]int // scratch for parseCachePayloadSeen
+	metricsBuf   []byte         // scratch for metricsSubset
+	stackKey     []byte         // scratch for sharedStack
 	maxPhases    int
 	maxArts      int
 }
@@ -772,51 +770,8 @@ func component(raw []byte) (name, hash []byte, ok bool) {
 	return name, hash, true
 }
 
-// cacheMemo is a cache payload already parsed in this file: its result
-// (Components owned, not scratch) and, once built, its shared list.
-type cacheMemo struct {
-	p        cachePayload
-	ok       bool
-	comps    []string
-	compsSet bool
-}
-
-// Bounds of the memo of parsed cache payloads (per file; a variable so
-// that tests can turn it off).
-var (
-	cacheMemoBytes   = 8 << 20
-	cacheMemoEntries = 4096
-)
-
-// cachePayload parses a cache artifact, or returns the result of an
-// earlier one with the same bytes (every rank, restart and repeated
-// compile logs the same cache payloads; their component lists, whole
-// graphs, were most of the analysis stage's JSON walking). The memo is
-// keyed by the payload bytes themselves, so a hit is exact. memo is the
-// entry to complete (nil when the memo is full); hit says p came from it
-// (p.Components then does not alias f.compScratch).
-func (f *fileAnalysis) cachePayload(body []byte) (p cachePayload, ok bool, memo *cacheMemo, hit bool) {
-	if e := f.cacheMemo[string(body)]; e != nil {
-		return e.p, e.ok, e, true
-	}
-	if f.seen == nil {
-		f.seen = map[string]int{}
-	}
-	p, ok = parseCachePayloadSeen(body, f.internBytes, f.seen, f.compScratch[:0])
-	if len(f.cacheMemo) >= cacheMemoEntries || f.cacheMemoB+len(body) > cacheMemoBytes {
-		return p, ok, nil, false
-	}
-	if f.cacheMemo == nil {
-		f.cacheMemo = map[string]*cacheMemo{}
-	}
-	e := &cacheMemo{p: p, ok: ok}
-	if p.Components != nil {
-		e.p.Components = append([]string(nil), p.Components...)
-	}
-	f.cacheMemo[string(body)] = e
-	f.cacheMemoB += len(body)
-	return p, ok, e, false
-}
+// provMemoBytes bounds the keys of a file's provenance memo (shapes.go).
+const provMemoBytes = 8 << 20
 
 // sharedComponents returns the list for comps, shared with every earlier
 // identical list of the file (repeated compiles hash the same inputs).
@@ -892,7 +847,10 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event, art int
 			u.c.DynamoError = &ref
 		}
 	case strings.HasPrefix(name, "fx_graph_cache_") || strings.HasPrefix(name, "aotautograd_cache_"):
-		p, ok, memo, hit := f.cachePayload(body)
+		if f.seen == nil {
+			f.seen = map[string]int{}
+		}
+		p, ok := parseCachePayloadSeen(body, f.internBytes, f.seen, f.compScratch[:0])
 		if !ok {
 			return
 		}
@@ -933,15 +891,8 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event, art int
 		}
 		// Repeated compiles hash the same inputs: share one list (the
 		// list is parsed into a scratch slice, see sharedComponents).
-		if memo != nil && memo.compsSet {
-			ce.Components = memo.comps
-		} else {
-			ce.Components = f.sharedComponents(p.Components)
-			if memo != nil {
-				memo.comps, memo.compsSet = ce.Components, true
-			}
-		}
-		if !hit && p.Components != nil {
+		ce.Components = f.sharedComponents(p.Components)
+		if p.Components != nil {
 			f.compScratch = p.Components[:0]
 		}
 		if u != nil {

@@ -408,7 +408,7 @@ type provKey struct{ name, body string }
 // it (every rank, every repeated compile logs the same), within the bytes
 // the cache-payload memo may hold. What is kept is only read after.
 func (f *fileAnalysis) remember(ev *torchtrace.Event, v any) {
-	if f.provMemoB+len(ev.Body) > cacheMemoBytes {
+	if f.provMemoB+len(ev.Body) > provMemoBytes {
 		return
 	}
 	if f.provMemo == nil {

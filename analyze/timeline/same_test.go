@@ -2,11 +2,13 @@ package timeline
 
 import (
 	"bytes"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -38,24 +40,69 @@ func sameLogs() []string {
 
 var markerSet = litscan.New(Markers())
 
-// feedSame feeds the records of data, twice over, to the reference
-// Builder (reference_test.go: the code before phases were numbered,
-// every marker matched afresh, each record with a string of its own), to
-// a Builder without memos, and to one fed the way diagnose feeds it: a
-// record with no marker with marks false, a record with one through
-// FeedText with a text that is overwritten as soon as the call returns.
-// All three must end with the same phases, gaps and drop count.
-func feedSame(t *testing.T, data []byte) {
+var update = flag.Bool("update", false, "rewrite testdata/phases.golden.json from the logs present")
+
+// goldenFile holds, per log of sameLogs (named by goldenName), the phases,
+// gaps and drop count one Builder makes of it, recorded with -update and
+// checked in: a change to the matcher or to apply that moves a phase
+// shows as a diff of it.
+const goldenFile = "testdata/phases.golden.json"
+
+type golden struct {
+	Phases  []Phase `json:"phases"`
+	Gaps    []Gap   `json:"gaps"`
+	Dropped int     `json:"dropped"`
+}
+
+// goldenName names a log by its path below the repository, the shared
+// corpus beside it as "shared/…".
+func goldenName(p string) string {
+	rel, err := filepath.Rel(testcorpus.Root(), p)
+	if err != nil {
+		rel = p
+	}
+	rel = filepath.ToSlash(rel)
+	if r, ok := strings.CutPrefix(rel, "../"); ok {
+		return r
+	}
+	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "..") {
+		return "analyze/timeline/" + rel
+	}
+	return rel
+}
+
+// records parses data as an engine log.
+func records(t *testing.T, data []byte) []record.Record {
 	var recs []record.Record
 	if _, err := enginelog.Parse(bytes.NewReader(data), "f", func(r record.Record) { recs = append(recs, r) }); err != nil {
 		t.Fatal(err)
 	}
-	ref, plain, fast := newRef(), New(), New()
+	return recs
+}
+
+// phasesOf is what one Builder fed every record once makes of data.
+func phasesOf(t *testing.T, data []byte) golden {
+	b := New()
+	for _, rec := range records(t, data) {
+		b.Add(rec)
+	}
+	p, g := b.Finish()
+	return golden{p, g, b.Dropped}
+}
+
+// feedSame feeds the records of data, twice over, to a Builder without
+// memos (every marker matched afresh, every time normalized) and to one
+// fed the way diagnose feeds it: a record with no marker with marks
+// false, a record with one through FeedText with a text that is
+// overwritten as soon as the call returns. Both must end with the same
+// phases, gaps and drop count.
+func feedSame(t *testing.T, data []byte) {
+	recs := records(t, data)
+	plain, fast := New(), New()
 	plain.noMemo = true
 	var buf []byte
 	for pass := 0; pass < 2; pass++ { // the second time the memos know every line
 		for i := range recs {
-			ref.Feed(&recs[i], true)
 			plain.Feed(&recs[i], true)
 			rec := &recs[i]
 			if !markerSet.Any(rec.Text) {
@@ -69,36 +116,71 @@ func feedSame(t *testing.T, data []byte) {
 			}
 		}
 	}
-	p0, g0 := ref.Finish()
 	p1, g1 := plain.Finish()
 	p2, g2 := fast.Finish()
-	p0 = sortTies(p0)
-	for _, c := range []struct {
-		name string
-		p    []Phase
-		g    []Gap
-		drop int
-	}{{"plain", sortTies(p1), g1, plain.Dropped}, {"fast", sortTies(p2), g2, fast.Dropped}} {
-		if !reflect.DeepEqual(p0, c.p) || !reflect.DeepEqual(g0, c.g) || ref.Dropped != c.drop {
-			t.Fatalf("%s differs from the reference:\nref  %d %+v\n     %+v\n%-4s %d %+v\n     %+v", c.name, ref.Dropped, p0, g0, c.name, c.drop, c.p, c.g)
-		}
+	if !reflect.DeepEqual(p1, p2) || !reflect.DeepEqual(g1, g2) || plain.Dropped != fast.Dropped {
+		t.Fatalf("memos change the result:\nplain %d %+v\n      %+v\nfast  %d %+v\n      %+v", plain.Dropped, p1, g1, fast.Dropped, p2, g2)
 	}
 }
 
-// sortTies orders phases of one rank that Finish lists at the same line
-// by name. The reference closes a rank's open phases on a ready line in
-// map order, so among those it has no order of its own.
-func sortTies(ps []Phase) []Phase {
-	for i := 0; i < len(ps); {
-		j := i + 1
-		for j < len(ps) && ps[j].Source == ps[i].Source && ps[j].Line == ps[i].Line && ps[j].Rank == ps[i].Rank {
-			j++
+// TestGoldenPhases: every log of sameLogs gives the phases recorded in
+// goldenFile (go test ./analyze/timeline -run TestGoldenPhases -update rewrites it; the
+// entries of logs absent here, such as the shared corpus, are kept).
+func TestGoldenPhases(t *testing.T) {
+	want := map[string]json.RawMessage{}
+	if data, err := os.ReadFile(goldenFile); err == nil {
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("%s: %v", goldenFile, err)
 		}
-		g := ps[i:j]
-		sort.SliceStable(g, func(a, c int) bool { return g[a].Name < g[c].Name })
-		i = j
+	} else if !*update {
+		t.Fatalf("%v (go test -run TestGoldenPhases -update records it)", err)
 	}
-	return ps
+	files := sameLogs()
+	if len(files) == 0 {
+		t.Skip("no logs")
+	}
+	checked := 0
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := goldenName(p)
+		got, err := json.Marshal(phasesOf(t, data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			want[name] = got
+			continue
+		}
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("%s: no golden phases (go test -run TestGoldenPhases -update records them)", name)
+			continue
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, w); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(c.Bytes(), got) {
+			t.Errorf("%s: phases differ from %s:\ngot  %s\nwant %s", name, goldenFile, got, c.Bytes())
+		}
+		checked++
+	}
+	if *update {
+		out, err := json.MarshalIndent(want, "", "\t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(goldenFile, append(out, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if checked == 0 {
+		t.Error("no log checked against the golden phases")
+	}
 }
 
 // TestFeedSame runs feedSame over every test log whole.

@@ -255,29 +255,15 @@ func TestMarkersCoverMatch(t *testing.T) {
 			}
 		}
 	}
-	// Marker texts written from the reference, one per match case.
-	for _, s := range []string{
-		"Loading weights took 3.1 seconds", "Loading model weights took 14.2 GB and 9.1 seconds", "Loading model from scratch",
-		"Load weight begin. avail mem=1 GB", "Load weight end. elapsed=2.0 s", "Model loading took 14 GiB and 9 seconds",
-		"Memory profiling takes 3.1 seconds", "Memory profiling took 3.1 seconds", "Model warmup done",
-		"Starting to load model /m...", "Start compiling function <code object forward>",
-		"Using cache directory: /c/rank_0_0/backbone for vLLM's torch.compile", "Dynamo bytecode transform time: 3.00 s",
-		"Directly load the compiled graph(s) for dynamic shape from the cache, took 1.2 s", "Directly load AOT compilation from /p",
-		"Compiling a graph for dynamic shape takes 20.1 s", "Cache the graph for dynamic shape for later use",
-		"Capturing CUDA graphs (decode, FULL): 100%|##| 51/51 [00:11<00:00, 4.4it/s]", "Capturing cudagraphs for decoding",
-		"Capture cuda graph begin.", "Capture cuda graph end. Time elapsed: 9.0 s", "Capturing batches (bs=1 avail_mem=3 GB)",
-		"Capture piecewise CUDA graph begin.", "Capture piecewise CUDA graph end. Time elapsed: 9 s",
-		"Compiling model again due to a load failure from /p", "Cannot load aot compilation from /p",
-		"Graph capturing finished in 12 secs, took 0.5 GiB", "Profiling CUDA graph memory: PIECEWISE=51",
-		"Initial profiling/warmup run took 3.2 s", "init engine (profile, create kv cache, warmup model) took 60.1 seconds",
-		"saved AOT compiled function to /p", "torch.compile takes 40.1 s in total", "torch.compile took 40.1 s in total",
-		"The server is fired up and ready to roll!",
-	} {
-		if _, ok := match(s); !ok {
-			t.Errorf("match does not recognise %q (update the list)", s)
-		}
-		if !set.Any(s) {
-			t.Errorf("marker %q holds none of Markers", s)
+	// Every example of the marker table.
+	for i := range markers {
+		for _, s := range markers[i].examples {
+			if _, ok := match(s); !ok {
+				t.Errorf("match does not recognise its example %q", s)
+			}
+			if !set.Any(s) {
+				t.Errorf("marker %q holds none of Markers", s)
+			}
 		}
 	}
 	if seen == 0 {
@@ -358,5 +344,50 @@ func TestSecondClosingLineWindow(t *testing.T) {
 		}
 		phases, _ := b.Finish()
 		compare(t, phases, c.want)
+	}
+}
+
+// TestMarkerTable checks the table match and Markers come from: each
+// prefix has an example that starts with it and matches as the marker's
+// phase; no prefix is a prefix of another (so the order of the table does
+// not decide a match); a line that lacks what a marker needs is none.
+func TestMarkerTable(t *testing.T) {
+	var all []string
+	for i := range markers {
+		m := &markers[i]
+		for _, p := range m.prefixes {
+			all = append(all, p)
+			n := 0
+			for _, ex := range m.examples {
+				if !strings.HasPrefix(ex, p) {
+					continue
+				}
+				n++
+				e, ok := match(ex)
+				if !ok || e.id != m.id || e.ready != m.ready {
+					t.Errorf("example %q of %q: match = %+v, %v; want phase %s", ex, p, e, ok, phaseNames[m.id])
+				}
+				if m.needs != "" {
+					if cut := strings.ReplaceAll(ex, m.needs, ""); strings.HasPrefix(cut, p) {
+						if e, ok := match(cut); ok {
+							t.Errorf("%q lacks %q but matches: %+v", cut, m.needs, e)
+						}
+					}
+				}
+			}
+			if n == 0 {
+				t.Errorf("prefix %q has no example", p)
+			}
+		}
+	}
+	for i, p := range all {
+		for j, q := range all {
+			if i != j && strings.HasPrefix(q, p) {
+				t.Errorf("prefix %q is a prefix of %q", p, q)
+			}
+		}
+	}
+	if got := Markers(); len(got) != len(all)+1 || got[len(got)-1] != tracebackHeader {
+		t.Errorf("Markers = %q, want the table's prefixes and the traceback header", got)
 	}
 }

@@ -771,10 +771,8 @@ type joiner struct {
 	mask                 uint64 // union of the open record's line masks
 	lines                int
 
-	labels     map[string][]string
-	recent     [8]recentLabels
-	nextRecent int
-	scratch    []byte
+	labels  map[string][]string
+	scratch []byte
 }
 
 func (j *joiner) skip(line int64, reason string) {
@@ -988,13 +986,7 @@ func (j *joiner) labelsOf(l *peeled) []string {
 		j.scratch = append(j.scratch, l.labels[k].of(l.line)...)
 		j.scratch = append(j.scratch, 0)
 	}
-	for k := range j.recent {
-		if j.recent[k].key != "" && j.recent[k].key == string(j.scratch) {
-			return j.recent[k].labels
-		}
-	}
 	if s, ok := j.labels[string(j.scratch)]; ok {
-		j.remember(s)
 		return s
 	}
 	out := make([]string, l.nlabels)
@@ -1009,18 +1001,5 @@ func (j *joiner) labelsOf(l *peeled) []string {
 	if len(j.labels) < maxInterned {
 		j.labels[string(j.scratch)] = out
 	}
-	j.remember(out)
 	return out
-}
-
-// remember keeps labels in a short most-recent list: TP=8 workers take
-// turns, so eight entries catch almost every record without hashing.
-func (j *joiner) remember(labels []string) {
-	j.recent[j.nextRecent%len(j.recent)] = recentLabels{key: string(j.scratch), labels: labels}
-	j.nextRecent++
-}
-
-type recentLabels struct {
-	key    string
-	labels []string
 }

@@ -6,12 +6,20 @@ import (
 	"strings"
 )
 
+// Sniff scores, named once; the other readers' sniffs rank against them
+// (ingest.Detect takes the highest).
+const (
+	ScoreEngine     = 80 // engine or launcher headers
+	ScoreGlog       = 60 // glog headers and no engine's
+	ScoreTraceback  = 50 // a bare Python traceback
+	ScoreHoldsDump  = 30 // a stack dump's header (often behind engine prefixes): its own parser wins
+	ScoreTorchTrace = 20 // glog headers followed by JSON envelopes (TORCH_TRACE): its own parser wins
+	ScoreLogName    = 15 // other text named like a log
+	ScoreText       = 10 // any other text: an engine log is the fallback
+)
+
 // Sniff scores how sure it is that head (the first bytes of path) is an
-// engine log: 80 when engine/launcher headers are found, 50 for a bare
-// Python traceback, 10 for other text (an engine log is the fallback for
-// any text input), 0 for binary data. A TORCH_TRACE file (glog header
-// followed by a JSON envelope) gets a low score so its own parser wins,
-// and so does a stack dump (30).
+// engine log (the scores above); 0 for binary data.
 func Sniff(path string, head []byte) int {
 	if len(head) == 0 {
 		return 0
@@ -56,24 +64,24 @@ func Sniff(path string, head []byte) int {
 	// their own parser should win.
 	for _, m := range []string{"(idle): \"", "(active): \"", "(active+gil): \"", "\nPython v3", "Current thread 0x", "\nThread 0x"} {
 		if bytes.Contains(head, []byte(m)) {
-			return 30
+			return ScoreHoldsDump
 		}
 	}
 	switch {
 	case glog > 0 && jsonGlog*2 >= glog && engine == 0:
-		return 20
+		return ScoreTorchTrace
 	case engine > 0:
-		return 80
+		return ScoreEngine
 	case glog > 0:
-		return 60
+		return ScoreGlog
 	case traceback:
-		return 50
+		return ScoreTraceback
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".log", ".txt", ".out", ".err":
-		return 15
+		return ScoreLogName
 	}
-	return 10
+	return ScoreText
 }
 
 // cutLine splits off the first line of data, without its '\n'.

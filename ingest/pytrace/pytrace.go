@@ -882,6 +882,18 @@ func (x *Extractor) newException(s *stream) {
 	s.codeFor = -1
 }
 
+// fedLine is one line fed to a stream, with what feed's handlers share.
+type fedLine struct {
+	rec            *record.Record
+	id             identity
+	raw            string // as fed
+	line           string // without an exception group's margin
+	t              string // line trimmed
+	n              int
+	tbStart, group bool // isTracebackStart(line)
+}
+
+// feed moves s on by one line: the handler of s's state reads it.
 func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string, n int) {
 	raw := line
 	if s.inGroup || strings.Contains(line, "Exception Group Traceback") || (s.state != stIdle && strings.HasPrefix(strings.TrimLeft(line, " "), "|")) {
@@ -891,87 +903,125 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			return
 		}
 	}
-	t := strings.TrimSpace(line)
-	tbStart, group := isTracebackStart(line)
+	l := fedLine{rec: rec, id: id, raw: raw, line: line, t: strings.TrimSpace(line), n: n}
+	l.tbStart, l.group = isTracebackStart(line)
 	switch s.state {
 	case stIdle:
-		if strings.Contains(line, ignoredWords) {
-			x.noteIgnoredAt(rec, n)
-			return
-		}
-		if tbStart {
-			x.start(s, rec, id, n, false)
-			s.inGroup = group
-			return
-		}
-		if f, ok := parseFrame(line); ok && (strings.HasPrefix(raw, " ") || f.Func != "") {
-			// A traceback whose header was cut off (pasted excerpts); a
-			// frame at column 0 only when it is whole.
-			x.start(s, rec, id, n, true)
-			x.addFrame(s, f, n)
-			return
-		}
-		if strings.HasPrefix(t, "Fatal Python error: ") {
-			x.start(s, rec, id, n, false)
-			s.tb.Frameless = true
-			s.cur.Type, s.cur.Message, s.cur.Line = "Fatal Python error", strings.TrimSpace(t[len("Fatal Python error: "):]), n
-			s.state = stNative
-			return
-		}
-		if typ, msg, ok := framelessLine(rec, line); ok {
-			x.start(s, rec, id, n, false)
-			s.tb.Frameless, s.frameless = true, true
-			s.cur.Type, s.cur.Line = typ, n
-			s.cur.Reported = typ == "Error" && msg == strings.TrimSpace(line)
-			s.msg = append(s.msg[:0], msg)
-			s.state = stMessage
-			s.lastLine = n
-		}
+		x.feedIdle(s, &l)
 		return
 	case stNative:
-		if id != s.id && s.id.headed {
-			x.finish(s)
-			x.feed(s, rec, id, raw, n)
-			return
-		}
-		switch {
-		case t == "" || t == "<no Python frame>" || strings.HasPrefix(t, "Stack (most recent call first)"):
-		case strings.HasSuffix(t, "(most recent call first):"):
-			if len(s.cur.Frames) > 0 {
-				s.nativeDone = true // only the thread that crashed
-			}
-		default:
-			if f, ok := parseNativeFrame(line); ok {
-				if !s.nativeDone {
-					x.addFrame(s, f, n)
-				}
-				return
-			}
-			if strings.HasPrefix(t, "Extension modules:") || strings.HasPrefix(t, "Thread 0x") {
-				s.tb.EndLine = n
-				return
-			}
-			x.finish(s)
-			x.feed(s, rec, id, raw, n)
-		}
+		x.feedNative(s, &l)
 		return
 	case stChainWait:
-		if tbStart {
-			x.newException(s)
-			s.state = stFrames
-			s.inGroup = s.inGroup || group
-			s.lastLine = n
+		x.feedChainWait(s, &l)
+		return
+	}
+	if x.feedLink(s, &l) {
+		return
+	}
+	switch s.state {
+	case stFrames:
+		x.feedFrames(s, &l)
+	case stUserCode:
+		x.feedUserCode(s, &l)
+	case stMessage:
+		x.feedMessage(s, &l)
+	}
+}
+
+// feedIdle: outside a traceback, a line that starts one (a header, a
+// frame whose header was cut off, a fatal error, an exception line
+// without frames), or notes an ignored exception.
+func (x *Extractor) feedIdle(s *stream, l *fedLine) {
+	if strings.Contains(l.line, ignoredWords) {
+		x.noteIgnoredAt(l.rec, l.n)
+		return
+	}
+	if l.tbStart {
+		x.start(s, l.rec, l.id, l.n, false)
+		s.inGroup = l.group
+		return
+	}
+	if f, ok := parseFrame(l.line); ok && (strings.HasPrefix(l.raw, " ") || f.Func != "") {
+		// A traceback whose header was cut off (pasted excerpts); a
+		// frame at column 0 only when it is whole.
+		x.start(s, l.rec, l.id, l.n, true)
+		x.addFrame(s, f, l.n)
+		return
+	}
+	if strings.HasPrefix(l.t, "Fatal Python error: ") {
+		x.start(s, l.rec, l.id, l.n, false)
+		s.tb.Frameless = true
+		s.cur.Type, s.cur.Message, s.cur.Line = "Fatal Python error", strings.TrimSpace(l.t[len("Fatal Python error: "):]), l.n
+		s.state = stNative
+		return
+	}
+	if typ, msg, ok := framelessLine(l.rec, l.line); ok {
+		x.start(s, l.rec, l.id, l.n, false)
+		s.tb.Frameless, s.frameless = true, true
+		s.cur.Type, s.cur.Line = typ, l.n
+		s.cur.Reported = typ == "Error" && msg == strings.TrimSpace(l.line)
+		s.msg = append(s.msg[:0], msg)
+		s.state = stMessage
+		s.lastLine = l.n
+	}
+	return
+}
+
+// feedNative: the frames of a faulthandler report after "Fatal Python
+// error".
+func (x *Extractor) feedNative(s *stream, l *fedLine) {
+	if l.id != s.id && s.id.headed {
+		x.finish(s)
+		x.feed(s, l.rec, l.id, l.raw, l.n)
+		return
+	}
+	switch {
+	case l.t == "" || l.t == "<no Python frame>" || strings.HasPrefix(l.t, "Stack (most recent call first)"):
+	case strings.HasSuffix(l.t, "(most recent call first):"):
+		if len(s.cur.Frames) > 0 {
+			s.nativeDone = true // only the thread that crashed
+		}
+	default:
+		if f, ok := parseNativeFrame(l.line); ok {
+			if !s.nativeDone {
+				x.addFrame(s, f, l.n)
+			}
 			return
 		}
-		if t == "" || id != s.id {
+		if strings.HasPrefix(l.t, "Extension modules:") || strings.HasPrefix(l.t, "Thread 0x") {
+			s.tb.EndLine = l.n
 			return
 		}
 		x.finish(s)
-		x.feed(s, rec, id, raw, n)
+		x.feed(s, l.rec, l.id, l.raw, l.n)
+	}
+	return
+}
+
+// feedChainWait: after "The above exception was the direct cause …",
+// the next traceback of the chain.
+func (x *Extractor) feedChainWait(s *stream, l *fedLine) {
+	if l.tbStart {
+		x.newException(s)
+		s.state = stFrames
+		s.inGroup = s.inGroup || l.group
+		s.lastLine = l.n
 		return
 	}
+	if l.t == "" || l.id != s.id {
+		return
+	}
+	x.finish(s)
+	x.feed(s, l.rec, l.id, l.raw, l.n)
+	return
+}
 
-	if tbStart {
+// feedLink handles, inside a traceback, a line that starts another one
+// (an exception group's member, or a new traceback) or links the chain
+// ("direct cause", "during handling"); it reports whether it did.
+func (x *Extractor) feedLink(s *stream, l *fedLine) bool {
+	if l.tbStart {
 		if s.state == stMessage && s.inGroup && len(s.tb.Chain) > 0 {
 			// A member of an exception group: only the group itself says
 			// "group"; members follow one another without a relation.
@@ -982,162 +1032,171 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 			x.closeMessage(s)
 			x.newException(s)
 			s.state = stFrames
-			s.lastLine = n
-			return
+			s.lastLine = l.n
+			return true
 		}
 		x.finish(s)
-		x.start(s, rec, id, n, false)
-		s.inGroup = group
-		return
+		x.start(s, l.rec, l.id, l.n, false)
+		s.inGroup = l.group
+		return true
 	}
-	if t == causeMarker || t == contextMarker {
+	if l.t == causeMarker || l.t == contextMarker {
 		if s.state == stFrames {
 			s.tb.Truncated = true
 		}
 		x.closeMessage(s)
-		if t == causeMarker {
+		if l.t == causeMarker {
 			s.cur.Relation = "cause"
 		} else {
 			s.cur.Relation = "context"
 		}
 		s.state = stChainWait
-		s.lastLine = n
+		s.lastLine = l.n
+		return true
+	}
+	return false
+}
+
+// feedFrames: the frames of a traceback, up to its exception line.
+func (x *Extractor) feedFrames(s *stream, l *fedLine) {
+	if l.id != s.id && s.id.headed {
+		// Another log call of the same process printed meanwhile.
 		return
 	}
-
-	switch s.state {
-	case stFrames:
-		if id != s.id && s.id.headed {
-			// Another log call of the same process printed meanwhile.
+	if s.wrapped != "" {
+		joined := s.wrapped + l.t
+		s.wrapped = ""
+		if f, ok := parseFrame(joined); ok {
+			x.addFrame(s, f, l.n)
 			return
 		}
-		if s.wrapped != "" {
-			joined := s.wrapped + t
-			s.wrapped = ""
-			if f, ok := parseFrame(joined); ok {
-				x.addFrame(s, f, n)
-				return
+	}
+	if f, ok := parseFrame(l.line); ok {
+		x.addFrame(s, f, l.n)
+		return
+	}
+	if strings.HasPrefix(l.t, `File "`) && !strings.Contains(l.t, `", line `) {
+		s.wrapped = l.t // wrapped by the paste: the next line completes it
+		return
+	}
+	if isCaret(l.line) || l.t == "" || (strings.HasPrefix(l.t, "...<") && strings.HasSuffix(l.t, "lines>...")) {
+		return
+	}
+	if k, ok := repeatedN(l.line); ok {
+		if nf := len(s.cur.Frames); nf > 0 {
+			if s.cur.Repeated == nil {
+				s.cur.Repeated = make([]int, nf)
 			}
-		}
-		if f, ok := parseFrame(line); ok {
-			x.addFrame(s, f, n)
-			return
-		}
-		if strings.HasPrefix(t, `File "`) && !strings.Contains(t, `", line `) {
-			s.wrapped = t // wrapped by the paste: the next line completes it
-			return
-		}
-		if isCaret(line) || t == "" || (strings.HasPrefix(t, "...<") && strings.HasSuffix(t, "lines>...")) {
-			return
-		}
-		if k, ok := repeatedN(line); ok {
-			if nf := len(s.cur.Frames); nf > 0 {
-				if s.cur.Repeated == nil {
-					s.cur.Repeated = make([]int, nf)
-				}
-				for len(s.cur.Repeated) < nf {
-					s.cur.Repeated = append(s.cur.Repeated, 0)
-				}
-				s.cur.Repeated[nf-1] = k
+			for len(s.cur.Repeated) < nf {
+				s.cur.Repeated = append(s.cur.Repeated, 0)
 			}
-			return
-		}
-		if line[0] == ' ' || line[0] == '\t' {
-			if s.codeFor >= 0 && s.codeFor < len(s.cur.Frames) {
-				s.cur.Code[s.codeFor] = t
-				s.codeFor = -1
-			}
-			return
-		}
-		if typ, msg, ok := exceptionLine(line); ok {
-			s.cur.Type = typ
-			s.cur.Line = n
-			s.msg = append(s.msg[:0], msg)
-			s.state = stMessage
-			s.lastLine = n
-			s.tb.EndLine = n
-			return
-		}
-		// Something else at column 0: the traceback was cut off here.
-		if s.id.headed && id == s.id || !s.id.headed && !id.headed {
-			s.tb.Truncated = true
-			x.finish(s)
+			s.cur.Repeated[nf-1] = k
 		}
 		return
-	case stUserCode:
-		if id != s.id {
-			x.finish(s)
-			x.feed(s, rec, id, raw, n)
-			return
+	}
+	if l.line[0] == ' ' || l.line[0] == '\t' {
+		if s.codeFor >= 0 && s.codeFor < len(s.cur.Frames) {
+			s.cur.Code[s.codeFor] = l.t
+			s.codeFor = -1
 		}
-		if f, ok := parseFrame(line); ok {
-			if len(s.cur.UserCode) < maxFrames {
-				s.cur.UserCode = append(s.cur.UserCode, f)
-			}
-			s.tb.EndLine = n
-			return
-		}
-		if isFooter(t) {
-			s.state = stMessage
-			s.tb.EndLine = n
-			return
-		}
-		if t == "" || line[0] == ' ' || isCaret(line) {
-			return
-		}
+		return
+	}
+	if typ, msg, ok := exceptionLine(l.line); ok {
+		s.cur.Type = typ
+		s.cur.Line = l.n
+		s.msg = append(s.msg[:0], msg)
 		s.state = stMessage
-		fallthrough
-	case stMessage:
-		if id != s.id && !(len(s.msg) == 1 && s.msg[0] == "" && t != "" && !s.msgClosed) {
-			// (An exception line with an empty message takes the next
-			// line as its message, whatever prints it: "ImportError: "
-			// then the library's own report.)
-			x.finish(s)
-			x.feed(s, rec, id, raw, n)
-			return
+		s.lastLine = l.n
+		s.tb.EndLine = l.n
+		return
+	}
+	// Something else at column 0: the traceback was cut off here.
+	if s.id.headed && l.id == s.id || !s.id.headed && !l.id.headed {
+		s.tb.Truncated = true
+		x.finish(s)
+	}
+	return
+}
+
+// feedUserCode: Dynamo's "from user code:" frames; anything else goes
+// back to the message.
+func (x *Extractor) feedUserCode(s *stream, l *fedLine) {
+	if l.id != s.id {
+		x.finish(s)
+		x.feed(s, l.rec, l.id, l.raw, l.n)
+		return
+	}
+	if f, ok := parseFrame(l.line); ok {
+		if len(s.cur.UserCode) < maxFrames {
+			s.cur.UserCode = append(s.cur.UserCode, f)
 		}
-		if t == "from user code:" {
-			x.closeMessage(s)
-			s.state = stUserCode
-			s.tb.EndLine = n
-			return
-		}
-		if isFooter(t) {
-			x.closeMessage(s)
-			s.tb.EndLine = n
-			return
-		}
-		if f, ok := parseFrame(line); ok && !s.msgClosed && strings.HasPrefix(raw, " ") && len(s.msg) > 0 && s.msg[len(s.msg)-1] == "" {
-			// After a blank line, a frame starts a new (headless) traceback.
-			x.finish(s)
-			x.start(s, rec, id, n, true)
-			x.addFrame(s, f, n)
-			return
-		}
-		if s.frameless {
-			// Its message runs on over single blank lines while the lines
-			// after them are indented (Dynamo's Explanation, Hint, docs
-			// link); two blank lines, a line at column 0 after a blank
-			// one, or too many lines end it.
-			switch {
-			case t == "":
-				if s.blanks++; s.blanks >= 2 {
-					x.finish(s)
-					return
-				}
-			case len(s.msg) >= maxFramelessLines || s.blanks > 0 && raw[0] != ' ' && raw[0] != '\t':
+		s.tb.EndLine = l.n
+		return
+	}
+	if isFooter(l.t) {
+		s.state = stMessage
+		s.tb.EndLine = l.n
+		return
+	}
+	if l.t == "" || l.line[0] == ' ' || isCaret(l.line) {
+		return
+	}
+	s.state = stMessage
+	x.feedMessage(s, l)
+}
+
+// feedMessage: the exception's message lines, up to a footer, a new
+// traceback or another log call.
+func (x *Extractor) feedMessage(s *stream, l *fedLine) {
+	if l.id != s.id && !(len(s.msg) == 1 && s.msg[0] == "" && l.t != "" && !s.msgClosed) {
+		// (An exception line with an empty message takes the next
+		// line as its message, whatever prints it: "ImportError: "
+		// then the library's own report.)
+		x.finish(s)
+		x.feed(s, l.rec, l.id, l.raw, l.n)
+		return
+	}
+	if l.t == "from user code:" {
+		x.closeMessage(s)
+		s.state = stUserCode
+		s.tb.EndLine = l.n
+		return
+	}
+	if isFooter(l.t) {
+		x.closeMessage(s)
+		s.tb.EndLine = l.n
+		return
+	}
+	if f, ok := parseFrame(l.line); ok && !s.msgClosed && strings.HasPrefix(l.raw, " ") && len(s.msg) > 0 && s.msg[len(s.msg)-1] == "" {
+		// After a blank line, a frame starts a new (headless) traceback.
+		x.finish(s)
+		x.start(s, l.rec, l.id, l.n, true)
+		x.addFrame(s, f, l.n)
+		return
+	}
+	if s.frameless {
+		// Its message runs on over single blank lines while the lines
+		// after them are indented (Dynamo's Explanation, Hint, docs
+		// link); two blank lines, a line at column 0 after a blank
+		// one, or too many lines end it.
+		switch {
+		case l.t == "":
+			if s.blanks++; s.blanks >= 2 {
 				x.finish(s)
-				x.feed(s, rec, id, raw, n)
 				return
-			default:
-				s.blanks = 0
 			}
+		case len(s.msg) >= maxFramelessLines || s.blanks > 0 && l.raw[0] != ' ' && l.raw[0] != '\t':
+			x.finish(s)
+			x.feed(s, l.rec, l.id, l.raw, l.n)
+			return
+		default:
+			s.blanks = 0
 		}
-		if !s.msgClosed && len(s.msg) < maxMsgLines {
-			s.msg = append(s.msg, line)
-			if t != "" {
-				s.tb.EndLine = n
-			}
+	}
+	if !s.msgClosed && len(s.msg) < maxMsgLines {
+		s.msg = append(s.msg, l.line)
+		if l.t != "" {
+			s.tb.EndLine = l.n
 		}
 	}
 }

@@ -340,3 +340,33 @@ func TestFaulthandlerHeaderlessAndCut(t *testing.T) {
 		t.Errorf("a damaged line in the middle: interleaved %v", res.Interleaved)
 	}
 }
+
+// TestSniffScoresRank: the agreement between this reader's and the
+// engine-log reader's scores. A file that is a dump, in each dialect,
+// scores above what the engine-log reader gives it; a log with engine
+// headers that holds only SGLang's watchdog line stays the engine log's.
+func TestSniffScoresRank(t *testing.T) {
+	dumps := map[string]string{
+		"py-spy":       "Process 1: python x.py\nPython v3.12.1 (/usr/bin/python3)\n\nThread 0x7F01 (idle): \"MainThread\"\n    f (x.py:1)\n",
+		"faulthandler": "Thread 0x00007f01 (most recent call first):\n  File \"x.py\", line 1 in f\n",
+		"pystack":      "Traceback for thread 12 (python) [] (most recent call last):\n    (Python) File \"x.py\", line 1, in f\n",
+		"debug-server": "=== Rank 0: http://h:1/handler/dump_traceback? ===\n",
+		"fatal":        "Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f01 (most recent call first):\n  File \"x.py\", line 1 in f\n",
+		"watchdog":     "[2025-01-01 00:00:00 TP0] Pyspy dump for PID 12:\nThread 0x7F01 (idle): \"MainThread\"\n    f (x.py:1)\n",
+	}
+	for name, in := range dumps {
+		ours, log := Sniff("x.txt", []byte(in)), enginelog.Sniff("x.txt", []byte(in))
+		if ours <= log || ours <= enginelog.ScoreHoldsDump {
+			t.Errorf("%s: stack-dump sniff %d, engine-log sniff %d: the dump's own parser must win", name, ours, log)
+		}
+	}
+	in := "[2025-01-01 00:00:00 TP0] Scheduler hit an exception\n[2025-01-01 00:00:01 TP0] Pyspy dump for PID 12 failed\n"
+	if ours, log := Sniff("x.log", []byte(in)), enginelog.Sniff("x.log", []byte(in)); ours == 0 || ours >= log || log != enginelog.ScoreEngine {
+		t.Errorf("watchdog line in an engine log: stack-dump sniff %d, engine-log sniff %d: the engine log must win", ours, log)
+	}
+	for _, s := range []int{ScoreOwnJSON, ScoreDebugServer, ScorePyspyJSON, ScorePystack, ScoreDump, ScoreWatchdogDump, ScoreFatal} {
+		if s <= enginelog.ScoreHoldsDump {
+			t.Errorf("score %d does not beat enginelog.ScoreHoldsDump (%d)", s, enginelog.ScoreHoldsDump)
+		}
+	}
+}

@@ -5,38 +5,58 @@ import (
 	"regexp"
 )
 
+// Each sniff pattern finds a line that starts with a dialect's header
+// (dialects.go), the parser's own.
 var (
-	sniffPyspyRE   = regexp.MustCompile(`(?m)^(?:.*\| )?(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active|active\+gil|gil)\))`)
-	sniffFHRE      = regexp.MustCompile(`(?m)^(?:Current thread|Thread) 0x[0-9a-fA-F]+(?: \[.*\])? \(most recent call first\):`)
-	sniffDebugRE   = regexp.MustCompile(`(?m)^=== Rank \d+: `)
-	sniffPystackRE = regexp.MustCompile(`(?m)^Traceback for thread \d+ \(`)
+	sniffPyspyRE   = regexp.MustCompile(`(?m)^(?:.*\| )?(?:` + pyspyProcessHead + ` |` + pyspyThreadHead + ` ` + pyspyStateHead + `)`)
+	sniffFHRE      = regexp.MustCompile(`(?m)^` + fhHead)
+	sniffDebugRE   = regexp.MustCompile(`(?m)^` + debugServerHead + ` `)
+	sniffPystackRE = regexp.MustCompile(`(?m)^` + pystackHead)
 )
 
-// Sniff says how sure it is that an input is a stack dump. Engine logs
-// that merely contain a dump (an SGLang watchdog record) score lower than
-// a file that is a dump, so the engine-log reader keeps them when both
-// claim an input.
+// Sniff scores, named once. A file that is a dump scores above what the
+// engine-log reader gives text that holds a dump's header
+// (enginelog.ScoreHoldsDump), so this parser wins it; an engine log that
+// merely contains a dump (an SGLang watchdog record) scores below what
+// the engine-log reader gives a log with engine headers
+// (enginelog.ScoreEngine), so that reader keeps it. TestSniffScoresRank
+// checks both.
+const (
+	ScoreOwnJSON     = 100 // bringup's own stacks --json
+	ScoreDebugServer = 95  // PyTorch debug-server sections
+	ScorePyspyJSON   = 90  // py-spy dump --json
+	ScorePystack     = 85
+	ScoreDump        = 80 // faulthandler or py-spy text
+	// ScoreWatchdogDump: py-spy text behind SGLang's "Pyspy dump for PID".
+	ScoreWatchdogDump = 60
+	// ScoreWatchdog: SGLang's watchdog line without py-spy's headers.
+	ScoreWatchdog = 50
+	ScoreFatal    = 40 // a "Fatal Python error" and no dump header
+)
+
+// Sniff says how sure it is that an input is a stack dump (the scores
+// above).
 func Sniff(path string, head []byte) int {
 	switch {
 	case bytes.Contains(head, []byte(`"schema": "bringup.stacks/`)) || bytes.Contains(head, []byte(`"schema":"bringup.stacks/`)):
-		return 100
+		return ScoreOwnJSON
 	case sniffDebugRE.Match(head):
-		return 95
+		return ScoreDebugServer
 	case bytes.Contains(head, []byte(`"os_thread_id"`)) && bytes.Contains(head, []byte(`"frames"`)):
-		return 90
+		return ScorePyspyJSON
 	case sniffPystackRE.Match(head):
-		return 85
+		return ScorePystack
 	case sniffFHRE.Match(head):
-		return 80
+		return ScoreDump
 	case sniffPyspyRE.Match(head):
-		if bytes.Contains(head, []byte("Pyspy dump for PID")) {
-			return 60
+		if bytes.Contains(head, []byte(sglangDumpHead)) {
+			return ScoreWatchdogDump
 		}
-		return 80
-	case bytes.Contains(head, []byte("Pyspy dump for PID")):
-		return 50
-	case bytes.Contains(head, []byte("Fatal Python error: ")):
-		return 40
+		return ScoreDump
+	case bytes.Contains(head, []byte(sglangDumpHead)):
+		return ScoreWatchdog
+	case bytes.Contains(head, []byte(fatalHead)):
+		return ScoreFatal
 	}
 	return 0
 }

@@ -113,24 +113,24 @@ func parseLines(br *bufio.Reader, path string) (*Result, error) {
 var (
 	// SGLang logger header: only on the first line of a record.
 	sglangHeaderRE = regexp.MustCompile(`^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?((?: [A-Z]+\d+)*)\] ?`)
-	pyspyProcessRE = regexp.MustCompile(`^Process (\d+): ?(.*?)\s*$`)
+	pyspyProcessRE = regexp.MustCompile(`^` + pyspyProcessHead + ` ?(.*?)\s*$`)
 	pyspyPythonRE  = regexp.MustCompile(`^Python v(\S+) \((.*)\)\s*$`)
 	pyspyParentRE  = regexp.MustCompile(`^Parent Process (\d+): ?(.*?)\s*$`)
-	pyspyThreadRE  = regexp.MustCompile(`^Thread (0x[0-9A-Fa-f]+|\d+)(?: \((idle|active|active\+gil|gil)\))?(?:: "(.*)")?\s*$`)
+	pyspyThreadRE  = regexp.MustCompile(`^` + pyspyThreadHead + `(?: ` + pyspyStateHead + `)?(?:: "(.*)")?\s*$`)
 	pyspyRuleRE    = regexp.MustCompile(`^-{10,}\s*$`)
 	pyspyCmdRE     = regexp.MustCompile(`py-spy\s+dump\b.*--pid[ =](\d+)`)
 
-	fhHeaderRE = regexp.MustCompile(`^(Current thread|Thread) 0x([0-9A-Fa-f]+)(?: \[(.*)\])? \(most recent call first\):\s*$`)
+	fhHeaderRE = regexp.MustCompile(`^` + fhHead + `\s*$`)
 	fhStackRE  = regexp.MustCompile(`^Stack \(most recent call first\):\s*$`)
 	fhFrameRE  = regexp.MustCompile(`^  File (?:"(.*)"|\?\?\?), line (\d+|\?\?\?) in (.*?)\s*$`)
-	fhFatalRE  = regexp.MustCompile(`^Fatal Python error: (.*)$`)
+	fhFatalRE  = regexp.MustCompile(`^` + fatalHead + `(.*)$`)
 	fhTimeout  = regexp.MustCompile(`^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$`)
 
-	debugServerRE = regexp.MustCompile(`^=== Rank (\d+): ?(.*?) ===\s*$`)
-	sglangDumpRE  = regexp.MustCompile(`Pyspy dump for PID (\d+)`)
+	debugServerRE = regexp.MustCompile(`^` + debugServerHead + ` ?(.*?) ===\s*$`)
+	sglangDumpRE  = regexp.MustCompile(sglangDumpHead + ` (\d+)`)
 	sglangFailRE  = regexp.MustCompile(`Pyspy failed to dump PID (\d+)\. ?(.*)$`)
 
-	pystackThreadRE = regexp.MustCompile(`^Traceback for thread (\d+) \(([^)]*)\) \[([^\]]*)\] \(most recent call last\):\s*$`)
+	pystackThreadRE = regexp.MustCompile(`^` + pystackHead + `([^)]*)\) \[([^\]]*)\] \(most recent call last\):\s*$`)
 	pystackFrameRE  = regexp.MustCompile(`^\s+\((Python|C)\) File "(.*)", line (\d+), in (.*?)\s*$`)
 	pystackEmptyRE  = regexp.MustCompile(`^The frame stack for thread (\d+) is empty`)
 
@@ -293,6 +293,28 @@ func (p *parser) line(raw string) {
 		s.mode = modeFaulthandler
 	}
 
+	if p.launcherLine(s, &pl, body, trimmed) ||
+		p.pyspyHeaderLine(s, body) ||
+		p.faulthandlerHead(s, body, trimmed) ||
+		p.pystackLine(s, body, trimmed) ||
+		p.tracebackLine(s, body) ||
+		p.pyspyThreadLine(s, body) {
+		return
+	}
+
+	// Anything else: a log line between dumps, a shell prompt, garbage.
+	// It ends the current thread but not the dump.
+	if s.thread >= 0 || s.mode != modeNone {
+		if s.thread >= 0 {
+			s.thread = -1
+		}
+	}
+}
+
+// launcherLine: the lines that announce a dump: a debug-server section,
+// SGLang's watchdog ("Pyspy dump for PID", or its failure), a py-spy
+// command line.
+func (p *parser) launcherLine(s *stream, pl *peeled, body, trimmed string) bool {
 	if m := matchIf(strings.HasPrefix(trimmed, "=== Rank "), debugServerRE, trimmed); m != nil {
 		p.endProcess(s)
 		r := record.NoRank
@@ -301,12 +323,12 @@ func (p *parser) line(raw string) {
 		s.nextPID = 0
 		p.newProcess(s, 0, "")
 		s.proc.Name = m[2]
-		return
+		return true
 	}
 	hasPyspy := strings.Contains(body, "Pyspy ")
 	if m := matchIf(hasPyspy, sglangFailRE, body); m != nil {
 		p.warn(p.lineNo, "the engine's py-spy could not dump pid %s: %s", m[1], m[2])
-		return
+		return true
 	}
 	if m := matchIf(hasPyspy, sglangDumpRE, body); m != nil && !strings.HasPrefix(body, " ") {
 		p.endProcess(s)
@@ -315,14 +337,19 @@ func (p *parser) line(raw string) {
 		if !pl.tagged {
 			s.nextRank = s.lastRank
 		}
-		return
+		return true
 	}
 	if m := matchIf(strings.Contains(body, "py-spy"), pyspyCmdRE, body); m != nil && !strings.HasPrefix(body, "    ") {
 		p.endProcess(s)
 		s.nextPID, _ = strconv.Atoi(m[1])
-		return
+		return true
 	}
+	return false
+}
 
+// pyspyHeaderLine: py-spy's process header (Process, Python, the wrapped
+// command line, Parent Process) and the rule between dumps.
+func (p *parser) pyspyHeaderLine(s *stream, body string) bool {
 	// py-spy headers.
 	if m := matchIf(strings.HasPrefix(body, "Process "), pyspyProcessRE, body); m != nil {
 		p.endProcess(s)
@@ -330,7 +357,7 @@ func (p *parser) line(raw string) {
 		p.newProcess(s, pid, m[2])
 		s.inCmdline = true
 		s.mode = modePyspy
-		return
+		return true
 	}
 	if m := matchIf(strings.HasPrefix(body, "Python v"), pyspyPythonRE, body); m != nil {
 		if s.proc == nil || len(s.proc.Threads) > 0 || s.proc.Python != "" {
@@ -345,23 +372,28 @@ func (p *parser) line(raw string) {
 		}
 		s.inCmdline = false
 		s.mode = modePyspy
-		return
+		return true
 	}
 	if s.inCmdline && s.proc != nil && !strings.HasPrefix(body, "Thread ") {
 		// py-spy's command line, wrapped by the terminal.
 		s.proc.Name += strings.TrimRight(body, " ")
 		p.rankFromTitle(s.proc)
-		return
+		return true
 	}
 	if m := matchIf(strings.HasPrefix(body, "Parent Process "), pyspyParentRE, body); m != nil && s.proc != nil {
 		s.proc.PPID, _ = strconv.Atoi(m[1])
-		return
+		return true
 	}
 	if strings.HasPrefix(body, "----------") && pyspyRuleRE.MatchString(body) {
 		p.endProcess(s)
-		return
+		return true
 	}
+	return false
+}
 
+// faulthandlerHead: faulthandler's thread headers, fatal errors, timeouts,
+// C stacks and frames.
+func (p *parser) faulthandlerHead(s *stream, body, trimmed string) bool {
 	// faulthandler.
 	if m := matchIf(strings.HasPrefix(body, "Thread 0x") || strings.HasPrefix(body, "Current thread 0x"), fhHeaderRE, body); m != nil {
 		if s.proc == nil || s.mode == modePyspy || s.mode == modePystack || p.hasThreadIdent(s.proc, m[2]) {
@@ -375,7 +407,7 @@ func (p *parser) line(raw string) {
 			t.State = "current"
 		}
 		p.addThread(s, t)
-		return
+		return true
 	}
 	if strings.HasPrefix(body, "Stack (") && fhStackRE.MatchString(body) {
 		if s.proc == nil || s.mode != modeFaulthandler || len(s.proc.Threads) > 0 {
@@ -384,26 +416,26 @@ func (p *parser) line(raw string) {
 		}
 		s.mode = modeFaulthandler
 		p.addThread(s, stacks.Thread{State: "current", Line: p.lineNo})
-		return
+		return true
 	}
-	if strings.HasPrefix(body, "Fatal Python error: ") {
+	if strings.HasPrefix(body, fatalHead) {
 		p.endProcess(s)
 		s.mode = modeFaulthandler
-		return
+		return true
 	}
 	if strings.HasPrefix(body, "Timeout (") && fhTimeout.MatchString(body) {
 		p.endProcess(s)
 		s.mode = modeFaulthandler
-		return
+		return true
 	}
 	if strings.HasSuffix(trimmed, "C stack trace (most recent call first):") {
 		s.mode = modeCStack
 		s.thread = -1
-		return
+		return true
 	}
 	if s.mode == modeFaulthandler && strings.HasPrefix(body, "  ") {
 		p.faulthandlerLine(s, body)
-		return
+		return true
 	}
 	if s.mode == modeNone && s.thread < 0 && strings.HasPrefix(body, "  File ") && fhFrameRE.MatchString(body) {
 		// faulthandler frames with no thread header before them (an
@@ -414,9 +446,14 @@ func (p *parser) line(raw string) {
 		p.warn(p.lineNo, "faulthandler frames without a thread header: read as a thread of unknown id")
 		p.addThread(s, stacks.Thread{Line: p.lineNo})
 		p.faulthandlerLine(s, body)
-		return
+		return true
 	}
+	return false
+}
 
+// pystackLine: pystack's thread headers, frames and the context it
+// prints around them.
+func (p *parser) pystackLine(s *stream, body, trimmed string) bool {
 	// pystack.
 	if m := matchIf(strings.HasPrefix(body, "Traceback for thread "), pystackThreadRE, body); m != nil {
 		if s.proc == nil || s.mode != modePystack {
@@ -430,11 +467,11 @@ func (p *parser) line(raw string) {
 			s.proc.Name = m[2]
 		}
 		p.addThread(s, t)
-		return
+		return true
 	}
 	if strings.HasPrefix(body, "The frame stack for thread ") {
 		s.thread = -1
-		return
+		return true
 	}
 	if s.mode == modePystack && s.thread >= 0 {
 		if m := pystackFrameRE.FindStringSubmatch(body); m != nil {
@@ -448,13 +485,18 @@ func (p *parser) line(raw string) {
 			}
 			th := &s.proc.Threads[s.thread]
 			th.Frames = append(th.Frames, f)
-			return
+			return true
 		}
 		if strings.HasPrefix(body, "    ") || strings.HasPrefix(strings.TrimSpace(body), "* -") || strings.HasPrefix(trimmed, "In the main interpreter") || strings.HasPrefix(trimmed, "In interpreter") {
-			return // source context, locals, merge notes
+			return true // source context, locals, merge notes
 		}
 	}
+	return false
+}
 
+// tracebackLine: a Python traceback's header, frames, source lines and
+// exception line.
+func (p *parser) tracebackLine(s *stream, body string) bool {
 	// Python tracebacks (outermost first), e.g. a compile failure logged by
 	// a worker: one thread of the rank's process.
 	if strings.Contains(body, "Traceback (most recent call last):") && tbHeaderRE.MatchString(body) {
@@ -464,7 +506,7 @@ func (p *parser) line(raw string) {
 		}
 		s.mode = modeTraceback
 		p.addThread(s, stacks.Thread{State: "traceback", Line: p.lineNo})
-		return
+		return true
 	}
 	if m := matchIf(strings.Contains(body, `File "`), tbFrameRE, body); m != nil && (s.mode == modeTraceback || s.mode == modeNone) {
 		if s.mode != modeTraceback {
@@ -479,47 +521,45 @@ func (p *parser) line(raw string) {
 		ln, _ := strconv.Atoi(m[2])
 		th := &s.proc.Threads[s.thread]
 		th.Frames = append(th.Frames, record.Frame{Func: m[3], File: m[1], Line: ln})
-		return
+		return true
 	}
 	if s.mode == modeTraceback {
 		if strings.HasPrefix(body, "    ") || isCaret(body) {
-			return // source line or carets
+			return true // source line or carets
 		}
 		s.thread = -1 // the exception line ends the traceback
-		return
+		return true
 	}
 	if s.mode == modeNone && s.thread < 0 && isCaret(body) {
-		return
+		return true
 	}
+	return false
+}
 
+// pyspyThreadLine: py-spy's thread headers, frames (wrapped ones
+// pending) and --locals.
+func (p *parser) pyspyThreadLine(s *stream, body string) bool {
 	// py-spy threads and frames.
 	if m := matchIf(strings.HasPrefix(body, "Thread "), pyspyThreadRE, body); m != nil {
 		p.pyspyThread(s, m)
-		return
+		return true
 	}
 	if strings.HasPrefix(body, "    ") && len(body) > 4 && body[4] != ' ' && body[4] != '\t' {
 		if s.mode == modePystack {
-			return
+			return true
 		}
 		s.pending = strings.TrimRight(body[4:], " \t")
 		s.pendingLine = p.lineNo
 		p.tryPending(s) // else it may continue on the next line
-		return
+		return true
 	}
 	if strings.HasPrefix(body, "        ") {
 		t := strings.TrimSpace(body)
 		if s.thread >= 0 && (t == "Arguments:" || t == "Locals:" || strings.HasPrefix(body, "            ")) {
-			return // py-spy --locals
+			return true // py-spy --locals
 		}
 	}
-
-	// Anything else: a log line between dumps, a shell prompt, garbage.
-	// It ends the current thread but not the dump.
-	if s.thread >= 0 || s.mode != modeNone {
-		if s.thread >= 0 {
-			s.thread = -1
-		}
-	}
+	return false
 }
 
 // isHeader reports whether a line starts something of its own, so it is

@@ -234,7 +234,39 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 	}
 	p.RankCount = len(inputs)
 
-	// Counts for the verdict and the stat cards.
+	k := s.indexCounts(sc, inputs)
+	s.indexVerdict(&p.Verdict, root, inputs, k)
+	s.indexFindings(&p, sc)
+	p.Stats = indexStats(inputs, k)
+	s.indexTimeline(&p, sc, root, inputs)
+	p.Trie, p.TrieNote = s.stackTrie(sc, root)
+	p.Tree, p.UnitRows = s.unitTree(sc, root)
+	s.indexCompileRows(&p, sc, root, k)
+	s.indexArtifactRows(&p, sc, root, k)
+	s.indexRanks(&p, sc, inputs, k)
+	s.indexSources(&p, sc, inputs)
+	return p
+}
+
+// indexCounts is what the verdict, the stat cards and the tables of an
+// index page count: the facts of the result in scope.
+type indexCounts struct {
+	failed, restarted, running, noMetrics []*compiles.Compile
+	total                                 float64
+	nCompiles                             int
+	openPhases                            []*compiles.Phase
+	gbs                                   []*compiles.GraphBreak
+	breaks                                int
+	recs                                  []*compiles.Recompile
+	hit, miss, bypass                     int
+	limitHit                              int
+	divs                                  []compiles.Divergence
+	exports                               []compiles.ExportReport
+	issues                                int
+}
+
+func (s *site) indexCounts(sc scope, inputs []compiles.Input) *indexCounts {
+	res := s.res
 	var failed, restarted, running, noMetrics []*compiles.Compile
 	var total float64
 	nCompiles := 0
@@ -311,43 +343,49 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 			issues += len(e.Issues)
 		}
 	}
+	return &indexCounts{failed: failed, restarted: restarted, running: running, noMetrics: noMetrics, total: total, nCompiles: nCompiles,
+		openPhases: openPhases, gbs: gbs, breaks: breaks, recs: recs, hit: hit, miss: miss, bypass: bypass, limitHit: limitHit,
+		divs: divs, exports: exports, issues: issues}
+}
 
-	v := &p.Verdict
+// indexVerdict writes the page's headline and its points.
+func (s *site) indexVerdict(v *verdictView, root string, inputs []compiles.Input, k *indexCounts) {
+	res := s.res
 	ranks := plural(len(inputs), "input", "inputs")
 	switch {
-	case len(failed) > 0:
-		c := failed[0]
+	case len(k.failed) > 0:
+		c := k.failed[0]
 		v.Class = "err"
 		fr := s.failureRow(root, c)
 		v.Error = &fr
-		v.Headline = fmt.Sprintf("%s of %d failed — first: %s on %s", plural(len(failed), "compile", "compiles"), nCompiles,
+		v.Headline = fmt.Sprintf("%s of %d failed — first: %s on %s", plural(len(k.failed), "compile", "compiles"), k.nCompiles,
 			compiles.Label(c.ID, c.Occurrence), s.label(c.Path))
-	case len(running) > 0 || len(openPhases) > 0:
+	case len(k.running) > 0 || len(k.openPhases) > 0:
 		v.Class = "err"
-		v.Headline = fmt.Sprintf("The log ends inside a compile: %s still open", plural(len(openPhases), "phase", "phases"))
-	case issues > 0:
+		v.Headline = fmt.Sprintf("The log ends inside a compile: %s still open", plural(len(k.openPhases), "phase", "phases"))
+	case k.issues > 0:
 		v.Class = "warn"
-		v.Headline = fmt.Sprintf("Draft export: %s found during export; it could not soundly produce a graph", plural(issues, "issue", "issues"))
-	case len(divs) > 0:
+		v.Headline = fmt.Sprintf("Draft export: %s found during export; it could not soundly produce a graph", plural(k.issues, "issue", "issues"))
+	case len(k.divs) > 0:
 		v.Class = "warn"
-		v.Headline = fmt.Sprintf("Ranks disagree: %s — a classic precursor of a distributed hang", divs[0].Summary)
-	case limitHit > 0:
+		v.Headline = fmt.Sprintf("Ranks disagree: %s — a classic precursor of a distributed hang", k.divs[0].Summary)
+	case k.limitHit > 0:
 		v.Class = "warn"
-		v.Headline = fmt.Sprintf("%s hit the recompile limit and now run eagerly", plural(limitHit, "frame", "frames"))
-	case breaks > 0 || len(recs) > 0:
+		v.Headline = fmt.Sprintf("%s hit the recompile limit and now run eagerly", plural(k.limitHit, "frame", "frames"))
+	case k.breaks > 0 || len(k.recs) > 0:
 		v.Class = "warn"
-		v.Headline = fmt.Sprintf("%d compiles finished, with %s and %s", nCompiles, plural(breaks, "graph break", "graph breaks"), plural(len(recs), "recompile", "recompiles"))
-	case nCompiles == 0 && len(exports) > 0:
-		v.Headline = fmt.Sprintf("Export finished without issues: %s", plural(len(exports[0].Programs), "exported program", "exported programs"))
-	case nCompiles == 0 && len(res.Provenance) > 0:
+		v.Headline = fmt.Sprintf("%d compiles finished, with %s and %s", k.nCompiles, plural(k.breaks, "graph break", "graph breaks"), plural(len(k.recs), "recompile", "recompiles"))
+	case k.nCompiles == 0 && len(k.exports) > 0:
+		v.Headline = fmt.Sprintf("Export finished without issues: %s", plural(len(k.exports[0].Programs), "exported program", "exported programs"))
+	case k.nCompiles == 0 && len(res.Provenance) > 0:
 		v.Headline = fmt.Sprintf("No torch.compile units: an AOTInductor build with provenance for %s", plural(len(res.Provenance), "graph", "graphs"))
-	case nCompiles == 0:
+	case k.nCompiles == 0:
 		v.Class = "warn"
 		v.Headline = fmt.Sprintf("No compile units in %s", ranks)
 	default:
-		v.Headline = fmt.Sprintf("All %d compiles on %s finished without failure, graph break or recompile", nCompiles, ranks)
+		v.Headline = fmt.Sprintf("All %d compiles on %s finished without failure, graph break or recompile", k.nCompiles, ranks)
 	}
-	for _, op := range openPhases {
+	for _, op := range k.openPhases {
 		if op.Innermost && len(v.Points) < 6 {
 			pt := fmt.Sprintf("%s stopped inside %s %s (line %d)", s.label(op.Path), op.Name, compiles.Label(op.CompileID, op.Occurrence), op.Line)
 			if op.DurUs > 0 {
@@ -360,7 +398,7 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 	// one bullet with its count; the first is the headline's.
 	var failPoints []string
 	failCount := map[string]int{}
-	for _, c := range failed[min(1, len(failed)):] {
+	for _, c := range k.failed[min(1, len(k.failed)):] {
 		pt := fmt.Sprintf("%s on %s failed: %s", compiles.Label(c.ID, c.Occurrence), s.label(c.Path), firstLine(compiles.FailHeadline(c), 300))
 		if failCount[pt] == 0 {
 			failPoints = append(failPoints, pt)
@@ -376,18 +414,23 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 		}
 		v.Points = append(v.Points, pt)
 	}
-	for _, d := range divs {
+	for _, d := range k.divs {
 		if len(v.Points) >= 10 {
 			break
 		}
-		if v.Class != "warn" || d.Summary != divs[0].Summary {
+		if v.Class != "warn" || d.Summary != k.divs[0].Summary {
 			v.Points = append(v.Points, "divergence: "+runPrefix(d.Run)+d.Summary)
 		}
 	}
-	if limitHit > 0 && len(failed) > 0 {
-		v.Points = append(v.Points, fmt.Sprintf("%s hit the recompile limit (later calls run eagerly)", plural(limitHit, "frame", "frames")))
+	if k.limitHit > 0 && len(k.failed) > 0 {
+		v.Points = append(v.Points, fmt.Sprintf("%s hit the recompile limit (later calls run eagerly)", plural(k.limitHit, "frame", "frames")))
 	}
+}
 
+// indexFindings lists the rule findings in scope; they raise the
+// verdict's class when it says less.
+func (s *site) indexFindings(p *indexPage, sc scope) {
+	res, v := s.res, &p.Verdict
 	errs, shownFindings := 0, 0
 	for _, f := range res.Findings {
 		fv := findingView{Severity: string(f.Severity), Class: "s-" + string(f.Severity), Title: f.Title, Rule: f.Rule, Phase: f.Phase,
@@ -422,31 +465,38 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 		v.Class = "err"
 		v.Points = append([]string{fmt.Sprintf("%s: %s", plural(errs, "error-level finding", "error-level findings"), p.Findings[0].Title)}, v.Points...)
 	}
+}
 
+// indexStats are the stat cards.
+func indexStats(inputs []compiles.Input, k *indexCounts) []statView {
 	cls := func(bad bool, c string) string {
 		if bad {
 			return c
 		}
 		return "ok"
 	}
-	p.Stats = []statView{
+	stats := []statView{
 		{"inputs", fmt.Sprint(len(inputs)), ""},
-		{"compile units", fmt.Sprint(nCompiles), ""},
-		{"failed", fmt.Sprint(len(failed)), cls(len(failed) > 0, "err")},
-		{"graph breaks", fmt.Sprint(breaks), cls(breaks > 0, "warn")},
-		{"recompiles", fmt.Sprint(len(recs)), cls(len(recs) > 0, "warn")},
-		{"open phases", fmt.Sprint(len(openPhases)), cls(len(openPhases) > 0, "err")},
-		{"cache hit / miss / bypass", fmt.Sprintf("%d / %d / %d", hit, miss, bypass), ""},
-		{"compile time (sum)", fmtDur(total), ""},
+		{"compile units", fmt.Sprint(k.nCompiles), ""},
+		{"failed", fmt.Sprint(len(k.failed)), cls(len(k.failed) > 0, "err")},
+		{"graph breaks", fmt.Sprint(k.breaks), cls(k.breaks > 0, "warn")},
+		{"recompiles", fmt.Sprint(len(k.recs)), cls(len(k.recs) > 0, "warn")},
+		{"open phases", fmt.Sprint(len(k.openPhases)), cls(len(k.openPhases) > 0, "err")},
+		{"cache hit / miss / bypass", fmt.Sprintf("%d / %d / %d", k.hit, k.miss, k.bypass), ""},
+		{"compile time (sum)", fmtDur(k.total), ""},
 	}
-	if len(noMetrics) > 0 {
-		p.Stats = append(p.Stats, statView{"without metrics", fmt.Sprint(len(noMetrics)), "warn"})
+	if len(k.noMetrics) > 0 {
+		stats = append(stats, statView{"without metrics", fmt.Sprint(len(k.noMetrics)), "warn"})
 	}
-	if issues > 0 {
-		p.Stats = append(p.Stats, statView{"export issues", fmt.Sprint(issues), "warn"})
+	if k.issues > 0 {
+		stats = append(stats, statView{"export issues", fmt.Sprint(k.issues), "warn"})
 	}
+	return stats
+}
 
-	// Timeline: one lane per input.
+// indexTimeline lays out the phases, one lane per input.
+func (s *site) indexTimeline(p *indexPage, sc scope, root string, inputs []compiles.Input) {
+	res := s.res
 	lanes := make([]tlLane, 0, len(inputs))
 	laneOf := map[string]int{}
 	for _, in := range inputs {
@@ -484,25 +534,26 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 	if res.PhasesDropped > 0 {
 		p.TimelineNote += fmt.Sprintf("; %d more were over the analysis cap", res.PhasesDropped)
 	}
+}
 
-	p.Trie, p.TrieNote = s.stackTrie(sc, root)
-	p.Tree, p.UnitRows = s.unitTree(sc, root)
-
-	for i, c := range failed {
+// indexCompileRows are the tables of failures, graph breaks and
+// recompiles.
+func (s *site) indexCompileRows(p *indexPage, sc scope, root string, k *indexCounts) {
+	for i, c := range k.failed {
 		if i >= s.opts.MaxRows {
-			p.FailuresMore = len(failed) - i
+			p.FailuresMore = len(k.failed) - i
 			break
 		}
 		p.Failures = append(p.Failures, s.failureRow(root, c))
 	}
-	for _, c := range restarted {
+	for _, c := range k.restarted {
 		p.Restarts += len(c.RestartReasons)
 	}
-	if len(failed)+p.Restarts > 0 {
+	if len(k.failed)+p.Restarts > 0 {
 		p.FailuresHref = root + "failures.html"
 	}
 
-	for _, g := range gbs {
+	for _, g := range k.gbs {
 		r := breakRow{Count: g.Count, Reason: g.Reason, Code: userCode(breakCode(g)), Ranks: ranksWord(g.Ranks)}
 		if g.GBID != "" {
 			r.Reason = g.GBID + ": " + r.Reason
@@ -521,9 +572,9 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 	}
 	sort.SliceStable(p.Breaks, func(i, j int) bool { return p.Breaks[i].Count > p.Breaks[j].Count })
 
-	for i, rc := range recs {
+	for i, rc := range k.recs {
 		if i >= s.opts.MaxRows {
-			p.RecompilesMore = len(recs) - i
+			p.RecompilesMore = len(k.recs) - i
 			break
 		}
 		href := s.refHref(root, rc.Evidence.Path, rc.CompileID, rc.Occurrence)
@@ -536,12 +587,17 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 		}
 		p.Recompiles = append(p.Recompiles, row)
 	}
+}
 
+// indexArtifactRows are the tables of shapes, exports, provenance and
+// cache outcomes.
+func (s *site) indexArtifactRows(p *indexPage, sc scope, root string, k *indexCounts) {
+	res := s.res
 	p.Shapes = s.shapeCounts(sc)
 	if len(p.Shapes) > 0 {
 		p.ShapesHref = root + "shapes.html"
 	}
-	for _, e := range exports {
+	for _, e := range k.exports {
 		ev := exportView{Input: s.label(e.Path)}
 		for _, ai := range e.Programs {
 			if u := s.artifactUnit[ai]; u >= 0 {
@@ -588,7 +644,11 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 			Href:  s.refHref(root, ce.Path, ce.CompileID, ce.Occurrence),
 			Cache: ce.Kind, Outcome: ce.Outcome, Class: "c-" + ce.Outcome, Detail: detail})
 	}
+}
 
+// indexRanks are the rank table and the divergences across ranks.
+func (s *site) indexRanks(p *indexPage, sc scope, inputs []compiles.Input, k *indexCounts) {
+	res := s.res
 	if len(res.Ranks) > 1 {
 		for _, rs := range res.Ranks {
 			for _, path := range rs.Paths {
@@ -599,7 +659,7 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 			}
 		}
 	}
-	for _, d := range divs {
+	for _, d := range k.divs {
 		dv := divergenceView{Title: runPrefix(d.Run) + d.Summary, Detail: d.Kind}
 		for _, g := range d.Groups {
 			rs := strings.Join(g.Labels, ", ")
@@ -620,7 +680,11 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 	default:
 		p.DivergenceNone = fmt.Sprintf("The %d inputs agree on compile ids, cache hit/miss patterns, collective schedules and execution order.", len(inputs))
 	}
+}
 
+// indexSources is the table of inputs and what was wrong with them.
+func (s *site) indexSources(p *indexPage, sc scope, inputs []compiles.Input) {
+	res := s.res
 	for _, in := range inputs {
 		row := sourceRow{Path: in.Path, Name: shortPath(in.Path), Rank: rankWord(in.Rank) + " (from " + in.RankFrom + ")", Run: in.Run}
 		if st := res.Counts[in.Path]; st != nil {
@@ -660,7 +724,6 @@ func (s *site) indexView(sc scope, root, title string) indexPage {
 			p.Sources = append(p.Sources, sourceRow{Path: ig.Path, Name: shortPath(ig.Path), Rank: "-", Problems: "not read: " + ig.Reason})
 		}
 	}
-	return p
 }
 
 func runPrefix(run string) string {

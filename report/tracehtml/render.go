@@ -19,8 +19,8 @@ import (
 // the same bytes. Any other template executes as before.
 
 // renderPage writes template name with data, by its Go twin when it has one.
-func renderPage(w io.Writer, name string, data any) error {
-	if !goRender {
+func (s *site) renderPage(w io.Writer, name string, data any) error {
+	if s.opts.templates {
 		return pages.ExecuteTemplate(w, name, data)
 	}
 	bw, ok := w.(*bufio.Writer)
@@ -58,10 +58,6 @@ func renderPage(w io.Writer, name string, data any) error {
 	}
 	return pages.ExecuteTemplate(bw, name, data)
 }
-
-// goRender selects the Go twins; tests turn it off to get the templates'
-// output to compare with.
-var goRender = true
 
 type htmlOut struct {
 	w       *bufio.Writer

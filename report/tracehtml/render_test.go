@@ -16,11 +16,10 @@ import (
 func writeBoth(t *testing.T, res *compiles.Result, opts Options) {
 	t.Helper()
 	dirs := [2]string{t.TempDir(), t.TempDir()}
-	for i, goPath := range []bool{false, true} {
-		goRender = goPath
-		err := Write(dirs[i], res, opts)
-		goRender = true
-		if err != nil {
+	for i, templates := range []bool{true, false} {
+		o := opts
+		o.templates = templates
+		if err := Write(dirs[i], res, o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,7 +137,7 @@ func FuzzRenderEscapes(f *testing.F) {
 			if err := pages.ExecuteTemplate(&want, k.name, k.data); err != nil {
 				t.Skip(err) // the template itself refuses (nothing to compare)
 			}
-			if err := renderPage(&got, k.name, k.data); err != nil {
+			if err := (&site{}).renderPage(&got, k.name, k.data); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {

@@ -163,5 +163,5 @@ func (s *site) writeSharedArtifact(w io.Writer, root, md5 string, a *compiles.Ar
 	if a.Length > s.opts.MaxInline {
 		v.Full = root + sharedFull(md5)
 	}
-	return renderPage(w, "artifact_shared", v)
+	return s.renderPage(w, "artifact_shared", v)
 }

@@ -182,7 +182,7 @@ func (s *site) writeUnit(dir string, ui int) error {
 			if k > 0 {
 				tmpl, data = "unit_cont_top", cont
 			}
-			if err := renderPage(w, tmpl, data); err != nil {
+			if err := s.renderPage(w, tmpl, data); err != nil {
 				return err
 			}
 			for j, ai := range u.Artifacts {
@@ -205,7 +205,7 @@ func (s *site) writeUnit(dir string, ui int) error {
 					return err
 				}
 			}
-			return renderPage(w, "unit_bottom", top)
+			return s.renderPage(w, "unit_bottom", top)
 		})
 		if err != nil {
 			return err
@@ -273,7 +273,7 @@ type pageLink struct {
 // most MaxInline of it; a larger payload is also written whole, unescaped,
 // to a .txt file beside the page (stem/) and linked.
 func (s *site) writeArtifact(w io.Writer, dir, stem string, j int, a *compiles.Artifact, head artifactHead) error {
-	if err := renderPage(w, "artifact_open", head); err != nil {
+	if err := s.renderPage(w, "artifact_open", head); err != nil {
 		return err
 	}
 	var tail artifactTail
@@ -287,7 +287,7 @@ func (s *site) writeArtifact(w io.Writer, dir, stem string, j int, a *compiles.A
 			return err
 		}
 	}
-	return renderPage(w, "artifact_close", tail)
+	return s.renderPage(w, "artifact_close", tail)
 }
 
 // streamPayload writes a's payload to w escaped, at most MaxInline of it;

@@ -59,6 +59,9 @@ type Options struct {
 	// MaxRows caps the rows of each index table (the JSON report has all).
 	// Default 1000.
 	MaxRows int
+	// templates (tests): every page by its template, not its Go twin, to
+	// compare the two (TestGoRenderSameAsTemplates).
+	templates bool
 }
 
 func (o Options) withDefaults() Options {
