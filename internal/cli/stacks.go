@@ -22,7 +22,6 @@ import (
 	reportstacks "github.com/bringup-tool/bringup/report/stacks"
 	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/stacks/live"
-	_ "github.com/bringup-tool/bringup/stacks/stackdiag" // diagnose reads stack dumps too
 )
 
 func init() { register(newStacksCmd) }

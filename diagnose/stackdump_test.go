@@ -1,4 +1,4 @@
-package stackdiag
+package diagnose
 
 import (
 	"os"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
@@ -16,7 +15,7 @@ import (
 // through this analyzer and names the hang on all ranks.
 func TestDiagnoseReadsStackDumps(t *testing.T) {
 	dir := filepath.Join(testcorpus.Root(), "stacks", "testdata", "seed004-snap1")
-	d, err := diagnose.Run([]string{dir}, diagnose.Options{})
+	d, err := Run([]string{dir}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +46,7 @@ func TestDiagnoseReadsStackDumps(t *testing.T) {
 
 func TestInterleavedDumpIsAnInputError(t *testing.T) {
 	p := testcorpus.File(t, "stackdumps", "sglang-issue-6763-faulthandler-interleaved.txt")
-	d, err := diagnose.Run([]string{p}, diagnose.Options{})
+	d, err := Run([]string{p}, Options{})
 	// The only input is unusable: diagnose says so, with the fix.
 	if err == nil || len(d.Inputs) != 1 || d.Inputs[0].Kind != "stackdump" ||
 		!strings.Contains(d.Inputs[0].Error, ":12: output of several processes is interleaved") ||
