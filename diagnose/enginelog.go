@@ -12,6 +12,7 @@ import (
 	"github.com/bringup-tool/bringup/diagnose/fatal"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
@@ -21,11 +22,8 @@ import (
 const KindEngineLog = "enginelog"
 
 // KindStacks is the kind of a stack dump input (py-spy dump, bringup
-// stacks --json, watch's *.stacks.json): ingest/stackdump's FormatName,
-// written out because importing that package registers its format, which
-// only a build with the stack analyzer may do (watch's tests hold the two
-// equal).
-const KindStacks = "stackdump"
+// stacks --json, watch's *.stacks.json).
+const KindStacks = stackdump.FormatName
 
 // maxEvidenceText bounds one evidence line so a 50 MB line stays out of the report.
 const maxEvidenceText = 400

@@ -74,10 +74,13 @@ func TestFloor(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "faulthandler" {
-				// Linked into diagnose, stackdump claims this text
-				// ("Current thread 0x"), as it always did in the binary;
-				// the next commit reads it as a log again for this case.
-				t.Skip("stackdump claims a faulthandler crash")
+				// The engine-log kind's floor on a faulthandler crash.
+				// With every kind, stackdump claims this text ("Current
+				// thread 0x") and its analysis has no floor: the crash goes
+				// unreported (a known gap, to close as a change of
+				// behaviour, not within a refactor).
+				defer func(all []inputKind) { inputKinds = all }(inputKinds)
+				inputKinds = []inputKind{inputKinds[0]}
 			}
 			d := diagnoseText(t, c.log, Options{})
 			f := topError(d)

@@ -17,7 +17,6 @@ import (
 	"sync"
 
 	"github.com/bringup-tool/bringup/ingest"
-	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/record"
@@ -257,28 +256,14 @@ func analyzeFile(open, path string, set *rules.Set, stdin io.Reader) fileResult 
 			return fileResult{input: Input{Path: path, Error: "gzip: " + err.Error()}}
 		}
 	}
-	kind := ingest.Detect(path, head)
-	switch {
-	case len(head) == 0:
+	if len(head) == 0 {
 		return fileResult{input: Input{Path: path, Error: "empty file"}}
-	case kind == KindEngineLog:
-		// A pasted excerpt (quoted, indented, colour codes without ESC)
-		// is repaired line by line; a log as the engine wrote it is not.
-		lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), set)
-		return fileResult{log: &lr, input: lr.input}
-	case kind == "":
+	}
+	k := detect(path, head)
+	if k == nil {
 		return fileResult{input: Input{Path: path, Error: "not a recognised input (binary or unknown format)"}}
 	}
-	fn := analyzerFor(kind)
-	if fn == nil {
-		return fileResult{input: Input{Path: path, Kind: kind, Error: "no analyzer for " + kind + " inputs in this build"}}
-	}
-	a, err := fn(path, br)
-	in := Input{Path: path, Kind: kind, Records: a.Records, Skipped: a.Skipped}
-	if err != nil {
-		in.Error = err.Error()
-	}
-	return fileResult{input: in, analysis: &a}
+	return k.analyze(path, br, head, set)
 }
 
 // reason is an OS error without the path (inputs[] already has it).

@@ -13,10 +13,8 @@ import (
 	"github.com/bringup-tool/bringup/stacks"
 )
 
-func init() { RegisterAnalyzer(stackdump.FormatName, Analyze) }
-
-// Facts is what diagnose shows of a dump under facts[path].
-type Facts struct {
+// StackFacts is what diagnose shows of a dump under facts[path].
+type StackFacts struct {
 	Verdict   string            `json:"verdict"`
 	Level     string            `json:"level"`
 	Processes int               `json:"processes"`
@@ -33,8 +31,8 @@ type Facts struct {
 	Analysis *stacks.Analysis `json:"-"`
 }
 
-// Analyze is the diagnose.Analyzer for stack dumps.
-func Analyze(path string, r io.Reader) (Analysis, error) {
+// analyzeStackDump is the Analyzer for stack dumps.
+func analyzeStackDump(path string, r io.Reader) (Analysis, error) {
 	res, err := stackdump.Parse(r, path)
 	if err != nil {
 		return Analysis{}, err
@@ -62,7 +60,7 @@ func Analyze(path string, r io.Reader) (Analysis, error) {
 	}
 	// diagnose matches the rules on the subjects itself (with the run's
 	// versions and user rules): the findings here only shape the headline.
-	out.Facts = Facts{Verdict: a.Where.Text, Level: a.Level.String(), Processes: len(a.Current), Buckets: a.Buckets,
+	out.Facts = StackFacts{Verdict: a.Where.Text, Level: a.Level.String(), Processes: len(a.Current), Buckets: a.Buckets,
 		Shared: a.Shared, Outliers: a.Outliers, Snapshots: a.Progress, Where: a.Where, Analysis: a}
 	return out, nil
 }

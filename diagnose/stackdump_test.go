@@ -39,7 +39,7 @@ func TestDiagnoseReadsStackDumps(t *testing.T) {
 	if !found || d.Status != "failed" {
 		t.Errorf("status %q findings %+v", d.Status, d.Findings)
 	}
-	if _, ok := d.Facts[d.Inputs[0].Path].(Facts); !ok {
+	if _, ok := d.Facts[d.Inputs[0].Path].(StackFacts); !ok {
 		t.Errorf("facts %T", d.Facts[d.Inputs[0].Path])
 	}
 }
@@ -64,11 +64,11 @@ func TestFactsCarryTheHeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	an, err := Analyze(path, f)
+	an, err := analyzeStackDump(path, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	facts := an.Facts.(Facts)
+	facts := an.Facts.(StackFacts)
 	if w := facts.Where; w.Rule != "inductor-implicit-fallback-operator-str" || w.Frame == nil || w.Frame.Func != "operator_str" || facts.Verdict != w.Text {
 		t.Fatalf("where %+v verdict %q", w, facts.Verdict)
 	}

@@ -609,7 +609,7 @@ func TestDiagnoseAnalyzer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Records != 21 || len(a.Subjects) != 1 || a.Subjects[0].Fact != FactCompileFailed || a.Subjects[0].Evidence.Line != 145 {
+	if a.Records != 21 || len(a.Subjects) != 1 || a.Subjects[0].Fact != FactCompileFailed || a.Subjects[0].Evidence.Line != 145 || a.Result == nil {
 		t.Errorf("records %d subjects %+v", a.Records, a.Subjects)
 	}
 	dir := testcorpus.Dir(t, "tlparse-inputs/multi_rank_schedule")

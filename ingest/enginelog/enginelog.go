@@ -21,7 +21,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/internal/litscan"
 	"github.com/bringup-tool/bringup/record"
 )
@@ -67,10 +66,6 @@ const (
 	// thousands of small logs does not allocate and clear megabytes each.
 	firstBlock = 64 << 10
 )
-
-func init() {
-	ingest.Register(ingest.Format{Name: "enginelog", Sniff: Sniff})
-}
 
 // blockPool keeps read blocks between Parse calls: diagnose may parse
 // thousands of small files.

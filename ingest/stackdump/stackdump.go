@@ -21,17 +21,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/internal/input"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/stacks"
 )
 
-// FormatName is the name registered with ingest.
+// FormatName is the name of stack-dump inputs among diagnose's kinds.
 const FormatName = "stackdump"
-
-func init() { ingest.Register(ingest.Format{Name: FormatName, Sniff: Sniff}) }
 
 // Result is what one input held.
 type Result struct {
