@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func run(t testing.TB, paths ...string) *Diagnosis {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/ingest/pytrace"
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 )

@@ -12,10 +12,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/patchset/beneath"
 	"github.com/bringup-tool/bringup/patchset/udiff"
 	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func seedPath(t testing.TB) string {

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func analyze(t *testing.T, args ...string) *Result {

@@ -15,9 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest"
-	"github.com/bringup-tool/bringup/internal/benchlog"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func parseBytes(t testing.TB, b []byte) ([]record.Record, Stats) {

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/pyproc"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // interpreters are the CPythons to run the target under: python3 on PATH
