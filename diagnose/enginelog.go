@@ -7,11 +7,11 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/analyze/timeline"
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/diagnose/fatal"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"

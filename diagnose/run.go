@@ -16,8 +16,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/ingest"
-	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/input"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"

@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/ingest/pytrace"
 	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/testsupport/benchlog"
