@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
@@ -314,4 +313,4 @@ func TestEveryCorpusFileIsCovered(t *testing.T) {
 	}
 }
 
-var _ = stacks.SourceFile
+var _ = record.SourceFile
