@@ -265,9 +265,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	wg.Wait()
 
 	res.input.Bytes, res.input.Records, res.input.Skipped = st.Bytes, st.Records, st.Skipped
-	for _, s := range st.SkipSamples {
-		res.input.SkipSamples = append(res.input.SkipSamples, Skip{Line: s.Line, Reason: s.Reason})
-	}
+	res.input.SkipSamples = append(res.input.SkipSamples, st.SkipSamples...)
 	if err != nil {
 		res.input.Error = err.Error()
 	}

@@ -25,17 +25,11 @@ import (
 	"github.com/bringup-tool/bringup/record"
 )
 
-// Skip is a physical line that could not be used, and why.
-type Skip struct {
-	Line   int
-	Reason string
-}
-
 // Stats says how much was read and what was left out.
 type Stats struct {
 	Bytes, Lines, Records int64
 	Skipped               int64
-	SkipSamples           []Skip // the first MaxSkipSamples skips
+	SkipSamples           []record.Skip // the first MaxSkipSamples skips (Path empty)
 	// Recognized counts lines that carried a known prefix or logger header;
 	// zero on a file that is not an engine log at all.
 	Recognized int64
@@ -775,7 +769,7 @@ type joiner struct {
 func (j *joiner) skip(line int64, reason string) {
 	j.st.Skipped++
 	if len(j.st.SkipSamples) < MaxSkipSamples {
-		j.st.SkipSamples = append(j.st.SkipSamples, Skip{Line: int(line), Reason: reason})
+		j.st.SkipSamples = append(j.st.SkipSamples, record.Skip{Line: int(line), Reason: reason})
 	}
 }
 
