@@ -98,8 +98,8 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 				return err
 			}
 
-			var procs []*stacks.Process
-			var warns, interleaved []stacks.Warning
+			var procs []*record.Process
+			var warns, interleaved []record.Warning
 			stderr := cmd.ErrOrStderr()
 			if live {
 				var progress io.Writer
