@@ -201,6 +201,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		if !forceAll { // the reference path matches every text afresh
 			m.memo = map[string]map[string][]ruleAt{}
 			m.fatalMemo = map[string][]fatal.Hit{}
+			m.loggedMemo = map[string][]fatal.Hit{}
 		}
 		for b := range toMatch {
 			for i := 0; i < b.Len(); i++ {
@@ -285,8 +286,9 @@ type matcher struct {
 	// and a crash loop repeats the same error lines again and again.
 	memo  map[string]map[string][]ruleAt
 	nmemo int
-	// fatalMemo: the fatal lines of a text, by text (nil: none kept).
-	fatalMemo map[string][]fatal.Hit
+	// fatalMemo: the fatal lines of a text, by text (nil: none kept);
+	// loggedMemo the same for texts logged at error level.
+	fatalMemo, loggedMemo map[string][]fatal.Hit
 }
 
 type fatalKey struct {
@@ -303,19 +305,30 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
 		return
 	}
-	memo := m.fatalMemo != nil && len(rec.Text) <= maxMemoText
+	// A line logged at error level may say in words that a component
+	// failed (fatal.ErrorLine); the memo keeps such texts apart.
+	logged := rec.Level == record.LevelError || rec.Level == record.LevelCritical
+	fm := m.fatalMemo
+	if logged {
+		fm = m.loggedMemo
+	}
+	memo := fm != nil && len(rec.Text) <= maxMemoText
 	var hits []fatal.Hit
 	var ok bool
 	if memo {
-		hits, ok = m.fatalMemo[rec.Text]
+		hits, ok = fm[rec.Text]
 	}
 	if !ok {
-		hits = fatal.Scan(rec.Text)
+		if logged {
+			hits = fatal.ScanLogged(rec.Text)
+		} else {
+			hits = fatal.Scan(rec.Text)
+		}
 		for i := range hits {
 			hits[i].Text = clip(hits[i].Text)
 		}
-		if memo && len(m.fatalMemo) < maxMemoTexts {
-			m.fatalMemo[rec.Text] = hits
+		if memo && len(fm) < maxMemoTexts {
+			fm[rec.Text] = hits
 		}
 	}
 	if len(hits) == 0 {

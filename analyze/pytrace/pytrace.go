@@ -401,6 +401,12 @@ func leadsException(body string) bool {
 		return false
 	}
 	switch b[0] {
+	case 'V', 'A':
+		for _, w := range pydanticErrors {
+			if strings.HasPrefix(b, w.lead) {
+				return true
+			}
+		}
 	case 'C', 'E', 'F', 'e':
 		for _, w := range introducers {
 			if strings.HasPrefix(b, w) {
@@ -419,6 +425,30 @@ func leadsException(body string) bool {
 	// reader decides.)
 	l := strings.ToLower(b[:k])
 	return fatalType(b[:k]) || strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception")
+}
+
+// pydanticErrors are how pydantic prints an exception a validator raised,
+// one line per error under "ValidationError: N validation error(s) for
+// Model" (vLLM's config classes are pydantic dataclasses): "Value error,
+// msg [type=value_error, …]". An excerpt may hold that line alone.
+var pydanticErrors = []struct{ lead, typ string }{
+	{"Value error, ", "ValueError"},
+	{"Assertion failed, ", "AssertionError"},
+}
+
+// pydanticLine reads a line of pydanticErrors: the type it stands for and
+// the message without pydantic's "[type=…]" tail.
+func pydanticLine(line string) (typ, msg string, ok bool) {
+	t := strings.TrimSpace(line)
+	for _, w := range pydanticErrors {
+		if m, ok := strings.CutPrefix(t, w.lead); ok && strings.TrimSpace(m) != "" {
+			if k := strings.LastIndex(m, " [type="); k > 0 {
+				m = m[:k]
+			}
+			return w.typ, strings.TrimSpace(m), true
+		}
+	}
+	return "", "", false
 }
 
 // introducers start a line that names an exception after them.
@@ -764,6 +794,9 @@ func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
 		if typ, msg, ok := cutExceptionLine(line); ok {
 			return typ, msg, true
 		}
+	}
+	if typ, msg, ok := pydanticLine(line); ok {
+		return typ, msg, true
 	}
 	for _, p := range oneLiners {
 		k := strings.Index(line, p)

@@ -44,7 +44,7 @@ func Sniff(path string, head []byte) int {
 		p.peel(&l)
 		body := l.body.of(l.line)
 		switch l.hdr {
-		case hdrVLLM, hdrSGLang, hdrATOM:
+		case hdrVLLM, hdrSGLang, hdrATOM, hdrTRT:
 			engine++
 		case hdrGlog:
 			glog++

@@ -1,0 +1,77 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestFloorErrorLines: a line logged at error level that says in words a
+// component failed to start or was killed is a finding when nothing else
+// fatal is in the log, and only then; the same words logged at INFO are
+// not. The inputs are written here, in the formats of engines the field
+// corpus showed (TensorRT-LLM's "[RANK N] [E]", vLLM's ERROR header), with
+// failures none of its cases has.
+func TestFloorErrorLines(t *testing.T) {
+	for _, c := range []struct{ name, log, root, rank string }{
+		{"TensorRT-LLM [E] with its MPI rank",
+			"[11/02/2025-08:01:02] [TRT-LLM] [I] Loading weights\n" +
+				"[11/02/2025-08:01:40] [TRT-LLM] [RANK 3] [E] Failed to create the attention backend on rank 3: workspace too small\n",
+			"Failed to create the attention backend", "rank3"},
+		{"vLLM ERROR line from a worker",
+			"(VllmWorker rank=2 pid=77) INFO 10-01 12:00:00 [gpu_worker.py:10] starting\n" +
+				"(VllmWorker rank=2 pid=77) ERROR 10-01 12:00:01 [custom_all_reduce.py:80] Failed to initialize the custom allreduce IPC handles\n",
+			"Failed to initialize the custom allreduce", "rank2"},
+		{"CRITICAL line saying a process was killed",
+			"CRITICAL 10-01 12:00:02 [launcher.py:5] the tokenizer process was killed by signal 9\n",
+			"was killed by signal 9", ""},
+	} {
+		d := diagnoseText(t, c.log, Options{})
+		f := topError(d)
+		if d.Status != "failed" || f == nil || !strings.Contains(f.Root, c.root) {
+			t.Errorf("%s: status %s, top %+v; want the line %q", c.name, d.Status, f, c.root)
+			continue
+		}
+		if c.rank != "" && (len(f.Ranks) != 1 || f.Ranks[0] != c.rank) {
+			t.Errorf("%s: ranks %q, want %s", c.name, f.Ranks, c.rank)
+		}
+	}
+	// The same words at INFO or WARNING are no failure.
+	for _, log := range []string{
+		"INFO 10-01 12:00:01 [compiler.py:9] Failed to load the cached graph, compiling it\n",
+		"[11/02/2025-08:01:40] [TRT-LLM] [W] Failed to create the NVLS buffer, falling back\n",
+	} {
+		if d := diagnoseText(t, log, Options{}); d.Status == "failed" {
+			t.Errorf("%q: %s %s", log, d.Status, d.Verdict)
+		}
+	}
+	// With the exception that ended the boot in the log, that is the finding.
+	d := diagnoseText(t, "ERROR 10-01 12:00:01 [core.py:9] Failed to start the engine core\n"+
+		"Traceback (most recent call last):\n  File \"/x/vllm/v1/engine/core.py\", line 9, in run\n    raise ValueError(\"bad quantization\")\nValueError: bad quantization\n", Options{})
+	if f := topError(d); f == nil || !strings.Contains(f.Root, "bad quantization") {
+		t.Errorf("error line beside an exception: top %+v", f)
+	}
+}
+
+// TestFloorPastedRenderings: what a paste turns a log into still yields
+// its error — syslog's "#033[" for ESC, pydantic's one-line rendering of a
+// validator's exception, a Ray OOM kill, a linker line inside a traceback
+// of another process.
+func TestFloorPastedRenderings(t *testing.T) {
+	for _, c := range []struct{ name, log, root string }{
+		{"syslog-rendered colours on a Ray OOM report",
+			"#033[2m#033[36m(raylet)#033[0m node_manager.cc:3007: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed\n",
+			"killed due to memory pressure (OOM)"},
+		{"pydantic's line alone",
+			"  Assertion failed, tensor_parallel_size must divide the number of attention heads (40) [type=assertion_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n",
+			"tensor_parallel_size must divide"},
+		{"linker error inside a cut traceback",
+			"  File \"/x/torch/_inductor/codecache.py\", line 1, in load\n/usr/bin/ld: cannot find -lrocm_smi64: No such file or directory\n    return fn()\n",
+			"cannot find -lrocm_smi64"},
+	} {
+		d := diagnoseText(t, c.log, Options{})
+		f := topError(d)
+		if d.Status != "failed" || f == nil || !strings.Contains(f.Root+"\n"+f.Title, c.root) {
+			t.Errorf("%s: status %s, top %+v; want %q", c.name, d.Status, f, c.root)
+		}
+	}
+}
