@@ -75,3 +75,25 @@ func TestFloorPastedRenderings(t *testing.T) {
 		}
 	}
 }
+
+// TestSurvivedGraphBreak: a graph break Dynamo logged as a warning and
+// went on from is a warning finding, not a failed run; the same rule on a
+// W-level record that carries a traceback, or beside a fatal error, stays
+// an error. Written in torch 2.5's glog format, with a break the corpus
+// has none of (a data-dependent branch on .tolist()).
+func TestSurvivedGraphBreak(t *testing.T) {
+	const brk = "W0102 03:04:05.000000 42 torch/_dynamo/variables/tensor.py:900] [1/0] Graph break from `Tensor.item()`, consider setting:\n" +
+		"W0102 03:04:05.000000 42 torch/_dynamo/variables/tensor.py:900] [1/0]     torch._dynamo.config.capture_scalar_outputs = True\n" +
+		"W0102 03:04:05.000000 42 torch/_dynamo/variables/tensor.py:900] [1/0] Graph break: from user code at:\n" +
+		"W0102 03:04:05.000000 42 torch/_dynamo/variables/tensor.py:900] [1/0]   File \"/srv/app/router.py\", line 7, in route\n" +
+		"W0102 03:04:05.000000 42 torch/_dynamo/variables/tensor.py:900] [1/0]     n = int(counts.sum().item())\n"
+	d := diagnoseText(t, brk+"step 10 loss 0.5\n", Options{})
+	if d.Status == "failed" || topError(d) != nil || len(d.Findings) == 0 || d.Findings[0].Severity != "warning" {
+		t.Errorf("survived break: %s %s %+v", d.Status, d.Verdict, d.Findings)
+	}
+	// The run then died: that error is the verdict, the break stays a warning.
+	d = diagnoseText(t, brk+"Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 3, in <module>\n    run()\nRuntimeError: CUDA error: an illegal memory access was encountered\n", Options{})
+	if f := topError(d); d.Status != "failed" || f == nil || !strings.Contains(f.Root, "illegal memory access") {
+		t.Errorf("break then a crash: %s %+v", d.Status, f)
+	}
+}
