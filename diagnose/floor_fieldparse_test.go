@@ -97,3 +97,40 @@ func TestSurvivedGraphBreak(t *testing.T) {
 		t.Errorf("break then a crash: %s %+v", d.Status, f)
 	}
 }
+
+// TestLogWithFaulthandlerDump: a vLLM log with a faulthandler report in it
+// is read as a stack dump (its threads bucketed) and as a log: the floor
+// reports the fatal error, the log's own rules and phases still count. A
+// dump alone with no fatal error (a hang's faulthandler.dump_traceback)
+// stays no error: its threads are no cut traceback.
+func TestLogWithFaulthandlerDump(t *testing.T) {
+	const log = "(VllmWorker rank=1 pid=5161) INFO 03-02 10:11:12 [gpu_model_runner.py:1800] Starting to load model /models/m...\n" +
+		"(VllmWorker rank=1 pid=5161) INFO 03-02 10:11:40 [gpu_model_runner.py:1830] Model loading took 14.2 GiB and 27.9 seconds\n" +
+		"(VllmWorker rank=1 pid=5161) INFO 03-02 10:11:41 [backends.py:460] Using cache directory: /root/.cache/vllm/torch_compile_cache/abc/rank_1_0 for vLLM's torch.compile\n" +
+		"Fatal Python error: Segmentation fault\n\n" +
+		"Thread 0x00007f01aa7fe640 (most recent call first):\n" +
+		"  File \"/usr/lib/python3.12/threading.py\", line 355 in wait\n" +
+		"  File \"/usr/lib/python3.12/threading.py\", line 1012 in run\n\n" +
+		"Current thread 0x00007f02c1d9b740 (most recent call first):\n" +
+		"  File \"/usr/local/lib/python3.12/site-packages/triton/compiler/compiler.py\", line 300 in compile\n" +
+		"  File \"/usr/local/lib/python3.12/site-packages/torch/_inductor/runtime/triton_heuristics.py\", line 520 in _precompile_config\n" +
+		"  File \"/usr/local/lib/python3.12/site-packages/vllm/v1/worker/gpu_worker.py\", line 210 in compile_or_warm_up_model\n\n" +
+		"Extension modules: numpy.core._multiarray_umath, torch._C (total: 2)\n" +
+		"(VllmWorker rank=0 pid=5160) ERROR 03-02 10:11:55 [multiproc_executor.py:140] Worker proc VllmWorker-1 died unexpectedly, shutting down executor.\n"
+	d := diagnoseText(t, log, Options{})
+	f := topError(d)
+	if d.Status != "failed" || f == nil || !strings.Contains(f.Root+" "+f.Evidence[0].Text, "Fatal Python error: Segmentation fault") {
+		t.Fatalf("status %s, findings %v, top %+v", d.Status, ruleIDs(d), f)
+	}
+	if f.Phase != "triton-compile" {
+		t.Errorf("phase %s (%s), want triton-compile from the crashing thread's frames", f.Phase, f.PhaseWhy)
+	}
+	if len(d.Inputs) != 1 || d.Inputs[0].Kind != KindStacks || d.Facts[d.Inputs[0].Path] == nil {
+		t.Errorf("inputs %+v, facts %v: the dump is still read as one", d.Inputs, d.Facts)
+	}
+	dump := "Thread 0x00007f01aa7fe640 (most recent call first):\n  File \"/usr/lib/python3.12/threading.py\", line 355 in wait\n\n" +
+		"Current thread 0x00007f02c1d9b740 (most recent call first):\n  File \"/srv/app/main.py\", line 9 in serve\n"
+	if d := diagnoseText(t, dump, Options{}); d.Status == "failed" {
+		t.Errorf("a dump alone: %s %s %v", d.Status, d.Verdict, ruleIDs(d))
+	}
+}

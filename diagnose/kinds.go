@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
@@ -29,7 +30,7 @@ type inputKind struct {
 // a line here. The most confident sniff wins, the earlier kind on a tie.
 var inputKinds = []inputKind{
 	{KindEngineLog, enginelog.Sniff, analyzeEngineLog},
-	{KindStacks, stackdump.Sniff, analyzed(KindStacks, analyzeStackDump)},
+	{KindStacks, stackdump.Sniff, readBoth(analyzed(KindStacks, analyzeStackDump))},
 	{KindTorchTrace, torchtrace.Sniff, analyzed(KindTorchTrace, analyzeTorchTrace)},
 }
 
@@ -73,6 +74,45 @@ func analyzed(kind string, fn Analyzer) func(string, *bufio.Reader, []byte, *rul
 			in.Error = err.Error()
 		}
 		return fileResult{input: in, analysis: &a}
+	}
+}
+
+// maxReadBoth bounds the stack-dump input that is held in memory to be
+// read as a log too; past it the dump is read as a dump alone.
+const maxReadBoth = 64 << 20
+
+// readBoth reads a stack-dump input with kind's reader and with the
+// engine-log reader, so the floor sees the fatal errors in it: a
+// faulthandler report ("Fatal Python error: Segmentation fault", then
+// "Current thread 0x…") is a dump and a crash, and a vLLM log with a dump
+// inside is a log whose dump is bucketed. The dump keeps the input's
+// kind, records and facts. When the input holds no log lines (a dump
+// alone), only its complete fatal errors are taken from the log reading:
+// the text rules are the stack rules' business there, and frames with no
+// exception line are the dump's threads, not a cut traceback.
+func readBoth(kind func(string, *bufio.Reader, []byte, *rules.Set) fileResult) func(string, *bufio.Reader, []byte, *rules.Set) fileResult {
+	return func(path string, br *bufio.Reader, head []byte, set *rules.Set) fileResult {
+		data, err := io.ReadAll(io.LimitReader(br, maxReadBoth+1))
+		if err != nil || len(data) > maxReadBoth {
+			return kind(path, bufio.NewReader(io.MultiReader(bytes.NewReader(data), br)), head, set)
+		}
+		fr := kind(path, bufio.NewReader(bytes.NewReader(data)), head, set)
+		lr := analyzeLog(path, enginelog.Depaste(bytes.NewReader(data), enginelog.DetectPaste(head)), set)
+		if !enginelog.HoldsLogLines(head) {
+			lr.hits, lr.ruleLines = rules.NewCollector(), nil
+			lr.survived, lr.firm = nil, nil
+			lr.phases, lr.gaps = nil, nil
+			kept := lr.tracebacks[:0]
+			for _, tb := range lr.tracebacks {
+				if tb.Root().Type != "" {
+					kept = append(kept, tb)
+				}
+			}
+			lr.tracebacks = kept
+		}
+		lr.input = fr.input
+		fr.log = &lr
+		return fr
 	}
 }
 

@@ -313,16 +313,17 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 func mergeInputs(d *Diagnosis, results []fileResult, hits *rules.Collector) (gpuUtil string) {
 	for _, fr := range results {
 		d.Inputs = append(d.Inputs, fr.input)
-		var vs map[string]string
-		switch {
-		case fr.log != nil:
-			vs = fr.log.versions
+		// A stack dump may be read as a log too (readBoth): both count.
+		var vs []map[string]string
+		if fr.log != nil {
+			vs = append(vs, fr.log.versions)
 			hits.Merge(fr.log.hits)
 			if gpuUtil == "" {
 				gpuUtil = fr.log.gpuUtil
 			}
-		case fr.analysis != nil:
-			vs = fr.analysis.Versions
+		}
+		if fr.analysis != nil {
+			vs = append(vs, fr.analysis.Versions)
 			if fr.analysis.Facts != nil {
 				if d.Facts == nil {
 					d.Facts = map[string]any{}
@@ -330,9 +331,11 @@ func mergeInputs(d *Diagnosis, results []fileResult, hits *rules.Collector) (gpu
 				d.Facts[fr.input.Path] = fr.analysis.Facts
 			}
 		}
-		for k, v := range vs {
-			if d.Versions[k] == "" && v != "" {
-				d.Versions[k] = v
+		for _, m := range vs {
+			for k, v := range m {
+				if d.Versions[k] == "" && v != "" {
+					d.Versions[k] = v
+				}
 			}
 		}
 	}

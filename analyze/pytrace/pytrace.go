@@ -294,8 +294,10 @@ type stream struct {
 	// wrapped: the start of a `File "…` line the paste wrapped before its
 	// `", line N`; the next line completes it.
 	wrapped string
-	// nativeDone: the faulthandler report's first (current) thread ended.
-	nativeDone bool
+	// nativeDone: the faulthandler report's crashing thread ended;
+	// nativeCur: its "Current thread" header was seen (faulthandler lists
+	// the threads newest first, so the crashing one need not be first).
+	nativeDone, nativeCur bool
 	// header: the traceback began with its "Traceback (most recent call
 	// last):" line.
 	header bool
@@ -896,7 +898,7 @@ func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, hea
 	if at, ok := x.ignored[streamKey{rec.Source, rec.Rank}]; ok && n-at >= 0 && n-at <= 2 {
 		s.tb.Ignored = true
 	}
-	s.frameless, s.wrapped, s.nativeDone, s.header, s.blanks = false, "", false, !headless, 0
+	s.frameless, s.wrapped, s.nativeDone, s.nativeCur, s.header, s.blanks = false, "", false, false, !headless, 0
 	s.id = id
 	s.state = stFrames
 	s.inGroup = false
@@ -1012,7 +1014,12 @@ func (x *Extractor) feedNative(s *stream, l *fedLine) {
 	switch {
 	case l.t == "" || l.t == "<no Python frame>" || strings.HasPrefix(l.t, "Stack (most recent call first)"):
 	case strings.HasSuffix(l.t, "(most recent call first):"):
-		if len(s.cur.Frames) > 0 {
+		switch {
+		case strings.HasPrefix(l.t, "Current thread") && !s.nativeCur:
+			// The thread that crashed: its frames, not another's before it.
+			s.cur.Frames, s.cur.Code = s.cur.Frames[:0], s.cur.Code[:0]
+			s.nativeDone, s.nativeCur = false, true
+		case len(s.cur.Frames) > 0:
 			s.nativeDone = true // only the thread that crashed
 		}
 	default:
