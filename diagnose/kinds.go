@@ -101,7 +101,7 @@ func readBoth(kind func(string, *bufio.Reader, []byte, *rules.Set) fileResult) f
 		if !enginelog.HoldsLogLines(head) {
 			lr.hits, lr.ruleLines = rules.NewCollector(), nil
 			lr.survived, lr.firm = nil, nil
-			lr.phases, lr.gaps = nil, nil
+			lr.phases, lr.gaps, lr.versions = nil, nil, nil
 			kept := lr.tracebacks[:0]
 			for _, tb := range lr.tracebacks {
 				if tb.Root().Type != "" {

@@ -313,7 +313,8 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 func mergeInputs(d *Diagnosis, results []fileResult, hits *rules.Collector) (gpuUtil string) {
 	for _, fr := range results {
 		d.Inputs = append(d.Inputs, fr.input)
-		// A stack dump may be read as a log too (readBoth): both count.
+		// A stack dump may be read as a log too (readBoth): both count,
+		// the dump's first (it tells Python's exact version).
 		var vs []map[string]string
 		if fr.log != nil {
 			vs = append(vs, fr.log.versions)
@@ -323,7 +324,7 @@ func mergeInputs(d *Diagnosis, results []fileResult, hits *rules.Collector) (gpu
 			}
 		}
 		if fr.analysis != nil {
-			vs = append(vs, fr.analysis.Versions)
+			vs = append([]map[string]string{fr.analysis.Versions}, vs...)
 			if fr.analysis.Facts != nil {
 				if d.Facts == nil {
 					d.Facts = map[string]any{}
