@@ -117,11 +117,6 @@ type gate struct {
 // logs would otherwise compile one per file.
 var gates sync.Map // *rules.Set -> *gate
 
-// forceAll (tests): every record concerns every analyzer, as if no gate
-// existed, and every analyzer gets a Text of its own (none borrows the
-// batch's memory); the results must be the same.
-var forceAll bool
-
 func gateFor(set *rules.Set) *gate {
 	rl, rulesAlways := set.TextLiterals()
 	if g, ok := gates.Load(set); ok {
@@ -179,7 +174,12 @@ func sameSlice(a, b []string) bool {
 // tracebacks, one building the timeline, so a multi-core machine runs them
 // side by side. The parser's literal masks say which records each analyzer
 // must read: an ordinary line costs the consumers a few compares.
-func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
+func analyzeLog(path string, r io.Reader, rd reading) logResult {
+	set := rd.set
+	// forceAll (a check): every record concerns every analyzer, as if no
+	// gate existed, and every analyzer gets a Text of its own (none
+	// borrows the batch's memory); the results must be the same.
+	forceAll := rd.forceAll
 	res := logResult{input: Input{Path: path, Kind: KindEngineLog}, hits: rules.NewCollector()}
 	g := gateFor(set)
 	always := g.always
@@ -260,7 +260,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		}
 	}()
 
-	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan, Lead: leadTraceback}, func(b *enginelog.Batch) {
+	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan, Lead: leadTraceback, PoisonReleased: rd.poison}, func(b *enginelog.Batch) {
 		b.Hold()
 		toMatch <- b
 		b.Hold()

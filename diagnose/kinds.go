@@ -23,7 +23,7 @@ const KindTorchTrace = "torchtrace"
 type inputKind struct {
 	name    string
 	sniff   func(path string, head []byte) int
-	analyze func(path string, br *bufio.Reader, head []byte, set *rules.Set) fileResult
+	analyze func(path string, br *bufio.Reader, head []byte, rd reading) fileResult
 }
 
 // inputKinds is every kind of input diagnose reads; adding one is adding
@@ -66,8 +66,8 @@ type Analysis struct {
 type Analyzer func(path string, r io.Reader) (Analysis, error)
 
 // analyzed is an input kind's reading through an Analyzer.
-func analyzed(kind string, fn Analyzer) func(string, *bufio.Reader, []byte, *rules.Set) fileResult {
-	return func(path string, br *bufio.Reader, _ []byte, _ *rules.Set) fileResult {
+func analyzed(kind string, fn Analyzer) func(string, *bufio.Reader, []byte, reading) fileResult {
+	return func(path string, br *bufio.Reader, _ []byte, _ reading) fileResult {
 		a, err := fn(path, br)
 		in := Input{Path: path, Kind: kind, Records: a.Records, Skipped: a.Skipped}
 		if err != nil {
@@ -90,14 +90,14 @@ const maxReadBoth = 64 << 20
 // alone), only its complete fatal errors are taken from the log reading:
 // the text rules are the stack rules' business there, and frames with no
 // exception line are the dump's threads, not a cut traceback.
-func readBoth(kind func(string, *bufio.Reader, []byte, *rules.Set) fileResult) func(string, *bufio.Reader, []byte, *rules.Set) fileResult {
-	return func(path string, br *bufio.Reader, head []byte, set *rules.Set) fileResult {
+func readBoth(kind func(string, *bufio.Reader, []byte, reading) fileResult) func(string, *bufio.Reader, []byte, reading) fileResult {
+	return func(path string, br *bufio.Reader, head []byte, rd reading) fileResult {
 		data, err := io.ReadAll(io.LimitReader(br, maxReadBoth+1))
 		if err != nil || len(data) > maxReadBoth {
-			return kind(path, bufio.NewReader(io.MultiReader(bytes.NewReader(data), br)), head, set)
+			return kind(path, bufio.NewReader(io.MultiReader(bytes.NewReader(data), br)), head, rd)
 		}
-		fr := kind(path, bufio.NewReader(bytes.NewReader(data)), head, set)
-		lr := analyzeLog(path, enginelog.Depaste(bytes.NewReader(data), enginelog.DetectPaste(head)), set)
+		fr := kind(path, bufio.NewReader(bytes.NewReader(data)), head, rd)
+		lr := analyzeLog(path, enginelog.Depaste(bytes.NewReader(data), enginelog.DetectPaste(head)), rd)
 		if !enginelog.HoldsLogLines(head) {
 			lr.hits, lr.ruleLines = rules.NewCollector(), nil
 			lr.survived, lr.firm = nil, nil
@@ -119,8 +119,8 @@ func readBoth(kind func(string, *bufio.Reader, []byte, *rules.Set) fileResult) f
 // analyzeEngineLog reads an engine log. A pasted excerpt (quoted,
 // indented, colour codes without ESC) is repaired line by line; a log as
 // the engine wrote it is not.
-func analyzeEngineLog(path string, br *bufio.Reader, head []byte, set *rules.Set) fileResult {
-	lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), set)
+func analyzeEngineLog(path string, br *bufio.Reader, head []byte, rd reading) fileResult {
+	lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), rd)
 	return fileResult{log: &lr, input: lr.input}
 }
 

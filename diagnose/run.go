@@ -46,6 +46,24 @@ type Options struct {
 	// is still read at its path. Logs gathered from nodes are named
 	// NODE/FILE this way.
 	Name func(path string) string
+
+	// checks (tests): the engine-log reading without its literal gates,
+	// every record shown to every analyzer with a Text of its own, and
+	// the parser's batches poisoned as they are released. The results
+	// must be the same as without.
+	checks readChecks
+}
+
+// readChecks are Options.checks.
+type readChecks struct {
+	forceAll, poison bool
+}
+
+// reading is what every input's reader is given: the rules and the
+// checks.
+type reading struct {
+	set *rules.Set
+	readChecks
 }
 
 // ErrNoInput is returned when not a single input could be read.
@@ -103,7 +121,7 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 				if opt.Name != nil && name != "-" {
 					name = opt.Name(name)
 				}
-				results[i] = analyzeFile(files[i], name, set, opt.Stdin)
+				results[i] = analyzeFile(files[i], name, reading{set, opt.checks}, opt.Stdin)
 			}
 		}()
 	}
@@ -225,7 +243,7 @@ type fileResult struct {
 	analysis *Analysis // other kinds
 }
 
-func analyzeFile(open, path string, set *rules.Set, stdin io.Reader) fileResult {
+func analyzeFile(open, path string, rd reading, stdin io.Reader) fileResult {
 	var r io.Reader
 	if open == "-" {
 		if stdin == nil {
@@ -265,7 +283,7 @@ func analyzeFile(open, path string, set *rules.Set, stdin io.Reader) fileResult 
 	if k == nil {
 		return fileResult{input: Input{Path: path, Error: "not a recognised input (binary or unknown format)"}}
 	}
-	return k.analyze(path, br, head, set)
+	return k.analyze(path, br, head, rd)
 }
 
 // reason is an OS error without the path (inputs[] already has it).
