@@ -40,6 +40,10 @@ type logResult struct {
 	// fatals are the fatal lines (diagnose/fatal), once per kind, rank
 	// and text, in order of first appearance.
 	fatals []fatalLine
+	// survived: the error-level rules whose text matched a graph break
+	// Dynamo logged as a warning and went on from (survivedBreak), by
+	// rule ID; firm: those that also matched any other record.
+	survived, firm map[string]bool
 	// ruleLines are where error-level text rules matched, up to
 	// maxRuleLines per rule: an error traceback near one is the error
 	// the rule explains.
@@ -113,11 +117,6 @@ type gate struct {
 // logs would otherwise compile one per file.
 var gates sync.Map // *rules.Set -> *gate
 
-// forceAll (tests): every record concerns every analyzer, as if no gate
-// existed, and every analyzer gets a Text of its own (none borrows the
-// batch's memory); the results must be the same.
-var forceAll bool
-
 func gateFor(set *rules.Set) *gate {
 	rl, rulesAlways := set.TextLiterals()
 	if g, ok := gates.Load(set); ok {
@@ -175,7 +174,12 @@ func sameSlice(a, b []string) bool {
 // tracebacks, one building the timeline, so a multi-core machine runs them
 // side by side. The parser's literal masks say which records each analyzer
 // must read: an ordinary line costs the consumers a few compares.
-func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
+func analyzeLog(path string, r io.Reader, rd reading) logResult {
+	set := rd.set
+	// forceAll (a check): every record concerns every analyzer, as if no
+	// gate existed, and every analyzer gets a Text of its own (none
+	// borrows the batch's memory); the results must be the same.
+	forceAll := rd.forceAll
 	res := logResult{input: Input{Path: path, Kind: KindEngineLog}, hits: rules.NewCollector()}
 	g := gateFor(set)
 	always := g.always
@@ -197,10 +201,12 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		defer wg.Done()
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		res.ruleLines = map[*rules.Rule][]ruleLine{}
+		res.survived, res.firm = map[string]bool{}, map[string]bool{}
 		fatals := map[fatalKey]int{}
 		if !forceAll { // the reference path matches every text afresh
 			m.memo = map[string]map[string][]ruleAt{}
 			m.fatalMemo = map[string][]fatal.Hit{}
+			m.loggedMemo = map[string][]fatal.Hit{}
 		}
 		for b := range toMatch {
 			for i := 0; i < b.Len(); i++ {
@@ -254,7 +260,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 		}
 	}()
 
-	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan, Lead: leadTraceback}, func(b *enginelog.Batch) {
+	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan, Lead: leadTraceback, PoisonReleased: rd.poison}, func(b *enginelog.Batch) {
 		b.Hold()
 		toMatch <- b
 		b.Hold()
@@ -285,8 +291,9 @@ type matcher struct {
 	// and a crash loop repeats the same error lines again and again.
 	memo  map[string]map[string][]ruleAt
 	nmemo int
-	// fatalMemo: the fatal lines of a text, by text (nil: none kept).
-	fatalMemo map[string][]fatal.Hit
+	// fatalMemo: the fatal lines of a text, by text (nil: none kept);
+	// loggedMemo the same for texts logged at error level.
+	fatalMemo, loggedMemo map[string][]fatal.Hit
 }
 
 type fatalKey struct {
@@ -303,19 +310,30 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
 		return
 	}
-	memo := m.fatalMemo != nil && len(rec.Text) <= maxMemoText
+	// A line logged at error level may say in words that a component
+	// failed (fatal.ErrorLine); the memo keeps such texts apart.
+	logged := rec.Level == record.LevelError || rec.Level == record.LevelCritical
+	fm := m.fatalMemo
+	if logged {
+		fm = m.loggedMemo
+	}
+	memo := fm != nil && len(rec.Text) <= maxMemoText
 	var hits []fatal.Hit
 	var ok bool
 	if memo {
-		hits, ok = m.fatalMemo[rec.Text]
+		hits, ok = fm[rec.Text]
 	}
 	if !ok {
-		hits = fatal.Scan(rec.Text)
+		if logged {
+			hits = fatal.ScanLogged(rec.Text)
+		} else {
+			hits = fatal.Scan(rec.Text)
+		}
 		for i := range hits {
 			hits[i].Text = clip(hits[i].Text)
 		}
-		if memo && len(m.fatalMemo) < maxMemoTexts {
-			m.fatalMemo[rec.Text] = hits
+		if memo && len(fm) < maxMemoTexts {
+			fm[rec.Text] = hits
 		}
 	}
 	if len(hits) == 0 {
@@ -334,6 +352,22 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 		seen[k] = len(m.res.fatals)
 		m.res.fatals = append(m.res.fatals, fatalLine{hit: h, rank: rec.Rank, line: rec.Line + h.Line, count: 1})
 	}
+}
+
+// survivedBreak reports whether rec is a graph break that Dynamo logged
+// as a warning (or below) and recovered from: "Graph break from
+// `Tensor.item()`, consider setting …", "Graph break in user code at …"
+// — it ran that code eagerly and went on. A record with a traceback in
+// it is not one (a W-level record may carry the error that ended a
+// compile: glog prints InductorError's traceback at W).
+func survivedBreak(rec *record.Record) bool {
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+	default:
+		return false
+	}
+	return (strings.Contains(rec.Text, "Graph break") || strings.Contains(rec.Text, "graph break")) &&
+		!strings.Contains(rec.Text, "Traceback (most recent call last)")
 }
 
 // ruleAt is a rule that matched a text, and where (see locate).
@@ -401,8 +435,15 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 		ev.Rank = rank
 		sub.Evidence = ev
 		m.res.hits.Add(h.rule, sub)
-		if h.rule.Severity == "error" && len(m.res.ruleLines[h.rule]) < maxRuleLines {
-			m.res.ruleLines[h.rule] = append(m.res.ruleLines[h.rule], ruleLine{ev.Line, rank})
+		if h.rule.Severity == "error" {
+			if survivedBreak(rec) {
+				m.res.survived[h.rule.ID] = true
+			} else {
+				m.res.firm[h.rule.ID] = true
+			}
+			if len(m.res.ruleLines[h.rule]) < maxRuleLines {
+				m.res.ruleLines[h.rule] = append(m.res.ruleLines[h.rule], ruleLine{ev.Line, rank})
+			}
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
@@ -19,11 +18,8 @@ import (
 // diagnoses as JSON.
 func bothWays(t testing.TB, set *rules.Set, paths []string, data []byte) (fast, full []byte) {
 	t.Helper()
-	defer func(f, p bool) { forceAll, enginelog.PoisonReleased = f, p }(forceAll, enginelog.PoisonReleased)
-	enginelog.PoisonReleased = true
 	run := func(all bool) []byte {
-		forceAll = all
-		opt := Options{Rules: set}
+		opt := Options{Rules: set, checks: readChecks{forceAll: all, poison: true}}
 		if data != nil {
 			opt.Stdin, opt.Workers = bytes.NewReader(data), 1
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/analyze/timeline"
+	"github.com/bringup-tool/bringup/diagnose/fatal"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 )
@@ -390,7 +391,14 @@ func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.S
 		sub.Evidence = record.Evidence{Path: o.tb.Source, Line: line, Rank: o.rank.String(), Text: d.sub.Evidence.Text}
 	} else {
 		h := o.fl.hit
-		sub = rules.Subject{Text: h.Text, Fact: "fatal",
+		fact := "fatal"
+		if h.Kind == fatal.ErrorLine {
+			// An error the engine logged in words: as the rules see it, an
+			// exception printed without frames (the catch-all for one
+			// names it when no rule knows it).
+			fact = "exception"
+		}
+		sub = rules.Subject{Text: h.Text, Fact: fact,
 			Fields:   map[string]string{"kind": string(h.Kind), "role": o.rank.Role},
 			Evidence: record.Evidence{Path: o.log.input.Path, Line: o.fl.line, Rank: o.rank.String(), Text: h.Text}}
 		sub.Root = h.Text

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
@@ -22,14 +23,14 @@ const KindTorchTrace = "torchtrace"
 type inputKind struct {
 	name    string
 	sniff   func(path string, head []byte) int
-	analyze func(path string, br *bufio.Reader, head []byte, set *rules.Set) fileResult
+	analyze func(path string, br *bufio.Reader, head []byte, rd reading) fileResult
 }
 
 // inputKinds is every kind of input diagnose reads; adding one is adding
 // a line here. The most confident sniff wins, the earlier kind on a tie.
 var inputKinds = []inputKind{
 	{KindEngineLog, enginelog.Sniff, analyzeEngineLog},
-	{KindStacks, stackdump.Sniff, analyzed(KindStacks, analyzeStackDump)},
+	{KindStacks, stackdump.Sniff, readBoth(analyzed(KindStacks, analyzeStackDump))},
 	{KindTorchTrace, torchtrace.Sniff, analyzed(KindTorchTrace, analyzeTorchTrace)},
 }
 
@@ -65,8 +66,8 @@ type Analysis struct {
 type Analyzer func(path string, r io.Reader) (Analysis, error)
 
 // analyzed is an input kind's reading through an Analyzer.
-func analyzed(kind string, fn Analyzer) func(string, *bufio.Reader, []byte, *rules.Set) fileResult {
-	return func(path string, br *bufio.Reader, _ []byte, _ *rules.Set) fileResult {
+func analyzed(kind string, fn Analyzer) func(string, *bufio.Reader, []byte, reading) fileResult {
+	return func(path string, br *bufio.Reader, _ []byte, _ reading) fileResult {
 		a, err := fn(path, br)
 		in := Input{Path: path, Kind: kind, Records: a.Records, Skipped: a.Skipped}
 		if err != nil {
@@ -76,11 +77,50 @@ func analyzed(kind string, fn Analyzer) func(string, *bufio.Reader, []byte, *rul
 	}
 }
 
+// maxReadBoth bounds the stack-dump input that is held in memory to be
+// read as a log too; past it the dump is read as a dump alone.
+const maxReadBoth = 64 << 20
+
+// readBoth reads a stack-dump input with kind's reader and with the
+// engine-log reader, so the floor sees the fatal errors in it: a
+// faulthandler report ("Fatal Python error: Segmentation fault", then
+// "Current thread 0x…") is a dump and a crash, and a vLLM log with a dump
+// inside is a log whose dump is bucketed. The dump keeps the input's
+// kind, records and facts. When the input holds no log lines (a dump
+// alone), only its complete fatal errors are taken from the log reading:
+// the text rules are the stack rules' business there, and frames with no
+// exception line are the dump's threads, not a cut traceback.
+func readBoth(kind func(string, *bufio.Reader, []byte, reading) fileResult) func(string, *bufio.Reader, []byte, reading) fileResult {
+	return func(path string, br *bufio.Reader, head []byte, rd reading) fileResult {
+		data, err := io.ReadAll(io.LimitReader(br, maxReadBoth+1))
+		if err != nil || len(data) > maxReadBoth {
+			return kind(path, bufio.NewReader(io.MultiReader(bytes.NewReader(data), br)), head, rd)
+		}
+		fr := kind(path, bufio.NewReader(bytes.NewReader(data)), head, rd)
+		lr := analyzeLog(path, enginelog.Depaste(bytes.NewReader(data), enginelog.DetectPaste(head)), rd)
+		if !enginelog.HoldsLogLines(head) {
+			lr.hits, lr.ruleLines = rules.NewCollector(), nil
+			lr.survived, lr.firm = nil, nil
+			lr.phases, lr.gaps, lr.versions = nil, nil, nil
+			kept := lr.tracebacks[:0]
+			for _, tb := range lr.tracebacks {
+				if tb.Root().Type != "" {
+					kept = append(kept, tb)
+				}
+			}
+			lr.tracebacks = kept
+		}
+		lr.input = fr.input
+		fr.log = &lr
+		return fr
+	}
+}
+
 // analyzeEngineLog reads an engine log. A pasted excerpt (quoted,
 // indented, colour codes without ESC) is repaired line by line; a log as
 // the engine wrote it is not.
-func analyzeEngineLog(path string, br *bufio.Reader, head []byte, set *rules.Set) fileResult {
-	lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), set)
+func analyzeEngineLog(path string, br *bufio.Reader, head []byte, rd reading) fileResult {
+	lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), rd)
 	return fileResult{log: &lr, input: lr.input}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,6 +46,24 @@ type Options struct {
 	// is still read at its path. Logs gathered from nodes are named
 	// NODE/FILE this way.
 	Name func(path string) string
+
+	// checks (tests): the engine-log reading without its literal gates,
+	// every record shown to every analyzer with a Text of its own, and
+	// the parser's batches poisoned as they are released. The results
+	// must be the same as without.
+	checks readChecks
+}
+
+// readChecks are Options.checks.
+type readChecks struct {
+	forceAll, poison bool
+}
+
+// reading is what every input's reader is given: the rules and the
+// checks.
+type reading struct {
+	set *rules.Set
+	readChecks
 }
 
 // ErrNoInput is returned when not a single input could be read.
@@ -102,7 +121,7 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 				if opt.Name != nil && name != "-" {
 					name = opt.Name(name)
 				}
-				results[i] = analyzeFile(files[i], name, set, opt.Stdin)
+				results[i] = analyzeFile(files[i], name, reading{set, opt.checks}, opt.Stdin)
 			}
 		}()
 	}
@@ -224,7 +243,7 @@ type fileResult struct {
 	analysis *Analysis // other kinds
 }
 
-func analyzeFile(open, path string, set *rules.Set, stdin io.Reader) fileResult {
+func analyzeFile(open, path string, rd reading, stdin io.Reader) fileResult {
 	var r io.Reader
 	if open == "-" {
 		if stdin == nil {
@@ -264,7 +283,7 @@ func analyzeFile(open, path string, set *rules.Set, stdin io.Reader) fileResult 
 	if k == nil {
 		return fileResult{input: Input{Path: path, Error: "not a recognised input (binary or unknown format)"}}
 	}
-	return k.analyze(path, br, head, set)
+	return k.analyze(path, br, head, rd)
 }
 
 // reason is an OS error without the path (inputs[] already has it).
@@ -297,6 +316,7 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 		st = &Stacks{}
 	}
 	ConfirmByStacks(d, *st)
+	demoteSurvived(d, results)
 	addProbe(d, pr)
 	if len(d.Findings) > 0 {
 		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
@@ -311,16 +331,18 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 func mergeInputs(d *Diagnosis, results []fileResult, hits *rules.Collector) (gpuUtil string) {
 	for _, fr := range results {
 		d.Inputs = append(d.Inputs, fr.input)
-		var vs map[string]string
-		switch {
-		case fr.log != nil:
-			vs = fr.log.versions
+		// A stack dump may be read as a log too (readBoth): both count,
+		// the dump's first (it tells Python's exact version).
+		var vs []map[string]string
+		if fr.log != nil {
+			vs = append(vs, fr.log.versions)
 			hits.Merge(fr.log.hits)
 			if gpuUtil == "" {
 				gpuUtil = fr.log.gpuUtil
 			}
-		case fr.analysis != nil:
-			vs = fr.analysis.Versions
+		}
+		if fr.analysis != nil {
+			vs = append([]map[string]string{fr.analysis.Versions}, vs...)
 			if fr.analysis.Facts != nil {
 				if d.Facts == nil {
 					d.Facts = map[string]any{}
@@ -328,9 +350,11 @@ func mergeInputs(d *Diagnosis, results []fileResult, hits *rules.Collector) (gpu
 				d.Facts[fr.input.Path] = fr.analysis.Facts
 			}
 		}
-		for k, v := range vs {
-			if d.Versions[k] == "" && v != "" {
-				d.Versions[k] = v
+		for _, m := range vs {
+			for k, v := range m {
+				if d.Versions[k] == "" && v != "" {
+					d.Versions[k] = v
+				}
 			}
 		}
 	}
@@ -414,6 +438,34 @@ func unfinishedSubject(p timeline.Phase, engine, gpuUtil string) rules.Subject {
 	}
 	return rules.Subject{Fact: "timeline.unfinished", Fields: fields,
 		Evidence: record.Evidence{Path: p.Source, Line: p.Line, Rank: p.Rank, Text: text}}
+}
+
+// demoteSurvived makes a warning of each error finding whose rule matched
+// only graph breaks that Dynamo logged as warnings and went on from
+// (survivedBreak): the run survived them. A finding that explains a fatal
+// error of the floor (it has a Root) or that matched any other record,
+// in any log, stays an error: if the run then died, that is the error.
+func demoteSurvived(d *Diagnosis, results []fileResult) {
+	survived, firm := map[string]bool{}, map[string]bool{}
+	for _, fr := range results {
+		if fr.log == nil {
+			continue
+		}
+		maps.Copy(survived, fr.log.survived)
+		maps.Copy(firm, fr.log.firm)
+	}
+	changed := false
+	for i := range d.Findings {
+		f := &d.Findings[i]
+		if f.Severity == record.SeverityError && survived[f.Rule] && !firm[f.Rule] && f.Root == "" {
+			f.Severity = record.SeverityWarning
+			f.Cause = strings.TrimSpace(f.Cause + "\n\nOnly a graph break was seen, logged as a warning: Dynamo ran that code eagerly and the run went on.")
+			changed = true
+		}
+	}
+	if changed {
+		sort.SliceStable(d.Findings, func(i, j int) bool { return d.Findings[i].Severity.Weight() > d.Findings[j].Severity.Weight() })
+	}
 }
 
 // gatedFindings are the collected findings whose rules allow the run's

@@ -294,8 +294,10 @@ type stream struct {
 	// wrapped: the start of a `File "…` line the paste wrapped before its
 	// `", line N`; the next line completes it.
 	wrapped string
-	// nativeDone: the faulthandler report's first (current) thread ended.
-	nativeDone bool
+	// nativeDone: the faulthandler report's crashing thread ended;
+	// nativeCur: its "Current thread" header was seen (faulthandler lists
+	// the threads newest first, so the crashing one need not be first).
+	nativeDone, nativeCur bool
 	// header: the traceback began with its "Traceback (most recent call
 	// last):" line.
 	header bool
@@ -401,6 +403,12 @@ func leadsException(body string) bool {
 		return false
 	}
 	switch b[0] {
+	case 'V', 'A':
+		for _, w := range pydanticErrors {
+			if strings.HasPrefix(b, w.lead) {
+				return true
+			}
+		}
 	case 'C', 'E', 'F', 'e':
 		for _, w := range introducers {
 			if strings.HasPrefix(b, w) {
@@ -419,6 +427,30 @@ func leadsException(body string) bool {
 	// reader decides.)
 	l := strings.ToLower(b[:k])
 	return fatalType(b[:k]) || strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception")
+}
+
+// pydanticErrors are how pydantic prints an exception a validator raised,
+// one line per error under "ValidationError: N validation error(s) for
+// Model" (vLLM's config classes are pydantic dataclasses): "Value error,
+// msg [type=value_error, …]". An excerpt may hold that line alone.
+var pydanticErrors = []struct{ lead, typ string }{
+	{"Value error, ", "ValueError"},
+	{"Assertion failed, ", "AssertionError"},
+}
+
+// pydanticLine reads a line of pydanticErrors: the type it stands for and
+// the message without pydantic's "[type=…]" tail.
+func pydanticLine(line string) (typ, msg string, ok bool) {
+	t := strings.TrimSpace(line)
+	for _, w := range pydanticErrors {
+		if m, ok := strings.CutPrefix(t, w.lead); ok && strings.TrimSpace(m) != "" {
+			if k := strings.LastIndex(m, " [type="); k > 0 {
+				m = m[:k]
+			}
+			return w.typ, strings.TrimSpace(m), true
+		}
+	}
+	return "", "", false
 }
 
 // introducers start a line that names an exception after them.
@@ -765,6 +797,9 @@ func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
 			return typ, msg, true
 		}
 	}
+	if typ, msg, ok := pydanticLine(line); ok {
+		return typ, msg, true
+	}
 	for _, p := range oneLiners {
 		k := strings.Index(line, p)
 		if k < 0 {
@@ -863,7 +898,7 @@ func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, hea
 	if at, ok := x.ignored[streamKey{rec.Source, rec.Rank}]; ok && n-at >= 0 && n-at <= 2 {
 		s.tb.Ignored = true
 	}
-	s.frameless, s.wrapped, s.nativeDone, s.header, s.blanks = false, "", false, !headless, 0
+	s.frameless, s.wrapped, s.nativeDone, s.nativeCur, s.header, s.blanks = false, "", false, false, !headless, 0
 	s.id = id
 	s.state = stFrames
 	s.inGroup = false
@@ -979,7 +1014,12 @@ func (x *Extractor) feedNative(s *stream, l *fedLine) {
 	switch {
 	case l.t == "" || l.t == "<no Python frame>" || strings.HasPrefix(l.t, "Stack (most recent call first)"):
 	case strings.HasSuffix(l.t, "(most recent call first):"):
-		if len(s.cur.Frames) > 0 {
+		switch {
+		case strings.HasPrefix(l.t, "Current thread") && !s.nativeCur:
+			// The thread that crashed: its frames, not another's before it.
+			s.cur.Frames, s.cur.Code = s.cur.Frames[:0], s.cur.Code[:0]
+			s.nativeDone, s.nativeCur = false, true
+		case len(s.cur.Frames) > 0:
 			s.nativeDone = true // only the thread that crashed
 		}
 	default:

@@ -353,3 +353,20 @@ func TestIdleMeansSkip(t *testing.T) {
 		t.Fatal("Idle never reported true")
 	}
 }
+
+// TestPydanticLine: pydantic's one-line rendering of a validator's
+// exception is an exception without frames, also alone in an excerpt.
+func TestPydanticLine(t *testing.T) {
+	x := NewExtractor()
+	x.Add(record.Record{Source: "p", Line: 1, Rank: record.NoRank, Text: "  Value error, quantization fp8 is not supported on this GPU [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]"})
+	tbs := x.Finish()
+	if len(tbs) != 1 || tbs[0].Root().Type != "ValueError" || tbs[0].Root().Message != "quantization fp8 is not supported on this GPU" {
+		t.Fatalf("%+v", tbs)
+	}
+	// Under pydantic's own exception line it is that exception's message.
+	x = NewExtractor()
+	x.Add(record.Record{Source: "p", Line: 1, Rank: record.NoRank, Text: "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, bad [type=value_error]"})
+	if tbs := x.Finish(); len(tbs) != 1 || !strings.HasSuffix(tbs[0].Root().Type, "ValidationError") {
+		t.Fatalf("under ValidationError: %+v", tbs)
+	}
+}

@@ -9,6 +9,7 @@ package fatal
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -22,6 +23,11 @@ const (
 	Collective  Kind = "collective-error" // NCCL / RCCL / gloo errors, watchdog and store timeouts
 	ChildExit   Kind = "child-exit"       // a launcher saying a child exited non-zero or died
 	BuildFailed Kind = "build-failed"     // a compiler or build command failed (a JIT build, Triton's launcher)
+	// ErrorLine: an error-level log line saying a component failed to
+	// start or was killed ("[E] Failed to initialize executor", "ERROR …
+	// Failed to load NCCL library"). Fatal only when nothing else is: an
+	// engine logs such lines on the way to the exception that ends it.
+	ErrorLine Kind = "error-line"
 )
 
 // Title is a finding title for a kind.
@@ -39,6 +45,8 @@ func (k Kind) Title() string {
 		return "A child process exited with an error"
 	case BuildFailed:
 		return "A build command failed"
+	case ErrorLine:
+		return "A component failed to start"
 	}
 	return "Fatal error"
 }
@@ -46,7 +54,7 @@ func (k Kind) Title() string {
 // Consequence reports whether a line of this kind usually reports a
 // failure told elsewhere (a launcher noticing its child died): such a
 // line is the finding only when nothing else fatal was found.
-func (k Kind) Consequence() bool { return k == ChildExit }
+func (k Kind) Consequence() bool { return k == ChildExit || k == ErrorLine }
 
 type pattern struct {
 	kind Kind
@@ -72,10 +80,17 @@ var patterns = []pattern{
 		regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
 	{OOMKill, []string{"Out of memory: Kill"}, regexp.MustCompile(`Out of memory: Kill(ed)? process`)},
 	{OOMKill, []string{"invoked oom-killer", "oom_kill_process", "oom-kill:constraint"}, regexp.MustCompile(`invoked oom-killer|oom-kill:constraint|oom_kill_process`)},
+	// Ray's memory monitor killing a worker or an actor when the node's host
+	// memory crosses its threshold (the raylet's summary, the actor's error).
+	{OOMKill, []string{"memory pressure (OOM)", "Ray killed this worker"},
+		regexp.MustCompile(`killed due to memory pressure \(OOM\)|Ray killed this worker`)},
 	{OOMKill, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
 	// CUDA graph trees' own checks of a recording against its replay.
 	{DeviceError, []string{"during graph recording"}, regexp.MustCompile(`graph recording observed an input tensor deallocate during graph recording`)},
 	{DeviceError, []string{"CUDA error: "}, regexp.MustCompile(`CUDA error: \S`)},
+	// The CUDA runtime's error name, on the line torch prints under
+	// "CUDA error: <text>" (a paste may start there).
+	{DeviceError, []string{"Search for `cudaError"}, regexp.MustCompile("Search for `cudaError[A-Za-z]+'")},
 	{DeviceError, []string{"CUDA driver error"}, regexp.MustCompile(`CUDA driver error`)},
 	{DeviceError, []string{"hipErrorNoBinary", "hipErrorIllegal", "hipErrorOutOfMemory", "hipErrorInvalid", "hipErrorLaunch", "hipErrorNotInit", "hipErrorStreamCapture", "---> [HIP error]", "fail to call hip"},
 		regexp.MustCompile(`hipError[A-Z][A-Za-z]+|\[HIP error\]|fail to call hip\w+`)},
@@ -96,6 +111,10 @@ var patterns = []pattern{
 		regexp.MustCompile(`[NR]CCL WARN (?:Cuda failure|Call to \S+ failed)`)},
 	{Collective, []string{"Socket Timeout", "DistStoreError"}, regexp.MustCompile(`Socket Timeout|DistStoreError`)},
 	{BuildFailed, []string{"returned non-zero exit status"}, regexp.MustCompile(`Command '\[?.*' returned non-zero exit status [1-9]`)},
+	// The linker under a compiler driver (Triton's launcher build, a JIT
+	// extension): a library it cannot find, or its own exit.
+	{BuildFailed, []string{": cannot find -l", "ld returned 1 exit status"},
+		regexp.MustCompile(`\bld(?:\.\w+)?: cannot find -l\S+|collect2: error: ld returned [1-9]\d* exit status`)},
 	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "Error building extension"}, regexp.MustCompile(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
 	// The C++ compiler's error on code Inductor generated (a JIT extension's
 	// build ends in "Error building extension").
@@ -105,6 +124,18 @@ var patterns = []pattern{
 	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
 	{ChildExit, []string{"scheduler is dead", "detokenizer is dead", "Received sigquit"}, regexp.MustCompile(`(scheduler|detokenizer) is dead|Received sigquit from a child process`)},
 	{ChildExit, []string{"received by PID", "terminated with signal"}, regexp.MustCompile(`Signal \d+ \(SIG[A-Z]+\) received by PID \d+|terminated with signal`)},
+}
+
+// errorLines are the rows that count only on a line logged at error level
+// or above (ScanLogged): the same words in an INFO line or a user's print
+// are no failure ("failed to load the cached kernel, compiling").
+var errorLines = []pattern{
+	{ErrorLine, []string{"ailed to initiali", "ailed to start", "ailed to launch", "ailed to spawn", "ailed to create", "ailed to allocate", "ailed to load"},
+		regexp.MustCompile(`\b[Ff]ailed to (?:initiali[sz]e|start|launch|spawn|create|allocate|load)\b`)},
+	{ErrorLine, []string{"could not be created", "could not be started", "could not be initiali"},
+		regexp.MustCompile(`\bcould not be (?:created|started|initiali[sz]ed)\b`)},
+	{ErrorLine, []string{"killed due to", "was killed by", "were killed by", "has been killed", "have been killed"},
+		regexp.MustCompile(`\b(?:(?:was|were) killed (?:by|due to)|(?:has|have) been killed)\b`)},
 }
 
 // Literals returns literals of which one occurs in every line Scan can
@@ -121,7 +152,7 @@ func Leads(body []byte) bool {
 var literals = func() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, p := range patterns {
+	for _, p := range append(slices.Clip(patterns), errorLines...) {
 		for _, l := range p.lits {
 			if l == "Aborted" {
 				continue // Leads
@@ -144,12 +175,23 @@ type Hit struct {
 }
 
 // Scan returns the fatal lines of text (lines separated by '\n').
-func Scan(text string) []Hit {
+func Scan(text string) []Hit { return scan(text, false) }
+
+// ScanLogged is Scan for the text of a record logged at error level or
+// above: its lines that say a component failed to start or was killed
+// are fatal too (ErrorLine).
+func ScanLogged(text string) []Hit { return scan(text, true) }
+
+func scan(text string, logged bool) []Hit {
 	var out []Hit
 	for n := 0; text != ""; n++ {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
-		if h, ok := Classify(line); ok {
+		h, ok := Classify(line)
+		if !ok && logged {
+			h, ok = classify(errorLines, line)
+		}
+		if ok {
 			h.Line = n
 			if h.Kind == NativeCrash && strings.HasPrefix(h.Match, "terminat") {
 				h.Text = withWhat(h.Text, rest)
@@ -161,7 +203,9 @@ func Scan(text string) []Hit {
 }
 
 // Classify reports whether one line is fatal, and how.
-func Classify(line string) (Hit, bool) {
+func Classify(line string) (Hit, bool) { return classify(patterns, line) }
+
+func classify(patterns []pattern, line string) (Hit, bool) {
 	t := strings.TrimSpace(line)
 	if t == "" {
 		return Hit{}, false

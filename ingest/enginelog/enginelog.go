@@ -94,6 +94,8 @@ type block struct {
 	// to let go puts it in free.
 	refs atomic.Int32
 	free chan<- *block
+	// poison: Options.PoisonReleased of the parse that took it
+	poison bool
 }
 
 // unref lets go of b (see refs).
@@ -101,7 +103,7 @@ func (b *block) unref() {
 	if b.refs.Add(-1) != 0 {
 		return
 	}
-	if PoisonReleased {
+	if b.poison {
 		for _, m := range [][]byte{b.buf, b.clean[:cap(b.clean)]} {
 			for i := range m {
 				m[i] = 0xA5
@@ -130,6 +132,7 @@ type Batch struct {
 	// invalid: records whose text held invalid UTF-8 (replaced), by index.
 	invalid []int
 	refs    atomic.Int32
+	poison  bool // Options.PoisonReleased
 }
 
 // Records travel in batches of batchRecs, or fewer once their texts pass
@@ -173,7 +176,8 @@ func (b *Batch) Release() {
 	if b.refs.Add(-1) != 0 {
 		return
 	}
-	if PoisonReleased {
+	if b.poison {
+		b.poison = false
 		for i := range b.arena[:cap(b.arena)] {
 			b.arena[:cap(b.arena)][i] = 0xA5
 		}
@@ -228,13 +232,6 @@ func (b *Batch) invalidFrom() int64 {
 var junkRecord = record.Record{Source: "junk", Line: -9, EndLine: -9, Kind: 99, Rank: record.Rank{Role: "junk", DP: 99, PP: 99, TP: 99, EP: 99, Global: 99, PID: 99},
 	Time: time.Unix(99, 99), Level: "junk", Emitter: "junk", Labels: []string{"junk"}, Text: "junk", Repeat: 99}
 
-// PoisonReleased is for tests, of this package and of readers of
-// batches: when set, a batch's texts are overwritten as its last reader
-// releases it, and its record slots filled with junk, so a text still
-// pointing into them, or a field a new record does not set, shows up.
-// Set it only while no parse runs.
-var PoisonReleased bool
-
 // Parse streams r and calls emit for each Record in input order.
 //
 // Work is spread over the CPUs: one goroutine reads blocks of whole lines
@@ -261,6 +258,12 @@ type Options struct {
 	// body in the same stage; the bits it returns join the line's mask.
 	// It should read only the first bytes (an exception line's type).
 	Lead func(body []byte) uint64
+	// PoisonReleased is a check for readers of batches (tests): a batch's
+	// texts are overwritten as its last reader releases it, and its
+	// record slots filled with junk, and every block's bytes once its
+	// batches are done with it, so a text still pointing into them, or a
+	// field a new record does not set, shows up.
+	PoisonReleased bool
 }
 
 // ParseWith is Parse for a caller that takes records by pointer: rec (its
@@ -296,7 +299,7 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 		if made < nb && len(free) == 0 {
 			made++
 			b := blockPool.Get().(*block)
-			b.free = free
+			b.free, b.poison = free, opt.PoisonReleased
 			return b
 		}
 		select {
@@ -354,7 +357,7 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 	// next Parse.
 	for ; made > 0; made-- {
 		b := <-free
-		b.data, b.lines, b.outs, b.free = nil, b.lines[:0], b.outs[:0], nil
+		b.data, b.lines, b.outs, b.free, b.poison = nil, b.lines[:0], b.outs[:0], nil, false
 		blockPool.Put(b)
 	}
 	s.st.Bytes = bytesRead
@@ -374,11 +377,14 @@ type stitcher struct {
 	tmp  block // clean scratch for lines joined again
 	st   Stats
 	emit func(*Batch)
+	// poison: Options.PoisonReleased, for the batches handed on
+	poison bool
 }
 
 func newStitcher(source string, opt Options, emit func(*Batch)) *stitcher {
 	// Lines joined again are peeled again, with the same literal scan.
-	return &stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, p: peeler{scan: opt.Scan, lead: opt.Lead}, emit: emit}
+	return &stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, p: peeler{scan: opt.Scan, lead: opt.Lead}, emit: emit,
+		poison: opt.PoisonReleased}
 }
 
 func (s *stitcher) stitch(b *block) {
@@ -458,6 +464,7 @@ func (s *stitcher) hand(b *Batch) {
 	if b == nil {
 		return
 	}
+	b.poison = s.poison
 	if b.Len() == 0 {
 		b.Release()
 		return

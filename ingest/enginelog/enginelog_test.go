@@ -22,8 +22,17 @@ import (
 
 func parseBytes(t testing.TB, b []byte) ([]record.Record, Stats) {
 	t.Helper()
+	return parseBytesWith(t, b, Options{})
+}
+
+func parseBytesWith(t testing.TB, b []byte, opt Options) ([]record.Record, Stats) {
+	t.Helper()
 	var recs []record.Record
-	st, err := Parse(bytes.NewReader(b), "in.log", func(r record.Record) { recs = append(recs, r) })
+	st, err := ParseWith(bytes.NewReader(b), "in.log", opt, func(rec *record.Record, _ uint64, text []byte) {
+		r := *rec
+		r.Text = string(text)
+		recs = append(recs, r)
+	})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -621,9 +630,7 @@ func TestBlocksNotBorrowedPastTheirTurn(t *testing.T) {
 	}
 	in := buf.Bytes()
 	want, _ := parseBytes(t, in)
-	PoisonReleased = true
-	defer func() { PoisonReleased = false }()
-	got, _ := parseBytes(t, in)
+	got, _ := parseBytesWith(t, in, Options{PoisonReleased: true})
 	if len(got) != len(want) {
 		t.Fatalf("%d records with poisoned blocks, %d without", len(got), len(want))
 	}
@@ -656,8 +663,6 @@ func TestBatchesHeldByReaders(t *testing.T) {
 			inputs = append(inputs, b)
 		}
 	}
-	PoisonReleased = true
-	defer func() { PoisonReleased = false }()
 	for n, in := range inputs {
 		want, _ := parseBytes(t, in)
 		// Two readers, each with its own copy of every record, as
@@ -683,7 +688,7 @@ func TestBatchesHeldByReaders(t *testing.T) {
 				}
 			}()
 		}
-		_, err := ParseBatches(bytes.NewReader(in), "in.log", Options{}, func(b *Batch) {
+		_, err := ParseBatches(bytes.NewReader(in), "in.log", Options{PoisonReleased: true}, func(b *Batch) {
 			for _, c := range chans {
 				b.Hold()
 				c <- b

@@ -200,7 +200,13 @@ func unquote(line []byte) []byte {
 	return line
 }
 
-// bareANSI finds a colour code without its ESC: "[" digits and ';' "m",
+// renderedESC are the ESC byte as a tool wrote it out in text: syslog's
+// octal escape of control characters ("#033[0;36m", rsyslog), caret
+// notation ("^[[0;36m", cat -v, less) and a string's escapes.
+var renderedESC = []string{"#033", "^[", `\033`, `\x1b`, `\u001b`, `\e`}
+
+// bareANSI finds a colour code without its ESC, or with the ESC rendered
+// as text (renderedESC): "[" digits and ';' "m",
 // with at least one digit, not preceded by ESC. It returns its offset or -1.
 func bareANSI(line []byte) int {
 	for off := 0; ; {
@@ -218,6 +224,11 @@ func bareANSI(line []byte) int {
 			j++
 		}
 		if digits > 0 && j < len(line) && line[j] == 'm' && (k == 0 || line[k-1] != 0x1b) {
+			for _, esc := range renderedESC {
+				if k >= len(esc) && string(line[k-len(esc):k]) == esc {
+					return k - len(esc) // the ESC as a page or a collector rendered it goes too
+				}
+			}
 			return k
 		}
 		off = k + 1

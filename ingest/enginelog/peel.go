@@ -22,6 +22,7 @@ const (
 	hdrGlog           // "I0227 20:02:12.576000 139 torch/x.py:789] "
 	hdrSGLang         // "[2025-10-29 11:25:58 TP6] "
 	hdrATOM           // "[atom 06:33:57] "
+	hdrTRT            // "[07/08/2025-19:47:15] [TRT-LLM] [RANK 1] [E] "
 )
 
 // repeatsHeader reports whether continuation lines of this family carry the
@@ -1248,6 +1249,9 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		}
 		next++
 	}
+	if len(in) == 19 && in[2] == '/' && in[5] == '/' && in[10] == '-' {
+		return p.trtHeader(l, b, i, in, next)
+	}
 	if len(in) >= 19 && in[4] == '-' && in[7] == '-' && in[10] == ' ' {
 		dt, k := dateTime(in, true)
 		if k == 0 {
@@ -1311,6 +1315,57 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 	l.tm = time.Date(0, 1, 1, h, m, s, 0, time.UTC)
 	l.keyEnd = int32(i + cl + 1)
 	return i + next
+}
+
+// trtHeader: TensorRT-LLM's Python logger, "[MM/DD/YYYY-HH:MM:SS]
+// [TRT-LLM] [RANK 1] [E] " (the rank only under MPI, the level one letter:
+// V, I, W, E, F). in is the time between the first brackets, next the
+// offset after them in b[i:].
+func (p *peeler) trtHeader(l *peeled, b []byte, i int, in []byte, next int) int {
+	mo, d, y := digits(in, 0, 2), digits(in, 3, 2), digits(in, 6, 4)
+	h, m, s, ok := hms(in, 11)
+	if !ok || y < 0 || !validMD(mo, d) {
+		return i
+	}
+	r := b[i+next:]
+	const tag = "[TRT-LLM] "
+	if !bytes.HasPrefix(r, []byte(tag)) {
+		return i
+	}
+	k := len(tag)
+	rk := l.rank
+	if bytes.HasPrefix(r[k:], []byte("[RANK ")) {
+		n, e := atoi(r, k+6)
+		if e == k+6 || e+1 >= len(r) || r[e] != ']' || r[e+1] != ' ' {
+			return i
+		}
+		rk.Global = n
+		k = e + 2
+	}
+	if k+4 > len(r) || r[k] != '[' || r[k+2] != ']' || r[k+3] != ' ' {
+		return i
+	}
+	var lvl record.Level
+	switch r[k+1] {
+	case 'V', 'D':
+		lvl = record.LevelDebug
+	case 'I':
+		lvl = record.LevelInfo
+	case 'W':
+		lvl = record.LevelWarning
+	case 'E':
+		lvl = record.LevelError
+	case 'F':
+		lvl = record.LevelCritical
+	default:
+		return i
+	}
+	l.rank = rk
+	l.level = lvl
+	l.hdr = hdrTRT
+	l.tm = time.Date(y, time.Month(mo), d, h, m, s, 0, time.UTC)
+	l.keyEnd = int32(i + next + k + 3)
+	return i + next + k + 4
 }
 
 // torchLogger reads torch 2.0/2.1's logger field, "torch._dynamo.convert_frame:

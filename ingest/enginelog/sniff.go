@@ -21,11 +21,23 @@ const (
 // Sniff scores how sure it is that head (the first bytes of path) is an
 // engine log (the scores above); 0 for binary data.
 func Sniff(path string, head []byte) int {
+	score, _ := sniff(path, head)
+	return score
+}
+
+// HoldsLogLines reports whether head has engine, launcher or glog lines
+// (a stack dump inside a log, rather than a dump alone).
+func HoldsLogLines(head []byte) bool {
+	_, logLines := sniff("", head)
+	return logLines
+}
+
+func sniff(path string, head []byte) (score int, logLines bool) {
 	if len(head) == 0 {
-		return 0
+		return 0, false
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
-		return 0
+		return 0, false
 	}
 	var p peeler
 	var l peeled
@@ -44,7 +56,7 @@ func Sniff(path string, head []byte) int {
 		p.peel(&l)
 		body := l.body.of(l.line)
 		switch l.hdr {
-		case hdrVLLM, hdrSGLang, hdrATOM:
+		case hdrVLLM, hdrSGLang, hdrATOM, hdrTRT:
 			engine++
 		case hdrGlog:
 			glog++
@@ -60,28 +72,29 @@ func Sniff(path string, head []byte) int {
 			traceback = true
 		}
 	}
+	logLines = engine > 0 || glog > 0
 	// Stack dumps (py-spy, faulthandler) often sit behind engine prefixes;
 	// their own parser should win.
 	for _, m := range []string{"(idle): \"", "(active): \"", "(active+gil): \"", "\nPython v3", "Current thread 0x", "\nThread 0x"} {
 		if bytes.Contains(head, []byte(m)) {
-			return ScoreHoldsDump
+			return ScoreHoldsDump, logLines
 		}
 	}
 	switch {
 	case glog > 0 && jsonGlog*2 >= glog && engine == 0:
-		return ScoreTorchTrace
+		return ScoreTorchTrace, logLines
 	case engine > 0:
-		return ScoreEngine
+		return ScoreEngine, logLines
 	case glog > 0:
-		return ScoreGlog
+		return ScoreGlog, logLines
 	case traceback:
-		return ScoreTraceback
+		return ScoreTraceback, logLines
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".log", ".txt", ".out", ".err":
-		return ScoreLogName
+		return ScoreLogName, logLines
 	}
-	return ScoreText
+	return ScoreText, logLines
 }
 
 // cutLine splits off the first line of data, without its '\n'.
