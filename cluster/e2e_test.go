@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bringup-tool/bringup/cluster"
+	"github.com/bringup-tool/bringup/record"
 	reportcluster "github.com/bringup-tool/bringup/report/cluster"
 	"github.com/bringup-tool/bringup/stacks"
 )
@@ -219,7 +220,7 @@ func decode(t *testing.T, out string) reportcluster.Doc {
 // named the outlier.
 func (f *fixture) checkAllRanks(t *testing.T, d reportcluster.Doc, nodeOf func(host string) string) {
 	t.Helper()
-	got := map[string]*stacks.Process{}
+	got := map[string]*record.Process{}
 	for _, p := range d.Processes {
 		got[p.Rank] = p
 	}

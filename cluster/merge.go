@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/bringup-tool/bringup/cluster/node"
-	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/record"
 )
 
 // Merged is every node's processes as one input for stacks.Analyze, with
@@ -19,7 +19,7 @@ type Merged struct {
 	// pid that two nodes both have is labelled "bt1 pid 13", so that no two
 	// processes of different nodes are taken for snapshots of one, and so
 	// is every pid when no process of any node has a rank.
-	Processes []*stacks.Process
+	Processes []*record.Process
 	// Failures are the processes the nodes found but could not read.
 	Failures []ProcFailure
 	Missing  Missing
@@ -63,7 +63,7 @@ func Merge(backend string, nodes []NodeResult) *Merged {
 	m := &Merged{Backend: backend, Nodes: nodes, Missing: Missing{Ranks: []int{}, Nodes: []string{}}}
 	type entry struct {
 		node string
-		p    *stacks.Process
+		p    *record.Process
 		src  *node.Process
 	}
 	var all []entry

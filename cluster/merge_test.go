@@ -20,8 +20,8 @@ func iptr(n int) *int { return &n }
 
 // nproc is a process of a node document, blocked in leaf.
 func nproc(pid, ppid int, title string, h node.Hints, leaf string) node.Process {
-	p := node.Process{Process: stacks.Process{PID: pid, PPID: ppid, Name: title, Source: stacks.SourceLive, RankInfo: record.NoRank,
-		Path: fmt.Sprintf("pid %d", pid), Threads: []stacks.Thread{{TID: uint64(pid), Main: true, Name: "MainThread", Line: 1,
+	p := node.Process{Process: record.Process{PID: pid, PPID: ppid, Name: title, Source: record.SourceLive, RankInfo: record.NoRank,
+		Path: fmt.Sprintf("pid %d", pid), Threads: []record.Thread{{TID: uint64(pid), Main: true, Name: "MainThread", Line: 1,
 			Frames: record.Stack{{Func: leaf, File: "w.py", Line: 3}, {Func: "main", File: "w.py", Line: 9}}}}}, Hints: h}
 	if strings.Contains(title, "_TP") {
 		var tp int

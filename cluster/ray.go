@@ -18,7 +18,7 @@ import (
 
 	"github.com/bringup-tool/bringup/cluster/node"
 	"github.com/bringup-tool/bringup/ingest/stackdump"
-	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/record"
 )
 
 // Ray reads a Ray cluster through its dashboard: the nodes and workers
@@ -277,7 +277,7 @@ func (r *Ray) Collect(ctx context.Context, t Target) (*node.Doc, error) {
 			continue
 		}
 		p := res.Processes[0]
-		p.PID, p.Source = pid, stacks.SourceLive
+		p.PID, p.Source = pid, record.SourceLive
 		d.Processes = append(d.Processes, node.Process{Process: *p})
 	}
 	node.ResolveRanks(d.Processes)

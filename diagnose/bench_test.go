@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/benchlog"
-	"github.com/bringup-tool/bringup/internal/cputime"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/cputime"
 )
 
-// benchLog is the benchmark log (internal/benchlog, the log
+// benchLog is the benchmark log (testsupport/benchlog, the log
 // scripts/bench-diagnose measures) of about size bytes.
 func benchLog(size int) []byte {
 	var b bytes.Buffer

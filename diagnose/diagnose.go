@@ -48,15 +48,9 @@ type Input struct {
 	Records int64  `json:"records"`
 	Skipped int64  `json:"skipped"`
 	// SkipSamples locate the first skipped lines.
-	SkipSamples []Skip `json:"skip_samples,omitempty"`
+	SkipSamples []record.Skip `json:"skip_samples,omitempty"`
 	// Error says why the input was not (fully) used; empty when it was.
 	Error string `json:"error,omitempty"`
-}
-
-// Skip is a line of an input that could not be used.
-type Skip struct {
-	Line   int    `json:"line"`
-	Reason string `json:"reason"`
 }
 
 // Error is a root exception (wrappers unwrapped), once per distinct error

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/ingest"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func run(t testing.TB, paths ...string) *Diagnosis {
@@ -314,42 +312,6 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
-}
-
-// A registered analyzer of another kind plugs in without touching this
-// package: its subjects are matched and its facts reported.
-func TestRegisteredAnalyzer(t *testing.T) {
-	ingest.Register(ingest.Format{Name: "test-dump", Sniff: func(path string, head []byte) int {
-		if bytes.HasPrefix(head, []byte("TESTDUMP\n")) {
-			return 100
-		}
-		return 0
-	}})
-	RegisterAnalyzer("test-dump", func(path string, r io.Reader) (Analysis, error) {
-		b, _ := io.ReadAll(r)
-		var subs []rules.Subject
-		for i, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "frame ") {
-				subs = append(subs, rules.Subject{Fact: "exception", Text: "RuntimeError: UR error",
-					Frames:   record.Stack{{Func: "profile_cudagraph_memory", File: "gpu_model_runner.py"}, {Func: "determine_available_memory", File: "xpu_worker.py"}},
-					Evidence: record.Evidence{Path: path, Line: i + 1, Rank: "TP1", Text: l}})
-			}
-		}
-		return Analysis{Records: 2, Subjects: subs, Versions: map[string]string{"vllm": "0.19.0"}, Facts: map[string]int{"threads": 1}}, nil
-	})
-	p := filepath.Join(t.TempDir(), "dump.txt")
-	os.WriteFile(p, []byte("TESTDUMP\nframe profile_cudagraph_memory\n"), 0o644)
-	d := run(t, p)
-	if d.Inputs[0].Kind != "test-dump" || d.Inputs[0].Records != 2 {
-		t.Errorf("input %+v", d.Inputs[0])
-	}
-	f := finding(d, "xpu-cudagraph-mem-estimate")
-	if f == nil || f.Evidence[0].Line != 2 || d.Versions["vllm"] != "0.19.0" || d.Facts[p] == nil {
-		t.Errorf("findings %v facts %v", ruleIDs(d), d.Facts)
-	}
-	if !slices.Contains(Analyzers(), "test-dump") {
-		t.Errorf("Analyzers() = %v", Analyzers())
-	}
 }
 
 func TestStdin(t *testing.T) {

@@ -7,12 +7,13 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/analyze/timeline"
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/diagnose/fatal"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/ingest/pytrace"
-	"github.com/bringup-tool/bringup/internal/litscan"
+	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 )
@@ -21,11 +22,8 @@ import (
 const KindEngineLog = "enginelog"
 
 // KindStacks is the kind of a stack dump input (py-spy dump, bringup
-// stacks --json, watch's *.stacks.json): ingest/stackdump's FormatName,
-// written out because importing that package registers its format, which
-// only a build with the stack analyzer may do (watch's tests hold the two
-// equal).
-const KindStacks = "stackdump"
+// stacks --json, watch's *.stacks.json).
+const KindStacks = stackdump.FormatName
 
 // maxEvidenceText bounds one evidence line so a 50 MB line stays out of the report.
 const maxEvidenceText = 400
@@ -267,9 +265,7 @@ func analyzeLog(path string, r io.Reader, set *rules.Set) logResult {
 	wg.Wait()
 
 	res.input.Bytes, res.input.Records, res.input.Skipped = st.Bytes, st.Records, st.Skipped
-	for _, s := range st.SkipSamples {
-		res.input.SkipSamples = append(res.input.SkipSamples, Skip{Line: s.Line, Reason: s.Reason})
-	}
+	res.input.SkipSamples = append(res.input.SkipSamples, st.SkipSamples...)
 	if err != nil {
 		res.input.Error = err.Error()
 	}

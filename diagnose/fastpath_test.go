@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // bothWays runs diagnose on paths (or on stdin when data is not nil) with

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bringup-tool/bringup/ingest/pytrace"
+	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/rules"
 )
 

@@ -16,10 +16,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bringup-tool/bringup/analyze/pytrace"
+	"github.com/bringup-tool/bringup/analyze/timeline"
 	"github.com/bringup-tool/bringup/ingest"
-	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/ingest/pytrace"
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 )
@@ -257,28 +257,14 @@ func analyzeFile(open, path string, set *rules.Set, stdin io.Reader) fileResult 
 			return fileResult{input: Input{Path: path, Error: "gzip: " + err.Error()}}
 		}
 	}
-	kind := ingest.Detect(path, head)
-	switch {
-	case len(head) == 0:
+	if len(head) == 0 {
 		return fileResult{input: Input{Path: path, Error: "empty file"}}
-	case kind == KindEngineLog:
-		// A pasted excerpt (quoted, indented, colour codes without ESC)
-		// is repaired line by line; a log as the engine wrote it is not.
-		lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), set)
-		return fileResult{log: &lr, input: lr.input}
-	case kind == "":
+	}
+	k := detect(path, head)
+	if k == nil {
 		return fileResult{input: Input{Path: path, Error: "not a recognised input (binary or unknown format)"}}
 	}
-	fn := analyzerFor(kind)
-	if fn == nil {
-		return fileResult{input: Input{Path: path, Kind: kind, Error: "no analyzer for " + kind + " inputs in this build"}}
-	}
-	a, err := fn(path, br)
-	in := Input{Path: path, Kind: kind, Records: a.Records, Skipped: a.Skipped}
-	if err != nil {
-		in.Error = err.Error()
-	}
-	return fileResult{input: in, analysis: &a}
+	return k.analyze(path, br, head, set)
 }
 
 // reason is an OS error without the path (inputs[] already has it).
@@ -295,7 +281,34 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 	d := &Diagnosis{Schema: Schema, Inputs: []Input{}, Versions: map[string]string{},
 		Findings: []record.Finding{}, Errors: []Error{}, Timeline: []Phase{}, Gaps: []Gap{}}
 	hits := rules.NewCollector()
-	gpuUtil := ""
+	gpuUtil := mergeInputs(d, results, hits)
+	v := rules.Versions(d.Versions)
+	shown := matchSubjects(results, set, v, hits)
+
+	// The floor: every fatal error, explained by a rule or on its own.
+	d.Errors = floor(results, set, v, hits, torchDir)
+
+	addTimeline(d, results, set, v, hits, gpuUtil)
+	d.Findings = append(d.Findings, gatedFindings(hits, v)...)
+	if st == nil {
+		st = stacksOf(results, shown)
+	}
+	if st == nil {
+		st = &Stacks{}
+	}
+	ConfirmByStacks(d, *st)
+	addProbe(d, pr)
+	if len(d.Findings) > 0 {
+		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
+	}
+	d.Status, d.Verdict = verdict(d, set)
+	return d
+}
+
+// mergeInputs puts every input, its facts and its versions (the first
+// input to tell one wins) into d, and the logs' streaming rule hits into
+// hits; it returns the first gpu_memory_utilization a log printed.
+func mergeInputs(d *Diagnosis, results []fileResult, hits *rules.Collector) (gpuUtil string) {
 	for _, fr := range results {
 		d.Inputs = append(d.Inputs, fr.input)
 		var vs map[string]string
@@ -321,17 +334,14 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 			}
 		}
 	}
-	v := rules.Versions(d.Versions)
-	engine := ""
-	for _, e := range rules.Engines {
-		if v[e] != "" {
-			engine = e
-			break
-		}
-	}
+	return gpuUtil
+}
 
-	// Subjects of other analyzers, matched now that versions are known.
-	shown := map[string]bool{} // stack rules the stack dumps show
+// matchSubjects matches the subjects of the kinds other than logs, now
+// that the run's versions are known; it returns the stack rules the stack
+// dumps show.
+func matchSubjects(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.Collector) (shown map[string]bool) {
+	shown = map[string]bool{}
 	for _, fr := range results {
 		if fr.analysis == nil {
 			continue
@@ -345,11 +355,19 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 			}
 		}
 	}
+	return shown
+}
 
-	// The floor: every fatal error, explained by a rule or on its own.
-	d.Errors = floor(results, set, v, hits, torchDir)
-
-	// The startup timeline, and phases that never finished as facts.
+// addTimeline adds the logs' startup timeline and silent gaps to d, and
+// matches each rank's last unfinished phase as a fact.
+func addTimeline(d *Diagnosis, results []fileResult, set *rules.Set, v rules.Versions, hits *rules.Collector, gpuUtil string) {
+	engine := ""
+	for _, e := range rules.Engines {
+		if v[e] != "" {
+			engine = e
+			break
+		}
+	}
 	for _, fr := range results {
 		if fr.log == nil {
 			continue
@@ -368,20 +386,7 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 			if j, ok := last[p.Rank]; !ok || j != i {
 				continue
 			}
-			fields := map[string]string{"phase": p.Name, "rank": p.Rank,
-				"seconds": strconv.FormatFloat(p.Seconds, 'f', 0, 64)}
-			if engine != "" {
-				fields["engine"] = engine
-			}
-			if gpuUtil != "" {
-				fields["gpu_memory_utilization"] = gpuUtil
-			}
-			text := fmt.Sprintf("phase %s opened here and did not finish before the log ends (%.0f s later)", p.Name, p.Seconds)
-			if gpuUtil != "" {
-				text += "; gpu_memory_utilization " + gpuUtil
-			}
-			sub := rules.Subject{Fact: "timeline.unfinished", Fields: fields,
-				Evidence: record.Evidence{Path: p.Source, Line: p.Line, Rank: p.Rank, Text: text}}
+			sub := unfinishedSubject(p, engine, gpuUtil)
 			for _, r := range specific(set.Match(sub, v)) {
 				hits.Add(r, sub)
 			}
@@ -391,9 +396,30 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 		}
 	}
 	sort.SliceStable(d.Gaps, func(i, j int) bool { return d.Gaps[i].Seconds > d.Gaps[j].Seconds })
+}
 
-	// Text rules matched while streaming: apply the final version gates.
-	var general []record.Finding // catch-all findings: after the specific ones of their severity
+// unfinishedSubject is the fact of a phase a rank opened and never finished.
+func unfinishedSubject(p timeline.Phase, engine, gpuUtil string) rules.Subject {
+	fields := map[string]string{"phase": p.Name, "rank": p.Rank,
+		"seconds": strconv.FormatFloat(p.Seconds, 'f', 0, 64)}
+	if engine != "" {
+		fields["engine"] = engine
+	}
+	if gpuUtil != "" {
+		fields["gpu_memory_utilization"] = gpuUtil
+	}
+	text := fmt.Sprintf("phase %s opened here and did not finish before the log ends (%.0f s later)", p.Name, p.Seconds)
+	if gpuUtil != "" {
+		text += "; gpu_memory_utilization " + gpuUtil
+	}
+	return rules.Subject{Fact: "timeline.unfinished", Fields: fields,
+		Evidence: record.Evidence{Path: p.Source, Line: p.Line, Rank: p.Rank, Text: text}}
+}
+
+// gatedFindings are the collected findings whose rules allow the run's
+// versions, catch-all findings after the specific ones of their severity.
+func gatedFindings(hits *rules.Collector, v rules.Versions) []record.Finding {
+	var out, general []record.Finding
 	for _, f := range hits.Findings() {
 		r := hits.Rule(f.Rule)
 		if r != nil && !r.Allows(v) {
@@ -403,28 +429,16 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 			general = append(general, f)
 			continue
 		}
-		d.Findings = append(d.Findings, f)
+		out = append(out, f)
 	}
 	for _, g := range general {
-		k := len(d.Findings)
-		for k > 0 && d.Findings[k-1].Severity.Weight() < g.Severity.Weight() {
+		k := len(out)
+		for k > 0 && out[k-1].Severity.Weight() < g.Severity.Weight() {
 			k--
 		}
-		d.Findings = slices.Insert(d.Findings, k, g)
+		out = slices.Insert(out, k, g)
 	}
-	if st == nil {
-		st = stacksOf(results, shown)
-	}
-	if st == nil {
-		st = &Stacks{}
-	}
-	ConfirmByStacks(d, *st)
-	addProbe(d, pr)
-	if len(d.Findings) > 0 {
-		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
-	}
-	d.Status, d.Verdict = verdict(d, set)
-	return d
+	return out
 }
 
 // exceptionSubject describes a root exception for the rules, including the

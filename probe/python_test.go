@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 // The tests in this file run the real probe in real CPython processes: every

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/cputime"
-	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/cputime"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 // startTargets starts 8 targets, two per installed CPython (round-robin

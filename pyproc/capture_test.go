@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 // TestCaptureMatchesSelfView captures real CPython processes of every

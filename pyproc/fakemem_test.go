@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 // regionMemory is recorded or synthetic memory: a set of byte regions.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 // testedMinors are the CPython versions the live tests expect pyenv to

@@ -10,23 +10,19 @@ import (
 	"time"
 )
 
-// Kind says what a Record was parsed from.
+// Kind says what a Record was parsed from. Log lines are the only kind:
+// a TORCH_TRACE envelope is a torchtrace.Event and a stack-dump thread a
+// Thread.
 type Kind uint8
 
 const (
-	KindLogLine     Kind = iota // an engine/launcher/PyTorch log line with its continuation lines
-	KindTraceEvent              // one TORCH_TRACE envelope with its payload
-	KindStackThread             // one thread of a stack dump
+	KindLogLine Kind = iota // an engine/launcher/PyTorch log line with its continuation lines
 )
 
 func (k Kind) String() string {
 	switch k {
 	case KindLogLine:
 		return "log"
-	case KindTraceEvent:
-		return "trace"
-	case KindStackThread:
-		return "stack"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

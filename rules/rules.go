@@ -4,7 +4,7 @@
 // exceptions, structured facts — and collects the hits into Findings.
 //
 // Matching is built for huge logs: every text regex contributes a required
-// literal, and all literals are found in one pass (internal/litscan, or an
+// literal, and all literals are found in one pass (litscan, or an
 // Aho-Corasick automaton when a literal is under 4 bytes), so a record that
 // contains none of them costs a fraction of a nanosecond per byte and no
 // regex at all.
@@ -23,7 +23,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bringup-tool/bringup/internal/litscan"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
 	"go.yaml.in/yaml/v3"
 )

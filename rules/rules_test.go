@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/cputime"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/cputime"
 )
 
 // quiet are realistic healthy lines and near misses that no rule may match.

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	reportstacks "github.com/bringup-tool/bringup/report/stacks"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // FuzzAnalyze: whatever the reader makes of an input, analysis at every

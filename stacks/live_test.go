@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
 	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/stacks/live"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 // Live tests: real CPython processes of every version pyenv provides,

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func read(t *testing.T, paths ...string) []*stacks.Process {

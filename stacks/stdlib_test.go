@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 // TestStdlibNames: stdlib_gen.go is the union of sys.stdlib_module_names

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // fr builds a stack from "func file:line" pairs, innermost first; a pair

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 // The parity tests read the same live, blocked processes with bringup

@@ -74,7 +74,7 @@ func StacksCapture(snapshots int, interval time.Duration, style report.Style) Ca
 // role word always (an API server or engine core logs as one), the rank
 // only for a process that is not a coordinator (the engine core's "DP0"
 // is its data-parallel index, not a rank among the workers).
-func adoptRank(p *stacks.Process, r record.Rank) {
+func adoptRank(p *record.Process, r record.Rank) {
 	if !r.Known() {
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/record"
-	_ "github.com/bringup-tool/bringup/stacks/stackdiag" // diagnose reads stack dumps, as the CLI does
 	"github.com/bringup-tool/bringup/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/bringup-tool/bringup/analyze/timeline"
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/litscan"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/store"
 )

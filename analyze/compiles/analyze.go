@@ -13,7 +13,7 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 	"github.com/bringup-tool/bringup/record"
 )
 

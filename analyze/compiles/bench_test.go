@@ -7,7 +7,7 @@ import (
 	"runtime/pprof"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // BenchmarkAnalyzeCorpus analyses the top-level corpus logs, concatenated

@@ -1,7 +1,6 @@
 package compiles
 
 import (
-	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
@@ -9,13 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func analyze(t *testing.T, args ...string) *Result {
@@ -553,24 +551,6 @@ func FuzzAnalyzeFile(f *testing.F) {
 
 func corpusPath(t testing.TB, name string) string { return testcorpus.File(t, "tlparse-inputs", name) }
 
-// WriteJSON streams the same document json.Marshal produces.
-func TestWriteJSONEqualsMarshal(t *testing.T) {
-	res := analyze(t, testcorpus.Dir(t, "tlparse-inputs/multi_rank_logs"))
-	var sb strings.Builder
-	if err := WriteJSON(&sb, res); err != nil {
-		t.Fatal(err)
-	}
-	var a, b any
-	if err := json.Unmarshal([]byte(sb.String()), &a); err != nil {
-		t.Fatal(err)
-	}
-	m, _ := json.Marshal(res)
-	_ = json.Unmarshal(m, &b)
-	if !reflect.DeepEqual(a, b) {
-		t.Error("WriteJSON differs from json.Marshal")
-	}
-}
-
 // test_tensor_meta_divergence_groups, test_runtime_analysis_working and
 // test_runtime_analysis_mismatched_graphs.
 func TestRuntimeAndTensorMeta(t *testing.T) {
@@ -609,7 +589,7 @@ func TestDiagnoseAnalyzer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Records != 21 || len(a.Subjects) != 1 || a.Subjects[0].Fact != FactCompileFailed || a.Subjects[0].Evidence.Line != 145 {
+	if a.Records != 21 || len(a.Subjects) != 1 || a.Subjects[0].Fact != FactCompileFailed || a.Subjects[0].Evidence.Line != 145 || a.Result == nil {
 		t.Errorf("records %d subjects %+v", a.Records, a.Subjects)
 	}
 	dir := testcorpus.Dir(t, "tlparse-inputs/multi_rank_schedule")
@@ -830,46 +810,6 @@ func TestPhaseSeconds(t *testing.T) {
 	}
 	if dynamo <= 0 || sum < dynamo*0.999 || sum > dynamo*1.001 {
 		t.Errorf("self times add up to %.6fs, dynamo took %.6fs", sum, dynamo)
-	}
-}
-
-// TestWriteJSONParallelSameBytes: the long arrays, marshalled in chunks on
-// several goroutines, give the bytes of the one-goroutine path, and the
-// same document as json.Marshal (the corpus block three times over has
-// arrays of several chunks).
-func TestWriteJSONParallelSameBytes(t *testing.T) {
-	data := testcorpus.TraceBlock(t)
-	p := filepath.Join(t.TempDir(), "three.log")
-	if err := os.WriteFile(p, bytes.Repeat(data, 3), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := analyze(t, p)
-	if len(res.Phases) <= 2*jsonChunk {
-		t.Fatalf("only %d phases: the test needs arrays of several chunks", len(res.Phases))
-	}
-	var par, seq bytes.Buffer
-	if err := WriteJSON(&par, res); err != nil {
-		t.Fatal(err)
-	}
-	old := runtime.GOMAXPROCS(1)
-	err := WriteJSON(&seq, res)
-	runtime.GOMAXPROCS(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if old < 2 {
-		t.Log("GOMAXPROCS is 1: both runs took the one-goroutine path")
-	}
-	if !bytes.Equal(par.Bytes(), seq.Bytes()) {
-		t.Error("parallel WriteJSON differs from the one-goroutine output")
-	}
-	m, _ := json.Marshal(res)
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, par.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(compact.Bytes(), m) {
-		t.Error("WriteJSON differs from json.Marshal")
 	}
 }
 

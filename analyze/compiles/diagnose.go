@@ -5,13 +5,18 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
+	"github.com/bringup-tool/bringup/rules"
 )
 
-// bringup diagnose hands every input that sniffs as "torchtrace" to
-// DiagnoseAnalyzer; the binary links it in by importing this package.
-func init() { diagnose.RegisterAnalyzer("torchtrace", DiagnoseAnalyzer) }
+// Diagnosed is one trace file as bringup diagnose sees it.
+type Diagnosed struct {
+	Records, Skipped int64
+	// Subjects are for the rules; Result is the file's bringup.trace/v1
+	// document (diagnose's facts[path]).
+	Subjects []rules.Subject
+	Result   *Result
+}
 
 // DiagnoseAnalyzer analyses one trace file for bringup diagnose: its
 // compile failures, graph breaks, open phases, recompiles, recompile limits
@@ -20,7 +25,7 @@ func init() { diagnose.RegisterAnalyzer("torchtrace", DiagnoseAnalyzer) }
 // file is the lowest-ranked of several rank files beside each other, the
 // rank files of that directory are compared and their divergence subjects
 // join this file's.
-func DiagnoseAnalyzer(path string, r io.Reader) (diagnose.Analysis, error) {
+func DiagnoseAnalyzer(path string, r io.Reader) (Diagnosed, error) {
 	in := Input{Path: path, Rank: torchtrace.RankFromName(path), RankFrom: "file_name"}
 	if in.Rank < 0 {
 		in.RankFrom = "none"
@@ -31,7 +36,7 @@ func DiagnoseAnalyzer(path string, r io.Reader) (diagnose.Analysis, error) {
 	scanPipelined(sc, fa, torchtrace.NewVerified())
 	st := sc.Stats()
 	if err := sc.Err(); err != nil {
-		return diagnose.Analysis{}, err
+		return Diagnosed{}, err
 	}
 	fa.finish(st)
 	res := merge([]*fileAnalysis{fa}, []*torchtrace.Stats{st}, nil)
@@ -47,12 +52,11 @@ func DiagnoseAnalyzer(path string, r io.Reader) (diagnose.Analysis, error) {
 			res.Divergence = all.Divergence
 		}
 	}
-	return diagnose.Analysis{
+	return Diagnosed{
 		Records:  int64(st.Records),
 		Skipped:  int64(st.Corrupted + st.NonGlog),
 		Subjects: subs,
-		Versions: res.Versions,
-		Facts:    res,
+		Result:   res,
 	}, nil
 }
 

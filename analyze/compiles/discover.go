@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 )
 
 // maxDepth bounds the directory walk: a TORCH_TRACE directory is flat, but

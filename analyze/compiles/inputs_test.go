@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/input"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/input"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // A gzipped trace gives the analysis of the plain one, including what is

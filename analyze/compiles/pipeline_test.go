@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // TestBatchBound: whatever the payload sizes, a batch holds at most

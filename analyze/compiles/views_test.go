@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // The failure chain names each exception of a reason, innermost first,

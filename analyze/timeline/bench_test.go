@@ -6,18 +6,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/ingest/pytrace"
-	"github.com/bringup-tool/bringup/internal/benchlog"
-	"github.com/bringup-tool/bringup/internal/litscan"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
 )
 
 // BenchmarkPipelineFile runs what diagnose runs per engine log, short of
 // the rules: Parse feeding the traceback extractor, this timeline and the
 // version detector, over the file named by BRINGUP_BENCH_LOG (see
-// internal/benchlog).
+// testsupport/benchlog).
 func BenchmarkPipelineFile(b *testing.B) {
 	path := benchlog.FileFromEnv(b)
 	for i := 0; i < b.N; i++ {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/bringup-tool/bringup/analyze/versions"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // FuzzTimeline feeds parsed logs to the timeline and the version detector,

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/litscan"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func build(t *testing.T, paths ...string) ([]Phase, []Gap) {

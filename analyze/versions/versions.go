@@ -8,7 +8,7 @@ package versions
 import (
 	"strings"
 
-	"github.com/bringup-tool/bringup/internal/litscan"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
 )
 

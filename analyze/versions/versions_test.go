@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func detect(t *testing.T, path string) *Detector {

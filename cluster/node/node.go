@@ -10,7 +10,7 @@ package node
 import (
 	"time"
 
-	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/record"
 )
 
 // Schema is the id of the collector's JSON document.
@@ -64,9 +64,9 @@ type Scope struct {
 }
 
 // Process is one captured process with its rank hints. The embedded
-// stacks.Process is exactly what `stacks --pid` captures.
+// record.Process is exactly what `stacks --pid` captures.
 type Process struct {
-	stacks.Process
+	record.Process
 	Hints Hints `json:"hints"`
 	// RankFrom says which hint named Rank: "RANK", "title",
 	// "SLURM_PROCID", or empty when unranked.

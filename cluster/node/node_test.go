@@ -14,7 +14,6 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/stacks"
 )
 
 func ip(n int) *int { return &n }
@@ -61,7 +60,7 @@ func FuzzParseEnviron(f *testing.F) {
 }
 
 func proc(pid int, title string, h Hints) Process {
-	p := Process{Process: stacks.Process{PID: pid, Name: title, RankInfo: record.NoRank}, Hints: h}
+	p := Process{Process: record.Process{PID: pid, Name: title, RankInfo: record.NoRank}, Hints: h}
 	if title != "" { // as stacks/live reads a title
 		p.RankInfo = stackdump.RankFromTitle(title)
 		p.Rank = p.RankInfo.Key()

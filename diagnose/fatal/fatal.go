@@ -4,7 +4,7 @@
 // launcher reporting a child's non-zero exit. It is the part of
 // diagnose's floor that no rule has to know: each such line is fatal
 // whether or not a rule explains it. Python exceptions are found by
-// ingest/pytrace.
+// analyze/pytrace.
 package fatal
 
 import (

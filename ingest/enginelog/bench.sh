@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 LOG=${1:-/tmp/bringup-bench.log}
 MB=${MB:-1100}
-[ -f "$LOG" ] || go run ./internal/benchlog/genlog -mb "$MB" -o "$LOG"
+[ -f "$LOG" ] || go run ./testsupport/benchlog/genlog -mb "$MB" -o "$LOG"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go test -c -o "$bin/enginelog.test" ./ingest/enginelog

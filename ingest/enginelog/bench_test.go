@@ -6,10 +6,10 @@ import (
 	"os"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/benchlog"
-	"github.com/bringup-tool/bringup/internal/cputime"
-	"github.com/bringup-tool/bringup/internal/litscan"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/cputime"
 )
 
 func benchInput(b *testing.B) []byte {
@@ -41,7 +41,7 @@ func BenchmarkParse(b *testing.B) {
 }
 
 // BenchmarkParseFile parses the file named by BRINGUP_BENCH_LOG (made by
-// go run ./internal/benchlog/genlog), for throughput and peak-RSS runs on large inputs.
+// go run ./testsupport/benchlog/genlog), for throughput and peak-RSS runs on large inputs.
 func BenchmarkParseFile(b *testing.B) {
 	path := benchlog.FileFromEnv(b)
 	for i := 0; i < b.N; i++ {

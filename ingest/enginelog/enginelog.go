@@ -21,22 +21,15 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/bringup-tool/bringup/ingest"
-	"github.com/bringup-tool/bringup/internal/litscan"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
 )
-
-// Skip is a physical line that could not be used, and why.
-type Skip struct {
-	Line   int
-	Reason string
-}
 
 // Stats says how much was read and what was left out.
 type Stats struct {
 	Bytes, Lines, Records int64
 	Skipped               int64
-	SkipSamples           []Skip // the first MaxSkipSamples skips
+	SkipSamples           []record.Skip // the first MaxSkipSamples skips (Path empty)
 	// Recognized counts lines that carried a known prefix or logger header;
 	// zero on a file that is not an engine log at all.
 	Recognized int64
@@ -67,10 +60,6 @@ const (
 	// thousands of small logs does not allocate and clear megabytes each.
 	firstBlock = 64 << 10
 )
-
-func init() {
-	ingest.Register(ingest.Format{Name: "enginelog", Sniff: Sniff})
-}
 
 // blockPool keeps read blocks between Parse calls: diagnose may parse
 // thousands of small files.
@@ -778,7 +767,7 @@ type joiner struct {
 func (j *joiner) skip(line int64, reason string) {
 	j.st.Skipped++
 	if len(j.st.SkipSamples) < MaxSkipSamples {
-		j.st.SkipSamples = append(j.st.SkipSamples, Skip{Line: int(line), Reason: reason})
+		j.st.SkipSamples = append(j.st.SkipSamples, record.Skip{Line: int(line), Reason: reason})
 	}
 }
 

@@ -15,9 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest"
-	"github.com/bringup-tool/bringup/internal/benchlog"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func parseBytes(t testing.TB, b []byte) ([]record.Record, Stats) {
@@ -573,8 +573,8 @@ func TestSniffLeavesStackDumpsAndTraces(t *testing.T) {
 			t.Errorf("Sniff(%s) = %d, want 1..%d", c.name, got, c.max)
 		}
 	}
-	if got := ingest.Detect("x.log", []byte("INFO 12-17 13:32:44 [core.py:1] hello\n")); got != "enginelog" {
-		t.Errorf("Detect = %q", got)
+	if got := Sniff("x.log", []byte("INFO 12-17 13:32:44 [core.py:1] hello\n")); got == 0 {
+		t.Errorf("Sniff = %d", got)
 	}
 }
 

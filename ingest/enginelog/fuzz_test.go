@@ -9,10 +9,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/bringup-tool/bringup/internal/benchlog"
-	"github.com/bringup-tool/bringup/internal/litscan"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // seedFiles are the real corpus logs (when ../shared is there) and the

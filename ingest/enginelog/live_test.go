@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // Feeding a log line by line through Live gives the same records as Parse.

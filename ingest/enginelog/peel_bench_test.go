@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/benchlog"
-	"github.com/bringup-tool/bringup/internal/cputime"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/cputime"
 )
 
 // BenchmarkPeelLines: peel alone (no block bookkeeping, no joiner), one

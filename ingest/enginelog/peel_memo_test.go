@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
 )
 
 // TestPeelMemoVaried: over a generated log whose timestamps and numbers

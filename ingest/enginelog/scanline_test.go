@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/guardpage"
+	"github.com/bringup-tool/bringup/testsupport/guardpage"
 )
 
 // scanExact is what scanLine must say of data, the slow way: the line up

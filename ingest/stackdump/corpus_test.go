@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func parseCorpus(t *testing.T, name string) *Result {
@@ -314,4 +313,4 @@ func TestEveryCorpusFileIsCovered(t *testing.T) {
 	}
 }
 
-var _ = stacks.SourceFile
+var _ = record.SourceFile

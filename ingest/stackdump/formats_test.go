@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 )
 
 func parseString(t *testing.T, s string) *Result {

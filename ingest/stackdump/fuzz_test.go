@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/input"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/input"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // FuzzParse: no input makes the reader panic, and every frame it returns

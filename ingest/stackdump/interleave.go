@@ -3,7 +3,7 @@ package stackdump
 import (
 	"strings"
 
-	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/record"
 )
 
 // InterleaveFix is what to do about interleaved output.
@@ -47,7 +47,7 @@ func (p *parser) commitSuspect() {
 	}
 	p.badFH++
 	if p.res.Interleaved == nil {
-		p.res.Interleaved = &stacks.Warning{
+		p.res.Interleaved = &record.Warning{
 			Path: p.path,
 			Line: p.suspectLine,
 			Msg:  "output of several processes is interleaved inside lines (concurrent faulthandler writes on one stream); it cannot be split reliably: " + InterleaveFix,

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/stacks"
 )
 
 // maxJSON bounds one JSON document so garbage cannot grow memory forever.
@@ -84,7 +83,7 @@ type pyspyTrace struct {
 // stacksDoc is bringup's own bringup.stacks/v1 output read back.
 type stacksDoc struct {
 	Schema    string            `json:"schema"`
-	Processes []*stacks.Process `json:"processes"`
+	Processes []*record.Process `json:"processes"`
 }
 
 func (p *parser) flushJSON() {
@@ -116,7 +115,7 @@ func (p *parser) flushJSON() {
 		proc.RankInfo = record.NoRank
 		record.ScanRankTokens(proc.Rank, &proc.RankInfo)
 		if proc.Source == "" {
-			proc.Source = stacks.SourceFile
+			proc.Source = record.SourceFile
 		}
 		proc.Path, proc.Line = p.path, j.start
 		for i := range proc.Threads {
@@ -133,7 +132,7 @@ func (p *parser) flushJSON() {
 }
 
 func (p *parser) addPyspyJSON(traces []pyspyTrace, line int, s *stream) {
-	byPID := map[int]*stacks.Process{}
+	byPID := map[int]*record.Process{}
 	for _, t := range traces {
 		pid := t.PID
 		if pid == 0 {
@@ -141,7 +140,7 @@ func (p *parser) addPyspyJSON(traces []pyspyTrace, line int, s *stream) {
 		}
 		proc := byPID[pid]
 		if proc == nil {
-			proc = &stacks.Process{PID: pid, Source: stacks.SourceFile, Path: p.path, Line: line, RankInfo: record.NoRank}
+			proc = &record.Process{PID: pid, Source: record.SourceFile, Path: p.path, Line: line, RankInfo: record.NoRank}
 			if t.ProcessInfo != nil {
 				proc.Name = t.ProcessInfo.CommandLine
 			}
@@ -152,7 +151,7 @@ func (p *parser) addPyspyJSON(traces []pyspyTrace, line int, s *stream) {
 			byPID[pid] = proc
 			p.res.Processes = append(p.res.Processes, proc)
 		}
-		th := stacks.Thread{TID: t.ThreadID, Ident: "0x" + strconv.FormatUint(t.ThreadID, 16), Line: line}
+		th := record.Thread{TID: t.ThreadID, Ident: "0x" + strconv.FormatUint(t.ThreadID, 16), Line: line}
 		if t.OSThreadID != nil {
 			th.TID = *t.OSThreadID
 		}

@@ -21,28 +21,24 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/stacks"
 )
 
-// FormatName is the name registered with ingest.
+// FormatName is the name of stack-dump inputs among diagnose's kinds.
 const FormatName = "stackdump"
-
-func init() { ingest.Register(ingest.Format{Name: FormatName, Sniff: Sniff}) }
 
 // Result is what one input held.
 type Result struct {
 	Path      string
-	Processes []*stacks.Process
+	Processes []*record.Process
 	// Warnings are lines that were skipped, with their location.
-	Warnings []stacks.Warning
+	Warnings []record.Warning
 	// Interleaved is set when output of several processes is mixed inside
 	// lines (concurrent faulthandler writes on one stderr): such text
 	// cannot be split reliably and is not guessed at.
-	Interleaved *stacks.Warning
+	Interleaved *record.Warning
 	Lines       int
 }
 
@@ -154,7 +150,7 @@ const (
 // several processes (each line prefixed by its process) gets one stream
 // per prefix, so it is read as if each had its own file.
 type stream struct {
-	proc   *stacks.Process
+	proc   *record.Process
 	thread int // index into proc.Threads, -1 when none
 	mode   mode
 	// inCmdline: between a py-spy "Process" line and its "Python v" line,
@@ -184,7 +180,7 @@ type parser struct {
 	badFH       int
 	suspect     string
 	suspectLine int
-	cutThread   *stacks.Thread // the thread the suspect line was in
+	cutThread   *record.Thread // the thread the suspect line was in
 }
 
 func newParser(path string) *parser {
@@ -198,12 +194,12 @@ func newParser(path string) *parser {
 func (p *parser) warn(line int, format string, a ...any) {
 	const maxWarnings = 200
 	if len(p.res.Warnings) == maxWarnings {
-		p.res.Warnings = append(p.res.Warnings, stacks.Warning{Path: p.path, Line: line, Msg: "more warnings not shown"})
+		p.res.Warnings = append(p.res.Warnings, record.Warning{Path: p.path, Line: line, Msg: "more warnings not shown"})
 	}
 	if len(p.res.Warnings) > maxWarnings {
 		return
 	}
-	p.res.Warnings = append(p.res.Warnings, stacks.Warning{Path: p.path, Line: line, Msg: fmt.Sprintf(format, a...)})
+	p.res.Warnings = append(p.res.Warnings, record.Warning{Path: p.path, Line: line, Msg: fmt.Sprintf(format, a...)})
 }
 
 func (p *parser) stream(key string) *stream {
@@ -402,7 +398,7 @@ func (p *parser) faulthandlerHead(s *stream, body, trimmed string) bool {
 		}
 		s.mode = modeFaulthandler
 		id, _ := strconv.ParseUint(m[2], 16, 64)
-		t := stacks.Thread{TID: id, Ident: "0x" + strings.ToLower(m[2]), Name: m[3], Line: p.lineNo}
+		t := record.Thread{TID: id, Ident: "0x" + strings.ToLower(m[2]), Name: m[3], Line: p.lineNo}
 		if m[1] == "Current thread" {
 			t.State = "current"
 		}
@@ -415,7 +411,7 @@ func (p *parser) faulthandlerHead(s *stream, body, trimmed string) bool {
 			p.newProcess(s, 0, "")
 		}
 		s.mode = modeFaulthandler
-		p.addThread(s, stacks.Thread{State: "current", Line: p.lineNo})
+		p.addThread(s, record.Thread{State: "current", Line: p.lineNo})
 		return true
 	}
 	if strings.HasPrefix(body, fatalHead) {
@@ -444,7 +440,7 @@ func (p *parser) faulthandlerHead(s *stream, body, trimmed string) bool {
 		p.newProcess(s, 0, "")
 		s.mode = modeFaulthandler
 		p.warn(p.lineNo, "faulthandler frames without a thread header: read as a thread of unknown id")
-		p.addThread(s, stacks.Thread{Line: p.lineNo})
+		p.addThread(s, record.Thread{Line: p.lineNo})
 		p.faulthandlerLine(s, body)
 		return true
 	}
@@ -462,7 +458,7 @@ func (p *parser) pystackLine(s *stream, body, trimmed string) bool {
 		}
 		s.mode = modePystack
 		tid, _ := strconv.ParseUint(m[1], 10, 64)
-		t := stacks.Thread{TID: tid, State: pystackState(m[3]), Line: p.lineNo}
+		t := record.Thread{TID: tid, State: pystackState(m[3]), Line: p.lineNo}
 		if s.proc.Name == "" {
 			s.proc.Name = m[2]
 		}
@@ -505,7 +501,7 @@ func (p *parser) tracebackLine(s *stream, body string) bool {
 			p.newProcess(s, 0, "")
 		}
 		s.mode = modeTraceback
-		p.addThread(s, stacks.Thread{State: "traceback", Line: p.lineNo})
+		p.addThread(s, record.Thread{State: "traceback", Line: p.lineNo})
 		return true
 	}
 	if m := matchIf(strings.Contains(body, `File "`), tbFrameRE, body); m != nil && (s.mode == modeTraceback || s.mode == modeNone) {
@@ -516,7 +512,7 @@ func (p *parser) tracebackLine(s *stream, body string) bool {
 		}
 		if s.thread < 0 {
 			// The excerpt starts mid-traceback.
-			p.addThread(s, stacks.Thread{State: "traceback", Truncated: true, Line: p.lineNo})
+			p.addThread(s, record.Thread{State: "traceback", Truncated: true, Line: p.lineNo})
 		}
 		ln, _ := strconv.Atoi(m[2])
 		th := &s.proc.Threads[s.thread]
@@ -586,7 +582,7 @@ func (p *parser) tryPending(s *stream) bool {
 			p.newProcess(s, 0, "")
 		}
 		s.mode = modePyspy
-		p.addThread(s, stacks.Thread{Truncated: true, Line: s.pendingLine})
+		p.addThread(s, record.Thread{Truncated: true, Line: s.pendingLine})
 	}
 	th := &s.proc.Threads[s.thread]
 	th.Frames = append(th.Frames, f)
@@ -677,7 +673,7 @@ func (p *parser) pyspyThread(s *stream, m []string) {
 	}
 	s.mode = modePyspy
 	s.inCmdline = false
-	t := stacks.Thread{TID: tid, Ident: ident, State: m[2], Name: m[3], Line: p.lineNo}
+	t := record.Thread{TID: tid, Ident: ident, State: m[2], Name: m[3], Line: p.lineNo}
 	if t.Name == "MainThread" {
 		t.Main = true
 		// On Linux py-spy prints the OS thread id, and a main thread's id
@@ -711,7 +707,7 @@ func (p *parser) faulthandlerLine(s *stream, body string) {
 		if s.proc == nil {
 			p.newProcess(s, 0, "")
 		}
-		p.addThread(s, stacks.Thread{Truncated: true, Line: p.lineNo})
+		p.addThread(s, record.Thread{Truncated: true, Line: p.lineNo})
 	}
 	th := &s.proc.Threads[s.thread]
 	switch {
@@ -745,7 +741,7 @@ func pystackState(s string) string {
 	return ""
 }
 
-func (p *parser) hasTID(proc *stacks.Process, tid uint64) bool {
+func (p *parser) hasTID(proc *record.Process, tid uint64) bool {
 	for _, t := range proc.Threads {
 		if t.TID == tid && !t.Truncated {
 			return true
@@ -754,7 +750,7 @@ func (p *parser) hasTID(proc *stacks.Process, tid uint64) bool {
 	return false
 }
 
-func (p *parser) hasThreadIdent(proc *stacks.Process, hex string) bool {
+func (p *parser) hasThreadIdent(proc *record.Process, hex string) bool {
 	id, _ := strconv.ParseUint(hex, 16, 64)
 	for _, t := range proc.Threads {
 		if t.Ident != "" && t.TID == id {
@@ -764,7 +760,7 @@ func (p *parser) hasThreadIdent(proc *stacks.Process, hex string) bool {
 	return false
 }
 
-func (p *parser) addThread(s *stream, t stacks.Thread) {
+func (p *parser) addThread(s *stream, t record.Thread) {
 	s.proc.Threads = append(s.proc.Threads, t)
 	s.thread = len(s.proc.Threads) - 1
 }
@@ -773,7 +769,7 @@ func (p *parser) newProcess(s *stream, pid int, name string) {
 	if pid == 0 {
 		pid = s.nextPID
 	}
-	proc := &stacks.Process{PID: pid, Name: name, Source: stacks.SourceFile, Path: p.path, Line: p.lineNo, RankInfo: record.NoRank}
+	proc := &record.Process{PID: pid, Name: name, Source: record.SourceFile, Path: p.path, Line: p.lineNo, RankInfo: record.NoRank}
 	rank := s.nextRank
 	if !rankKnown(rank) && s.nextPID == 0 {
 		rank = s.lastRank
@@ -796,7 +792,7 @@ func (p *parser) newProcess(s *stream, pid int, name string) {
 // rankFromTitle reads the rank from a process title such as
 // "VLLM::Worker_TP3" or "sglang::scheduler_PP2_TP1"; a rank the
 // surrounding record gave wins.
-func (p *parser) rankFromTitle(proc *stacks.Process) {
+func (p *parser) rankFromTitle(proc *record.Process) {
 	if rankKnown(proc.RankInfo) {
 		proc.Rank = rankLabel(proc.RankInfo)
 		return
@@ -861,7 +857,7 @@ func (p *parser) finish() {
 	}
 	// Drop processes with neither threads nor identity, and number
 	// repeated dumps of one pid as snapshots.
-	var keep []*stacks.Process
+	var keep []*record.Process
 	for _, proc := range p.res.Processes {
 		if len(proc.Threads) == 0 && proc.PID == 0 && proc.Python == "" {
 			continue
@@ -879,7 +875,7 @@ func (p *parser) finish() {
 	}
 	p.res.Processes = keep
 	if p.badFH > 0 && p.res.Interleaved == nil {
-		p.res.Interleaved = &stacks.Warning{Path: p.path, Line: 0, Msg: "faulthandler output looks interleaved"}
+		p.res.Interleaved = &record.Warning{Path: p.path, Line: 0, Msg: "faulthandler output looks interleaved"}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/bringup-tool/bringup/ingest"
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 )
 
 // Gzip-compressed traces. A trace file may be gzipped (collected with

@@ -20,13 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/bringup-tool/bringup/ingest"
 )
-
-func init() {
-	ingest.Register(ingest.Format{Name: "torchtrace", Sniff: Sniff})
-}
 
 // reserved are the envelope keys that are not event kinds (torch/_logging).
 var reserved = map[string]bool{

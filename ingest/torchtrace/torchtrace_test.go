@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func scanFile(t testing.TB, path string, want func(*Event) bool) (*Scanner, []Event) {

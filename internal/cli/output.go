@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bringup-tool/bringup/internal/atomicfile"
+	"github.com/bringup-tool/bringup/atomicfile"
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/rules"
 )

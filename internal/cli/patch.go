@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bringup-tool/bringup/patchset"
+	"github.com/bringup-tool/bringup/report/patchtext"
 )
 
 func init() { register(newPatchCmd) }
@@ -125,7 +126,7 @@ unreadable, 2 could not run.`,
 			if asJSON {
 				err = writeJSON(cmd.OutOrStdout(), r)
 			} else {
-				err = patchset.WriteText(cmd.OutOrStdout(), r, style(cmd))
+				err = patchtext.WriteText(cmd.OutOrStdout(), r, style(cmd))
 			}
 			if err != nil {
 				return err
@@ -208,7 +209,7 @@ Exit status: 0 reverted (or nothing to do), 1 refused, 2 could not run.`
 				} else {
 					fmt.Fprintf(w, "%s: nothing to do\n\n", verb)
 				}
-				err = patchset.WriteText(w, out.Report, st)
+				err = patchtext.WriteText(w, out.Report, st)
 			}
 			if err != nil {
 				return err

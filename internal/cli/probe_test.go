@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 func TestProbeCommand(t *testing.T) {

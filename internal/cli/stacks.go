@@ -15,14 +15,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 	"github.com/bringup-tool/bringup/pyproc"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	reportstacks "github.com/bringup-tool/bringup/report/stacks"
 	"github.com/bringup-tool/bringup/stacks"
 	"github.com/bringup-tool/bringup/stacks/live"
-	_ "github.com/bringup-tool/bringup/stacks/stackdiag" // diagnose reads stack dumps too
 )
 
 func init() { register(newStacksCmd) }
@@ -99,8 +98,8 @@ Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
 				return err
 			}
 
-			var procs []*stacks.Process
-			var warns, interleaved []stacks.Warning
+			var procs []*record.Process
+			var warns, interleaved []record.Warning
 			stderr := cmd.ErrOrStderr()
 			if live {
 				var progress io.Writer

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func TestStacksCommand(t *testing.T) {

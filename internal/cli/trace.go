@@ -14,6 +14,7 @@ import (
 	"github.com/bringup-tool/bringup/analyze/compiles"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/report/tracejson"
 	"github.com/bringup-tool/bringup/report/tracetext"
 )
 
@@ -132,7 +133,7 @@ why).`,
 			}
 			defer out.Abort()
 			if asJSON {
-				if err := compiles.WriteJSON(out, res); err != nil {
+				if err := tracejson.WriteJSON(out, res); err != nil {
 					return Usagef("cannot write JSON: %v", err)
 				}
 			} else {

@@ -4,7 +4,7 @@ import (
 	"bufio"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
-	"github.com/bringup-tool/bringup/internal/atomicfile"
+	"github.com/bringup-tool/bringup/atomicfile"
 	"github.com/bringup-tool/bringup/report/perfetto"
 	"github.com/bringup-tool/bringup/report/tracehtml"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // A healthy trace exits 0 with an OK verdict first; a failed compile exits

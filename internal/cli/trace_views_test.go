@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // --top and --torch are checked before anything is read: a count below 1

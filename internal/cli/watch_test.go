@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func watchScript(name string) string {

@@ -16,8 +16,8 @@ import (
 
 func merged() *cluster.Merged {
 	rank := func(pid, r int) node.Process {
-		p := node.Process{Process: stacks.Process{PID: pid, Source: stacks.SourceLive, RankInfo: record.NoRank,
-			Threads: []stacks.Thread{{TID: uint64(pid), Main: true, Line: 1, Frames: record.Stack{{Func: "wait_for_peers", File: "rank.py", Line: 19}}}}},
+		p := node.Process{Process: record.Process{PID: pid, Source: record.SourceLive, RankInfo: record.NoRank,
+			Threads: []record.Thread{{TID: uint64(pid), Main: true, Line: 1, Frames: record.Stack{{Func: "wait_for_peers", File: "rank.py", Line: 19}}}}},
 			Hints: node.Hints{Rank: &r, WorldSize: new(int)}}
 		*p.Hints.WorldSize = 4
 		return p

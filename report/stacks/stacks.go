@@ -551,14 +551,14 @@ type Doc struct {
 	Schema      string            `json:"schema"`
 	Verdict     string            `json:"verdict"`
 	Level       string            `json:"level"`
-	Processes   []*stacks.Process `json:"processes"`
+	Processes   []*record.Process `json:"processes"`
 	Buckets     []*stacks.Bucket  `json:"buckets"`
 	Shared      stacks.Shared     `json:"shared"`
 	Outliers    []stacks.Outlier  `json:"outliers"`
 	Findings    []record.Finding  `json:"findings"`
 	Snapshots   []stacks.Progress `json:"snapshots,omitempty"`
-	Warnings    []stacks.Warning  `json:"warnings"`
-	Interleaved []stacks.Warning  `json:"interleaved,omitempty"`
+	Warnings    []record.Warning  `json:"warnings"`
+	Interleaved []record.Warning  `json:"interleaved,omitempty"`
 	// Where is the headline's data: where the workers are (the verdict's
 	// text is Where.Text when no signature matched).
 	Where stacks.Where `json:"where"`
@@ -576,11 +576,11 @@ func NewDoc(a *stacks.Analysis) Doc {
 		d.Where.PIDs = []int{}
 	}
 	if d.Processes == nil {
-		d.Processes = []*stacks.Process{}
+		d.Processes = []*record.Process{}
 	}
 	for _, p := range d.Processes {
 		if p.Threads == nil {
-			p.Threads = []stacks.Thread{}
+			p.Threads = []record.Thread{}
 		}
 		for i := range p.Threads {
 			if p.Threads[i].Frames == nil {
@@ -615,7 +615,7 @@ func NewDoc(a *stacks.Analysis) Doc {
 		d.Findings = []record.Finding{}
 	}
 	if d.Warnings == nil {
-		d.Warnings = []stacks.Warning{}
+		d.Warnings = []record.Warning{}
 	}
 	return d
 }

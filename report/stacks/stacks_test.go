@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/stackdump"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func seed004(t *testing.T) *stacks.Analysis {
@@ -22,7 +22,7 @@ func seed004(t *testing.T) *stacks.Analysis {
 	if len(files) != 8 {
 		t.Fatalf("fixture: %v", files)
 	}
-	var procs []*stacks.Process
+	var procs []*record.Process
 	for _, f := range files {
 		res, err := stackdump.ParseFile(f)
 		if err != nil {
@@ -164,7 +164,7 @@ func TestTextNothingShared(t *testing.T) {
 		{[]string{"transformers-pr-17308-torchdynamo-pyspy.txt", "accelerate-issue-3104-deepspeed-pyspy.txt"}, "shared by all 2 primary threads:"},
 		{[]string{"transformers-pr-17308-torchdynamo-pyspy.txt", "pytorch-pr-174808-debugserver-stacks.txt"}, "no frame shared by all 2 primary threads:"},
 	} {
-		var procs []*stacks.Process
+		var procs []*record.Process
 		for _, name := range c.files {
 			res, err := stackdump.ParseFile(testcorpus.File(t, "stackdumps", name))
 			if err != nil {
@@ -192,7 +192,7 @@ func TestTextNothingShared(t *testing.T) {
 // heading, and the leaf path is not printed as the root path backwards.
 func TestTextSameWholeStack(t *testing.T) {
 	dump := testcorpus.File(t, "stackdumps", "transformers-pr-17308-torchdynamo-pyspy.txt")
-	var procs []*stacks.Process
+	var procs []*record.Process
 	for _, pid := range []int{101, 102} {
 		res, err := stackdump.ParseFile(dump)
 		if err != nil {
@@ -220,10 +220,10 @@ func TestTextSameWholeStack(t *testing.T) {
 // N"), or a live capture read back from saved JSON without one, is not.
 func TestTextSaysWhichCommandCaptured(t *testing.T) {
 	frames := record.Stack{{Func: "spin", File: "<string>", Line: 3}}
-	procs := []*stacks.Process{
-		{PID: 11, Source: stacks.SourceLive, Path: "py-spy dump --nonblocking --pid 11", CapturedBy: "py-spy dump --nonblocking --pid 11", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 11, Main: true, Frames: frames}}},
-		{PID: 12, Source: stacks.SourceLive, Path: "pid 12", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 12, Main: true, Frames: frames}}},
-		{PID: 13, Source: stacks.SourceLive, Path: "saved.json", RankInfo: record.NoRank, Threads: []stacks.Thread{{TID: 13, Main: true, Frames: frames}}},
+	procs := []*record.Process{
+		{PID: 11, Source: record.SourceLive, Path: "py-spy dump --nonblocking --pid 11", CapturedBy: "py-spy dump --nonblocking --pid 11", RankInfo: record.NoRank, Threads: []record.Thread{{TID: 11, Main: true, Frames: frames}}},
+		{PID: 12, Source: record.SourceLive, Path: "pid 12", RankInfo: record.NoRank, Threads: []record.Thread{{TID: 12, Main: true, Frames: frames}}},
+		{PID: 13, Source: record.SourceLive, Path: "saved.json", RankInfo: record.NoRank, Threads: []record.Thread{{TID: 13, Main: true, Frames: frames}}},
 	}
 	var buf bytes.Buffer
 	if err := Text(&buf, stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel}), TextOptions{}); err != nil {
@@ -240,7 +240,7 @@ func TestTextSaysWhichCommandCaptured(t *testing.T) {
 
 // pyspy reads a py-spy dump of one process (pid 3) whose main thread has
 // the given frames, innermost first ("func (file:line)" lines).
-func pyspy(t *testing.T, frames ...string) []*stacks.Process {
+func pyspy(t *testing.T, frames ...string) []*record.Process {
 	t.Helper()
 	text := "Process 3: python3 rec.py\nPython v3.12.1 (/usr/bin/python3.12)\n\nThread 3 (idle): \"MainThread\"\n"
 	for _, f := range frames {
@@ -301,10 +301,10 @@ func TestTextLeafAndRegionMembers(t *testing.T) {
 func TestTextBusyRolesAndWhere(t *testing.T) {
 	spin := record.Stack{{Func: "spin", File: "/srv/busy.py", Line: 36}, {Func: "main", File: "/srv/busy.py", Line: 50}, {Func: "<module>", File: "/srv/busy.py", Line: 60}}
 	tracker := record.Stack{{Func: "main", File: "/usr/lib/python3.12/multiprocessing/resource_tracker.py", Line: 239}, {Func: "<module>", File: "<string>", Line: 1}}
-	procs := []*stacks.Process{
-		{PID: 10, Source: stacks.SourceLive, RankInfo: record.NoRank, Name: "python3 busy.py", Threads: []stacks.Thread{{TID: 10, Main: true, State: "active", Partial: true, Frames: spin}}},
-		{PID: 11, Source: stacks.SourceLive, RankInfo: record.NoRank, PPID: 10, Name: "python3 -c from multiprocessing.resource_tracker import main;main(5)",
-			Threads: []stacks.Thread{{TID: 11, Main: true, State: "idle", Frames: tracker}}},
+	procs := []*record.Process{
+		{PID: 10, Source: record.SourceLive, RankInfo: record.NoRank, Name: "python3 busy.py", Threads: []record.Thread{{TID: 10, Main: true, State: "active", Partial: true, Frames: spin}}},
+		{PID: 11, Source: record.SourceLive, RankInfo: record.NoRank, PPID: 10, Name: "python3 -c from multiprocessing.resource_tracker import main;main(5)",
+			Threads: []record.Thread{{TID: 11, Main: true, State: "idle", Frames: tracker}}},
 	}
 	a := stacks.Analyze(procs, stacks.Options{Level: stacks.DefaultLevel})
 	out := textOf(t, a)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // TestReportInBrowser renders real corpus traces and the <script> fixture,

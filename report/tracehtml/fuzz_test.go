@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // FuzzWriteEscapes feeds arbitrary trace bytes through the real parser and

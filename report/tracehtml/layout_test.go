@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // layoutJS measures what a reader sees at the current viewport: whether

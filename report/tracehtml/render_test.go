@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // writeBoth renders res with the templates and with their Go twins and

@@ -13,7 +13,7 @@ import (
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // runs is how many times repeatedTrace repeats simple.log: enough that

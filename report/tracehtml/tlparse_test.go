@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // Parity with tlparse, the tool bringup trace replaces: on every corpus

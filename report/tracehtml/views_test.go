@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // contains reports whether page holds want, as markup or as text.

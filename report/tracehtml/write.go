@@ -30,7 +30,7 @@ import (
 	"sync"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
-	"github.com/bringup-tool/bringup/internal/atomicfile"
+	"github.com/bringup-tool/bringup/atomicfile"
 )
 
 //go:embed templates/*.tmpl

@@ -12,8 +12,8 @@ import (
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func analyze(t testing.TB, args ...string) *compiles.Result {

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/analyze/compiles"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/report"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

@@ -28,7 +28,7 @@ import (
 // Result is what a capture got: processes (every snapshot, numbered) and,
 // per pid that could not be read, why.
 type Result struct {
-	Processes []*stacks.Process
+	Processes []*record.Process
 	Failures  []Failure
 }
 
@@ -131,7 +131,7 @@ func capture(pids []int, count int, interval time.Duration, quietNonPython bool,
 		if progress != nil {
 			progress(round+1, count, len(pids)-len(failed))
 		}
-		procs := make([]*stacks.Process, len(pids))
+		procs := make([]*record.Process, len(pids))
 		errs := make([]error, len(pids))
 		var wg sync.WaitGroup
 		for i, pid := range pids {
@@ -175,7 +175,7 @@ func capture(pids []int, count int, interval time.Duration, quietNonPython bool,
 
 // One captures one process once: pyproc first, py-spy when pyproc cannot
 // read it and py-spy is installed.
-func One(pid int) (*stacks.Process, error) {
+func One(pid int) (*record.Process, error) {
 	pp, err := pyproc.Capture(pid)
 	if err == nil {
 		return fromPyproc(pp), nil
@@ -206,7 +206,7 @@ func pySpyArgs(pid int) []string {
 func PySpyCommand(pid int) string { return "py-spy " + strings.Join(pySpyArgs(pid), " ") }
 
 // PySpy runs `py-spy dump --nonblocking --pid N` and reads its output.
-func PySpy(pyspy string, pid int) (*stacks.Process, error) {
+func PySpy(pyspy string, pid int) (*record.Process, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), PySpyTimeout)
 	defer cancel()
 	name := PySpyCommand(pid)
@@ -231,7 +231,7 @@ func PySpy(pyspy string, pid int) (*stacks.Process, error) {
 		if p.PID == pid || p.PID == 0 {
 			p.PID = pid
 			p.PPID = ppidOf(pid)
-			p.Source = stacks.SourceLive
+			p.Source = record.SourceLive
 			p.CapturedBy = name
 			return p, nil
 		}
@@ -246,16 +246,16 @@ func clip(s string, n int) string {
 	return s
 }
 
-func fromPyproc(pp *pyproc.Process) *stacks.Process {
+func fromPyproc(pp *pyproc.Process) *record.Process {
 	name := strings.Join(pp.Cmdline, " ")
-	p := &stacks.Process{
-		PID: pp.PID, Python: pp.Python, Name: name, Source: stacks.SourceLive,
+	p := &record.Process{
+		PID: pp.PID, Python: pp.Python, Name: name, Source: record.SourceLive,
 		Path: fmt.Sprintf("pid %d", pp.PID), RankInfo: stackdump.RankFromTitle(name),
 	}
 	p.Rank = p.RankInfo.Key()
 	p.PPID = ppidOf(pp.PID)
 	for i, t := range pp.Threads {
-		th := stacks.Thread{TID: uint64(t.TID), Name: t.Name, Main: t.Main, Frames: t.Frames, Partial: t.Partial, Line: i + 1}
+		th := record.Thread{TID: uint64(t.TID), Name: t.Name, Main: t.Main, Frames: t.Frames, Partial: t.Partial, Line: i + 1}
 		if t.Ident != 0 {
 			th.Ident = "0x" + strconv.FormatUint(t.Ident, 16)
 		}
@@ -276,7 +276,7 @@ func fromPyproc(pp *pyproc.Process) *stacks.Process {
 // wrappers export RANK, LOCAL_RANK and WORLD_SIZE) when its title and
 // command line do not say it: torchrun's workers all run the same script.
 // A process of another user's (an unreadable environ) keeps no rank.
-func rankFromEnv(p *stacks.Process) {
+func rankFromEnv(p *record.Process) {
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID))
 	if err != nil {
 		return

@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/pyproc"
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // interpreters are the CPythons to run the target under: python3 on PATH
@@ -92,7 +93,7 @@ func TestCaptureLiveOperatorStrHang(t *testing.T) {
 				t.Fatalf("captured %d snapshots, failures %v", len(res.Processes), res.Failures)
 			}
 			for _, p := range res.Processes {
-				if p.Source != stacks.SourceLive || p.Python == "" || (p.Rank != "TP0" && p.Rank != "TP1") {
+				if p.Source != record.SourceLive || p.Python == "" || (p.Rank != "TP0" && p.Rank != "TP1") {
 					t.Errorf("process %d: source %q python %q rank %q", p.PID, p.Source, p.Python, p.Rank)
 				}
 			}
@@ -192,10 +193,10 @@ func TestPySpyFallbackReal(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if p.PID != pid || p.Source != stacks.SourceLive {
+	if p.PID != pid || p.Source != record.SourceLive {
 		t.Fatalf("process %d source %q, want %d live", p.PID, p.Source, pid)
 	}
-	var main *stacks.Thread
+	var main *record.Thread
 	for i := range p.Threads {
 		if p.Threads[i].Name == "MainThread" {
 			main = &p.Threads[i]
@@ -255,7 +256,7 @@ func TestPySpyReadsRecordedDump(t *testing.T) {
 	if a, _ := os.ReadFile(args); strings.TrimSpace(string(a)) != "dump --nonblocking --pid 530235" {
 		t.Errorf("py-spy ran with %q, want dump --nonblocking --pid 530235 (without --nonblocking py-spy pauses the target)", a)
 	}
-	if p.PID != 530235 || p.Source != stacks.SourceLive || len(p.Threads) == 0 {
+	if p.PID != 530235 || p.Source != record.SourceLive || len(p.Threads) == 0 {
 		t.Fatalf("process %d source %q, %d threads", p.PID, p.Source, len(p.Threads))
 	}
 	if p.CapturedBy != "py-spy dump --nonblocking --pid 530235" {
@@ -415,7 +416,7 @@ func TestPySpyFallbackDoesNotPauseTarget(t *testing.T) {
 	if <-seen {
 		t.Error("the target was traced or stopped during the py-spy fallback: py-spy ran without --nonblocking")
 	}
-	if p.CapturedBy != PySpyCommand(pid) || !strings.Contains(p.CapturedBy, "--nonblocking") || p.Source != stacks.SourceLive || p.PID != pid {
+	if p.CapturedBy != PySpyCommand(pid) || !strings.Contains(p.CapturedBy, "--nonblocking") || p.Source != record.SourceLive || p.PID != pid {
 		t.Errorf("captured by %q, source %q, pid %d: the report must name py-spy dump --nonblocking", p.CapturedBy, p.Source, p.PID)
 	}
 	parked, main := 0, false

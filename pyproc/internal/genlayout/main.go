@@ -19,7 +19,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bringup-tool/bringup/internal/pyenv"
+	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func extract(t testing.TB, path string) []Traceback {
@@ -128,7 +128,7 @@ func TestCorpusDoublePrefixTraceback(t *testing.T) {
 // Two TP workers print the same chained traceback line by line, each line
 // with the vLLM header (as logger.exception does).
 func TestInterleavedRanksWithChain(t *testing.T) {
-	tbs := extract(t, filepath.Join("..", "enginelog", "testdata", "vllm-v1-tp2.log"))
+	tbs := extract(t, filepath.Join("..", "..", "ingest", "enginelog", "testdata", "vllm-v1-tp2.log"))
 	// The APIServer's closing "RuntimeError: Engine core initialization
 	// failed" is an exception line without frames.
 	if n := len(tbs); n != 3 || !tbs[2].Frameless || tbs[2].Final().Type != "RuntimeError" {
@@ -164,7 +164,7 @@ func TestInterleavedRanksWithChain(t *testing.T) {
 }
 
 func TestSGLangContextChainAndWrapper(t *testing.T) {
-	tbs := extract(t, filepath.Join("..", "enginelog", "testdata", "sglang-tp2.log"))
+	tbs := extract(t, filepath.Join("..", "..", "ingest", "enginelog", "testdata", "sglang-tp2.log"))
 	if len(tbs) != 1 {
 		t.Fatalf("%d tracebacks", len(tbs))
 	}
@@ -186,7 +186,7 @@ func TestSGLangContextChainAndWrapper(t *testing.T) {
 }
 
 func TestTorchrunPrefixedTraceback(t *testing.T) {
-	tbs := extract(t, filepath.Join("..", "enginelog", "testdata", "torchrun.log"))
+	tbs := extract(t, filepath.Join("..", "..", "ingest", "enginelog", "testdata", "torchrun.log"))
 	if len(tbs) != 1 || tbs[0].Rank.Global != 1 || tbs[0].Root().Type != "ZeroDivisionError" || tbs[0].Root().Message != "division by zero" {
 		t.Fatalf("%+v", tbs)
 	}

@@ -108,7 +108,7 @@ func FileFromEnv(b *testing.B) string {
 	b.Helper()
 	path := os.Getenv("BRINGUP_BENCH_LOG")
 	if path == "" {
-		b.Skip("set BRINGUP_BENCH_LOG to a log file (go run ./internal/benchlog/genlog -o FILE)")
+		b.Skip("set BRINGUP_BENCH_LOG to a log file (go run ./testsupport/benchlog/genlog -o FILE)")
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -3,7 +3,7 @@ package litscan
 import (
 	"testing"
 
-	"github.com/bringup-tool/bringup/internal/guardpage"
+	"github.com/bringup-tool/bringup/testsupport/guardpage"
 )
 
 // TestAlikePageEnd: texts that end at the end of a mapped page, the next

@@ -1,23 +1,20 @@
-// Package stackdiag plugs stack dumps into bringup diagnose: it registers
-// the analyzer for inputs the stackdump format claims, which reads the
-// dump, buckets it and hands the stack signals to diagnose's rule pass.
-// Import it for its side effect.
-package stackdiag
+package diagnose
+
+// Stack dumps in bringup diagnose: the analyzer for inputs the stackdump
+// format claims reads the dump, buckets it and hands the stack signals to
+// diagnose's rule pass.
 
 import (
 	"errors"
 	"io"
 
-	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/ingest/stackdump"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
 )
 
-func init() { diagnose.RegisterAnalyzer(stackdump.FormatName, Analyze) }
-
-// Facts is what diagnose shows of a dump under facts[path].
-type Facts struct {
+// StackFacts is what diagnose shows of a dump under facts[path].
+type StackFacts struct {
 	Verdict   string            `json:"verdict"`
 	Level     string            `json:"level"`
 	Processes int               `json:"processes"`
@@ -34,24 +31,24 @@ type Facts struct {
 	Analysis *stacks.Analysis `json:"-"`
 }
 
-// Analyze is the diagnose.Analyzer for stack dumps.
-func Analyze(path string, r io.Reader) (diagnose.Analysis, error) {
+// analyzeStackDump is the Analyzer for stack dumps.
+func analyzeStackDump(path string, r io.Reader) (Analysis, error) {
 	res, err := stackdump.Parse(r, path)
 	if err != nil {
-		return diagnose.Analysis{}, err
+		return Analysis{}, err
 	}
 	if len(res.Processes) == 0 {
 		if res.Interleaved != nil {
-			return diagnose.Analysis{}, errors.New(res.Interleaved.String())
+			return Analysis{}, errors.New(res.Interleaved.String())
 		}
-		return diagnose.Analysis{}, errors.New("no stack found in the dump")
+		return Analysis{}, errors.New("no stack found in the dump")
 	}
 	opt := stacks.Options{Level: stacks.DefaultLevel}
 	if set, err := rules.Builtin(); err == nil {
 		opt.Conclude = stacks.Conclude(set, stacks.Versions(res.Processes))
 	}
 	a := stacks.Analyze(res.Processes, opt)
-	out := diagnose.Analysis{Skipped: int64(len(res.Warnings)), Versions: map[string]string{}}
+	out := Analysis{Skipped: int64(len(res.Warnings)), Versions: map[string]string{}}
 	for _, p := range res.Processes {
 		out.Records += int64(len(p.Threads))
 	}
@@ -63,7 +60,7 @@ func Analyze(path string, r io.Reader) (diagnose.Analysis, error) {
 	}
 	// diagnose matches the rules on the subjects itself (with the run's
 	// versions and user rules): the findings here only shape the headline.
-	out.Facts = Facts{Verdict: a.Where.Text, Level: a.Level.String(), Processes: len(a.Current), Buckets: a.Buckets,
+	out.Facts = StackFacts{Verdict: a.Where.Text, Level: a.Level.String(), Processes: len(a.Current), Buckets: a.Buckets,
 		Shared: a.Shared, Outliers: a.Outliers, Snapshots: a.Progress, Where: a.Where, Analysis: a}
 	return out, nil
 }

@@ -1,4 +1,6 @@
-package compiles
+// Package tracejson writes the bringup.trace/v1 document (a
+// compiles.Result) as a stream.
+package tracejson
 
 import (
 	"bufio"
@@ -8,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/bringup-tool/bringup/analyze/compiles"
 )
 
 // WriteJSON writes res as the bringup.trace/v1 document, streaming: one
@@ -15,7 +19,7 @@ import (
 // on its own, so a result with hundreds of thousands of phases never
 // exists as one big byte slice (json.Marshal would double peak memory).
 // The document is the same JSON as json.Marshal(res).
-func WriteJSON(w io.Writer, res *Result) error {
+func WriteJSON(w io.Writer, res *compiles.Result) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	v := reflect.ValueOf(res).Elem()
 	t := v.Type()

@@ -1,6 +1,6 @@
 // Command genlog writes the benchmark log (package benchlog) to a file:
 //
-//	go run ./internal/benchlog/genlog -mb 1100 -tp 8 -o /tmp/bench.log
+//	go run ./testsupport/benchlog/genlog -mb 1100 -tp 8 -o /tmp/bench.log
 package main
 
 import (
@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/bringup-tool/bringup/internal/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
 )
 
 func main() {

@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bringup-tool/bringup/internal/input"
+	"github.com/bringup-tool/bringup/input"
 )
 
 // CreateNew creates a file that must not exist yet, without following a

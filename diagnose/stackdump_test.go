@@ -1,4 +1,4 @@
-package stackdiag
+package diagnose
 
 import (
 	"os"
@@ -6,17 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/diagnose"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // diagnose reads the eight per-rank py-spy dumps of the seed-004 hang
 // through this analyzer and names the hang on all ranks.
 func TestDiagnoseReadsStackDumps(t *testing.T) {
 	dir := filepath.Join(testcorpus.Root(), "stacks", "testdata", "seed004-snap1")
-	d, err := diagnose.Run([]string{dir}, diagnose.Options{})
+	d, err := Run([]string{dir}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +39,14 @@ func TestDiagnoseReadsStackDumps(t *testing.T) {
 	if !found || d.Status != "failed" {
 		t.Errorf("status %q findings %+v", d.Status, d.Findings)
 	}
-	if _, ok := d.Facts[d.Inputs[0].Path].(Facts); !ok {
+	if _, ok := d.Facts[d.Inputs[0].Path].(StackFacts); !ok {
 		t.Errorf("facts %T", d.Facts[d.Inputs[0].Path])
 	}
 }
 
 func TestInterleavedDumpIsAnInputError(t *testing.T) {
 	p := testcorpus.File(t, "stackdumps", "sglang-issue-6763-faulthandler-interleaved.txt")
-	d, err := diagnose.Run([]string{p}, diagnose.Options{})
+	d, err := Run([]string{p}, Options{})
 	// The only input is unusable: diagnose says so, with the fix.
 	if err == nil || len(d.Inputs) != 1 || d.Inputs[0].Kind != "stackdump" ||
 		!strings.Contains(d.Inputs[0].Error, ":12: output of several processes is interleaved") ||
@@ -65,11 +64,11 @@ func TestFactsCarryTheHeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	an, err := Analyze(path, f)
+	an, err := analyzeStackDump(path, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	facts := an.Facts.(Facts)
+	facts := an.Facts.(StackFacts)
 	if w := facts.Where; w.Rule != "inductor-implicit-fallback-operator-str" || w.Frame == nil || w.Frame.Func != "operator_str" || facts.Verdict != w.Text {
 		t.Fatalf("where %+v verdict %q", w, facts.Verdict)
 	}

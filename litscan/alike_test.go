@@ -9,8 +9,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/bringup-tool/bringup/internal/benchlog"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/benchlog"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // alikePrefix is alikeAVX2 the slow way: the first place where a and b

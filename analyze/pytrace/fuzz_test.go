@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
-	"github.com/bringup-tool/bringup/internal/testcorpus"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 func FuzzExtractor(f *testing.F) {
@@ -16,7 +16,7 @@ func FuzzExtractor(f *testing.F) {
 		m, _ := filepath.Glob(filepath.Join(testcorpus.Root(), "..", "shared", "corpus", sub, "*"))
 		files = append(files, m...)
 	}
-	m, _ := filepath.Glob(filepath.Join("..", "enginelog", "testdata", "*.log"))
+	m, _ := filepath.Glob(filepath.Join("..", "..", "ingest", "enginelog", "testdata", "*.log"))
 	files = append(files, m...)
 	m, _ = filepath.Glob(filepath.Join("..", "..", "corpus", "field", "*.log")) // pastes: frameless, flattened, margins
 	files = append(files, m...)

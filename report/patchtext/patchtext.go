@@ -1,4 +1,5 @@
-package patchset
+// Package patchtext renders a patch series' status for people.
+package patchtext
 
 import (
 	"bytes"
@@ -7,31 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/bringup-tool/bringup/patchset"
 	"github.com/bringup-tool/bringup/report"
 )
-
-// Verdict is the one-line summary that heads the text report.
-func (r *Report) Verdict() string {
-	counts := map[string]int{}
-	for _, p := range r.Patches {
-		counts[p.State]++
-	}
-	var parts []string
-	for _, s := range []string{"applied", "not-applied", "partial", "drifted", "missing", "invalid"} {
-		if counts[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-		}
-	}
-	word := "consistent"
-	if !r.Consistent() {
-		word = "NOT consistent"
-	}
-	noun := "patches"
-	if len(r.Patches) == 1 {
-		noun = "patch"
-	}
-	return fmt.Sprintf("%s: %d %s — %s", word, len(r.Patches), noun, strings.Join(parts, ", "))
-}
 
 func paint(st report.Style, s string) string {
 	switch s {
@@ -47,9 +26,9 @@ func paint(st report.Style, s string) string {
 
 // WriteText renders the report for people: verdict, table, details of
 // every problem, env knobs of the applied patches, warnings.
-func WriteText(w io.Writer, r *Report, st report.Style) error {
+func WriteText(w io.Writer, r *patchset.Report, st report.Style) error {
 	fmt.Fprintln(w, st.Bold(r.Verdict()))
-	if r.journalErr != nil {
+	if r.JournalRefused() {
 		fmt.Fprintf(w, "%s %s\n", st.Red(st.Bold("journal:")), r.Journal)
 	} else if r.Journal != "" {
 		fmt.Fprintf(w, "%s %s\n", st.Yellow("journal:"), r.Journal)
@@ -74,10 +53,10 @@ func WriteText(w io.Writer, r *Report, st report.Style) error {
 				name, s, state, action = "", "", "", ""
 			}
 			file := string(t.State)
-			if !t.Verified && t.State != StateMissing {
+			if !t.Verified && t.State != patchset.StateMissing {
 				file += " (unpinned)"
 			}
-			if t.unread {
+			if t.Unreadable() {
 				file = "unreadable"
 			}
 			if t.Action != "" && len(p.Targets) > 1 {
@@ -98,11 +77,11 @@ func WriteText(w io.Writer, r *Report, st report.Style) error {
 			details = append(details, fmt.Sprintf("%s %s", st.Red("invalid:"), p.Error))
 		}
 		for _, t := range p.Targets {
-			if t.State != StateDrifted && t.State != StateMissing {
+			if t.State != patchset.StateDrifted && t.State != patchset.StateMissing {
 				continue
 			}
 			is := "is " + string(t.State)
-			if t.unread {
+			if t.Unreadable() {
 				is = "cannot be read"
 			}
 			d := fmt.Sprintf("%s %s: %s %s\n    actual  sha256 %s\n    base    sha256 %s\n    patched sha256 %s", st.Red(string(t.State)+":"), p.Path, t.Path, is, orDash(t.ActualSHA256), orDash(t.BaseSHA256), orDash(t.PatchedSHA256))

@@ -1,0 +1,96 @@
+package diagnose
+
+import (
+	"bufio"
+	"io"
+
+	"github.com/bringup-tool/bringup/analyze/compiles"
+	"github.com/bringup-tool/bringup/ingest/enginelog"
+	"github.com/bringup-tool/bringup/ingest/stackdump"
+	"github.com/bringup-tool/bringup/ingest/torchtrace"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+// KindTorchTrace is the kind of a TORCH_TRACE structured log input.
+const KindTorchTrace = "torchtrace"
+
+// inputKind is one kind of input diagnose reads: its name (inputs[].kind),
+// how sure it is that an input with this path and these first bytes is of
+// this kind (0 = not mine, 100 = certainly mine), and what reading one
+// yields. br is positioned at the input's start; head is its first
+// ingest.HeadSize bytes.
+type inputKind struct {
+	name    string
+	sniff   func(path string, head []byte) int
+	analyze func(path string, br *bufio.Reader, head []byte, set *rules.Set) fileResult
+}
+
+// inputKinds is every kind of input diagnose reads; adding one is adding
+// a line here. The most confident sniff wins, the earlier kind on a tie.
+var inputKinds = []inputKind{
+	{KindEngineLog, enginelog.Sniff, analyzeEngineLog},
+	{KindStacks, stackdump.Sniff, analyzed(KindStacks, analyzeStackDump)},
+	{KindTorchTrace, torchtrace.Sniff, analyzed(KindTorchTrace, analyzeTorchTrace)},
+}
+
+// detect is the kind that claims the input most confidently; nil when none does.
+func detect(path string, head []byte) *inputKind {
+	var best *inputKind
+	bestScore := 0
+	for i := range inputKinds {
+		if s := inputKinds[i].sniff(path, head); s > bestScore {
+			best, bestScore = &inputKinds[i], s
+		}
+	}
+	return best
+}
+
+// Analysis is what an analyzer of one input kind other than engine logs
+// reports.
+type Analysis struct {
+	Records, Skipped int64
+	// Subjects are matched against the rules once the run's versions are
+	// known; their Evidence should name path and line.
+	Subjects []rules.Subject
+	// Versions the input revealed ("torch" -> "2.10.0"), same keys as
+	// rules.Versions.
+	Versions map[string]string
+	// Facts is the analyzer's own model of the input, put in the JSON
+	// diagnosis under facts[path]; nil for none.
+	Facts any
+}
+
+// Analyzer reads one input of its kind. path is "-" for stdin. An error
+// marks the input as unusable in inputs[] and the run goes on.
+type Analyzer func(path string, r io.Reader) (Analysis, error)
+
+// analyzed is an input kind's reading through an Analyzer.
+func analyzed(kind string, fn Analyzer) func(string, *bufio.Reader, []byte, *rules.Set) fileResult {
+	return func(path string, br *bufio.Reader, _ []byte, _ *rules.Set) fileResult {
+		a, err := fn(path, br)
+		in := Input{Path: path, Kind: kind, Records: a.Records, Skipped: a.Skipped}
+		if err != nil {
+			in.Error = err.Error()
+		}
+		return fileResult{input: in, analysis: &a}
+	}
+}
+
+// analyzeEngineLog reads an engine log. A pasted excerpt (quoted,
+// indented, colour codes without ESC) is repaired line by line; a log as
+// the engine wrote it is not.
+func analyzeEngineLog(path string, br *bufio.Reader, head []byte, set *rules.Set) fileResult {
+	lr := analyzeLog(path, enginelog.Depaste(br, enginelog.DetectPaste(head)), set)
+	return fileResult{log: &lr, input: lr.input}
+}
+
+// analyzeTorchTrace reads a TORCH_TRACE file: its compile failures, graph
+// breaks, open phases, recompiles and cache outcomes are the subjects,
+// its bringup.trace/v1 document the facts.
+func analyzeTorchTrace(path string, r io.Reader) (Analysis, error) {
+	t, err := compiles.DiagnoseAnalyzer(path, r)
+	if err != nil {
+		return Analysis{}, err
+	}
+	return Analysis{Records: t.Records, Skipped: t.Skipped, Subjects: t.Subjects, Versions: t.Result.Versions, Facts: t.Result}, nil
+}
