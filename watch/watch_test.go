@@ -534,12 +534,26 @@ func TestFloodNoLineLost(t *testing.T) {
 			if r.run.Lines != n {
 				t.Errorf("run counted %d lines, want %d", r.run.Lines, n)
 			}
-			term := r.stdout.Len()
+			term := r.stdout.Bytes()
 			if stream == "stderr" {
-				term = r.stderr.Len()
+				term = r.stderr.Bytes()
 			}
-			if int64(term) != r.run.Bytes || int64(len(log)) != r.run.Bytes {
-				t.Errorf("bytes: terminal %d, file %d, counted %d", term, len(log), r.run.Bytes)
+			if int64(len(log)) != r.run.Bytes {
+				t.Errorf("bytes: file %d, counted %d", len(log), r.run.Bytes)
+			}
+			// The terminal copy never holds the boot back: on starved
+			// cores even an in-memory terminal can fall behind a 35 MB
+			// flood, and then what it left out is counted, line for line.
+			var dropped int64
+			if r.run.Output != nil {
+				dropped = r.run.Output.TerminalDropped
+			}
+			shown := int64(bytes.Count(term, []byte("flood line ")))
+			if shown+dropped != n || (dropped == 0 && int64(len(term)) < r.run.Bytes) {
+				t.Errorf("terminal: %d lines shown + %d counted as left out, want %d (terminal %d bytes, file %d)", shown, dropped, n, len(term), len(log))
+			}
+			if dropped > 0 {
+				t.Logf("the terminal copy fell behind: %d of %d lines left out and counted", dropped, n)
 			}
 			if !bytes.Contains(log, []byte("flood line "+strconv.Itoa(n-1)+" ")) {
 				t.Error("last line missing")
