@@ -43,7 +43,7 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 		c.seq++
 		col = &collected{rule: r, key: key, first: c.seq, ranks: map[string]bool{}, seen: map[string]bool{},
 			f: record.Finding{
-				Rule: r.ID, Title: r.Title, Severity: record.Severity(r.Severity), Phase: r.Phase,
+				Rule: r.ID, Title: r.Title, Severity: record.Severity(r.SeverityFor(&sub)), Phase: r.Phase,
 				Cause: strings.TrimSpace(r.Cause), Remedy: r.Remedy, References: r.References,
 				Confidence: r.Confidence, Ranks: []string{}, Evidence: []record.Evidence{},
 			}}
@@ -56,6 +56,11 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 	}
 	if col.f.Root == "" && sub.Root != "" {
 		enrich(&col.f, sub, col.rule) // the error behind a finding a text line opened
+	}
+	if r.severities {
+		if sev := record.Severity(r.SeverityFor(&sub)); sev.Weight() > col.f.Severity.Weight() {
+			col.f.Severity = sev // a fatal wording after a non-fatal one
+		}
 	}
 	ev := sub.Evidence
 	if ev.Rank != "" {
@@ -231,6 +236,9 @@ func (c *Collector) Merge(o *Collector) {
 				more.Phase, more.PhaseWhy = oc.f.Phase, oc.f.PhaseWhy
 			}
 			enrich(&col.f, more, col.rule)
+			if oc.f.Severity.Weight() > col.f.Severity.Weight() {
+				col.f.Severity = oc.f.Severity // a fatal wording in a later input
+			}
 			for _, ev := range oc.f.Evidence {
 				if len(col.f.Evidence) < MaxEvidence {
 					col.f.Evidence = append(col.f.Evidence, ev)

@@ -122,6 +122,11 @@ type Match struct {
 	Fields      map[string]string `yaml:"fields,omitempty"`
 	Versions    map[string]string `yaml:"versions,omitempty"`
 	Any         []Match           `yaml:"any,omitempty"`
+	// Severity, in an any-block only: the finding's severity when the
+	// subject matches no block of the rule's own severity (the non-fatal
+	// wording of a signature, such as a graph break Dynamo recovered
+	// from). Lower than the rule's; see Rule.SeverityFor.
+	Severity string `yaml:"severity,omitempty"`
 
 	text     []*regexp.Regexp
 	frames   []*regexp.Regexp
@@ -168,6 +173,36 @@ type Rule struct {
 	index     int
 	literals  []string // any-of prefilter literals (for tests and docs)
 	templated bool     // a remedy has a {placeholder}
+	// severities: an any-block names a severity of its own (SeverityFor).
+	severities bool
+}
+
+// SeverityFor is the severity of r's finding for sub, which r matched: the
+// rule's, or the lower one of the any-blocks sub matches when none of them
+// has the rule's own (a signature's non-fatal wording). A raised exception
+// or a fatal line always gets the rule's severity.
+func (r *Rule) SeverityFor(sub *Subject) string {
+	if !r.severities || sub.Fact == "exception" || sub.Fact == "fatal" {
+		return r.Severity
+	}
+	sev := ""
+	for i := range r.Match.Any {
+		a := &r.Match.Any[i]
+		if !a.matchNoAny(sub, nil) {
+			continue
+		}
+		s := a.Severity
+		if s == "" {
+			return r.Severity
+		}
+		if sev == "" || record.Severity(s).Weight() > record.Severity(sev).Weight() {
+			sev = s
+		}
+	}
+	if sev == "" {
+		return r.Severity
+	}
+	return sev
 }
 
 // Examples decodes the rule's examples (the YAML key examples:).
@@ -418,10 +453,20 @@ func (r *Rule) compile() error {
 	if err := r.Match.compile(true); err != nil {
 		return err
 	}
+	for i := range r.Match.Any {
+		sev := r.Match.Any[i].Severity
+		if sev == "" {
+			continue
+		}
+		if record.Severity(sev).Weight() == 0 || record.Severity(sev).Weight() >= record.Severity(r.Severity).Weight() {
+			return fmt.Errorf("match.any[%d].severity %q: want warning or info, below the rule's %s", i, sev, r.Severity)
+		}
+		r.severities = true
+	}
 	if r.Severity == "error" {
 		r.Match.notOnWarning = true
 		for i := range r.Match.Any {
-			r.Match.Any[i].notOnWarning = true
+			r.Match.Any[i].notOnWarning = r.Match.Any[i].Severity == ""
 		}
 	}
 	if err := r.SeenOn.check(r); err != nil {
@@ -481,6 +526,9 @@ func (m *Match) compile(top bool) error {
 			}
 			m.versions[k] = c
 		}
+	}
+	if top && m.Severity != "" {
+		return fmt.Errorf("match.severity belongs in an any-block (the severity of that wording)")
 	}
 	for i := range m.Any {
 		if len(m.Any[i].Any) > 0 {

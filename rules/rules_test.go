@@ -188,6 +188,8 @@ func TestLoadFileErrorsNameFileAndLine(t *testing.T) {
 		"empty.yaml":    {"- id: a\n  title: t\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {}\n", "matches everything"},
 		"severity.yaml": {"- id: a\n  title: t\n  severity: fatal\n  cause: c\n  remedy: [r]\n  match: {text: [x]}\n", "severity"},
 		"notlist.yaml":  {"id: a\n", "notlist.yaml:1"},
+		"topsev.yaml":   {"- id: a\n  title: t\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {text: [x], severity: warning}\n", "belongs in an any-block"},
+		"anysev.yaml":   {"- id: a\n  title: t\n  severity: warning\n  cause: c\n  remedy: [r]\n  match: {any: [{text: [x], severity: warning}]}\n", "below the rule's"},
 	} {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
@@ -287,5 +289,45 @@ func BenchmarkMatch(b *testing.B) {
 			}
 			b.ReportMetric(float64((cputime.Used(cputime.Self)-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// TestSeverityOfWording: a rule whose any-block names a lower severity
+// reports a recovered graph break (Dynamo's log line) as a warning, the
+// same signature raised or in its fatal wording as an error, and a
+// finding that saw both wordings as an error.
+func TestSeverityOfWording(t *testing.T) {
+	s := builtin(t)
+	r := s.Rule("data-dependent-value")
+	warn := Subject{Text: "Graph break from `Tensor.item()`, consider setting:"}
+	fatal := Subject{Text: "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 1)"}
+	raised := Subject{Text: "torch._dynamo.exc.Unsupported: Graph break from `Tensor.item()`", Fact: "exception"}
+	for _, c := range []struct {
+		sub  Subject
+		want string
+	}{{warn, "warning"}, {fatal, "error"}, {raised, "error"}} {
+		if !hasRule(s.Match(c.sub, nil), r.ID) {
+			t.Errorf("%q: %s did not match", c.sub.Text, r.ID)
+		}
+		if got := r.SeverityFor(&c.sub); got != c.want {
+			t.Errorf("%q: severity %s, want %s", c.sub.Text, got, c.want)
+		}
+	}
+	c := NewCollector()
+	c.Add(r, warn)
+	if fs := c.Findings(); fs[0].Severity != record.SeverityWarning {
+		t.Errorf("after the graph break line: %s, want warning", fs[0].Severity)
+	}
+	c.Add(r, fatal)
+	if fs := c.Findings(); fs[0].Severity != record.SeverityError {
+		t.Errorf("after the fatal wording: %s, want error", fs[0].Severity)
+	}
+	o := NewCollector()
+	o.Add(r, warn)
+	m := NewCollector()
+	m.Add(r, fatal)
+	o.Merge(m)
+	if fs := o.Findings(); fs[0].Severity != record.SeverityError {
+		t.Errorf("merged: %s, want error", fs[0].Severity)
 	}
 }

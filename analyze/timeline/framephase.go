@@ -49,6 +49,9 @@ var frameTable = []framePhase{
 	{fn: `^(?:__|\*\*)(?:setstate|getstate|reduce|reduce_ex|deepcopy|copy)(?:__|\*\*)$`}, // pickling a pass is not running it
 	{file: `(vllm|sglang|atom)/.*compil.*/(cuda_graph|cuda_piecewise_backend|decorators|wrapper)\.py$`, fn: `__call__|_call|wrapper|forward`},
 	{file: `torch/_ops\.py$|torch/utils/_contextlib\.py$|functools\.py$|contextlib\.py$`},
+	// Inductor's autotune cache is read inside a kernel's autotuning
+	// (triton_heuristics.py cached_autotune), before the Triton rows.
+	{fn: `^load_cached_autotuning$`, phase: PhaseCacheLoad, why: "Inductor reading its autotune cache"},
 	// Triton: the C launcher built with the host compiler, then kernels.
 	{file: `triton/runtime/build\.py$`, phase: PhaseTritonLauncherBuild, why: "Triton building its C launcher"},
 	{fn: `^compile_module_from_src$`, phase: PhaseTritonLauncherBuild, why: "Triton building its driver module from C source"},
@@ -85,6 +88,9 @@ var frameTable = []framePhase{
 	{fn: `^(load_model|load_weights|_load_weights|get_model|initialize_model|_initialize_model|load_state_dict|safetensors_weights_iterator|download_weights_from_hf|hf_hub_download|snapshot_download|from_pretrained|get_config|load_checkpoint)$`, phase: PhaseLoad, why: "loading the model"},
 	{fn: `^(init_process_group|_new_process_group_helper|new_group|init_distributed_environment|initialize_model_parallel|ensure_model_parallel_initialized|init_world_group|init_model_parallel_group|init_torch_distributed|_init_process_group|rendezvous|_create_c10d_store|_store_based_barrier)$`, phase: PhaseDistributedInit, why: "setting up the process groups"},
 	{file: `(pynccl|custom_all_reduce|quick_all_reduce|pymscclpp|symm_mem)\.py$`, fn: `^__init__$`, phase: PhaseDistributedInit, why: "creating a communicator"},
+	{fn: `^(ncclCommInitRank|ncclCommInitAll|ncclCommInitRankConfig|ncclGetUniqueId|ncclCommSplit)$`, phase: PhaseDistributedInit, why: "creating an NCCL communicator"},
+	{file: `torch/distributed/(rendezvous\.py$|elastic/rendezvous/)`, phase: PhaseDistributedInit, why: "the rendezvous (TCPStore) of the process group"},
+	{fn: `^(init_worker_distributed_environment|init_device)$`, file: `(vllm|sglang|atom|vllm_ascend)/`, phase: PhaseDistributedInit, why: "the worker setting up its device and process groups"},
 	// The serving loop: an error here is not a startup phase.
 	{fn: `^(run_busy_loop|run_engine_loop|engine_step|event_loop_normal|event_loop_overlap|event_loop_pp|_process_engine_step|step_with_batch_queue|run_batch)$`, phase: PhaseRuntime, why: "the serving loop"},
 	// Imports and custom-op registration.

@@ -25,6 +25,10 @@ func TestPhaseOfFrames(t *testing.T) {
 			fr("__call__", sp+"vllm/compilation/cuda_graph.py"), fr("_dummy_run", sp+"vllm/v1/worker/gpu_model_runner.py"), fr("profile_run", sp+"vllm/v1/worker/gpu_model_runner.py")}},
 		{PhaseLoad, record.Stack{fr("load_weights", "/opt/vllm/vllm/model_executor/models/qwen3.py")}},
 		{PhaseDistributedInit, record.Stack{fr("init_process_group", sp+"torch/distributed/distributed_c10d.py")}},
+		{PhaseDistributedInit, record.Stack{fr("NCCL_CHECK", sp+"vllm/distributed/device_communicators/pynccl_wrapper.py"), fr("ncclCommInitRank", sp+"vllm/distributed/device_communicators/pynccl_wrapper.py")}},
+		{PhaseDistributedInit, record.Stack{fr("_create_tcp_store", sp+"torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py"), fr("next_rendezvous", sp+"torch/distributed/elastic/rendezvous/dynamic_rendezvous.py")}},
+		{PhaseDistributedInit, record.Stack{fr("_lazy_init", sp+"torch/cuda/__init__.py"), fr("set_device", sp+"torch/cuda/__init__.py"), fr("init_device", sp+"vllm/worker/worker.py")}},
+		{PhaseCacheLoad, record.Stack{fr("raw_decode", "/usr/lib/python3.11/json/decoder.py"), fr("load_cached_autotuning", sp+"torch/_inductor/triton_heuristics.py"), fr("cached_autotune", sp+"torch/_inductor/triton_heuristics.py")}},
 		{PhaseImport, record.Stack{fr("define", sp+"torch/library.py"), fr("direct_register_custom_op", sp+"vllm/utils/torch_utils.py"), fr("<module>", sp+"vllm/model_executor/layers/quantization/bitsandbytes.py"), fr("<module>", "serve.py")}},
 		{PhaseRuntime, record.Stack{fr("execute_model", sp+"vllm/v1/worker/gpu_worker.py"), fr("run_busy_loop", sp+"vllm/v1/engine/core.py")}},
 		{"", record.Stack{fr("<module>", "serve.py")}}, // a script's own top level is no import

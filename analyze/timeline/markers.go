@@ -15,6 +15,9 @@ type marker struct {
 	// open: the line opens the phase; otherwise it closes it.
 	open  bool
 	ready bool // the engine is up: every open phase in the source is done
+	// alone: closing Dynamo does not open Inductor after it (torch's own
+	// "done tracing" line: the backend's lines say when it starts).
+	alone bool
 	// detail: a constant detail of the phase.
 	detail string
 	// secsAfter: the seconds are the number after this word;
@@ -91,6 +94,23 @@ var markers = []marker{
 		examples: []string{"torch.compile takes 40.1 s in total", "torch.compile took 40.1 s in total"}},
 	{prefixes: []string{"The server is fired up and ready to roll"}, id: idReady, ready: true,
 		examples: []string{"The server is fired up and ready to roll!"}},
+	// torch's own progress lines under TORCH_LOGS=dynamo,inductor
+	// (symbolic_convert.py, output_graph.py, compile_fx.py; the "[0/0] "
+	// compile id before them is the record's): every rank of a plain torch
+	// run prints them, no engine needed. Step 2 names the backend; only
+	// Inductor's is the inductor phase.
+	{prefixes: []string{"Step 1: torchdynamo start tracing"}, id: idDynamo, open: true,
+		examples: []string{"Step 1: torchdynamo start tracing forward /src/model.py:32"}},
+	{prefixes: []string{"Step 1: torchdynamo done tracing"}, id: idDynamo, alone: true,
+		examples: []string{"Step 1: torchdynamo done tracing forward (RETURN_VALUE)"}},
+	{prefixes: []string{"Step 2: calling compiler function"}, needs: "inductor", id: idInductor, open: true, closes: setOf(idDynamo),
+		examples: []string{"Step 2: calling compiler function inductor"}},
+	{prefixes: []string{"Step 2: done compiler function"}, needs: "inductor", id: idInductor,
+		examples: []string{"Step 2: done compiler function inductor"}},
+	{prefixes: []string{"Step 3: torchinductor compiling"}, id: idInductor, open: true, closes: setOf(idDynamo),
+		examples: []string{"Step 3: torchinductor compiling FORWARDS graph 0"}},
+	{prefixes: []string{"Step 3: torchinductor done compiling"}, id: idInductor,
+		examples: []string{"Step 3: torchinductor done compiling FORWARDS graph 0"}},
 }
 
 // tracebackHeader is the literal Markers adds for the traceback header a
@@ -139,7 +159,7 @@ func readCUDAGraphBar(s string, ev *event) {
 
 // event is what the line means.
 func (m *marker) event(s string) event {
-	ev := event{id: m.id, open: m.open, close: !m.open, ready: m.ready, detail: m.detail,
+	ev := event{id: m.id, open: m.open, close: !m.open, ready: m.ready, alone: m.alone, detail: m.detail,
 		closes: m.closes, drops: m.drops, opens: m.opens, secs: -1}
 	switch {
 	case m.secsAfter != "":

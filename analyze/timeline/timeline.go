@@ -593,6 +593,7 @@ type event struct {
 	open  bool // opens the phase
 	close bool // closes it
 	ready bool // the engine is up: every open phase in the source is done
+	alone bool // closing Dynamo does not open Inductor (see marker.alone)
 	// plainOpen: open, and nothing else (the phase's own opening line)
 	plainOpen bool
 	closes    phaseSet // other phases this line closes (done)
@@ -657,7 +658,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 				p.Detail = keepDetail(e.detail)
 			}
 			b.close(rs, e.id, t, line, e.secs)
-			if e.id == idDynamo && rs.open[idInductor] == nil {
+			if e.id == idDynamo && !e.alone && rs.open[idInductor] == nil {
 				// Dynamo done (its phase was opened by "Using cache directory"): Inductor starts now too.
 				rs.open[idInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: source, Line: line}
 			}
@@ -688,7 +689,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 		}
 	}
 	// Dynamo done: Inductor starts compiling right away.
-	if e.id == idDynamo && e.close && rs.open[idInductor] == nil {
+	if e.id == idDynamo && e.close && !e.alone && rs.open[idInductor] == nil {
 		rs.open[idInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: source, Line: line}
 	}
 }

@@ -391,3 +391,36 @@ func TestMarkerTable(t *testing.T) {
 		t.Errorf("Markers = %q, want the table's prefixes and the traceback header", got)
 	}
 }
+
+// TestTorchStepLines: a plain torch run under TORCH_LOGS=dynamo,inductor
+// (torchrun's prefixes, glog headers, compile ids) gets dynamo and
+// inductor phases per rank from torch's own "Step 1/2/3" lines; a frame
+// whose trace ends without a backend call (an empty graph) leaves no
+// Inductor phase open, and a rank that dies inside Dynamo's trace stays in
+// dynamo.
+func TestTorchStepLines(t *testing.T) {
+	log := `[default0]:[rank0]:I1201 20:33:28.350000 13317 torch/_dynamo/symbolic_convert.py:5795] [0/0] Step 1: torchdynamo start tracing forward /src/m.py:32
+[default0]:[rank0]:I1201 20:33:30.925000 13317 torch/_dynamo/symbolic_convert.py:6070] [0/0] Step 1: torchdynamo done tracing forward (RETURN_VALUE)
+[default0]:[rank0]:I1201 20:33:30.981000 13317 torch/_dynamo/output_graph.py:3289] [0/0] Step 2: calling compiler function inductor
+[default0]:[rank0]:I1201 20:33:41.281000 13317 torch/_inductor/compile_fx.py:1606] [0/0] Step 3: torchinductor compiling FORWARDS graph 0
+[default0]:[rank0]:I1201 20:34:17.086000 13317 torch/_inductor/compile_fx.py:1505] [0/0] Step 3: torchinductor done compiling FORWARDS graph 0
+[default0]:[rank0]:I1201 20:34:17.123000 13317 torch/_dynamo/output_graph.py:3293] [0/0] Step 2: done compiler function inductor
+[default0]:[rank0]:I1201 20:34:18.000000 13317 torch/_dynamo/symbolic_convert.py:5795] [1/0] Step 1: torchdynamo start tracing helper /src/m.py:50
+[default0]:[rank0]:I1201 20:34:18.100000 13317 torch/_dynamo/symbolic_convert.py:6070] [1/0] Step 1: torchdynamo done tracing helper (RETURN_VALUE)
+[default1]:[rank1]:I1201 20:33:28.922000 13318 torch/_dynamo/symbolic_convert.py:5795] [0/0] Step 1: torchdynamo start tracing forward /src/m.py:32
+`
+	b := New()
+	if _, err := enginelog.Parse(strings.NewReader(log), "torchrun.log", b.Add); err != nil {
+		t.Fatal(err)
+	}
+	phases, _ := b.Finish()
+	var rows []string
+	for _, p := range phases {
+		rows = append(rows, fmt.Sprintf("%s|%s|%s|%d", p.Rank, p.Name, p.Status, p.Line))
+	}
+	want := []string{"rank0|dynamo|done|1", "rank0|dynamo|done|7", "rank0|inductor|done|3", "rank1|dynamo|unfinished|9"}
+	sort.Strings(rows)
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("phases:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
