@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/ringcache"
 )
 
 // reserved are the envelope keys that are not event kinds (torch/_logging).
@@ -529,9 +530,26 @@ func parsePrefix(b []byte) (level byte, ts string, pid int, emitter string, rest
 	return parsePrefixCached(b, nil)
 }
 
-// prefixCache keeps the last timestamp and emitter strings: consecutive
-// records mostly share them, and allocating both per record showed up.
-type prefixCache struct{ ts, emitter string }
+// prefixCache keeps the last timestamp and the recent emitter strings:
+// consecutive records mostly share the timestamp, and a trace's records
+// come from a few emitters in turn (convert_frame, output_graph,
+// compile_fx…); allocating both per record showed up.
+type prefixCache struct {
+	ts       string
+	emitters ringcache.Ring[string]
+}
+
+// emitter is b as a string, shared with the last record from that
+// emitter.
+func (c *prefixCache) emitter(b []byte) string {
+	if c.emitters.Size() == 0 {
+		c.emitters = ringcache.New[string](8)
+	}
+	if e := c.emitters.Find(func(s *string) bool { return *s == string(b) }); e != nil {
+		return *e
+	}
+	return *c.emitters.Put(string(b))
+}
 
 func parsePrefixCached(b []byte, c *prefixCache) (level byte, ts string, pid int, emitter string, rest []byte, ok bool) {
 	// Minimum: "V0403 07:28:48.051000 1 a:1] {"
@@ -573,13 +591,10 @@ func parsePrefixCached(b []byte, c *prefixCache) (level byte, ts string, pid int
 	if end < 0 {
 		return
 	}
-	if c != nil && c.emitter == string(b[i:i+end]) {
-		emitter = c.emitter
+	if c != nil {
+		emitter = c.emitter(b[i : i+end])
 	} else {
 		emitter = string(b[i : i+end])
-		if c != nil {
-			c.emitter = emitter
-		}
 	}
 	if c := strings.LastIndexByte(emitter, ':'); c <= 0 {
 		return
