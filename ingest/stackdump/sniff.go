@@ -51,11 +51,15 @@ const (
 // Sniff says how sure it is that an input is a stack dump (the scores
 // above).
 func Sniff(path string, head []byte) int {
-	if bytes.Contains(head, []byte(`"schema": "bringup.stacks/`)) || bytes.Contains(head, []byte(`"schema":"bringup.stacks/`)) {
-		return ScoreOwnJSON
-	}
-	h := scanHeads(head)
+	return score(head, scanHeads(head))
+}
+
+// score ranks a head by the dialect headers found on its lines and the
+// literals that need no line.
+func score(head []byte, h heads) int {
 	switch {
+	case bytes.Contains(head, []byte(`"schema": "bringup.stacks/`)) || bytes.Contains(head, []byte(`"schema":"bringup.stacks/`)):
+		return ScoreOwnJSON
 	case h.debug:
 		return ScoreDebugServer
 	case bytes.Contains(head, []byte(`"os_thread_id"`)) && bytes.Contains(head, []byte(`"frames"`)):

@@ -12,9 +12,10 @@ import (
 	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
-// The sniff as it was before the literal prefilter: each header searched
-// for over the whole head with a multi-line regex. It is the oracle the
-// prefiltered Sniff must agree with on every input.
+// The sniff's line scan as it was before the literal prefilter: each
+// header searched for over the whole head with a multi-line regex. It is
+// the oracle the prefiltered scan must agree with on every input (the
+// scoring of what was found is the same function).
 var (
 	refPyspyRE   = regexp.MustCompile(`(?m)^(?:.*\| )?(?:` + pyspyProcessHead + ` |` + pyspyThreadHead + ` ` + pyspyStateHead + `)`)
 	refFHRE      = regexp.MustCompile(`(?m)^` + fhHead)
@@ -23,28 +24,7 @@ var (
 )
 
 func refSniff(head []byte) int {
-	switch {
-	case bytes.Contains(head, []byte(`"schema": "bringup.stacks/`)) || bytes.Contains(head, []byte(`"schema":"bringup.stacks/`)):
-		return ScoreOwnJSON
-	case refDebugRE.Match(head):
-		return ScoreDebugServer
-	case bytes.Contains(head, []byte(`"os_thread_id"`)) && bytes.Contains(head, []byte(`"frames"`)):
-		return ScorePyspyJSON
-	case refPystackRE.Match(head):
-		return ScorePystack
-	case refFHRE.Match(head):
-		return ScoreDump
-	case refPyspyRE.Match(head):
-		if bytes.Contains(head, []byte(sglangDumpHead)) {
-			return ScoreWatchdogDump
-		}
-		return ScoreDump
-	case bytes.Contains(head, []byte(sglangDumpHead)):
-		return ScoreWatchdog
-	case bytes.Contains(head, []byte(fatalHead)):
-		return ScoreFatal
-	}
-	return 0
+	return score(head, heads{debug: refDebugRE.Match(head), pystack: refPystackRE.Match(head), fh: refFHRE.Match(head), pyspy: refPyspyRE.Match(head)})
 }
 
 // sniffHeads: the heads of every real input the repository and the
