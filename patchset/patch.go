@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/patchset/udiff"
+	"github.com/bringup-tool/bringup/record"
 )
 
 // Target is one file a patch changes, relative to the root (site-packages).
@@ -43,19 +44,11 @@ type EnvKnob struct {
 	Line   int    `json:"line"`
 }
 
-// Warning is something wrong with a patch file that does not stop it from
-// being read.
-type Warning struct {
-	Line int    `json:"line"`
-	Msg  string `json:"message"`
-}
-
-func (w Warning) String() string {
-	if w.Line > 0 {
-		return fmt.Sprintf("line %d: %s", w.Line, w.Msg)
-	}
-	return w.Msg
-}
+// Warning is something wrong with a patch or series file that does not
+// stop it from being read: a record.Skip whose Path is left empty (the
+// patch names its file), so its String is "line 3: reason". Status
+// reports carry that text.
+type Warning = record.Skip
 
 // Field is one "Key: value" header field, continuation lines joined.
 type Field struct {
@@ -306,7 +299,9 @@ func Parse(name string, data []byte) (*Patch, error) {
 	return p, nil
 }
 
-func (p *Patch) warn(line int, msg string) { p.Warnings = append(p.Warnings, Warning{line, msg}) }
+func (p *Patch) warn(line int, msg string) {
+	p.Warnings = append(p.Warnings, Warning{Line: line, Reason: msg})
+}
 
 func (p *Patch) field(f *Field) {
 	switch f.Key {

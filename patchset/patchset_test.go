@@ -701,7 +701,7 @@ func TestHeaderWithoutHashes(t *testing.T) {
 	d := udiff.Diff("fakepkg/textwrap.py", tw, editReplace(t, tw, "                 width=70,", "                 width=80,"))
 	os.WriteFile(filepath.Join(tr.patches, "nohash.patch"), []byte("# Description: no pins\n#\n"+udiff.Format(d)), 0o644)
 	s := mustSeries(t, tr.patches)
-	if w := s.Patches[0].Warnings; len(w) != 1 || !strings.Contains(w[0].Msg, "no Base-SHA256") {
+	if w := s.Patches[0].Warnings; len(w) != 1 || !strings.Contains(w[0].Reason, "no Base-SHA256") {
 		t.Fatalf("warnings: %v", w)
 	}
 	out, _ := Apply(tr.root, s, Options{})

@@ -108,18 +108,18 @@ func ParseSeriesFile(data []byte) (names []string, warns []Warning) {
 			continue
 		}
 		if err := checkRel(f[0]); err != nil || strings.Contains(f[0], "/") && strings.HasPrefix(f[0], "..") {
-			warns = append(warns, Warning{ln, fmt.Sprintf("series entry %q is not a file name inside the directory: ignored", f[0])})
+			warns = append(warns, Warning{Line: ln, Reason: fmt.Sprintf("series entry %q is not a file name inside the directory: ignored", f[0])})
 			continue
 		}
 		for _, o := range f[1:] {
 			if o != "-p1" {
-				warns = append(warns, Warning{ln, fmt.Sprintf("series option %q for %s is ignored (paths are read as -p1)", o, f[0])})
+				warns = append(warns, Warning{Line: ln, Reason: fmt.Sprintf("series option %q for %s is ignored (paths are read as -p1)", o, f[0])})
 			}
 		}
 		names = append(names, f[0])
 	}
 	if err := sc.Err(); err != nil {
-		warns = append(warns, Warning{ln + 1, fmt.Sprintf("series file: %v", err)})
+		warns = append(warns, Warning{Line: ln + 1, Reason: fmt.Sprintf("series file: %v", err)})
 	}
 	return names, warns
 }
@@ -129,7 +129,7 @@ func seriesNames(dir string) ([]string, []Warning, error) {
 	if err == nil {
 		names, warns := ParseSeriesFile(data)
 		for i := range warns {
-			warns[i].Msg = "series: " + warns[i].Msg
+			warns[i].Reason = "series: " + warns[i].Reason
 		}
 		listed := map[string]bool{}
 		for _, n := range names {
@@ -138,7 +138,7 @@ func seriesNames(dir string) ([]string, []Warning, error) {
 		others, _ := patchFiles(dir)
 		for _, o := range others {
 			if !listed[o] {
-				warns = append(warns, Warning{0, fmt.Sprintf("%s is in the directory but not in its series file: ignored", o)})
+				warns = append(warns, Warning{Line: 0, Reason: fmt.Sprintf("%s is in the directory but not in its series file: ignored", o)})
 			}
 		}
 		return names, warns, nil

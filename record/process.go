@@ -66,20 +66,10 @@ type Thread struct {
 	Line int `json:"line,omitempty"`
 }
 
-// Warning is input that could not be understood, with its location. The
-// rest of the input is still read.
-type Warning struct {
-	Path string `json:"path"`
-	Line int    `json:"line"`
-	Msg  string `json:"message"`
-}
-
-func (w Warning) String() string {
-	if w.Line > 0 {
-		return w.Path + ":" + itoa(w.Line) + ": " + w.Msg
-	}
-	return w.Path + ": " + w.Msg
-}
+// Warning is the stack model's name for a Skip: a dump's input that could
+// not be understood, with its location. Its v1 JSON ("message" for the
+// reason, "path" always present) is report/stacks' wire shape.
+type Warning = Skip
 
 func itoa(n int) string {
 	if n == 0 {

@@ -231,19 +231,10 @@ type Silence struct {
 	Summary    string    `json:"summary,omitempty"`
 }
 
-// Phase is one stretch of startup on one rank.
-type Phase struct {
-	Rank    string    `json:"rank,omitempty"`
-	Name    string    `json:"name"`
-	Detail  string    `json:"detail,omitempty"` // shape or compile range of an Inductor phase
-	Status  string    `json:"status,omitempty"` // done | failed | unfinished
-	Start   time.Time `json:"start,omitzero"`
-	End     time.Time `json:"end,omitzero"`
-	Seconds float64   `json:"seconds"`
-	Open    bool      `json:"open,omitempty"` // opened and never closed
-	// Line is the output.log line the phase opened at (0: unknown).
-	Line int `json:"line,omitempty"`
-}
+// Phase is one stretch of startup on one rank, the pipeline's one phase
+// type; a stored run's timeline is its JSON (Path and EndLine left empty:
+// the phases of a run are read from its output.log).
+type Phase = record.Phase
 
 // OpenSeconds is how long an open phase (opened, never closed) lasted: in
 // a run watch stopped (Stop), the length it measured from the line that

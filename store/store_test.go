@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -494,5 +495,29 @@ func TestRelativeStorePathIsAbsolute(t *testing.T) {
 	defer s.Close()
 	if s.Path() != filepath.Join(dir, "state", "runs.db") {
 		t.Errorf("Path = %q", s.Path())
+	}
+}
+
+// TestPhaseWireShape: a stored run's timeline entry keeps the keys, order
+// and omissions it had before store.Phase became record.Phase, and old
+// stored entries read back.
+func TestPhaseWireShape(t *testing.T) {
+	at := time.Date(2025, 10, 29, 11, 25, 58, 0, time.UTC)
+	for _, c := range []struct {
+		p    Phase
+		want string
+	}{
+		{Phase{Rank: "TP0", Name: "inductor", Detail: "shape 8", Status: "unfinished", Start: at, End: at.Add(2 * time.Second), Seconds: 2, Open: true, Line: 41},
+			`{"rank":"TP0","name":"inductor","detail":"shape 8","status":"unfinished","start":"2025-10-29T11:25:58Z","end":"2025-10-29T11:26:00Z","seconds":2,"open":true,"line":41}`},
+		{Phase{Name: "load", Seconds: 0.5}, `{"name":"load","seconds":0.5}`},
+	} {
+		b, err := json.Marshal(c.p)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%+v:\n got %s (%v)\nwant %s", c.p, b, err, c.want)
+		}
+		var back Phase
+		if err := json.Unmarshal([]byte(c.want), &back); err != nil || back != c.p {
+			t.Errorf("read back %+v (%v), want %+v", back, err, c.p)
+		}
 	}
 }

@@ -234,7 +234,8 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 			res.Compiles = append(res.Compiles, c)
 		}
 		// The units were copied: drop them (and their lookup) now.
-		f.order, f.units, f.lastUnit = nil, nil, nil
+		f.order, f.units = nil, nil
+		f.recentUnits.Reset()
 		for _, gb := range f.breaks {
 			if gb.Artifact >= 0 {
 				gb.Artifact += artBase

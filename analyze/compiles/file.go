@@ -14,6 +14,7 @@ import (
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/ringcache"
 )
 
 // defaultRank marks, inside one file, "the file's own rank" until it is
@@ -88,26 +89,23 @@ type fileAnalysis struct {
 	children map[int][]float64 // per pid, per open depth: time of the closed phases nested in it
 	lastTs   float64
 	// badChromium are (pid, line) of chromium events that could not be read.
-	badChromium  [][2]int
-	lastLine     int // envelope line of the last event
-	lastUnit     *unit
-	lastUnitRank int
-	lastUnitPID  int
-	lastUnitCID  string
-	lastID       torchtrace.CompileID
-	lastIDSet    bool
-	lastIDStr    string
-	names        map[string]string // interned strings
-	stacks       map[string]record.Stack
-	strings      []string // the interned string table, by index
-	comps        map[string][]string
-	compKey      []byte         // scratch: a component list's key
-	compScratch  []string       // scratch: a component list being parsed
-	seen         map[string]int // scratch for parseCachePayloadSeen
-	metricsBuf   []byte         // scratch for metricsSubset
-	stackKey     []byte         // scratch for sharedStack
-	maxPhases    int
-	maxArts      int
+	badChromium [][2]int
+	lastLine    int                      // envelope line of the last event
+	recentUnits ringcache.Ring[unitMemo] // see unitFor
+	lastID      torchtrace.CompileID
+	lastIDSet   bool
+	lastIDStr   string
+	names       map[string]string // interned strings
+	stacks      map[string]record.Stack
+	strings     []string // the interned string table, by index
+	comps       map[string][]string
+	compKey     []byte         // scratch: a component list's key
+	compScratch []string       // scratch: a component list being parsed
+	seen        map[string]int // scratch for parseCachePayloadSeen
+	metricsBuf  []byte         // scratch for metricsSubset
+	stackKey    []byte         // scratch for sharedStack
+	maxPhases   int
+	maxArts     int
 }
 
 type phaseKey struct {
@@ -153,14 +151,29 @@ func (f *fileAnalysis) rankOf(ev *torchtrace.Event) int {
 
 func (f *fileAnalysis) unitFor(rank int, ev *torchtrace.Event, cid string) *unit {
 	att := ev.ID.AttemptN()
-	// Consecutive events mostly belong to the same compile: skip the key.
-	if u := f.lastUnit; u != nil && ev.Kind != "dynamo_start" && rank == f.lastUnitRank && ev.PID == f.lastUnitPID && cid == f.lastUnitCID {
-		u.attempts.add(att)
-		return u
+	if f.recentUnits.Size() == 0 {
+		f.recentUnits = ringcache.New[unitMemo](4)
+	}
+	// Consecutive events mostly belong to the same few compiles (an outer
+	// one and the graphs compiled inside it): skip the key. A dynamo_start
+	// may begin a new occurrence of a unit the memo holds: forget it all.
+	if ev.Kind == "dynamo_start" {
+		f.recentUnits.Reset()
+	} else if m := f.recentUnits.Find(func(m *unitMemo) bool { return m.rank == rank && m.pid == ev.PID && m.cid == cid }); m != nil {
+		m.u.attempts.add(att)
+		return m.u
 	}
 	u := f.unitForKey(rank, ev)
-	f.lastUnit, f.lastUnitRank, f.lastUnitPID, f.lastUnitCID = u, rank, ev.PID, cid
+	f.recentUnits.Put(unitMemo{rank: rank, pid: ev.PID, cid: cid, u: u})
 	return u
+}
+
+// unitMemo is a recent event's compile: its rank, pid and compile id, and
+// the unit they led to.
+type unitMemo struct {
+	rank, pid int
+	cid       string
+	u         *unit
 }
 
 func (f *fileAnalysis) unitForKey(rank int, ev *torchtrace.Event) *unit {

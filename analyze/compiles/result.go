@@ -412,7 +412,12 @@ type CacheStat struct {
 	Bypass int `json:"bypass"`
 }
 
-// Phase is a compile phase from chromium events.
+// Phase is a compile phase from chromium events: a span of one process
+// in microseconds since the epoch (StartUs, DurUs), nested (Depth) and
+// tied to a compile id, as bringup.trace/v1 writes it. It is the evidence
+// of a startup phase, not one: the startup phase of a rank is
+// record.Phase (seconds, wall-clock start and end, a status), and PhaseOf
+// names the startup phase a span's name belongs to.
 type Phase struct {
 	Rank      int    `json:"rank"`
 	Path      string `json:"path"`

@@ -33,7 +33,7 @@ func wantFrame(t *testing.T, where string, got record.Frame, want record.Frame) 
 func wantWarning(t *testing.T, res *Result, line int, substr string) {
 	t.Helper()
 	for _, w := range res.Warnings {
-		if w.Line == line && strings.Contains(w.Msg, substr) {
+		if w.Line == line && strings.Contains(w.Reason, substr) {
 			return
 		}
 	}
@@ -236,7 +236,7 @@ func TestInterleavedFaulthandlerIsReported(t *testing.T) {
 	if res.Interleaved == nil {
 		t.Fatal("interleaved output not detected")
 	}
-	if res.Interleaved.Line != 12 || !strings.Contains(res.Interleaved.Msg, "one file per rank") && !strings.Contains(res.Interleaved.Msg, "its own file") {
+	if res.Interleaved.Line != 12 || !strings.Contains(res.Interleaved.Reason, "one file per rank") && !strings.Contains(res.Interleaved.Reason, "its own file") {
 		t.Errorf("interleave report %+v", res.Interleaved)
 	}
 	for _, p := range res.Processes {

@@ -48,9 +48,9 @@ func (p *parser) commitSuspect() {
 	p.badFH++
 	if p.res.Interleaved == nil {
 		p.res.Interleaved = &record.Warning{
-			Path: p.path,
-			Line: p.suspectLine,
-			Msg:  "output of several processes is interleaved inside lines (concurrent faulthandler writes on one stream); it cannot be split reliably: " + InterleaveFix,
+			Path:   p.path,
+			Line:   p.suspectLine,
+			Reason: "output of several processes is interleaved inside lines (concurrent faulthandler writes on one stream); it cannot be split reliably: " + InterleaveFix,
 		}
 	}
 	p.suspect, p.suspectLine, p.cutThread = "", 0, nil

@@ -194,12 +194,12 @@ func newParser(path string) *parser {
 func (p *parser) warn(line int, format string, a ...any) {
 	const maxWarnings = 200
 	if len(p.res.Warnings) == maxWarnings {
-		p.res.Warnings = append(p.res.Warnings, record.Warning{Path: p.path, Line: line, Msg: "more warnings not shown"})
+		p.res.Warnings = append(p.res.Warnings, record.Warning{Path: p.path, Line: line, Reason: "more warnings not shown"})
 	}
 	if len(p.res.Warnings) > maxWarnings {
 		return
 	}
-	p.res.Warnings = append(p.res.Warnings, record.Warning{Path: p.path, Line: line, Msg: fmt.Sprintf(format, a...)})
+	p.res.Warnings = append(p.res.Warnings, record.Warning{Path: p.path, Line: line, Reason: fmt.Sprintf(format, a...)})
 }
 
 func (p *parser) stream(key string) *stream {
@@ -875,7 +875,7 @@ func (p *parser) finish() {
 	}
 	p.res.Processes = keep
 	if p.badFH > 0 && p.res.Interleaved == nil {
-		p.res.Interleaved = &record.Warning{Path: p.path, Line: 0, Msg: "faulthandler output looks interleaved"}
+		p.res.Interleaved = &record.Warning{Path: p.path, Line: 0, Reason: "faulthandler output looks interleaved"}
 	}
 }
 

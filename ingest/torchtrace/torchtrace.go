@@ -17,9 +17,13 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/ringcache"
 )
 
 // reserved are the envelope keys that are not event kinds (torch/_logging).
@@ -172,13 +176,13 @@ type Stats struct {
 	Lines              int            `json:"lines"`
 	Records            int            `json:"records"`
 	Corrupted          int            `json:"corrupted"`
-	CorruptedLines     []int          `json:"corrupted_lines,omitempty"`
+	CorruptedLines     Skips          `json:"corrupted_lines,omitempty"`
 	NonGlog            int            `json:"non_glog"`
-	NonGlogLines       []int          `json:"non_glog_lines,omitempty"`
+	NonGlogLines       Skips          `json:"non_glog_lines,omitempty"`
 	Blank              int            `json:"blank"`
 	OrphanPayloadLines int            `json:"orphan_payload_lines"`
 	PayloadMD5Mismatch int            `json:"payload_md5_mismatch"`
-	MD5MismatchLines   []int          `json:"payload_md5_mismatch_lines,omitempty"`
+	MD5MismatchLines   Skips          `json:"payload_md5_mismatch_lines,omitempty"`
 	Oversize           int            `json:"oversize_lines,omitempty"`
 	Events             map[string]int `json:"events"`
 	Unknown            map[string]int `json:"unknown_events,omitempty"`
@@ -206,12 +210,51 @@ type Stats struct {
 	seenPIDs  map[int]bool
 }
 
-// maxKeptLines bounds the line-number lists in Stats.
+// maxKeptLines bounds the lists of bad lines in Stats.
 const maxKeptLines = 20
 
-func keepLine(list []int, n int) []int {
+// The reasons of the bad lines Stats keeps, one per list.
+const (
+	ReasonOversize    = "envelope line longer than the scanner's limit"
+	ReasonCorrupted   = "corrupted envelope: its JSON does not parse"
+	ReasonNonGlog     = "not a TORCH_TRACE envelope line"
+	ReasonMD5Mismatch = "payload MD5 does not match the envelope's has_payload"
+)
+
+// Skips are bad lines of one TORCH_TRACE file, each a record.Skip (the
+// path left empty: the file is the Counts key). bringup.trace/v1 writes
+// them as a list of line numbers, as it always has.
+type Skips []record.Skip
+
+// Lines are the skips' line numbers in order.
+func (ss Skips) Lines() []int {
+	lines := make([]int, len(ss))
+	for i, s := range ss {
+		lines[i] = s.Line
+	}
+	return lines
+}
+
+// MarshalJSON writes the line numbers.
+func (ss Skips) MarshalJSON() ([]byte, error) { return json.Marshal(ss.Lines()) }
+
+// UnmarshalJSON reads a list of line numbers back; the reasons are not
+// in the document, so they stay empty.
+func (ss *Skips) UnmarshalJSON(b []byte) error {
+	var lines []int
+	if err := json.Unmarshal(b, &lines); err != nil {
+		return err
+	}
+	*ss = nil
+	for _, l := range lines {
+		*ss = append(*ss, record.Skip{Line: l})
+	}
+	return nil
+}
+
+func keepLine(list Skips, n int, reason string) Skips {
 	if len(list) < maxKeptLines {
-		list = append(list, n)
+		list = append(list, record.Skip{Line: n, Reason: reason})
 	}
 	return list
 }
@@ -428,7 +471,7 @@ func (s *Scanner) Next() bool {
 					s.stats.Lines++
 					s.stats.Oversize++
 					s.stats.Corrupted++
-					s.stats.CorruptedLines = keepLine(s.stats.CorruptedLines, lineNo)
+					s.stats.CorruptedLines = keepLine(s.stats.CorruptedLines, lineNo, ReasonOversize)
 					continue
 				}
 				line = l
@@ -487,9 +530,26 @@ func parsePrefix(b []byte) (level byte, ts string, pid int, emitter string, rest
 	return parsePrefixCached(b, nil)
 }
 
-// prefixCache keeps the last timestamp and emitter strings: consecutive
-// records mostly share them, and allocating both per record showed up.
-type prefixCache struct{ ts, emitter string }
+// prefixCache keeps the last timestamp and the recent emitter strings:
+// consecutive records mostly share the timestamp, and a trace's records
+// come from a few emitters in turn (convert_frame, output_graph,
+// compile_fx…); allocating both per record showed up.
+type prefixCache struct {
+	ts       string
+	emitters ringcache.Ring[string]
+}
+
+// emitter is b as a string, shared with the last record from that
+// emitter.
+func (c *prefixCache) emitter(b []byte) string {
+	if c.emitters.Size() == 0 {
+		c.emitters = ringcache.New[string](8)
+	}
+	if e := c.emitters.Find(func(s *string) bool { return *s == string(b) }); e != nil {
+		return *e
+	}
+	return *c.emitters.Put(string(b))
+}
 
 func parsePrefixCached(b []byte, c *prefixCache) (level byte, ts string, pid int, emitter string, rest []byte, ok bool) {
 	// Minimum: "V0403 07:28:48.051000 1 a:1] {"
@@ -531,13 +591,10 @@ func parsePrefixCached(b []byte, c *prefixCache) (level byte, ts string, pid int
 	if end < 0 {
 		return
 	}
-	if c != nil && c.emitter == string(b[i:i+end]) {
-		emitter = c.emitter
+	if c != nil {
+		emitter = c.emitter(b[i : i+end])
 	} else {
 		emitter = string(b[i : i+end])
-		if c != nil {
-			c.emitter = emitter
-		}
 	}
 	if c := strings.LastIndexByte(emitter, ':'); c <= 0 {
 		return
@@ -563,7 +620,7 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 	level, ts, pid, emitter, js, ok := parsePrefixCached(body, &s.prefix)
 	if !ok {
 		st.NonGlog++
-		st.NonGlogLines = keepLine(st.NonGlogLines, lineNo)
+		st.NonGlogLines = keepLine(st.NonGlogLines, lineNo, ReasonNonGlog)
 		return false
 	}
 	ev := Event{Line: lineNo, Level: level, Time: ts, PID: pid, Emitter: emitter}
@@ -609,7 +666,7 @@ func (s *Scanner) parseEnvelope(body []byte, lineNo int) bool {
 	})
 	if !valid {
 		st.Corrupted++
-		st.CorruptedLines = keepLine(st.CorruptedLines, lineNo)
+		st.CorruptedLines = keepLine(st.CorruptedLines, lineNo, ReasonCorrupted)
 		// A corrupted envelope may still announce a payload: skip its lines
 		// so they are not mistaken for orphans.
 		if bytes.Contains(js, []byte(`"has_payload"`)) {
@@ -829,13 +886,11 @@ func CheckMD5(ev *Event) bool {
 // scanner counts the payloads it hashed, a caller those it deferred).
 func (st *Stats) AddMD5Mismatch(line int) {
 	st.PayloadMD5Mismatch++
-	i := sort.SearchInts(st.MD5MismatchLines, line)
+	i := sort.Search(len(st.MD5MismatchLines), func(i int) bool { return st.MD5MismatchLines[i].Line >= line })
 	if i >= maxKeptLines {
 		return
 	}
-	st.MD5MismatchLines = append(st.MD5MismatchLines, 0)
-	copy(st.MD5MismatchLines[i+1:], st.MD5MismatchLines[i:])
-	st.MD5MismatchLines[i] = line
+	st.MD5MismatchLines = slices.Insert(st.MD5MismatchLines, i, record.Skip{Line: line, Reason: ReasonMD5Mismatch})
 	if len(st.MD5MismatchLines) > maxKeptLines {
 		st.MD5MismatchLines = st.MD5MismatchLines[:maxKeptLines]
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
@@ -120,7 +121,7 @@ func TestSimpleLogLikeTlparse(t *testing.T) {
 	}
 	// The corrupted copy differs by one truncated chromium payload.
 	sc, _ := scanFile(t, testcorpus.File(t, "tlparse-inputs", "simple_corrupted_json.log"), nil)
-	if st := sc.Stats(); st.PayloadMD5Mismatch != 1 || st.MD5MismatchLines[0] != 13 {
+	if st := sc.Stats(); st.PayloadMD5Mismatch != 1 || st.MD5MismatchLines[0] != (record.Skip{Line: 13, Reason: ReasonMD5Mismatch}) {
 		t.Errorf("corrupted copy: %d md5 mismatches at %v, want 1 at line 13", st.PayloadMD5Mismatch, st.MD5MismatchLines)
 	}
 }
@@ -242,10 +243,10 @@ func TestBadInput(t *testing.T) {
 	if want := []string{"dynamo_start", "future_event_kind", "artifact", "artifact", "dynamo_guards", "chromium_event"}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("kinds %v, want %v", kinds, want)
 	}
-	if st.Corrupted != 1 || !reflect.DeepEqual(st.CorruptedLines, []int{2}) {
+	if st.Corrupted != 1 || !reflect.DeepEqual(st.CorruptedLines, Skips{{Line: 2, Reason: ReasonCorrupted}}) {
 		t.Errorf("corrupted %d at %v, want 1 at line 2", st.Corrupted, st.CorruptedLines)
 	}
-	if st.NonGlog != 1 || st.NonGlogLines[0] != 5 || st.Blank != 1 || st.OrphanPayloadLines != 0 {
+	if st.NonGlog != 1 || st.NonGlogLines[0] != (record.Skip{Line: 5, Reason: ReasonNonGlog}) || st.Blank != 1 || st.OrphanPayloadLines != 0 {
 		t.Errorf("non-glog %d %v, blank %d, orphans %d", st.NonGlog, st.NonGlogLines, st.Blank, st.OrphanPayloadLines)
 	}
 	if st.Unknown["future_event_kind"] != 1 || st.UnknownFields["new_key"] != 1 {
@@ -555,7 +556,31 @@ func TestDeferMD5SameAsInline(t *testing.T) {
 		}
 	}
 	_, st := scanAll(inputs[len(inputs)-1], true)
-	if st.PayloadMD5Mismatch != 20 || len(st.MD5MismatchLines) != maxKeptLines || !sort.IntsAreSorted(st.MD5MismatchLines) {
+	if st.PayloadMD5Mismatch != 20 || len(st.MD5MismatchLines) != maxKeptLines || !sort.IntsAreSorted(st.MD5MismatchLines.Lines()) {
 		t.Errorf("mixed file: %d mismatches, lines %v", st.PayloadMD5Mismatch, st.MD5MismatchLines)
+	}
+}
+
+// TestSkipsWireShape: the bad lines are record.Skips in Stats and a plain
+// list of line numbers in bringup.trace/v1's counts, read back as lines.
+func TestSkipsWireShape(t *testing.T) {
+	st := Stats{Corrupted: 2, CorruptedLines: Skips{{Line: 3, Reason: ReasonCorrupted}, {Line: 9, Reason: ReasonOversize}}}
+	st.AddMD5Mismatch(40)
+	st.AddMD5Mismatch(7)
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"corrupted":2,"corrupted_lines":[3,9],"non_glog":0,`, `"payload_md5_mismatch":2,"payload_md5_mismatch_lines":[7,40],`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("counts %s lack %s", b, want)
+		}
+	}
+	if strings.Contains(string(b), "non_glog_lines") {
+		t.Errorf("empty list written: %s", b)
+	}
+	var back Stats
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.CorruptedLines.Lines(), []int{3, 9}) || !reflect.DeepEqual(back.MD5MismatchLines.Lines(), []int{7, 40}) {
+		t.Errorf("read back %+v, %v", back, err)
 	}
 }

@@ -34,7 +34,7 @@ var layers = [][]string{
 	{"patchset/udiff", "patchset/beneath"},
 	{"record"},
 	{"atomicfile"},
-	{"litscan", "input", "diagnose/fatal"},
+	{"litscan", "input", "diagnose/fatal", "ringcache"},
 	{"testsupport/..."}, // imported by tests only
 }
 

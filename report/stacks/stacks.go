@@ -557,8 +557,8 @@ type Doc struct {
 	Outliers    []stacks.Outlier  `json:"outliers"`
 	Findings    []record.Finding  `json:"findings"`
 	Snapshots   []stacks.Progress `json:"snapshots,omitempty"`
-	Warnings    []record.Warning  `json:"warnings"`
-	Interleaved []record.Warning  `json:"interleaved,omitempty"`
+	Warnings    []Warning         `json:"warnings"`
+	Interleaved []Warning         `json:"interleaved,omitempty"`
 	// Where is the headline's data: where the workers are (the verdict's
 	// text is Where.Text when no signature matched).
 	Where stacks.Where `json:"where"`
@@ -569,7 +569,7 @@ func NewDoc(a *stacks.Analysis) Doc {
 	d := Doc{
 		Schema: Schema, Verdict: a.Verdict(), Level: a.Level.String(),
 		Processes: a.Processes, Buckets: a.Buckets, Shared: a.Shared, Outliers: a.Outliers,
-		Findings: a.Findings, Snapshots: a.Progress, Warnings: a.Warnings, Interleaved: a.Interleaved,
+		Findings: a.Findings, Snapshots: a.Progress, Warnings: wireWarnings(a.Warnings), Interleaved: wireWarnings(a.Interleaved),
 		Where: a.Where,
 	}
 	if d.Where.PIDs == nil {
@@ -615,9 +615,28 @@ func NewDoc(a *stacks.Analysis) Doc {
 		d.Findings = []record.Finding{}
 	}
 	if d.Warnings == nil {
-		d.Warnings = []record.Warning{}
+		d.Warnings = []Warning{}
 	}
 	return d
+}
+
+// Warning is a record.Skip as bringup.stacks/v1 writes it: the reason
+// under "message", the path always present.
+type Warning struct {
+	Path    string `json:"path"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+func wireWarnings(skips []record.Skip) []Warning {
+	if skips == nil {
+		return nil
+	}
+	ws := make([]Warning, len(skips))
+	for i, s := range skips {
+		ws[i] = Warning{Path: s.Path, Line: s.Line, Message: s.Reason}
+	}
+	return ws
 }
 
 // JSON writes the analysis as bringup.stacks/v1.

@@ -342,3 +342,45 @@ func TestTextBusyRolesAndWhere(t *testing.T) {
 		t.Errorf("where in JSON: %+v", doc.Where)
 	}
 }
+
+// TestWarningsWireShape: a dump's skipped lines are record.Skips in the
+// analysis and bringup.stacks/v1's warnings with "message" and an
+// always-present "path", as before the one bad-input type.
+func TestWarningsWireShape(t *testing.T) {
+	a := &stacks.Analysis{
+		Warnings:    []record.Warning{{Path: "d.txt", Line: 4, Reason: "not a faulthandler frame line"}, {Line: 2, Reason: "no path"}},
+		Interleaved: []record.Warning{{Path: "d.txt", Reason: "interleaved"}},
+	}
+	var b bytes.Buffer
+	if err := JSON(&b, a); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"warnings": [
+    {
+      "path": "d.txt",
+      "line": 4,
+      "message": "not a faulthandler frame line"
+    },
+    {
+      "path": "",
+      "line": 2,
+      "message": "no path"
+    }
+  ]`,
+		`"interleaved": [
+    {
+      "path": "d.txt",
+      "line": 0,
+      "message": "interleaved"
+    }
+  ]`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("JSON lacks\n%s\nin\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), `"reason"`) {
+		t.Errorf("the record's key leaked into v1: %s", b.String())
+	}
+}

@@ -699,9 +699,9 @@ func (s *site) indexSources(p *indexPage, sc scope, inputs []compiles.Input) {
 					probs = append(probs, s)
 				}
 			}
-			add(st.Corrupted, "bad envelopes", st.CorruptedLines)
-			add(st.NonGlog, "non-trace lines", st.NonGlogLines)
-			add(st.PayloadMD5Mismatch, "payload MD5 mismatches", st.MD5MismatchLines)
+			add(st.Corrupted, "bad envelopes", st.CorruptedLines.Lines())
+			add(st.NonGlog, "non-trace lines", st.NonGlogLines.Lines())
+			add(st.PayloadMD5Mismatch, "payload MD5 mismatches", st.MD5MismatchLines.Lines())
 			add(st.OrphanPayloadLines, "orphan payload lines", nil)
 			if len(st.Unknown) > 0 {
 				probs = append(probs, fmt.Sprintf("%d unknown event kinds", len(st.Unknown)))

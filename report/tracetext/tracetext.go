@@ -548,13 +548,13 @@ func (p *printer) inputs(res *compiles.Result) {
 			probs = append(probs, "read error: "+st.ReadError)
 		}
 		if st.Corrupted > 0 {
-			probs = append(probs, fmt.Sprintf("%d corrupted envelope(s) (lines %s)", st.Corrupted, joinInts(st.CorruptedLines)))
+			probs = append(probs, fmt.Sprintf("%d corrupted envelope(s) (lines %s)", st.Corrupted, joinInts(st.CorruptedLines.Lines())))
 		}
 		if st.PayloadMD5Mismatch > 0 {
-			probs = append(probs, fmt.Sprintf("%d payload MD5 mismatch(es) (envelopes at lines %s)", st.PayloadMD5Mismatch, joinInts(st.MD5MismatchLines)))
+			probs = append(probs, fmt.Sprintf("%d payload MD5 mismatch(es) (envelopes at lines %s)", st.PayloadMD5Mismatch, joinInts(st.MD5MismatchLines.Lines())))
 		}
 		if st.NonGlog > 0 {
-			probs = append(probs, fmt.Sprintf("%d non-trace line(s) (lines %s)", st.NonGlog, joinInts(st.NonGlogLines)))
+			probs = append(probs, fmt.Sprintf("%d non-trace line(s) (lines %s)", st.NonGlog, joinInts(st.NonGlogLines.Lines())))
 		}
 		if st.OrphanPayloadLines > 0 {
 			probs = append(probs, fmt.Sprintf("%d payload line(s) with no envelope", st.OrphanPayloadLines))
