@@ -360,7 +360,7 @@ func TestTwoNodeCluster(t *testing.T) {
 	same := func(host string) string { return host }
 
 	t.Run("srun", func(t *testing.T) {
-		out, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--json", nodetmp)
+		out, stderr, code, took := f.bringup(t, nil, "stacks", "--srun", f.job, "--json", nodetmp)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -378,12 +378,12 @@ func TestTwoNodeCluster(t *testing.T) {
 			}
 		}
 		t.Logf("gathered 2 nodes over srun in %s (binary copied with sbcast)", took.Round(time.Millisecond))
-		_, _, _, took = f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--json", nodetmp)
+		_, _, _, took = f.bringup(t, nil, "stacks", "--srun", f.job, "--json", nodetmp)
 		t.Logf("gathered 2 nodes over srun in %s (binary already there)", took.Round(time.Millisecond))
 	})
 
 	t.Run("srun_text", func(t *testing.T) {
-		out, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--srun", f.job, nodetmp)
+		out, stderr, code, _ := f.bringup(t, nil, "stacks", "--srun", f.job, nodetmp)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -396,7 +396,7 @@ func TestTwoNodeCluster(t *testing.T) {
 				t.Errorf("report lacks %q:\n%s", want, out)
 			}
 		}
-		out, stderr, code, _ = f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--collapsed", nodetmp)
+		out, stderr, code, _ = f.bringup(t, nil, "stacks", "--srun", f.job, "--collapsed", nodetmp)
 		if code != 0 || !strings.Contains(out, ";wait_for_peers (") || !strings.HasSuffix(strings.TrimSpace(strings.Split(out, "\n")[0]), " 3") {
 			t.Errorf("collapsed: exit %d %s\n%s", code, stderr, out)
 		}
@@ -408,7 +408,7 @@ func TestTwoNodeCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { syscall.Kill(slurmd, syscall.SIGCONT) })
-		out, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--srun", f.job, "--json", "--deadline=3s", nodetmp)
+		out, stderr, code, took := f.bringup(t, nil, "stacks", "--srun", f.job, "--json", "--deadline=3s", nodetmp)
 		syscall.Kill(slurmd, syscall.SIGCONT)
 		if code != 3 {
 			t.Fatalf("exit %d, want 3 (partial): %s", code, stderr)
@@ -433,7 +433,7 @@ func TestTwoNodeCluster(t *testing.T) {
 
 	t.Run("ssh", func(t *testing.T) {
 		f.clearCopies(t)
-		out, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--ssh", "bt1,bt2", "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
+		out, stderr, code, took := f.bringup(t, nil, "stacks", "--ssh", "bt1,bt2", "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -452,7 +452,7 @@ func TestTwoNodeCluster(t *testing.T) {
 	t.Run("hostfile", func(t *testing.T) {
 		hf := filepath.Join(f.dir, "hostfile")
 		os.WriteFile(hf, []byte("# DeepSpeed style\nbt1 slots=2\nbt2 slots=2\n"), 0o644)
-		out, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--hostfile", hf, "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
+		out, stderr, code, _ := f.bringup(t, nil, "stacks", "--hostfile", hf, "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -463,7 +463,7 @@ func TestTwoNodeCluster(t *testing.T) {
 
 	t.Run("ssh_refused", func(t *testing.T) {
 		// A port no sshd listens on, on the test node's own address.
-		out, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--ssh", "bt1,"+f.env["BT_ADDR_bt2"]+":2", "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
+		out, stderr, code, _ := f.bringup(t, nil, "stacks", "--ssh", "bt1,"+f.env["BT_ADDR_bt2"]+":2", "--ssh-config", f.env["BT_SSH_CONFIG"], "--json", nodetmp)
 		if code != 3 {
 			t.Fatalf("exit %d, want 3: %s", code, stderr)
 		}
@@ -482,7 +482,7 @@ func TestTwoNodeCluster(t *testing.T) {
 		cfg, _ := os.ReadFile(f.env["BT_SSH_CONFIG"])
 		bad := filepath.Join(f.dir, "ssh", "config.badkey")
 		os.WriteFile(bad, regexp.MustCompile(`IdentityFile \S+`).ReplaceAll(cfg, []byte("IdentityFile "+filepath.Join(f.dir, "ssh", "no-such-key"))), 0o600)
-		_, stderr, code, _ := f.bringup(t, nil, "cluster-stacks", "--ssh", "bt1", "--ssh-config", bad, nodetmp)
+		_, stderr, code, _ := f.bringup(t, nil, "stacks", "--ssh", "bt1", "--ssh-config", bad, nodetmp)
 		if code != 2 || !strings.Contains(stderr, "bt1: denied") || !strings.Contains(stderr, "Permission denied (publickey)") || !strings.Contains(stderr, "ssh-copy-id bt1") {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
@@ -500,7 +500,7 @@ func TestTwoNodeCluster(t *testing.T) {
 		b, _ := os.ReadFile(f.bin)
 		bin := filepath.Join(pub, "bringup")
 		os.WriteFile(bin, b, 0o755)
-		out, err := f.onNode("bt1", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "cluster-stacks", "--local", "--json", "--slurm-job", f.job)
+		out, err := f.onNode("bt1", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "stacks", "--local", "--json", "--slurm-job", f.job)
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
@@ -522,7 +522,7 @@ func TestTwoNodeCluster(t *testing.T) {
 		if len(d.Processes) != 0 || d.Scope.Unreadable < 2 {
 			t.Errorf("as another user: %s", out)
 		}
-		out, err = f.onNode("bt1", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "cluster-stacks", "--local", "--json")
+		out, err = f.onNode("bt1", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "stacks", "--local", "--json")
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
@@ -544,7 +544,7 @@ func TestTwoNodeCluster(t *testing.T) {
 		// Kubernetes cluster: get pods and exec mapped onto the nodes.
 		env := f.kubeEnv(t)
 		f.clearCopies(t)
-		out, stderr, code, _ := f.bringup(t, env, "cluster-stacks", "--kube", "app=bringup-standin", "--json", nodetmp)
+		out, stderr, code, _ := f.bringup(t, env, "stacks", "--kube", "app=bringup-standin", "--json", nodetmp)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -562,7 +562,7 @@ func TestTwoNodeCluster(t *testing.T) {
 				t.Errorf("%s holds copies %v, want the one streamed over kubectl exec", n, c)
 			}
 		}
-		_, stderr, code, _ = f.bringup(t, env, "cluster-stacks", "--kube", "app=bringup-standin", "-c", "sidecar", nodetmp)
+		_, stderr, code, _ = f.bringup(t, env, "stacks", "--kube", "app=bringup-standin", "-c", "sidecar", nodetmp)
 		if code != 2 || !strings.Contains(stderr, "container not found") || !strings.Contains(stderr, "-c CONTAINER") {
 			t.Errorf("wrong container: exit %d, stderr %q", code, stderr)
 		}
@@ -763,7 +763,7 @@ func TestTwoNodeCluster(t *testing.T) {
 				time.Sleep(250 * time.Millisecond)
 			}
 		}
-		out2, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--srun", job, "--json", nodetmp, "--deadline=30s")
+		out2, stderr, code, took := f.bringup(t, nil, "stacks", "--srun", job, "--json", nodetmp, "--deadline=30s")
 		if code != 0 && code != 1 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -850,7 +850,7 @@ func TestTwoNodeCluster(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		out, stderr, code, took := f.bringup(t, nil, "cluster-stacks", "--ray", re["RAY_DASHBOARD"], "--json", "--deadline=30s")
+		out, stderr, code, took := f.bringup(t, nil, "stacks", "--ray", re["RAY_DASHBOARD"], "--json", "--deadline=30s")
 		if code != 0 && code != 1 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}

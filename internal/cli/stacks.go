@@ -53,12 +53,30 @@ there are several snapshots, and names known hang signatures.
 Levels: exact, lines, funcs (default: same functions, lines and recursion
 depth ignored), leaf-K (same innermost K frames).
 
-Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
+Across nodes (docs/cluster.md): --srun, --ssh, --hostfile and --kube run
+bringup's node collector on every node through the cluster's own launcher
+(srun --overlap one step per node, ssh, kubectl exec), --ray reads Ray's
+dashboard; everything is merged into one report with ranks named across
+nodes, pids qualified by node and a status per node. Each node has
+--deadline to answer (its launcher is then killed with SIGKILL); at most
+--parallel nodes are gathered at once; bringup is copied to a node that
+lacks it (sbcast for --srun, over the connection for --ssh and --kube).
+--local is the collector itself: every Python process on this node with
+the node's identity and each process's rank hints (--json:
+bringup.node-stacks/v1 on stdout; nothing listens, nothing stays behind).
+
+Exit status: 0 no error-level finding, 1 error-level finding, 2 could not
+run (no node answered), 3 partial result across nodes: a node did not answer
+or ranks are missing (the report covers the rest).`,
 		Example: `  bringup stacks dumps/                      # one py-spy dump per rank
   bringup stacks --pid 4242,4243 --count 3 --interval 5s
   bringup stacks --tree $(pgrep -f 'vllm serve') --json -o stacks.json
   kubectl logs pod/sglang-0 | bringup stacks -
-  bringup stacks --collapsed dumps/ > stacks.folded   # flamegraph.pl / speedscope`,
+  bringup stacks --collapsed dumps/ > stacks.folded   # flamegraph.pl / speedscope
+  bringup stacks --srun 4242                  # every node of a Slurm job
+  bringup stacks --hostfile hostfile --deadline 30s
+  bringup stacks --kube leaderworkerset.sigs.k8s.io/name=vllm -n serving
+  bringup stacks --ray http://127.0.0.1:8265`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && collapsed {
 				return Usagef("--json and --collapsed are two output formats: choose one")
