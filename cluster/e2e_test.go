@@ -718,6 +718,59 @@ func TestTwoNodeCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("watch_srun", func(t *testing.T) {
+		// bringup watch around `srun …` that allocates a job of its own:
+		// the job is found from Slurm's AllocNode:Sid of the boot's srun
+		// (--srun auto), the silence capture gathers both nodes through the
+		// fan-out, and the verdict names the hang across them.
+		f.slurm("scancel", f.job).Run() // its CPUs
+		waitIdle(t, f)
+		ready := filepath.Join(f.dir, "watchready")
+		os.Mkdir(ready, 0o755)
+		runDir := filepath.Join(f.dir, "watchrun")
+		rankPy, _ := filepath.Abs(filepath.Join("testdata", "rank.py"))
+		stdout, stderr, code, took := f.bringup(t, nil, "watch", "--srun", "auto", "--silence", "6s", "--on-silence", "stop",
+			"--snapshots", "2", "--snapshot-interval", "500ms", "--grace", "5s", nodetmp,
+			"--store", filepath.Join(f.dir, "watch.db"), "--run-dir", runDir,
+			"--", "srun", "-N2", "--ntasks-per-node=2", python(t), rankPy, ready, "3")
+		out := stdout + stderr
+		if code != 1 {
+			t.Fatalf("exit %d, want 1 (hung), after %s:\n%s", code, took, out)
+		}
+		b, err := os.ReadFile(filepath.Join(runDir, "silence-1.stacks.json"))
+		if err != nil {
+			t.Fatalf("no capture: %v\n%s", err, out)
+		}
+		d := decode(t, string(b))
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		g := *f
+		g.ranks = map[int]string{}
+		for r := 0; r < 4; r++ {
+			rb, err := os.ReadFile(filepath.Join(ready, fmt.Sprintf("ready.%d", r)))
+			if err != nil {
+				t.Fatalf("rank %d never got ready: %v\n%s", r, err, out)
+			}
+			g.ranks[r] = strings.TrimSpace(string(rb))
+		}
+		g.checkAllRanks(t, d, same)
+		m := regexp.MustCompile(`job: (\d+), found from the job Slurm allocated for the boot's srun`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("watch does not say which job it found:\n%s", out)
+		}
+		verdict := regexp.MustCompile(`STUCK .*across 2 node\(s\) of srun job ` + m[1] + `: bt1,bt2`)
+		if !verdict.MatchString(out) {
+			t.Errorf("no verdict naming the hang across bt1,bt2 of job %s:\n%s", m[1], out)
+		}
+		if !strings.Contains(out, "nodes: 2 of 2 answered (srun)") {
+			t.Errorf("the capture's report lacks the nodes:\n%s", out)
+		}
+		// The boot was stopped: the job is gone.
+		if q, _ := f.slurm("squeue", "-h", "-j", m[1]).Output(); strings.Contains(string(q), " R ") {
+			t.Errorf("job %s still running after watch: %s", m[1], q)
+		}
+		t.Logf("watch --srun auto: hung boot captured across 2 nodes; took %s; %s", took.Round(time.Millisecond), verdict.FindString(out))
+	})
+
 	t.Run("srun_torchrun_gloo", func(t *testing.T) {
 		// The testbed's stuck_rank scenario as a real two-node torch boot:
 		// `srun torchrun --nnodes 2` over gloo, rank 1 stuck in compile,

@@ -35,11 +35,52 @@ const clusterCommand = "stacks"
 // fan-out, registered with register and run with run.
 type clusterFlags struct {
 	fanOutFlags
+	deliveryFlags
 	local                         bool
 	slurmJob, slurmStep, nodeName string
 	srun, ssh, hostfile, ray      string
-	copyBinary, remoteDir         string
 	sshConfig                     string
+}
+
+// deliveryFlags say how bringup gets onto the nodes.
+type deliveryFlags struct {
+	copyBinary, remoteDir string
+}
+
+// registerDelivery registers --copy-binary and --remote-dir; forFlags
+// says which flags they go with in the help ("" when they are the
+// command's).
+func (d *deliveryFlags) registerDelivery(cmd *cobra.Command, forFlags string) {
+	f := cmd.Flags()
+	f.StringVar(&d.copyBinary, "copy-binary", cluster.CopyAuto, forFlags+"bringup on the nodes: auto (this path, else a copy), always (a copy of this binary), never (this path only)")
+	f.StringVar(&d.remoteDir, "remote-dir", "/tmp", forFlags+"directory on the nodes for the copy of bringup")
+}
+
+// delivery is how the collector runs on the nodes: this binary (or its
+// copy) with `stacks --local --json`, taking count snapshots interval
+// apart, which must fit in deadline.
+func (d *deliveryFlags) delivery(count int, interval, deadline time.Duration) (*cluster.Delivery, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, Usagef("cannot find this binary to run it on the nodes: %v", err)
+	}
+	switch d.copyBinary {
+	case cluster.CopyAuto, cluster.CopyAlways, cluster.CopyNever:
+	default:
+		return nil, Usagef("--copy-binary %q: give auto, always or never", d.copyBinary)
+	}
+	if !strings.HasPrefix(d.remoteDir, "/") {
+		return nil, Usagef("--remote-dir %q: give an absolute path on the nodes", d.remoteDir)
+	}
+	del := &cluster.Delivery{Self: self, SelfOnNode: self, RemoteDir: d.remoteDir, Copy: d.copyBinary,
+		Collector: []string{clusterCommand, "--local", "--json"}}
+	if count > 1 {
+		if time.Duration(count-1)*interval >= deadline {
+			return nil, Usagef("--count %d --interval %s takes longer than --deadline %s: raise --deadline", count, interval, deadline)
+		}
+		del.Collector = append(del.Collector, "--count", fmt.Sprint(count), "--interval", interval.String())
+	}
+	return del, nil
 }
 
 // fanOutFlags are the flags of every fan-out, for stacks and for logs.
@@ -55,6 +96,12 @@ func (o *fanOutFlags) registerFanOut(cmd *cobra.Command, forFlags string) {
 	f := cmd.Flags()
 	f.StringVarP(&o.namespace, "namespace", "n", "", "--kube: the pods' namespace")
 	f.StringVarP(&o.container, "container", "c", "", "--kube: the container (default: the pod's default container)")
+	o.registerDeadline(cmd, forFlags)
+}
+
+// registerDeadline registers --deadline and --parallel.
+func (o *fanOutFlags) registerDeadline(cmd *cobra.Command, forFlags string) {
+	f := cmd.Flags()
 	f.DurationVar(&o.deadline, "deadline", cluster.DefaultDeadline, forFlags+"each node's time to answer; its launcher is killed (SIGKILL) then")
 	f.IntVar(&o.parallel, "parallel", cluster.DefaultParallel, forFlags+"nodes reached at once")
 }
@@ -85,8 +132,7 @@ func (c *clusterFlags) register(cmd *cobra.Command) {
 	f.StringVar(&c.kube, "kube", "", "gather from the pods of this label selector with kubectl exec")
 	f.StringVar(&c.ray, "ray", "", "gather from the Ray cluster of this dashboard (http://HEAD:8265)")
 	c.registerFanOut(cmd, "")
-	f.StringVar(&c.copyBinary, "copy-binary", cluster.CopyAuto, "bringup on the nodes: auto (this path, else a copy), always (a copy of this binary), never (this path only)")
-	f.StringVar(&c.remoteDir, "remote-dir", "/tmp", "directory on the nodes for the copy of bringup")
+	c.registerDelivery(cmd, "")
 	f.StringVar(&c.sshConfig, "ssh-config", "", "--ssh/--hostfile: an ssh_config file (ssh -F)")
 }
 
@@ -212,25 +258,9 @@ func nodeReasons(stderr io.Writer, nodes []cluster.NodeResult, extra func(cluste
 }
 
 func (c *clusterFlags) backend(o clusterOutput) (cluster.Backend, error) {
-	self, err := os.Executable()
+	d, err := c.delivery(o.count, o.interval, c.deadline)
 	if err != nil {
-		return nil, Usagef("cannot find this binary to run it on the nodes: %v", err)
-	}
-	switch c.copyBinary {
-	case cluster.CopyAuto, cluster.CopyAlways, cluster.CopyNever:
-	default:
-		return nil, Usagef("--copy-binary %q: give auto, always or never", c.copyBinary)
-	}
-	if !strings.HasPrefix(c.remoteDir, "/") {
-		return nil, Usagef("--remote-dir %q: give an absolute path on the nodes", c.remoteDir)
-	}
-	d := &cluster.Delivery{Self: self, SelfOnNode: self, RemoteDir: c.remoteDir, Copy: c.copyBinary,
-		Collector: []string{clusterCommand, "--local", "--json"}}
-	if o.count > 1 {
-		if time.Duration(o.count-1)*o.interval >= c.deadline {
-			return nil, Usagef("--count %d --interval %s takes longer than --deadline %s: raise --deadline", o.count, o.interval, c.deadline)
-		}
-		d.Collector = append(d.Collector, "--count", fmt.Sprint(o.count), "--interval", o.interval.String())
+		return nil, err
 	}
 	switch {
 	case c.srun != "":
