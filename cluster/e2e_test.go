@@ -593,6 +593,12 @@ func TestTwoNodeCluster(t *testing.T) {
 		if ev := firstEvidence(d); ev != fmt.Sprintf("engine-0-1/engine.previous.log:%d", line) || !strings.HasPrefix(d.Verdict, "FAILED") {
 			t.Errorf("verdict %q, evidence %s: want the traceback of the container before its restart", d.Verdict, ev)
 		}
+		// The traceback's lines were joined into one record (kubectl logs
+		// without --timestamps: every line of it has the same --prefix
+		// bytes): the error has its four frames and where it was raised.
+		if !strings.HasSuffix(d.RaisedIn, "crash_rank.py:19 read_shard") || len(d.Errors) == 0 || len(d.Errors[0].Frames) != 4 {
+			t.Errorf("raised in %q, errors %+v: want the whole traceback, 4 frames, raised in read_shard", d.RaisedIn, d.Errors)
+		}
 	})
 
 	t.Run("diagnose_srun", func(t *testing.T) {

@@ -76,7 +76,7 @@ func (d *deliveryFlags) delivery(count int, interval, deadline time.Duration) (*
 		Collector: []string{clusterCommand, "--local", "--json"}}
 	if count > 1 {
 		if time.Duration(count-1)*interval >= deadline {
-			return nil, Usagef("--count %d --interval %s takes longer than --deadline %s: raise --deadline", count, interval, deadline)
+			return nil, Usagef("%d snapshots %s apart take longer than --deadline %s: raise --deadline", count, interval, deadline)
 		}
 		del.Collector = append(del.Collector, "--count", fmt.Sprint(count), "--interval", interval.String())
 	}
