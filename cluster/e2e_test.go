@@ -777,6 +777,114 @@ func TestTwoNodeCluster(t *testing.T) {
 		t.Logf("watch --srun auto: hung boot captured across 2 nodes; took %s; %s", took.Round(time.Millisecond), verdict.FindString(out))
 	})
 
+	t.Run("watch_srun_in_sbatch", func(t *testing.T) {
+		// The usual shape: an sbatch script runs `bringup watch --srun
+		// auto -- srun …` on the job's first node. The job is the
+		// enclosing one (SLURM_JOB_ID of the boot's srun), and the silence
+		// capture fans out from inside the node to both nodes.
+		f.slurm("scancel", f.job).Run() // its CPUs
+		waitIdle(t, f)
+		bin := filepath.Join(f.dir, "bin", "bringup") // seen by the nodes
+		os.MkdirAll(filepath.Dir(bin), 0o755)
+		if b, err := os.ReadFile(f.bin); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+			t.Fatalf("copying bringup: %v", err)
+		}
+		ready := filepath.Join(f.dir, "sbready")
+		os.Mkdir(ready, 0o755)
+		runDir := filepath.Join(f.dir, "sbrun")
+		rankPy, _ := filepath.Abs(filepath.Join("testdata", "rank.py"))
+		jobOut := filepath.Join(f.dir, "sbwatch.out")
+		script := fmt.Sprintf("%s watch --srun auto --silence 6s --on-silence stop --snapshots 1 --grace 5s --store %s --run-dir %s -- srun %s %s %s 3",
+			bin, filepath.Join(f.dir, "sb.db"), runDir, python(t), rankPy, ready)
+		out, err := f.slurm("sbatch", "-N2", "--ntasks-per-node=2", "-o", jobOut, "--wrap", script).Output()
+		m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
+		if err != nil || m == nil {
+			t.Fatalf("sbatch: %v %s", err, out)
+		}
+		job := string(m[1])
+		t.Cleanup(func() { f.slurm("scancel", job).Run() })
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			q, _ := f.slurm("squeue", "-h", "-j", job).Output()
+			if len(bytes.TrimSpace(q)) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b, _ := os.ReadFile(jobOut)
+				t.Fatalf("the job's watch never ended:\n%s", b)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		log, _ := os.ReadFile(jobOut)
+		b, err := os.ReadFile(filepath.Join(runDir, "silence-1.stacks.json"))
+		if err != nil {
+			t.Fatalf("no capture: %v\n%s", err, log)
+		}
+		d := decode(t, string(b))
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		g := *f
+		g.ranks = map[int]string{}
+		for r := 0; r < 4; r++ {
+			rb, err := os.ReadFile(filepath.Join(ready, fmt.Sprintf("ready.%d", r)))
+			if err != nil {
+				t.Fatalf("rank %d never got ready: %v\n%s", r, err, log)
+			}
+			g.ranks[r] = strings.TrimSpace(string(rb))
+		}
+		g.checkAllRanks(t, d, same)
+		if !strings.Contains(string(log), "job: "+job+", found from SLURM_JOB_ID in the boot's environment") {
+			t.Errorf("watch does not say it found job %s from SLURM_JOB_ID:\n%s", job, log)
+		}
+		if !regexp.MustCompile(`STUCK .*across 2 node\(s\) of srun job ` + job + `: bt1,bt2`).Match(log) {
+			t.Errorf("no verdict naming the hang across bt1,bt2:\n%s", log)
+		}
+	})
+
+	t.Run("watch_srun_jobid", func(t *testing.T) {
+		// watch --srun JOBID around a command that is not the job's (here
+		// one that prints nothing): the silence capture is the job's nodes'.
+		waitIdle(t, f)
+		ready := filepath.Join(f.dir, "idready")
+		os.Mkdir(ready, 0o755)
+		rankPy, _ := filepath.Abs(filepath.Join("testdata", "rank.py"))
+		out, err := f.slurm("sbatch", "-N2", "--ntasks-per-node=2", "-o", filepath.Join(f.dir, "idjob.out"),
+			"--wrap", fmt.Sprintf("srun %s %s %s 3", python(t), rankPy, ready)).Output()
+		m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
+		if err != nil || m == nil {
+			t.Fatalf("sbatch: %v %s", err, out)
+		}
+		job := string(m[1])
+		t.Cleanup(func() { f.slurm("scancel", job).Run() })
+		for r, deadline := 0, time.Now().Add(60*time.Second); r < 4; {
+			if _, err := os.Stat(filepath.Join(ready, fmt.Sprintf("ready.%d", r))); err == nil {
+				r++
+				continue
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("rank %d never got ready", r)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		runDir := filepath.Join(f.dir, "idrun")
+		stdout, stderr, code, _ := f.bringup(t, nil, "watch", "--srun", job, "--silence", "2s", "--on-silence", "stop",
+			"--snapshots", "1", nodetmp, "--store", filepath.Join(f.dir, "id.db"), "--run-dir", runDir, "--", "sleep", "60")
+		if code != 1 {
+			t.Fatalf("exit %d, want 1 (hung):\n%s%s", code, stdout, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(runDir, "silence-1.stacks.json"))
+		if err != nil {
+			t.Fatalf("no capture: %v\n%s%s", err, stdout, stderr)
+		}
+		d := decode(t, string(b))
+		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+		if len(d.Processes) != 4 || len(d.Outliers) != 1 || d.Outliers[0].Rank != "rank3" {
+			t.Errorf("processes %v, outliers %+v: want 4 ranks, rank 3 the outlier", ranksOf(d), d.Outliers)
+		}
+		if !strings.Contains(stdout+stderr, "across 2 node(s) of srun job "+job+": bt1,bt2") {
+			t.Errorf("the verdict does not name the nodes:\n%s%s", stdout, stderr)
+		}
+	})
+
 	t.Run("srun_torchrun_gloo", func(t *testing.T) {
 		// The testbed's stuck_rank scenario as a real two-node torch boot:
 		// `srun torchrun --nnodes 2` over gloo, rank 1 stuck in compile,
