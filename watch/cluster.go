@@ -36,11 +36,9 @@ func ClusterCapture(job ClusterJob, o cluster.Options, style report.Style) Captu
 		if err != nil {
 			return nil, err
 		}
-		dctx, cancel := context.WithTimeout(ctx, o.Deadline)
-		targets, err := b.Discover(dctx)
-		cancel()
+		targets, err := cluster.Discover(ctx, b.Kind(), o.Deadline, b.Discover)
 		if err != nil {
-			return nil, fmt.Errorf("%s: finding the nodes: %v", about, err)
+			return nil, fmt.Errorf("%s: %v", about, err)
 		}
 		m := cluster.Merge(b.Kind(), cluster.Gather(ctx, b, targets, o))
 		if len(m.Processes) == 0 {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -211,14 +210,9 @@ func fanOutContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 
 // discover finds the nodes within the deadline; a failure is exit 2.
 func discover(ctx context.Context, kind string, deadline time.Duration, find func(context.Context) ([]cluster.Target, error)) ([]cluster.Target, error) {
-	dctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	targets, err := find(dctx)
+	targets, err := cluster.Discover(ctx, kind, deadline, find)
 	if err != nil {
-		if errors.Is(dctx.Err(), context.DeadlineExceeded) {
-			return nil, Usagef("%s: finding the nodes took longer than --deadline %s", kind, deadline)
-		}
-		return nil, Usagef("%s: %v", kind, err)
+		return nil, Usagef("%v", err)
 	}
 	return targets, nil
 }
