@@ -65,13 +65,14 @@ func TestJobidArg(t *testing.T) {
 	}
 }
 
-// startAs starts a real process whose command line is argv (argv[0] as
-// given) with env added; it is killed at the end of the test.
+// startAs starts a real sh whose command line is argv (argv[0] as given;
+// the rest begins with -c and its script) with env added; it is killed at
+// the end of the test.
 func startAs(t *testing.T, argv []string, env ...string) int {
 	t.Helper()
-	sh, err := exec.LookPath("sleep")
+	sh, err := exec.LookPath("sh")
 	if err != nil {
-		t.Skip("no sleep")
+		t.Skip("no sh")
 	}
 	cmd := &exec.Cmd{Path: sh, Args: argv, Env: append(os.Environ(), env...)}
 	if err := cmd.Start(); err != nil {
@@ -79,9 +80,9 @@ func startAs(t *testing.T, argv []string, env ...string) int {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	// Until the exec is done the command line is the test's.
-	for i := 0; i < 200; i++ {
-		if slices.Equal(cmdline(cmd.Process.Pid), argv) {
-			break
+	for deadline := time.Now().Add(30 * time.Second); !slices.Equal(cmdline(cmd.Process.Pid), argv); {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never ran as %q: %q", cmd.Process.Pid, argv, cmdline(cmd.Process.Pid))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -93,16 +94,17 @@ func startAs(t *testing.T, argv []string, env ...string) int {
 // that says to give the job.
 func TestFindSrunJob(t *testing.T) {
 	ctx := context.Background()
-	// sleep takes its last word; the ones before are srun's options.
-	srun := startAs(t, []string{"srun", "--jobid=4242", "30"})
-	inAlloc := startAs(t, []string{"python3", "30"}, "SLURM_JOB_ID=77")
+	// sh runs its -c script; the words after it are what an srun's
+	// command line holds.
+	srun := startAs(t, []string{"srun", "-c", "sleep 30; :", "--jobid=4242"})
+	inAlloc := startAs(t, []string{"python3", "-c", "sleep 30; :"}, "SLURM_JOB_ID=77")
 	if job, how, err := FindSrunJob(ctx, nil, []int{inAlloc, srun}, nil); err != nil || job != "4242" || how != FromArgv {
 		t.Errorf("srun --jobid: %q %q %v", job, how, err)
 	}
 	if job, how, err := FindSrunJob(ctx, nil, []int{inAlloc}, nil); err != nil || job != "77" || how != FromEnv {
 		t.Errorf("SLURM_JOB_ID: %q %q %v", job, how, err)
 	}
-	bad := startAs(t, []string{"python3", "30"}, "SLURM_JOB_ID=7;rm")
+	bad := startAs(t, []string{"python3", "-c", "sleep 30; :"}, "SLURM_JOB_ID=7;rm")
 	if _, _, err := FindSrunJob(ctx, nil, []int{bad}, nil); err == nil || !strings.Contains(err.Error(), "--srun JOBID") {
 		t.Errorf("no job: %v", err)
 	}
