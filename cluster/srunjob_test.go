@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -74,11 +75,12 @@ func startAs(t *testing.T, argv []string, env ...string) int {
 	if err != nil {
 		t.Skip("no sh")
 	}
-	cmd := &exec.Cmd{Path: sh, Args: argv, Env: append(os.Environ(), env...)}
+	cmd := &exec.Cmd{Path: sh, Args: argv, Env: append(os.Environ(), env...), SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The group: the script's sleep goes too.
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	// Until the exec is done the command line is the test's.
 	for deadline := time.Now().Add(30 * time.Second); !slices.Equal(cmdline(cmd.Process.Pid), argv); {
 		if time.Now().After(deadline) {
