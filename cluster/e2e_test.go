@@ -624,11 +624,15 @@ func TestTwoNodeCluster(t *testing.T) {
 		deadline := time.Now().Add(60 * time.Second)
 		for {
 			b, _ := f.onNode("bt2", "cat", errOn("bt2"))
-			if bytes.Contains(b, []byte("RuntimeError: rank 3")) {
+			// Every rank's line in the shared stdout too: a file still
+			// growing while it is gathered is read on the node (its print
+			// here no longer matches), not here.
+			o, _ := os.ReadFile(filepath.Join(f.dir, "logjob-"+job+".out"))
+			if bytes.Contains(b, []byte("RuntimeError: rank 3")) && bytes.Count(o, []byte(" starting on ")) == 4 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("rank 3 never failed; bt2's stderr: %s", b)
+				t.Fatalf("rank 3 never failed or a rank never started; bt2's stderr: %s; stdout: %s", b, o)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
