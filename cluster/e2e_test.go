@@ -747,22 +747,7 @@ func TestTwoNodeCluster(t *testing.T) {
 		if code != 1 {
 			t.Fatalf("exit %d, want 1 (hung), after %s:\n%s", code, took, out)
 		}
-		b, err := os.ReadFile(filepath.Join(runDir, "silence-1.stacks.json"))
-		if err != nil {
-			t.Fatalf("no capture: %v\n%s", err, out)
-		}
-		d := decode(t, string(b))
-		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
-		g := *f
-		g.ranks = map[int]string{}
-		for r := 0; r < 4; r++ {
-			rb, err := os.ReadFile(filepath.Join(ready, fmt.Sprintf("ready.%d", r)))
-			if err != nil {
-				t.Fatalf("rank %d never got ready: %v\n%s", r, err, out)
-			}
-			g.ranks[r] = strings.TrimSpace(string(rb))
-		}
-		g.checkAllRanks(t, d, same)
+		f.checkWatchCapture(t, runDir, ready, out)
 		m := regexp.MustCompile(`job: (\d+), found from the job Slurm allocated for the boot's srun`).FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("watch does not say which job it found:\n%s", out)
@@ -820,22 +805,7 @@ func TestTwoNodeCluster(t *testing.T) {
 			time.Sleep(250 * time.Millisecond)
 		}
 		log, _ := os.ReadFile(jobOut)
-		b, err := os.ReadFile(filepath.Join(runDir, "silence-1.stacks.json"))
-		if err != nil {
-			t.Fatalf("no capture: %v\n%s", err, log)
-		}
-		d := decode(t, string(b))
-		checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
-		g := *f
-		g.ranks = map[int]string{}
-		for r := 0; r < 4; r++ {
-			rb, err := os.ReadFile(filepath.Join(ready, fmt.Sprintf("ready.%d", r)))
-			if err != nil {
-				t.Fatalf("rank %d never got ready: %v\n%s", r, err, log)
-			}
-			g.ranks[r] = strings.TrimSpace(string(rb))
-		}
-		g.checkAllRanks(t, d, same)
+		f.checkWatchCapture(t, runDir, ready, string(log))
 		if !strings.Contains(string(log), "job: "+job+", found from SLURM_JOB_ID in the boot's environment") {
 			t.Errorf("watch does not say it found job %s from SLURM_JOB_ID:\n%s", job, log)
 		}
@@ -1059,6 +1029,30 @@ func TestTwoNodeCluster(t *testing.T) {
 }
 
 // waitIdle waits until both nodes are idle (the jobs before have ended).
+// checkWatchCapture: watch's first silence capture in runDir is the
+// merged report of both nodes, with every rank of the job whose ranks
+// wrote their ready files into ready; out is watch's output, for the
+// failure message.
+func (f *fixture) checkWatchCapture(t *testing.T, runDir, ready, out string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(runDir, "silence-1.stacks.json"))
+	if err != nil {
+		t.Fatalf("no capture: %v\n%s", err, out)
+	}
+	d := decode(t, string(b))
+	checkNodes(t, d, map[string]string{"bt1": "ok", "bt2": "ok"})
+	g := *f
+	g.ranks = map[int]string{}
+	for r := 0; r < 4; r++ {
+		rb, err := os.ReadFile(filepath.Join(ready, fmt.Sprintf("ready.%d", r)))
+		if err != nil {
+			t.Fatalf("rank %d never got ready: %v\n%s", r, err, out)
+		}
+		g.ranks[r] = strings.TrimSpace(string(rb))
+	}
+	g.checkAllRanks(t, d, func(host string) string { return host })
+}
+
 func waitIdle(t *testing.T, f *fixture) {
 	t.Helper()
 	for i := 0; ; i++ {
