@@ -120,6 +120,21 @@ const (
 	DefaultParallel = 32
 )
 
+// Discover runs find (a backend's Discover) within deadline; the error
+// names the backend kind and, when the deadline passed, says so.
+func Discover(ctx context.Context, kind string, deadline time.Duration, find func(context.Context) ([]Target, error)) ([]Target, error) {
+	dctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	targets, err := find(dctx)
+	if err != nil {
+		if errors.Is(dctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s: finding the nodes took longer than --deadline %s", kind, deadline)
+		}
+		return nil, fmt.Errorf("%s: %v", kind, err)
+	}
+	return targets, nil
+}
+
 // Gather runs b.Collect on every target, at most o.Parallel at once, each
 // under its own deadline, and returns one result per target in order.
 func Gather(ctx context.Context, b Backend, targets []Target, o Options) []NodeResult {

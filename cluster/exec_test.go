@@ -46,7 +46,7 @@ func TestDeliveryStream(t *testing.T) {
 	dir := t.TempDir()
 	remote := filepath.Join(dir, "remote")
 	d := &Delivery{Self: fakeCollector(t, dir), SelfOnNode: filepath.Join(dir, "absent"), RemoteDir: remote, Copy: CopyAuto,
-		Collector: []string{"cluster-stacks", "--local", "--json"}}
+		Collector: []string{"stacks", "--local", "--json"}}
 
 	// Missing on the node: the script asks, the binary is streamed, run.
 	r := local(t, d, true)
@@ -57,7 +57,7 @@ func TestDeliveryStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if doc.Node.LauncherName != "cluster-stacks --local --json --node-name n1" {
+	if doc.Node.LauncherName != "stacks --local --json --node-name n1" {
 		t.Errorf("the collector got %q", doc.Node.LauncherName)
 	}
 	copyPath, _ := d.RemotePath(os.Getuid())

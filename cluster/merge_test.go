@@ -166,7 +166,7 @@ func TestGather(t *testing.T) {
 	b := &procBackend{script: map[string]string{
 		"a": docLine, "b": docLine, "c": docLine,
 		"hang":   "trap '' TERM; sleep 30",
-		"broken": "echo 'Error: unknown command \"cluster-stacks\"' >&2; exit 2",
+		"broken": "echo 'Error: unknown flag: --slurm-job' >&2; exit 2",
 	}}
 	var targets []Target
 	for _, n := range []string{"a", "b", "c", "hang", "broken"} {

@@ -35,27 +35,12 @@ func StacksCapture(snapshots int, interval time.Duration, style report.Style) Ca
 				adoptRank(p, req.Rank(p.PID))
 			}
 		}
-		v := stacks.Versions(res.Processes)
-		for k, x := range req.Versions {
-			if _, ok := v[k]; !ok {
-				v[k] = x
-			}
-		}
-		opt := stacks.Options{Level: stacks.DefaultLevel}
-		set, err := rules.Builtin()
-		if err == nil {
-			opt.Conclude = stacks.Conclude(set, rules.Versions(v))
-		}
-		a := stacks.Analyze(res.Processes, opt)
-		var text bytes.Buffer
-		if err != nil {
-			fmt.Fprintf(&text, "the knowledge base did not load (%v): stacks shown without findings\n", err)
-		}
-		if err := reportstacks.Text(&text, a, reportstacks.TextOptions{Style: style, MaxFrames: 30}); err != nil {
+		a, text := analyzeCaptured(res.Processes, req)
+		if err := reportstacks.Text(text, a, reportstacks.TextOptions{Style: style, MaxFrames: 30}); err != nil {
 			return nil, err
 		}
 		for _, f := range res.Failures {
-			fmt.Fprintf(&text, "not captured: %v\n", f)
+			fmt.Fprintf(text, "not captured: %v\n", f)
 		}
 		path := filepath.Join(req.Dir, req.Name+".stacks.json")
 		var doc bytes.Buffer
@@ -68,6 +53,28 @@ func StacksCapture(snapshots int, interval time.Duration, style report.Style) Ca
 		}
 		return &CaptureResult{Path: path, Text: text.String(), Findings: a.Findings, Processes: len(a.Current), Where: a.Where}, nil
 	}
+}
+
+// analyzeCaptured analyses a capture as `bringup stacks` does, with the
+// stack rules of the knowledge base gated by the versions the processes
+// and the boot's log say; the text it returns starts with a note when the
+// knowledge base did not load.
+func analyzeCaptured(procs []*record.Process, req CaptureRequest) (*stacks.Analysis, *bytes.Buffer) {
+	v := stacks.Versions(procs)
+	for k, x := range req.Versions {
+		if _, ok := v[k]; !ok {
+			v[k] = x
+		}
+	}
+	opt := stacks.Options{Level: stacks.DefaultLevel}
+	var text bytes.Buffer
+	set, err := rules.Builtin()
+	if err == nil {
+		opt.Conclude = stacks.Conclude(set, rules.Versions(v))
+	} else {
+		fmt.Fprintf(&text, "the knowledge base did not load (%v): stacks shown without findings\n", err)
+	}
+	return stacks.Analyze(procs, opt), &text
 }
 
 // adoptRank gives a live process what its log prefix said of it: the

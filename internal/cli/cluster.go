@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,22 +26,60 @@ import (
 // ranks are missing; the report covers what was gathered.
 const ExitPartial = 3
 
-// clusterCommand is the command the fan-out runs on every node; it
-// becomes "stacks" once `bringup stacks` carries these flags.
-const clusterCommand = "cluster-stacks"
+// clusterCommand is the command the fan-out runs on every node: the
+// collector is `bringup stacks --local`.
+const clusterCommand = "stacks"
 
-func init() { register(newClusterStacksCmd) }
-
-// clusterFlags are the node collector's and the fan-out's flags. They are
-// registered on a command with register and run with run, so `bringup
-// stacks` can take them over with a few lines.
+// clusterFlags are `bringup stacks`' flags for the node collector and the
+// fan-out, registered with register and run with run.
 type clusterFlags struct {
 	fanOutFlags
+	deliveryFlags
 	local                         bool
 	slurmJob, slurmStep, nodeName string
 	srun, ssh, hostfile, ray      string
-	copyBinary, remoteDir         string
 	sshConfig                     string
+}
+
+// deliveryFlags say how bringup gets onto the nodes.
+type deliveryFlags struct {
+	copyBinary, remoteDir string
+}
+
+// registerDelivery registers --copy-binary and --remote-dir; forFlags
+// says which flags they go with in the help ("" when they are the
+// command's).
+func (d *deliveryFlags) registerDelivery(cmd *cobra.Command, forFlags string) {
+	f := cmd.Flags()
+	f.StringVar(&d.copyBinary, "copy-binary", cluster.CopyAuto, forFlags+"bringup on the nodes: auto (this path, else a copy), always (a copy of this binary), never (this path only)")
+	f.StringVar(&d.remoteDir, "remote-dir", "/tmp", forFlags+"directory on the nodes for the copy of bringup")
+}
+
+// delivery is how the collector runs on the nodes: this binary (or its
+// copy) with `stacks --local --json`, taking count snapshots interval
+// apart, which must fit in deadline.
+func (d *deliveryFlags) delivery(count int, interval, deadline time.Duration) (*cluster.Delivery, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, Usagef("cannot find this binary to run it on the nodes: %v", err)
+	}
+	switch d.copyBinary {
+	case cluster.CopyAuto, cluster.CopyAlways, cluster.CopyNever:
+	default:
+		return nil, Usagef("--copy-binary %q: give auto, always or never", d.copyBinary)
+	}
+	if !strings.HasPrefix(d.remoteDir, "/") {
+		return nil, Usagef("--remote-dir %q: give an absolute path on the nodes", d.remoteDir)
+	}
+	del := &cluster.Delivery{Self: self, SelfOnNode: self, RemoteDir: d.remoteDir, Copy: d.copyBinary,
+		Collector: []string{clusterCommand, "--local", "--json"}}
+	if count > 1 {
+		if time.Duration(count-1)*interval >= deadline {
+			return nil, Usagef("%d snapshots %s apart take longer than --deadline %s: raise --deadline", count, interval, deadline)
+		}
+		del.Collector = append(del.Collector, "--count", fmt.Sprint(count), "--interval", interval.String())
+	}
+	return del, nil
 }
 
 // fanOutFlags are the flags of every fan-out, for stacks and for logs.
@@ -58,6 +95,12 @@ func (o *fanOutFlags) registerFanOut(cmd *cobra.Command, forFlags string) {
 	f := cmd.Flags()
 	f.StringVarP(&o.namespace, "namespace", "n", "", "--kube: the pods' namespace")
 	f.StringVarP(&o.container, "container", "c", "", "--kube: the container (default: the pod's default container)")
+	o.registerDeadline(cmd, forFlags)
+}
+
+// registerDeadline registers --deadline and --parallel.
+func (o *fanOutFlags) registerDeadline(cmd *cobra.Command, forFlags string) {
+	f := cmd.Flags()
 	f.DurationVar(&o.deadline, "deadline", cluster.DefaultDeadline, forFlags+"each node's time to answer; its launcher is killed (SIGKILL) then")
 	f.IntVar(&o.parallel, "parallel", cluster.DefaultParallel, forFlags+"nodes reached at once")
 }
@@ -88,8 +131,7 @@ func (c *clusterFlags) register(cmd *cobra.Command) {
 	f.StringVar(&c.kube, "kube", "", "gather from the pods of this label selector with kubectl exec")
 	f.StringVar(&c.ray, "ray", "", "gather from the Ray cluster of this dashboard (http://HEAD:8265)")
 	c.registerFanOut(cmd, "")
-	f.StringVar(&c.copyBinary, "copy-binary", cluster.CopyAuto, "bringup on the nodes: auto (this path, else a copy), always (a copy of this binary), never (this path only)")
-	f.StringVar(&c.remoteDir, "remote-dir", "/tmp", "directory on the nodes for the copy of bringup")
+	c.registerDelivery(cmd, "")
 	f.StringVar(&c.sshConfig, "ssh-config", "", "--ssh/--hostfile: an ssh_config file (ssh -F)")
 }
 
@@ -168,14 +210,9 @@ func fanOutContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 
 // discover finds the nodes within the deadline; a failure is exit 2.
 func discover(ctx context.Context, kind string, deadline time.Duration, find func(context.Context) ([]cluster.Target, error)) ([]cluster.Target, error) {
-	dctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	targets, err := find(dctx)
+	targets, err := cluster.Discover(ctx, kind, deadline, find)
 	if err != nil {
-		if errors.Is(dctx.Err(), context.DeadlineExceeded) {
-			return nil, Usagef("%s: finding the nodes took longer than --deadline %s", kind, deadline)
-		}
-		return nil, Usagef("%s: %v", kind, err)
+		return nil, Usagef("%v", err)
 	}
 	return targets, nil
 }
@@ -215,25 +252,9 @@ func nodeReasons(stderr io.Writer, nodes []cluster.NodeResult, extra func(cluste
 }
 
 func (c *clusterFlags) backend(o clusterOutput) (cluster.Backend, error) {
-	self, err := os.Executable()
+	d, err := c.delivery(o.count, o.interval, c.deadline)
 	if err != nil {
-		return nil, Usagef("cannot find this binary to run it on the nodes: %v", err)
-	}
-	switch c.copyBinary {
-	case cluster.CopyAuto, cluster.CopyAlways, cluster.CopyNever:
-	default:
-		return nil, Usagef("--copy-binary %q: give auto, always or never", c.copyBinary)
-	}
-	if !strings.HasPrefix(c.remoteDir, "/") {
-		return nil, Usagef("--remote-dir %q: give an absolute path on the nodes", c.remoteDir)
-	}
-	d := &cluster.Delivery{Self: self, SelfOnNode: self, RemoteDir: c.remoteDir, Copy: c.copyBinary,
-		Collector: []string{clusterCommand, "--local", "--json"}}
-	if o.count > 1 {
-		if time.Duration(o.count-1)*o.interval >= c.deadline {
-			return nil, Usagef("--count %d --interval %s takes longer than --deadline %s: raise --deadline", o.count, o.interval, c.deadline)
-		}
-		d.Collector = append(d.Collector, "--count", fmt.Sprint(o.count), "--interval", o.interval.String())
+		return nil, err
 	}
 	switch {
 	case c.srun != "":
@@ -354,81 +375,6 @@ func reportGather(cmd *cobra.Command, m *cluster.Merged, o clusterOutput) error 
 		return FoundErrors
 	}
 	return nil
-}
-
-// newClusterStacksCmd is `bringup cluster-stacks`: the collector and the
-// fan-out until `bringup stacks` takes their flags.
-func newClusterStacksCmd() *cobra.Command {
-	var (
-		cf        clusterFlags
-		o         clusterOutput
-		level     string
-		ruleFiles []string
-	)
-	cmd := &cobra.Command{
-		Use:   "cluster-stacks (--local | --srun JOBID | --ssh HOSTS | --hostfile FILE | --kube SELECTOR [-n NS] [-c CTR] | --ray URL) [--json] [-o FILE]",
-		Short: "Gather every rank's Python stacks from every node of a job and bucket them together",
-		Long: `cluster-stacks runs bringup's node collector on every node of a multi-node
-boot through the cluster's own launcher (srun --overlap, ssh, kubectl exec) or
-reads Ray's dashboard, and merges everything into one stacks report: the same
-buckets, shared path, outliers and findings as 'bringup stacks', ranks named
-across nodes, pids qualified by node, and a status per node.
-
---local is the collector itself: every Python process on this node, the
-node's identity and each process's rank hints (RANK, LOCAL_RANK, WORLD_SIZE,
-SLURM_PROCID, LWS_WORKER_INDEX, engine titles); with --json it writes
-bringup.node-stacks/v1 on stdout. Nothing listens; nothing stays behind.
-
-Each node has --deadline to answer (its launcher is then killed with
-SIGKILL); at most --parallel nodes are gathered at once. bringup is run on
-the nodes from this binary's path when they have it, else copied there
-(sbcast for --srun, over the connection for --ssh and --kube).
-
-Exit status: 0 all nodes answered and no error-level finding, 1 an
-error-level finding, 2 could not run (no node answered), 3 partial result:
-a node did not answer or ranks are missing (the report covers the rest).
-
-This command is temporary: its flags will move to 'bringup stacks'.`,
-		Example: `  bringup cluster-stacks --srun 4242
-  bringup cluster-stacks --ssh node1,node2 --json -o stacks.json
-  bringup cluster-stacks --hostfile /job/hostfile --deadline 30s
-  bringup cluster-stacks --kube leaderworkerset.sigs.k8s.io/name=vllm -n serving
-  bringup cluster-stacks --ray http://127.0.0.1:8265
-  bringup cluster-stacks --local --json          # the collector, on one node`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cf.active() {
-				return Usagef("cluster-stacks needs --local, --srun JOBID, --ssh HOSTS, --hostfile FILE, --kube SELECTOR or --ray URL")
-			}
-			if o.asJSON && o.collapsed {
-				return Usagef("--json and --collapsed are two output formats: choose one")
-			}
-			lv, err := stacks.ParseLevel(level)
-			if err != nil {
-				return Usagef("--level: %v", err)
-			}
-			if o.count < 1 {
-				return Usagef("--count must be at least 1")
-			}
-			if o.interval < 0 || (o.count > 1 && o.interval == 0) {
-				return Usagef("--interval %s: give a positive time between snapshots (e.g. --interval 5s)", o.interval)
-			}
-			o.level, o.ruleFiles = lv, ruleFiles
-			return cf.run(cmd, o)
-		},
-	}
-	f := cmd.Flags()
-	cf.register(cmd)
-	f.BoolVar(&o.asJSON, "json", false, "write JSON (bringup.stacks/v1 with a cluster object; --local: bringup.node-stacks/v1)")
-	f.BoolVar(&o.collapsed, "collapsed", false, "write folded stacks (root first, ';'-joined, count) for flame graphs")
-	f.StringVarP(&o.outPath, "output", "o", "", "write to FILE instead of stdout")
-	f.IntVar(&o.count, "count", 1, "snapshots to take on every node (2+ tells stuck from slow)")
-	f.DurationVar(&o.interval, "interval", 2*time.Second, "time between snapshots")
-	f.StringVar(&level, "level", "funcs", "bucket similarity: exact, lines, funcs or leaf-K")
-	f.BoolVar(&o.all, "all", false, "show idle auxiliary threads too (folded by default)")
-	f.StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML file (repeatable)")
-	f.StringVar(&o.torch, "torch", "", "torch version of the processes, for version-gated signatures")
-	return cmd
 }
 
 // logFlags are diagnose's flags for logs gathered from the nodes of a

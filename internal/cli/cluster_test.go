@@ -35,7 +35,7 @@ func TestClusterStacksLocal(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	code, out, errs := runCLI("cluster-stacks", "--local", "--json", "--node-name", "n7")
+	code, out, errs := runCLI("stacks", "--local", "--json", "--node-name", "n7")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -67,18 +67,17 @@ func TestClusterStacksUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"cluster-stacks"}, "needs --local, --srun"},
-		{[]string{"cluster-stacks", "--srun", "1", "--ssh", "a"}, "alternatives"},
-		{[]string{"cluster-stacks", "--srun", "12;ls"}, "not a Slurm job id"},
-		{[]string{"cluster-stacks", "--ssh", "-oProxyCommand=x"}, "not a host name"},
-		{[]string{"cluster-stacks", "--hostfile", "/nonexistent/hostfile"}, "no such file"},
-		{[]string{"cluster-stacks", "--ray", "ftp://x"}, "not a dashboard address"},
-		{[]string{"cluster-stacks", "--ssh", "a", "--deadline", "0s"}, "--deadline"},
-		{[]string{"cluster-stacks", "--ssh", "a", "-n", "ns"}, "go with --kube"},
-		{[]string{"cluster-stacks", "--ssh", "a", "--copy-binary", "sometimes"}, "auto, always or never"},
-		{[]string{"cluster-stacks", "--ssh", "a", "--remote-dir", "tmp"}, "absolute path"},
-		{[]string{"cluster-stacks", "--ssh", "a", "--count", "3", "--interval", "10s"}, "raise --deadline"},
-		{[]string{"cluster-stacks", "--srun", "1", "--node-name", "x"}, "collector's"},
+		{[]string{"stacks", "--srun", "1", "--ssh", "a"}, "alternatives"},
+		{[]string{"stacks", "--srun", "12;ls"}, "not a Slurm job id"},
+		{[]string{"stacks", "--ssh", "-oProxyCommand=x"}, "not a host name"},
+		{[]string{"stacks", "--hostfile", "/nonexistent/hostfile"}, "no such file"},
+		{[]string{"stacks", "--ray", "ftp://x"}, "not a dashboard address"},
+		{[]string{"stacks", "--ssh", "a", "--deadline", "0s"}, "--deadline"},
+		{[]string{"stacks", "--ssh", "a", "-n", "ns"}, "go with --kube"},
+		{[]string{"stacks", "--ssh", "a", "--copy-binary", "sometimes"}, "auto, always or never"},
+		{[]string{"stacks", "--ssh", "a", "--remote-dir", "tmp"}, "absolute path"},
+		{[]string{"stacks", "--ssh", "a", "--count", "3", "--interval", "10s"}, "raise --deadline"},
+		{[]string{"stacks", "--srun", "1", "--node-name", "x"}, "collector's"},
 	} {
 		code, _, errs := runCLI(c.args...)
 		if code != ExitUsage || !strings.Contains(errs, c.want) {

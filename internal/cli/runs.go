@@ -15,11 +15,63 @@ import (
 
 func init() { register(newRunsCmd) }
 
+// runsStore is the store the runs subcommands read, from runs' persistent
+// flags.
+type runsStore struct {
+	path     string
+	stopLost bool
+	grace    time.Duration
+	stderr   io.Writer
+}
+
+// open opens the store and marks the runs a dead watch left running.
+func (r *runsStore) open() (*store.Store, error) {
+	path, err := store.Resolve(r.path)
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	checkLost(r.stderr, "bringup runs", st, r.stopLost, r.grace)
+	return st, nil
+}
+
+// list opens the store and reads its newest n runs (all for 0).
+func (r *runsStore) list(n int) ([]*store.Run, error) {
+	st, err := r.open()
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	rs, err := st.List(n)
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	return rs, nil
+}
+
+// get opens the store and reads the runs refs name.
+func (r *runsStore) get(refs ...string) ([]*store.Run, error) {
+	st, err := r.open()
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var rs []*store.Run
+	for _, ref := range refs {
+		run, err := st.Get(ref)
+		if err != nil {
+			return nil, Usagef("%v", err)
+		}
+		rs = append(rs, run)
+	}
+	return rs, nil
+}
+
 func newRunsCmd() *cobra.Command {
-	var storePath string
-	var stopLost bool
-	var grace time.Duration
-	var stderr io.Writer
+	var rs runsStore
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List, show, compare and tabulate the boots recorded by bringup watch",
@@ -41,53 +93,15 @@ processes its boot left running; --stop-lost stops them.`,
 			return cmd.Help()
 		},
 	}
-	cmd.PersistentFlags().StringVar(&storePath, "store", "", "run store file (default $"+store.EnvVar+", else the user's state dir)")
-	cmd.PersistentFlags().BoolVar(&stopLost, "stop-lost", false, "stop the processes that lost runs (a killed watch) left running")
-	cmd.PersistentFlags().DurationVar(&grace, "grace", 10*time.Second, "with --stop-lost: time between SIGTERM and SIGKILL")
-	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) { stderr = c.ErrOrStderr() }
-	open := func() (*store.Store, error) {
-		path, err := store.Resolve(storePath)
-		if err != nil {
-			return nil, Usagef("%v", err)
-		}
-		st, err := store.Open(path)
-		if err != nil {
-			return nil, Usagef("%v", err)
-		}
-		checkLost(stderr, "bringup runs", st, stopLost, grace)
-		return st, nil
-	}
-	// listRuns opens the store and reads its newest n runs (all for 0).
-	listRuns := func(n int) ([]*store.Run, error) {
-		st, err := open()
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		rs, err := st.List(n)
-		if err != nil {
-			return nil, Usagef("%v", err)
-		}
-		return rs, nil
-	}
-	// getRuns opens the store and reads the runs refs name.
-	getRuns := func(refs ...string) ([]*store.Run, error) {
-		st, err := open()
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		var rs []*store.Run
-		for _, ref := range refs {
-			r, err := st.Get(ref)
-			if err != nil {
-				return nil, Usagef("%v", err)
-			}
-			rs = append(rs, r)
-		}
-		return rs, nil
-	}
+	cmd.PersistentFlags().StringVar(&rs.path, "store", "", "run store file (default $"+store.EnvVar+", else the user's state dir)")
+	cmd.PersistentFlags().BoolVar(&rs.stopLost, "stop-lost", false, "stop the processes that lost runs (a killed watch) left running")
+	cmd.PersistentFlags().DurationVar(&rs.grace, "grace", 10*time.Second, "with --stop-lost: time between SIGTERM and SIGKILL")
+	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) { rs.stderr = c.ErrOrStderr() }
+	cmd.AddCommand(newRunsListCmd(&rs), newRunsShowCmd(&rs), newRunsCompareCmd(&rs), newRunsMatrixCmd(&rs))
+	return cmd
+}
 
+func newRunsListCmd(rs *runsStore) *cobra.Command {
 	var listJSON bool
 	var limit int
 	list := &cobra.Command{
@@ -95,19 +109,22 @@ processes its boot left running; --stop-lost stops them.`,
 		Short: "List recorded runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rs, err := listRuns(limit)
+			runs, err := rs.list(limit)
 			if err != nil {
 				return err
 			}
 			if listJSON {
-				return reportruns.ListJSON(cmd.OutOrStdout(), rs)
+				return reportruns.ListJSON(cmd.OutOrStdout(), runs)
 			}
-			return reportruns.List(cmd.OutOrStdout(), rs, style(cmd))
+			return reportruns.List(cmd.OutOrStdout(), runs, style(cmd))
 		},
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, `print JSON ("schema": "bringup.runs/v1")`)
 	list.Flags().IntVarP(&limit, "limit", "n", 0, "show only the newest N runs")
+	return list
+}
 
+func newRunsShowCmd(rs *runsStore) *cobra.Command {
 	var showJSON bool
 	show := &cobra.Command{
 		Use:   "show ID|last [--json]",
@@ -119,11 +136,11 @@ processes its boot left running; --stop-lost stops them.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rs, err := getRuns(args[0])
+			runs, err := rs.get(args[0])
 			if err != nil {
 				return err
 			}
-			r := rs[0]
+			r := runs[0]
 			if showJSON {
 				return reportruns.RunJSON(cmd.OutOrStdout(), r)
 			}
@@ -131,7 +148,10 @@ processes its boot left running; --stop-lost stops them.`,
 		},
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, `print JSON ("schema": "bringup.run/v1")`)
+	return show
+}
 
+func newRunsCompareCmd(rs *runsStore) *cobra.Command {
 	var cmpJSON bool
 	compare := &cobra.Command{
 		Use:   "compare ID|last ID... [--json]",
@@ -143,11 +163,11 @@ processes its boot left running; --stop-lost stops them.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rs, err := getRuns(args...)
+			runs, err := rs.get(args...)
 			if err != nil {
 				return err
 			}
-			c := store.Compare(rs)
+			c := store.Compare(runs)
 			if cmpJSON {
 				return reportruns.JSON(cmd.OutOrStdout(), c)
 			}
@@ -155,7 +175,10 @@ processes its boot left running; --stop-lost stops them.`,
 		},
 	}
 	compare.Flags().BoolVar(&cmpJSON, "json", false, `print JSON ("schema": "bringup.runs-compare/v1")`)
+	return compare
+}
 
+func newRunsMatrixCmd(rs *runsStore) *cobra.Command {
 	var by string
 	var last int
 	var matJSON bool
@@ -180,11 +203,11 @@ counts each outcome: the verification matrix of a bring-up, e.g.
 			if len(keys) == 0 {
 				return Usagef("matrix needs --by VAR[,VAR]: the settings to group runs by")
 			}
-			rs, err := listRuns(last)
+			runs, err := rs.list(last)
 			if err != nil {
 				return err
 			}
-			m := store.BuildMatrix(rs, keys)
+			m := store.BuildMatrix(runs, keys)
 			if matJSON {
 				return reportruns.JSON(cmd.OutOrStdout(), m)
 			}
@@ -194,9 +217,7 @@ counts each outcome: the verification matrix of a bring-up, e.g.
 	matrix.Flags().StringVar(&by, "by", "", "comma-separated variables (or \"command\") to group by")
 	matrix.Flags().IntVar(&last, "last", 0, "only the newest N runs")
 	matrix.Flags().BoolVar(&matJSON, "json", false, `print JSON ("schema": "bringup.runs-matrix/v1")`)
-
-	cmd.AddCommand(list, show, compare, matrix)
-	return cmd
+	return matrix
 }
 
 // checkLost marks the runs a dead watch left "running" as lost and says so

@@ -26,18 +26,21 @@ import (
 
 func init() { register(newStacksCmd) }
 
+// stacksFlags are stacks' flags.
+type stacksFlags struct {
+	asJSON, collapsed, all bool
+	outPath, pidList       string
+	treePID                int
+	count                  int
+	interval               time.Duration
+	level                  string
+	ruleFiles              []string
+	torch                  string
+	cf                     clusterFlags
+}
+
 func newStacksCmd() *cobra.Command {
-	var (
-		asJSON, collapsed, all bool
-		outPath, pidList       string
-		treePID                int
-		count                  int
-		interval               time.Duration
-		level                  string
-		ruleFiles              []string
-		torch                  string
-		cf                     clusterFlags
-	)
+	var o stacksFlags
 	cmd := &cobra.Command{
 		Use:   "stacks [--json|--collapsed] [-o FILE] [--pid PID[,PID…]] [--tree PID] [--local | --srun JOBID | --ssh HOSTS | --hostfile F | --kube SEL | --ray URL] [--count N --interval D] [FILE…]",
 		Short: "Group the Python stacks of every rank, collapse recursion, name the hang",
@@ -53,155 +56,218 @@ there are several snapshots, and names known hang signatures.
 Levels: exact, lines, funcs (default: same functions, lines and recursion
 depth ignored), leaf-K (same innermost K frames).
 
-Exit status: 0 no error-level finding, 1 error-level finding, 2 could not run.`,
+Across nodes (docs/cluster.md): --srun, --ssh, --hostfile and --kube run
+bringup's node collector on every node through the cluster's own launcher
+(srun --overlap one step per node, ssh, kubectl exec), --ray reads Ray's
+dashboard; everything is merged into one report with ranks named across
+nodes, pids qualified by node and a status per node. Each node has
+--deadline to answer (its launcher is then killed with SIGKILL); at most
+--parallel nodes are gathered at once; bringup is copied to a node that
+lacks it (sbcast for --srun, over the connection for --ssh and --kube).
+--local is the collector itself: every Python process on this node with
+the node's identity and each process's rank hints (--json:
+bringup.node-stacks/v1 on stdout; nothing listens, nothing stays behind).
+
+Exit status: 0 no error-level finding, 1 error-level finding, 2 could not
+run (no node answered), 3 partial result across nodes: a node did not answer
+or ranks are missing (the report covers the rest).`,
 		Example: `  bringup stacks dumps/                      # one py-spy dump per rank
   bringup stacks --pid 4242,4243 --count 3 --interval 5s
   bringup stacks --tree $(pgrep -f 'vllm serve') --json -o stacks.json
   kubectl logs pod/sglang-0 | bringup stacks -
-  bringup stacks --collapsed dumps/ > stacks.folded   # flamegraph.pl / speedscope`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && collapsed {
-				return Usagef("--json and --collapsed are two output formats: choose one")
-			}
-			lv, err := stacks.ParseLevel(level)
-			if err != nil {
-				return Usagef("--level: %v", err)
-			}
-			pids, err := parsePIDs(pidList)
-			if err != nil {
-				return Usagef("--pid: %v (give pids separated by commas, e.g. --pid 4242,4243)", err)
-			}
-			if count < 1 {
-				return Usagef("--count must be at least 1")
-			}
-			// Snapshots taken back to back all look alike: every thread would
-			// be called stuck.
-			if interval < 0 || (count > 1 && interval == 0) {
-				return Usagef("--interval %s: give a positive time between snapshots (e.g. --interval 5s)", interval)
-			}
-			live := len(pids) > 0 || treePID > 0
-			if cf.active() {
-				if live || len(args) > 0 {
-					return Usagef("--local, --srun, --ssh, --hostfile, --kube and --ray gather from the nodes themselves: give no FILE, --pid or --tree with them")
-				}
-				return cf.run(cmd, clusterOutput{asJSON: asJSON, collapsed: collapsed, outPath: outPath, level: lv, all: all,
-					ruleFiles: ruleFiles, torch: torch, count: count, interval: interval})
-			}
-			if !live && len(args) == 0 {
-				if f, ok := cmd.InOrStdin().(*os.File); ok && isTerminal(f) || !ok {
-					return Usagef("stacks needs dump FILEs (or - for stdin), --pid PID or --tree PID")
-				}
-				args = []string{"-"}
-			}
-			set, err := loadRules(ruleFiles...)
-			if err != nil {
-				return err
-			}
-
-			var procs []*record.Process
-			var warns, interleaved []record.Warning
-			stderr := cmd.ErrOrStderr()
-			if live {
-				var progress io.Writer
-				if f, ok := stderr.(*os.File); ok && isTerminal(f) {
-					progress = stderr
-				}
-				res, err := captureLive(pids, treePID, count, interval, progress)
-				if err != nil && (res == nil || len(res.Processes) == 0) && len(args) == 0 {
-					// Every pid failed: name each one's reason, and the hint
-					// about pids only where a pid is not Python at all (an
-					// unsupported CPython is a Python process).
-					if res != nil && len(res.Failures) > 1 {
-						for _, f := range res.Failures {
-							fmt.Fprintf(stderr, "bringup: %v\n", f)
-						}
-						return Usagef("none of the %d processes could be read (reasons above)", len(res.Failures))
-					}
-					if errors.Is(err, pyproc.ErrNotPython) && !errors.Is(err, pyproc.ErrUnsupported) {
-						return Usagef("%v (give the pid of a Python process such as an engine worker; --tree PID finds them below a launcher)", err)
-					}
-					return Usagef("%v", err)
-				}
-				if res != nil {
-					for _, f := range res.Failures {
-						fmt.Fprintf(stderr, "bringup: %v\n", f)
-					}
-					procs = append(procs, res.Processes...)
-				}
-			}
-			read := 0
-			for _, in := range expandInputs(args, stderr) {
-				res, err := readDump(in, cmd.InOrStdin(), stderr)
-				if err != nil {
-					fmt.Fprintf(stderr, "bringup: %s\n", report.Clean(err.Error()))
-					continue
-				}
-				read++
-				procs = append(procs, res.Processes...)
-				warns = append(warns, res.Warnings...)
-				if res.Interleaved != nil {
-					interleaved = append(interleaved, *res.Interleaved)
-				}
-			}
-			if len(procs) == 0 {
-				for _, iw := range interleaved {
-					fmt.Fprintf(stderr, "bringup: %s\n", iw.String())
-				}
-				if len(interleaved) > 0 {
-					return Usagef("no stack could be read: the dump is interleaved output of several processes (see above for the fix)")
-				}
-				if read == 0 && len(args) > 0 {
-					return Usagef("no input could be read from %s (reasons above)", report.Clean(strings.Join(args, " ")))
-				}
-				return Usagef("no Python stack found in the input (give py-spy, faulthandler or pystack dumps, or logs that contain them)")
-			}
-
-			v := stacks.Versions(procs)
-			if torch != "" {
-				v["torch"] = torch
-			}
-			a := stacks.Analyze(procs, stacks.Options{Level: lv, Conclude: stacks.Conclude(set, v)})
-			a.Warnings, a.Interleaved = warns, interleaved
-
-			w, err := openOutput(cmd, outPath)
-			if err != nil {
-				return err
-			}
-			defer w.Abort()
-			switch {
-			case asJSON:
-				err = reportstacks.JSON(w, a)
-			case collapsed:
-				err = reportstacks.Collapsed(w, a, all)
-			default:
-				err = reportstacks.Text(w, a, reportstacks.TextOptions{Style: w.Style(), All: all})
-			}
-			if err != nil {
-				return fmt.Errorf("writing output: %w", err)
-			}
-			if err := w.Close(); err != nil {
-				return err
-			}
-			if record.HasError(a.Findings) {
-				return FoundErrors
-			}
-			return nil
-		},
+  bringup stacks --collapsed dumps/ > stacks.folded   # flamegraph.pl / speedscope
+  bringup stacks --srun 4242                  # every node of a Slurm job
+  bringup stacks --hostfile hostfile --deadline 30s
+  bringup stacks --kube leaderworkerset.sigs.k8s.io/name=vllm -n serving
+  bringup stacks --ray http://127.0.0.1:8265`,
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
-	f := cmd.Flags()
-	f.BoolVar(&asJSON, "json", false, "write bringup.stacks/v1 JSON")
-	f.BoolVar(&collapsed, "collapsed", false, "write folded stacks (root first, ';'-joined, count) for flame graphs and speedscope")
-	f.StringVarP(&outPath, "output", "o", "", "write to FILE instead of stdout")
-	f.StringVar(&pidList, "pid", "", "capture these live processes (comma-separated pids)")
-	f.IntVar(&treePID, "tree", 0, "capture PID and every Python process below it")
-	f.IntVar(&count, "count", 1, "snapshots to take of live processes (2+ tells stuck from slow)")
-	f.DurationVar(&interval, "interval", 2*time.Second, "time between snapshots")
-	f.StringVar(&level, "level", "funcs", "bucket similarity: exact, lines, funcs or leaf-K")
-	f.BoolVar(&all, "all", false, "show idle auxiliary threads too (folded by default)")
-	f.StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML file (repeatable)")
-	f.StringVar(&torch, "torch", "", "torch version of the dumped processes, for version-gated signatures (e.g. 2.10.0)")
-	cf.register(cmd)
+	o.register(cmd)
 	return cmd
+}
+
+func (o *stacksFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.asJSON, "json", false, "write bringup.stacks/v1 JSON")
+	f.BoolVar(&o.collapsed, "collapsed", false, "write folded stacks (root first, ';'-joined, count) for flame graphs and speedscope")
+	f.StringVarP(&o.outPath, "output", "o", "", "write to FILE instead of stdout")
+	f.StringVar(&o.pidList, "pid", "", "capture these live processes (comma-separated pids)")
+	f.IntVar(&o.treePID, "tree", 0, "capture PID and every Python process below it")
+	f.IntVar(&o.count, "count", 1, "snapshots to take of live processes (2+ tells stuck from slow)")
+	f.DurationVar(&o.interval, "interval", 2*time.Second, "time between snapshots")
+	f.StringVar(&o.level, "level", "funcs", "bucket similarity: exact, lines, funcs or leaf-K")
+	f.BoolVar(&o.all, "all", false, "show idle auxiliary threads too (folded by default)")
+	f.StringArrayVar(&o.ruleFiles, "rules", nil, "add rules from a YAML file (repeatable)")
+	f.StringVar(&o.torch, "torch", "", "torch version of the dumped processes, for version-gated signatures (e.g. 2.10.0)")
+	o.cf.register(cmd)
+}
+
+// check reads the flags every input shares: the level and the pids.
+func (o *stacksFlags) check() (stacks.Level, []int, error) {
+	if o.asJSON && o.collapsed {
+		return stacks.Level{}, nil, Usagef("--json and --collapsed are two output formats: choose one")
+	}
+	lv, err := stacks.ParseLevel(o.level)
+	if err != nil {
+		return stacks.Level{}, nil, Usagef("--level: %v", err)
+	}
+	pids, err := parsePIDs(o.pidList)
+	if err != nil {
+		return stacks.Level{}, nil, Usagef("--pid: %v (give pids separated by commas, e.g. --pid 4242,4243)", err)
+	}
+	if o.count < 1 {
+		return stacks.Level{}, nil, Usagef("--count must be at least 1")
+	}
+	// Snapshots taken back to back all look alike: every thread would
+	// be called stuck.
+	if o.interval < 0 || (o.count > 1 && o.interval == 0) {
+		return stacks.Level{}, nil, Usagef("--interval %s: give a positive time between snapshots (e.g. --interval 5s)", o.interval)
+	}
+	return lv, pids, nil
+}
+
+func (o *stacksFlags) run(cmd *cobra.Command, args []string) error {
+	lv, pids, err := o.check()
+	if err != nil {
+		return err
+	}
+	live := len(pids) > 0 || o.treePID > 0
+	if o.cf.active() {
+		if live || len(args) > 0 {
+			return Usagef("--local, --srun, --ssh, --hostfile, --kube and --ray gather from the nodes themselves: give no FILE, --pid or --tree with them")
+		}
+		return o.cf.run(cmd, clusterOutput{asJSON: o.asJSON, collapsed: o.collapsed, outPath: o.outPath, level: lv, all: o.all,
+			ruleFiles: o.ruleFiles, torch: o.torch, count: o.count, interval: o.interval})
+	}
+	if !live && len(args) == 0 {
+		if f, ok := cmd.InOrStdin().(*os.File); ok && isTerminal(f) || !ok {
+			return Usagef("stacks needs dump FILEs (or - for stdin), --pid PID or --tree PID")
+		}
+		args = []string{"-"}
+	}
+	set, err := loadRules(o.ruleFiles...)
+	if err != nil {
+		return err
+	}
+	in, err := o.gather(cmd, pids, live, args)
+	if err != nil {
+		return err
+	}
+	v := stacks.Versions(in.procs)
+	if o.torch != "" {
+		v["torch"] = o.torch
+	}
+	a := stacks.Analyze(in.procs, stacks.Options{Level: lv, Conclude: stacks.Conclude(set, v)})
+	a.Warnings, a.Interleaved = in.warns, in.interleaved
+	return o.write(cmd, a)
+}
+
+// stacksInput is what the live processes and the dumps gave.
+type stacksInput struct {
+	procs              []*record.Process
+	warns, interleaved []record.Warning
+}
+
+// gather captures the live processes and reads the dumps; nothing read
+// at all is exit 2 with the reason.
+func (o *stacksFlags) gather(cmd *cobra.Command, pids []int, live bool, args []string) (*stacksInput, error) {
+	var in stacksInput
+	stderr := cmd.ErrOrStderr()
+	if live {
+		procs, err := o.captureLive(stderr, pids, len(args) > 0)
+		if err != nil {
+			return nil, err
+		}
+		in.procs = procs
+	}
+	read := 0
+	for _, path := range expandInputs(args, stderr) {
+		res, err := readDump(path, cmd.InOrStdin(), stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "bringup: %s\n", report.Clean(err.Error()))
+			continue
+		}
+		read++
+		in.procs = append(in.procs, res.Processes...)
+		in.warns = append(in.warns, res.Warnings...)
+		if res.Interleaved != nil {
+			in.interleaved = append(in.interleaved, *res.Interleaved)
+		}
+	}
+	if len(in.procs) == 0 {
+		for _, iw := range in.interleaved {
+			fmt.Fprintf(stderr, "bringup: %s\n", iw.String())
+		}
+		if len(in.interleaved) > 0 {
+			return nil, Usagef("no stack could be read: the dump is interleaved output of several processes (see above for the fix)")
+		}
+		if read == 0 && len(args) > 0 {
+			return nil, Usagef("no input could be read from %s (reasons above)", report.Clean(strings.Join(args, " ")))
+		}
+		return nil, Usagef("no Python stack found in the input (give py-spy, faulthandler or pystack dumps, or logs that contain them)")
+	}
+	return &in, nil
+}
+
+// captureLive reads --pid and --tree; the processes that could not be
+// read are said on stderr. When every pid failed and there are no
+// files, it is exit 2 with each one's reason.
+func (o *stacksFlags) captureLive(stderr io.Writer, pids []int, files bool) ([]*record.Process, error) {
+	var progress io.Writer
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		progress = stderr
+	}
+	res, err := captureLive(pids, o.treePID, o.count, o.interval, progress)
+	if err != nil && (res == nil || len(res.Processes) == 0) && !files {
+		// Every pid failed: name each one's reason, and the hint
+		// about pids only where a pid is not Python at all (an
+		// unsupported CPython is a Python process).
+		if res != nil && len(res.Failures) > 1 {
+			for _, f := range res.Failures {
+				fmt.Fprintf(stderr, "bringup: %v\n", f)
+			}
+			return nil, Usagef("none of the %d processes could be read (reasons above)", len(res.Failures))
+		}
+		if errors.Is(err, pyproc.ErrNotPython) && !errors.Is(err, pyproc.ErrUnsupported) {
+			return nil, Usagef("%v (give the pid of a Python process such as an engine worker; --tree PID finds them below a launcher)", err)
+		}
+		return nil, Usagef("%v", err)
+	}
+	if res == nil {
+		return nil, nil
+	}
+	for _, f := range res.Failures {
+		fmt.Fprintf(stderr, "bringup: %v\n", f)
+	}
+	return res.Processes, nil
+}
+
+// write renders the analysis in the format asked for; exit 1 on an
+// error-level finding.
+func (o *stacksFlags) write(cmd *cobra.Command, a *stacks.Analysis) error {
+	w, err := openOutput(cmd, o.outPath)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	switch {
+	case o.asJSON:
+		err = reportstacks.JSON(w, a)
+	case o.collapsed:
+		err = reportstacks.Collapsed(w, a, o.all)
+	default:
+		err = reportstacks.Text(w, a, reportstacks.TextOptions{Style: w.Style(), All: o.all})
+	}
+	if err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if record.HasError(a.Findings) {
+		return FoundErrors
+	}
+	return nil
 }
 
 func parsePIDs(s string) ([]int, error) {
