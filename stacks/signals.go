@@ -51,22 +51,10 @@ func signals(infos []*threadInfo, a *Analysis) []Signal {
 			continue
 		}
 		out = append(out, Signal{
-			Text:   threadText(ti),
-			Frames: normFrames(ti),
-			Fact:   "stacks.bucket",
-			Fields: map[string]string{
-				"bucket":     strconv.Itoa(b.ID),
-				"count":      strconv.Itoa(b.Count),
-				"ranks":      strings.Join(b.Ranks, ","),
-				"rank_set":   b.RankSet,
-				"state":      ti.t.State,
-				"primary":    strconv.FormatBool(ti.primary),
-				"truncated":  strconv.FormatBool(ti.t.Truncated),
-				"partial":    strconv.FormatBool(ti.t.Partial),
-				"role":       ti.proc.Role,
-				"phase":      compilePhase(ti.keys),
-				"log_format": strconv.FormatBool(inLogFormat(ti.keys)),
-			},
+			Text:     threadText(ti),
+			Frames:   normFrames(ti),
+			Fact:     "stacks.bucket",
+			Fields:   bucketFields(b, ti, ti.primary, ti.proc.Role),
 			Evidence: evidence(ti),
 			ti:       ti,
 			anchors:  map[string]int{},
@@ -180,22 +168,10 @@ func earlierSignals(infos []*threadInfo, a *Analysis) []Signal {
 			ev := evidence(ti)
 			ev.Text += fmt.Sprintf(" (snapshot %d of %d)", i+1, p.Snapshots)
 			out = append(out, Signal{
-				Text:   threadText(ti),
-				Frames: normFrames(ti),
-				Fact:   "stacks.bucket",
-				Fields: map[string]string{
-					"bucket":     strconv.Itoa(b.ID),
-					"count":      strconv.Itoa(b.Count),
-					"ranks":      strings.Join(b.Ranks, ","),
-					"rank_set":   b.RankSet,
-					"state":      ti.t.State,
-					"primary":    "true",
-					"truncated":  strconv.FormatBool(ti.t.Truncated),
-					"partial":    strconv.FormatBool(ti.t.Partial),
-					"role":       last.proc.Role,
-					"phase":      compilePhase(ti.keys),
-					"log_format": strconv.FormatBool(inLogFormat(ti.keys)),
-				},
+				Text:     threadText(ti),
+				Frames:   normFrames(ti),
+				Fact:     "stacks.bucket",
+				Fields:   bucketFields(b, ti, true, last.proc.Role),
 				Evidence: ev,
 				ti:       last,
 				anchors:  map[string]int{},
@@ -203,6 +179,24 @@ func earlierSignals(infos []*threadInfo, a *Analysis) []Signal {
 		}
 	}
 	return out
+}
+
+// bucketFields are a stacks.bucket signal's fields: bucket b's, and
+// thread ti's own (role: its process's).
+func bucketFields(b *Bucket, ti *threadInfo, primary bool, role string) map[string]string {
+	return map[string]string{
+		"bucket":     strconv.Itoa(b.ID),
+		"count":      strconv.Itoa(b.Count),
+		"ranks":      strings.Join(b.Ranks, ","),
+		"rank_set":   b.RankSet,
+		"state":      ti.t.State,
+		"primary":    strconv.FormatBool(primary),
+		"truncated":  strconv.FormatBool(ti.t.Truncated),
+		"partial":    strconv.FormatBool(ti.t.Partial),
+		"role":       role,
+		"phase":      compilePhase(ti.keys),
+		"log_format": strconv.FormatBool(inLogFormat(ti.keys)),
+	}
 }
 
 // compilePhase is the torch.compile phase a stack is in, from its
