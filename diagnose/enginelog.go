@@ -40,10 +40,6 @@ type logResult struct {
 	// fatals are the fatal lines (diagnose/fatal), once per kind, rank
 	// and text, in order of first appearance.
 	fatals []fatalLine
-	// survived: the error-level rules whose text matched a graph break
-	// Dynamo logged as a warning and went on from (survivedBreak), by
-	// rule ID; firm: those that also matched any other record.
-	survived, firm map[string]bool
 	// ruleLines are where error-level text rules matched, up to
 	// maxRuleLines per rule: an error traceback near one is the error
 	// the rule explains.
@@ -201,7 +197,6 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		defer wg.Done()
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		res.ruleLines = map[*rules.Rule][]ruleLine{}
-		res.survived, res.firm = map[string]bool{}, map[string]bool{}
 		fatals := map[fatalKey]int{}
 		if !forceAll { // the reference path matches every text afresh
 			m.memo = map[string]map[string][]ruleAt{}
@@ -354,22 +349,6 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 	}
 }
 
-// survivedBreak reports whether rec is a graph break that Dynamo logged
-// as a warning (or below) and recovered from: "Graph break from
-// `Tensor.item()`, consider setting …", "Graph break in user code at …"
-// — it ran that code eagerly and went on. A record with a traceback in
-// it is not one (a W-level record may carry the error that ended a
-// compile: glog prints InductorError's traceback at W).
-func survivedBreak(rec *record.Record) bool {
-	switch rec.Level {
-	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
-	default:
-		return false
-	}
-	return (strings.Contains(rec.Text, "Graph break") || strings.Contains(rec.Text, "graph break")) &&
-		!strings.Contains(rec.Text, "Traceback (most recent call last)")
-}
-
 // ruleAt is a rule that matched a text, and where (see locate).
 type ruleAt struct {
 	rule *rules.Rule
@@ -436,11 +415,6 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 		sub.Evidence = ev
 		m.res.hits.Add(h.rule, sub)
 		if h.rule.Severity == "error" {
-			if survivedBreak(rec) {
-				m.res.survived[h.rule.ID] = true
-			} else {
-				m.res.firm[h.rule.ID] = true
-			}
 			if len(m.res.ruleLines[h.rule]) < maxRuleLines {
 				m.res.ruleLines[h.rule] = append(m.res.ruleLines[h.rule], ruleLine{ev.Line, rank})
 			}

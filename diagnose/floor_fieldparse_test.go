@@ -79,8 +79,9 @@ func TestFloorPastedRenderings(t *testing.T) {
 // TestSurvivedGraphBreak: a graph break Dynamo logged as a warning and
 // went on from is a warning finding, not a failed run; the same rule on a
 // W-level record that carries a traceback, or beside a fatal error, stays
-// an error. Written in torch 2.5's glog format, with a break the corpus
-// has none of (a data-dependent branch on .tolist()).
+// an error. Written in torch 2.5's glog format (the corpus has 2.15's).
+// The severity of the wording is rule data (data-dependent-value's any
+// block, rules.Rule.SeverityFor), so every caller of the rules agrees.
 func TestSurvivedGraphBreak(t *testing.T) {
 	const brk = "W0102 03:04:05.000000 42 torch/_dynamo/variables/tensor.py:900] [1/0] Graph break from `Tensor.item()`, consider setting:\n" +
 		"W0102 03:04:05.000000 42 torch/_dynamo/variables/tensor.py:900] [1/0]     torch._dynamo.config.capture_scalar_outputs = True\n" +

@@ -100,7 +100,6 @@ func readBoth(kind func(string, *bufio.Reader, []byte, reading) fileResult) func
 		lr := analyzeLog(path, enginelog.Depaste(bytes.NewReader(data), enginelog.DetectPaste(head)), rd)
 		if !enginelog.HoldsLogLines(head) {
 			lr.hits, lr.ruleLines = rules.NewCollector(), nil
-			lr.survived, lr.firm = nil, nil
 			lr.phases, lr.gaps, lr.versions = nil, nil, nil
 			kept := lr.tracebacks[:0]
 			for _, tb := range lr.tracebacks {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -316,7 +315,6 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 		st = &Stacks{}
 	}
 	ConfirmByStacks(d, *st)
-	demoteSurvived(d, results)
 	addProbe(d, pr)
 	if len(d.Findings) > 0 {
 		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
@@ -438,34 +436,6 @@ func unfinishedSubject(p timeline.Phase, engine, gpuUtil string) rules.Subject {
 	}
 	return rules.Subject{Fact: "timeline.unfinished", Fields: fields,
 		Evidence: record.Evidence{Path: p.Source, Line: p.Line, Rank: p.Rank, Text: text}}
-}
-
-// demoteSurvived makes a warning of each error finding whose rule matched
-// only graph breaks that Dynamo logged as warnings and went on from
-// (survivedBreak): the run survived them. A finding that explains a fatal
-// error of the floor (it has a Root) or that matched any other record,
-// in any log, stays an error: if the run then died, that is the error.
-func demoteSurvived(d *Diagnosis, results []fileResult) {
-	survived, firm := map[string]bool{}, map[string]bool{}
-	for _, fr := range results {
-		if fr.log == nil {
-			continue
-		}
-		maps.Copy(survived, fr.log.survived)
-		maps.Copy(firm, fr.log.firm)
-	}
-	changed := false
-	for i := range d.Findings {
-		f := &d.Findings[i]
-		if f.Severity == record.SeverityError && survived[f.Rule] && !firm[f.Rule] && f.Root == "" {
-			f.Severity = record.SeverityWarning
-			f.Cause = strings.TrimSpace(f.Cause + "\n\nOnly a graph break was seen, logged as a warning: Dynamo ran that code eagerly and the run went on.")
-			changed = true
-		}
-	}
-	if changed {
-		sort.SliceStable(d.Findings, func(i, j int) bool { return d.Findings[i].Severity.Weight() > d.Findings[j].Severity.Weight() })
-	}
 }
 
 // gatedFindings are the collected findings whose rules allow the run's
