@@ -134,8 +134,13 @@ type AllocJob struct {
 	Sid                  int
 }
 
+// sessionMatches: the job was allocated from this host in session sid.
+// In a container whose session leader is outside its pid namespace every
+// process's session reads 0, and Slurm records 0 too: then the session
+// says only "this container", and FindSrunJob's other conditions (running,
+// not there when the watch began, the only one) decide.
 func (j AllocJob) sessionMatches(host string, sid int) bool {
-	return j.Sid == sid && j.Sid > 0 && (strings.EqualFold(shortName(j.AllocNode), host) || isThisMachine(j.AllocNode))
+	return j.Sid == sid && (strings.EqualFold(shortName(j.AllocNode), host) || isThisMachine(j.AllocNode))
 }
 
 // isThisMachine: name resolves to an address of this machine (Slurm may

@@ -29,6 +29,14 @@ func TestParseAllocJobs(t *testing.T) {
 	if jobs[0].sessionMatches("x", 15941) {
 		t.Error("another session matched")
 	}
+	// in a container both sides read session 0 (CI ran so)
+	inContainer := AllocJob{ID: "3", State: "RUNNING", AllocNode: "localhost", Sid: 0}
+	if !inContainer.sessionMatches("vm", 0) {
+		t.Error("session 0 on both sides (a container) did not match")
+	}
+	if inContainer.sessionMatches("vm", 15940) {
+		t.Error("a job of session 0 matched session 15940")
+	}
 	for _, bad := range []string{"JobId=1 JobState=RUNNING", "JobId=x JobState=RUNNING AllocNode:Sid=h:1", "No jobs in the system"} {
 		if j := ParseAllocJobs([]byte(bad)); len(j) != 0 {
 			t.Errorf("%q: %+v", bad, j)
