@@ -30,6 +30,7 @@ import (
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 	reportruns "github.com/bringup-tool/bringup/report/runs"
+	"github.com/bringup-tool/bringup/stacks/hang"
 	"github.com/bringup-tool/bringup/store"
 	"golang.org/x/sys/unix"
 )
@@ -628,7 +629,7 @@ func (w *watcher) openPhase() string {
 	}
 	var ph []store.Phase
 	w.tee.locked(func() { ph = w.tracker.Phases() })
-	return openPhase(ph)
+	return hang.OpenPhase(ph)
 }
 
 // noteStop records the moment the stop begins: who stops the boot, and

@@ -26,6 +26,7 @@ var layers = [][]string{
 	{"cluster/node"},
 	{"stacks/live"},
 	{"diagnose"}, // the composition root of diagnose: every input kind
+	{"stacks/hang"},
 	{"analyze/...", "stacks"},
 	{"ingest/stackdump"},
 	{"ingest/enginelog", "ingest/torchtrace"},
