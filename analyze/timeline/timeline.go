@@ -31,26 +31,13 @@ const (
 	PhaseReady     = "ready"      // engine ready; Seconds is the engine's own init time when printed
 )
 
-// Phase statuses.
-const (
-	StatusDone       = "done"
-	StatusFailed     = "failed"     // opened, then an error on that rank before it closed
-	StatusUnfinished = "unfinished" // opened, never closed, no error seen
-)
-
-// Phase is one stretch of startup on one rank.
-type Phase struct {
-	Rank    string    `json:"rank"`
-	Name    string    `json:"name"`
-	Detail  string    `json:"detail,omitempty"` // e.g. "dynamic shape", "compile range (1, 8192)", "shape 8"
-	Start   time.Time `json:"start"`
-	End     time.Time `json:"end"`
-	Seconds float64   `json:"seconds"`
-	Status  string    `json:"status"`
-	Source  string    `json:"source"`
-	Line    int       `json:"line"` // where the phase opened (or, for close-only markers, closed)
-	EndLine int       `json:"end_line,omitempty"`
-}
+// A phase is a record.Phase: Rank, Name, Detail (the shape or compile
+// range of an Inductor phase, "piecewise" for SGLang's prefill graphs),
+// Start, End, Seconds, Status (record.PhaseDone, PhaseFailed,
+// PhaseUnfinished), Path (the record's Source), Line (where the phase
+// opened or, for a close-only marker, closed) and EndLine. Open is
+// never set here: a phase still open has Status PhaseUnfinished or
+// PhaseFailed.
 
 // Gap is a silent stretch: no output between two timestamped records.
 type Gap struct {
@@ -106,7 +93,7 @@ func (s phaseSet) has(id phaseID) bool { return s&(1<<id) != 0 }
 
 type rankState struct {
 	key     rankKey
-	open    [nPhases]*Phase
+	open    [nPhases]*record.Phase
 	closed  [nPhases]int32 // 1 + index in Builder.phases of the last closed phase by name (0 none)
 	errLine int            // last error line seen on this rank (0 none)
 }
@@ -126,7 +113,7 @@ type sourceState struct {
 type Builder struct {
 	ranks   map[rankKey]*rankState
 	sources map[string]*sourceState
-	phases  []Phase
+	phases  []record.Phase
 	names   map[record.Rank]string // Rank.String, computed once per rank
 	lastSrc string                 // records come in runs from one source
 	lastSS  *sourceState
@@ -147,7 +134,7 @@ type Builder struct {
 // MaxPhases bounds the phases kept, so memory does not grow with the log.
 const MaxPhases = 50000
 
-func (b *Builder) keep(p Phase) bool {
+func (b *Builder) keep(p record.Phase) bool {
 	if len(b.phases) >= MaxPhases {
 		b.Dropped++
 		return false
@@ -636,7 +623,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 	if e.opens != 0 {
 		for n := range nPhases {
 			if e.opens.has(n) && rs.open[n] == nil {
-				rs.open[n] = &Phase{Rank: key.rank, Name: phaseNames[n], Start: t, Source: source, Line: line}
+				rs.open[n] = &record.Phase{Rank: key.rank, Name: phaseNames[n], Start: t, Path: source, Line: line}
 			}
 		}
 	}
@@ -650,7 +637,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 	switch {
 	case e.open && !e.close:
 		if rs.open[e.id] == nil {
-			rs.open[e.id] = &Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), Start: t, Source: source, Line: line}
+			rs.open[e.id] = &record.Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), Start: t, Path: source, Line: line}
 		}
 	case e.close:
 		if p := rs.open[e.id]; p != nil {
@@ -660,7 +647,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 			b.close(rs, e.id, t, line, e.secs)
 			if e.id == idDynamo && !e.alone && rs.open[idInductor] == nil {
 				// Dynamo done (its phase was opened by "Using cache directory"): Inductor starts now too.
-				rs.open[idInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: source, Line: line}
+				rs.open[idInductor] = &record.Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Path: source, Line: line}
 			}
 			return
 		}
@@ -676,8 +663,8 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 			}
 			return
 		}
-		p := Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), End: t, Status: StatusDone,
-			Source: source, Line: line, EndLine: line}
+		p := record.Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), End: t, Status: record.PhaseDone,
+			Path: source, Line: line, EndLine: line}
 		if e.secs >= 0 {
 			p.Seconds = e.secs
 			p.Start = startOf(t, e.secs)
@@ -690,7 +677,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 	}
 	// Dynamo done: Inductor starts compiling right away.
 	if e.id == idDynamo && e.close && !e.alone && rs.open[idInductor] == nil {
-		rs.open[idInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: source, Line: line}
+		rs.open[idInductor] = &record.Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Path: source, Line: line}
 	}
 }
 
@@ -732,7 +719,7 @@ func (b *Builder) close(rs *rankState, id phaseID, t time.Time, line int, secs f
 	rs.open[id] = nil
 	p.End = t
 	p.EndLine = line
-	p.Status = StatusDone
+	p.Status = record.PhaseDone
 	if secs >= 0 {
 		p.Seconds = secs
 	} else if !t.IsZero() && !p.Start.IsZero() {
@@ -747,8 +734,8 @@ func (b *Builder) close(rs *rankState, id phaseID, t time.Time, line int, secs f
 // longest gaps per source (longest first). Phases still open end at the
 // last time seen in their source: failed when their rank logged an error
 // after they opened, else unfinished.
-func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
-	var open []Phase
+func (b *Builder) Finish() (phases []record.Phase, gaps []Gap) {
+	var open []record.Phase
 	for key, rs := range b.ranks {
 		ss := b.sources[key.source]
 		for id, p := range rs.open {
@@ -761,9 +748,9 @@ func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
 			if !p.End.IsZero() && !p.Start.IsZero() {
 				p.Seconds = p.End.Sub(p.Start).Seconds()
 			}
-			p.Status = StatusUnfinished
+			p.Status = record.PhaseUnfinished
 			if rs.errLine >= p.Line {
-				p.Status = StatusFailed
+				p.Status = record.PhaseFailed
 			}
 			open = append(open, *p)
 		}
@@ -784,8 +771,8 @@ func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
 	phases = append(b.phases, open...)
 	sort.SliceStable(phases, func(i, j int) bool {
 		a, c := phases[i], phases[j]
-		if a.Source != c.Source {
-			return b.sources[a.Source].first < b.sources[c.Source].first
+		if a.Path != c.Path {
+			return b.sources[a.Path].first < b.sources[c.Path].first
 		}
 		if a.Line != c.Line {
 			return a.Line < c.Line
