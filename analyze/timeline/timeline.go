@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/ringcache"
 )
 
 // Phase names.
@@ -118,9 +119,7 @@ type Builder struct {
 	lastSrc string                 // records come in runs from one source
 	lastSS  *sourceState
 	// recentRanks and recentMarks: see rankState and match.
-	recentRanks [8]recentRank
-	nextRank    int
-	lastRank    int // where the last hit in recentRanks was
+	recentRanks ringcache.Ring[recentRank]
 	recentMarks [4]recentMark
 	bar         recentBar // see keepBar
 	markTick    int
@@ -157,9 +156,12 @@ func (b *Builder) rankName(r record.Rank) string {
 	return s
 }
 
+// recentRankSize is how many ranks Builder.rankState remembers.
+const recentRankSize = 8
+
 // New returns an empty Builder.
 func New() *Builder {
-	return &Builder{ranks: map[rankKey]*rankState{}, sources: map[string]*sourceState{}}
+	return &Builder{ranks: map[rankKey]*rankState{}, sources: map[string]*sourceState{}, recentRanks: ringcache.New[recentRank](recentRankSize)}
 }
 
 // maxShift bounds sourceState.shift: 200 years of rollovers.
@@ -335,37 +337,13 @@ func sameString(a, b string) bool {
 
 // rankState returns the state of rec's rank in rec's source. The ranks of
 // a log take turns (TP=8 workers each print the same lines), so the last
-// few are kept in a list compared field by field before any map is hashed,
-// from the last hit on.
+// few are kept in a ring compared field by field before any map is
+// hashed, the one that followed the last hit last time first.
 func (b *Builder) rankState(rec *record.Record) *rankState {
-	at := b.lastRank & (len(b.recentRanks) - 1)
-	if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
+	if e := b.recentRanks.Find(func(e *recentRank) bool {
+		return sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source)
+	}); e != nil {
 		return e.rs
-	}
-	// The next rank in turn (the order ranks first showed up in).
-	if at++; at == len(b.recentRanks) {
-		at = 0
-	}
-	if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
-		b.lastRank = at
-		return e.rs
-	}
-	return b.otherRank(rec, at)
-}
-
-// otherRank is rankState when neither the last hit nor the one after it
-// (at) is rec's rank: the rest of the list in turn, then the map.
-//
-//go:noinline
-func (b *Builder) otherRank(rec *record.Record, at int) *rankState {
-	for range len(b.recentRanks) - 2 {
-		if at++; at == len(b.recentRanks) {
-			at = 0
-		}
-		if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
-			b.lastRank = at
-			return e.rs
-		}
 	}
 	return b.newRank(rec)
 }
@@ -386,9 +364,7 @@ func (b *Builder) newRank(rec *record.Record) *rankState {
 		rs = &rankState{key: key}
 		b.ranks[key] = rs
 	}
-	b.lastRank = b.nextRank % len(b.recentRanks)
-	b.recentRanks[b.lastRank] = recentRank{rank: rec.Rank, source: rec.Source, rs: rs}
-	b.nextRank++
+	b.recentRanks.Put(recentRank{rank: rec.Rank, source: rec.Source, rs: rs})
 	return rs
 }
 
