@@ -120,11 +120,10 @@ type Builder struct {
 	lastSS  *sourceState
 	// recentRanks and recentMarks: see rankState and match.
 	recentRanks ringcache.Ring[recentRank]
-	recentMarks [4]recentMark
+	recentMarks ringcache.Ring[recentMark]
 	bar         recentBar // see keepBar
-	markTick    int
-	ev          event // what matchFirst returns when no memo knew the line
-	noMemo      bool  // tests: match every marker line afresh and normalize every time (the reference path)
+	ev          event     // what matchFirst returns when no memo knew the line
+	noMemo      bool      // tests: match every marker line afresh and normalize every time (the reference path)
 	// Dropped counts phases not kept because MaxPhases was reached (a log
 	// that repeats its startup markers endlessly).
 	Dropped int
@@ -156,12 +155,17 @@ func (b *Builder) rankName(r record.Rank) string {
 	return s
 }
 
-// recentRankSize is how many ranks Builder.rankState remembers.
-const recentRankSize = 8
+// How many ranks Builder.rankState and marker lines Builder.match
+// remember.
+const (
+	recentRankSize = 8
+	recentMarkSize = 4
+)
 
 // New returns an empty Builder.
 func New() *Builder {
-	return &Builder{ranks: map[rankKey]*rankState{}, sources: map[string]*sourceState{}, recentRanks: ringcache.New[recentRank](recentRankSize)}
+	return &Builder{ranks: map[rankKey]*rankState{}, sources: map[string]*sourceState{}, recentRanks: ringcache.New[recentRank](recentRankSize),
+		recentMarks: ringcache.New[recentMark](recentMarkSize)}
 }
 
 // maxShift bounds sourceState.shift: 200 years of rollovers.
@@ -375,11 +379,12 @@ type recentRank struct {
 }
 
 // match is the package's match with a memo of the last few marker lines:
-// every rank of a TP group prints the same marker, often to the byte. An
-// entry keeps its line in a buffer of its own (the caller's text may be
-// reused), which is overwritten only when the entry is replaced; the event
-// returned is applied before the next call, and apply copies the detail it
-// keeps.
+// every rank of a TP group prints the same marker, often to the byte. The
+// memo is a ringcache.Ring of recentMarkSize lines, the oldest replaced
+// first; an entry keeps a copy of its line (the caller's text may be
+// reused) and its event's detail points into that copy; the event
+// returned is applied before the next call, and apply copies the detail
+// it keeps.
 func (b *Builder) match(line string) (event, bool) {
 	if b.noMemo {
 		return match(line)
@@ -388,12 +393,8 @@ func (b *Builder) match(line string) (event, bool) {
 		!strings.Contains(line[len(bar.prefix):], "100%|") {
 		return bar.ev, true
 	}
-	for k := range b.recentMarks {
-		if e := &b.recentMarks[k]; len(e.line) == len(line) && e.line == line && e.line != "" {
-			b.markTick++
-			e.used = b.markTick
-			return e.ev, true
-		}
+	if e := b.recentMarks.Find(func(e *recentMark) bool { return e.line == line }); e != nil {
+		return e.ev, true
 	}
 	return b.matchNew(line)
 }
@@ -425,13 +426,11 @@ func (b *Builder) matchFirst(text string) (*event, int) {
 			return &bar.ev, end
 		}
 	}
-	for k := range b.recentMarks {
-		e := &b.recentMarks[k]
-		if n := len(e.line); n <= len(text) && n > 0 && text[0] == e.line[0] && (n == len(text) || text[n] == '\n') && text[:n] == e.line {
-			b.markTick++
-			e.used = b.markTick
-			return &e.ev, n
-		}
+	if e := b.recentMarks.Find(func(e *recentMark) bool {
+		n := len(e.line)
+		return n <= len(text) && text[0] == e.line[0] && (n == len(text) || text[n] == '\n') && text[:n] == e.line
+	}); e != nil {
+		return &e.ev, len(e.line)
 	}
 	if end < 0 {
 		if end = strings.IndexByte(text, '\n'); end < 0 {
@@ -456,20 +455,9 @@ func (b *Builder) matchNew(line string) (event, bool) {
 		}
 	}
 	if ok && len(line) <= 512 {
-		// Replace the entry unused longest: a tqdm line seen once must not
-		// push out the markers every rank repeats.
-		old := &b.recentMarks[0]
-		for k := range b.recentMarks {
-			if b.recentMarks[k].used < old.used {
-				old = &b.recentMarks[k]
-			}
-		}
-		old.buf = append(old.buf[:0], line...)
-		old.line = unsafe.String(unsafe.SliceData(old.buf), len(old.buf))
-		old.ev = ev
-		old.ev.detail = rebase(ev.detail, line, old.line)
-		b.markTick++
-		old.used = b.markTick
+		kept := strings.Clone(line)
+		e := b.recentMarks.Put(recentMark{line: kept, ev: ev})
+		e.ev.detail = rebase(ev.detail, line, kept)
 	}
 	return ev, ok
 }
@@ -525,10 +513,8 @@ type recentBar struct {
 }
 
 type recentMark struct {
-	buf  []byte
-	line string // buf's bytes
+	line string // a copy of the marker line, never empty
 	ev   event
-	used int // Builder.markTick when last hit or stored
 }
 
 // addGap keeps the GapsPerSource longest gaps, longest first, an earlier
