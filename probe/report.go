@@ -195,9 +195,9 @@ const MaxFileBytes = 8 << 20
 var fileName = regexp.MustCompile(`^(loaded|probe)-([0-9]+)-([0-9a-f]+)\.json$`)
 
 // ReadDir reads every file the probe wrote under runDir/probe, one Report
-// per process (by pid and stamp), sorted by pid. Files that do not parse
-// are skipped, each a record.Skip with its path (and line, where the JSON
-// breaks): one that does not parse, is not a regular file, holds another
+// per process (by pid and stamp), sorted by pid. A file that cannot be
+// used is a record.Skip with its path (and line, where the JSON breaks):
+// one that does not parse, is not a regular file, holds another
 // process's document than its name says, or is a temporary file left
 // behind by a process killed while it wrote its report. Nothing is
 // followed through a symbolic link. A run directory without a probe
