@@ -106,9 +106,23 @@ func Collapse(frames record.Stack, n *normalizer) Collapsed {
 				bestP, bestK = p, k
 			}
 		}
-		if bestK == 0 {
-			out = append(out, Segment{Frames: norm[i : i+1], Keys: keys[i : i+1], Funcs: [][]string{{norm[i].Func}}, Repeat: 1, RepeatMin: 1, RepeatMax: 1})
-			i++
+		plain := 0
+		switch {
+		case bestK == 0:
+			plain = 1
+		case innermostOwnLines(norm[i:i+bestP*bestK], bestP):
+			// The innermost repetition is at lines of its own (the
+			// leaf that sleeps or spins at another line than the one
+			// that recurses): its frames stay frames and the recursion
+			// is folded from the next repetition, so no level hides the
+			// line the recursion ended at.
+			plain = bestP
+		}
+		if plain > 0 {
+			for j := i; j < i+plain; j++ {
+				out = append(out, Segment{Frames: norm[j : j+1], Keys: keys[j : j+1], Funcs: [][]string{{norm[j].Func}}, Repeat: 1, RepeatMin: 1, RepeatMax: 1})
+			}
+			i += plain
 			continue
 		}
 		seg := Segment{Frames: norm[i : i+bestP], Keys: keys[i : i+bestP], Repeat: bestK, RepeatMin: bestK, RepeatMax: bestK}
@@ -178,6 +192,28 @@ func CycleLabel(cycle []string) string {
 		i = j + 1
 	}
 	return strings.Join(parts, " → ")
+}
+
+// innermostOwnLines: of a recursion's repetitions of p frames (innermost
+// first), the first is at other lines than the second and every later
+// one at the second's: the innermost is the odd one out, not a cycle of
+// lines.
+func innermostOwnLines(run []record.Frame, p int) bool {
+	differs := false
+	for j := 0; j < p; j++ {
+		differs = differs || run[j].Line != run[p+j].Line
+	}
+	if !differs {
+		return false
+	}
+	for r := 2 * p; r < len(run); r += p {
+		for j := 0; j < p; j++ {
+			if run[r+j].Line != run[p+j].Line {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func equalInts(a, b []int) bool {

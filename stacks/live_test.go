@@ -200,3 +200,62 @@ func TestLiveRecursionLeaf(t *testing.T) {
 		}
 	})
 }
+
+// recline.py parks its Node.__str__ → f recursion in f at another line
+// than the one f recurses at: at every level the innermost repetition
+// stays frames with their own lines (f at the PARK line) and the folded
+// block keeps its lines (f at the RECURSE line), instead of one block
+// "↻ ×31 f rec.py:*" that hides where the recursion ended.
+func TestLiveRecursionLeafLine(t *testing.T) {
+	script, _ := filepath.Abs(filepath.Join("testdata", "live", "recline.py"))
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineOf := func(mark string) int {
+		for i, l := range strings.Split(string(src), "\n") {
+			if strings.HasSuffix(l, "# "+mark) {
+				return i + 1
+			}
+		}
+		t.Fatalf("no %s line in %s", mark, script)
+		return 0
+	}
+	park, recurse := lineOf("PARK"), lineOf("RECURSE")
+	eachPython(t, func(t *testing.T, py string) {
+		cmd := startReady(t, py, script)
+		res, err := live.CaptureLive([]int{cmd.Process.Pid}, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, level := range []string{"exact", "lines", "funcs"} {
+			l, err := stacks.ParseLevel(level)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := stacks.Analyze(res.Processes, stacks.Options{Level: l})
+			b := a.Buckets[0]
+			frames := append(append([]stacks.Frame{}, b.Leaf...), b.Frames...)
+			leaf, block := -1, -1
+			for i, fr := range frames {
+				switch {
+				case leaf < 0 && fr.Period == 0 && fr.Func == "f" && fr.Line == park:
+					leaf = i
+				case block < 0 && fr.Period > 0:
+					block = i
+					if fr.LineVaries || fr.Line == 0 || fr.Repeat < 29 {
+						t.Errorf("%s: the recursion block %+v: want its lines kept, about 30 repetitions", level, fr)
+					}
+				}
+			}
+			if leaf < 0 || block < 0 || leaf > block {
+				t.Fatalf("%s: want f at line %d (the park) before the recursion block; frames %+v", level, park, frames)
+			}
+			for _, fr := range frames[block : block+frames[block].Period] {
+				if fr.Func == "f" && fr.Line != recurse {
+					t.Errorf("%s: f in the block at line %d, want %d (where it recurses)", level, fr.Line, recurse)
+				}
+			}
+		}
+	})
+}
