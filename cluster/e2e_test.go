@@ -739,10 +739,13 @@ func TestTwoNodeCluster(t *testing.T) {
 		os.Mkdir(ready, 0o755)
 		runDir := filepath.Join(f.dir, "watchrun")
 		rankPy, _ := filepath.Abs(filepath.Join("testdata", "rank.py"))
+		// The launcher prints until the 4 ranks are blocked: the silence
+		// counts from then, however long srun and the interpreters took.
+		launch, _ := filepath.Abs(filepath.Join("testdata", "launch.sh"))
 		stdout, stderr, code, took := f.bringup(t, nil, "watch", "--srun", "auto", "--silence", "6s", "--on-silence", "stop",
 			"--snapshots", "2", "--snapshot-interval", "500ms", "--grace", "5s", nodetmp,
 			"--store", filepath.Join(f.dir, "watch.db"), "--run-dir", runDir,
-			"--", "srun", "-N2", "--ntasks-per-node=2", python(t), rankPy, ready, "3")
+			"--", "sh", launch, ready, "4", "srun", "-N2", "--ntasks-per-node=2", python(t), rankPy, ready, "3")
 		out := stdout + stderr
 		if code != 1 {
 			t.Fatalf("exit %d, want 1 (hung), after %s:\n%s", code, took, out)
@@ -782,9 +785,10 @@ func TestTwoNodeCluster(t *testing.T) {
 		os.Mkdir(ready, 0o755)
 		runDir := filepath.Join(f.dir, "sbrun")
 		rankPy, _ := filepath.Abs(filepath.Join("testdata", "rank.py"))
+		launch, _ := filepath.Abs(filepath.Join("testdata", "launch.sh")) // the silence from the last rank blocked
 		jobOut := filepath.Join(f.dir, "sbwatch.out")
-		script := fmt.Sprintf("%s watch --srun auto --silence 6s --on-silence stop --snapshots 1 --grace 5s --store %s --run-dir %s -- srun %s %s %s 3",
-			bin, filepath.Join(f.dir, "sb.db"), runDir, python(t), rankPy, ready)
+		script := fmt.Sprintf("%s watch --srun auto --silence 6s --on-silence stop --snapshots 1 --grace 5s --store %s --run-dir %s -- sh %s %s 4 srun %s %s %s 3",
+			bin, filepath.Join(f.dir, "sb.db"), runDir, launch, ready, python(t), rankPy, ready)
 		out, err := f.slurm("sbatch", "-N2", "--ntasks-per-node=2", "-o", jobOut, "--wrap", script).Output()
 		m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
 		if err != nil || m == nil {
