@@ -702,12 +702,14 @@ func TestTwoNodeCluster(t *testing.T) {
 		// The job ended: srun reaches no node; the shared file is still
 		// read here, the node-private ones are said to be unreachable.
 		f.slurm("scancel", job).Run()
-		for i := 0; ; i++ {
+		// A deadline only a stuck cluster reaches: a job stays listed
+		// while its tasks are killed (up to KillWait, 30 s).
+		for deadline := time.Now().Add(90 * time.Second); ; {
 			q, _ := f.slurm("squeue", "-h", "-j", job).Output()
 			if len(bytes.TrimSpace(q)) == 0 {
 				break
 			}
-			if i == 100 {
+			if time.Now().After(deadline) {
 				t.Fatalf("job %s still queued: %s", job, q)
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -1059,12 +1061,14 @@ func (f *fixture) checkWatchCapture(t *testing.T, runDir, ready, out string) {
 
 func waitIdle(t *testing.T, f *fixture) {
 	t.Helper()
-	for i := 0; ; i++ {
+	// A deadline only a stuck cluster reaches: a node stays completing
+	// while the tasks of the job before are killed (up to KillWait, 30 s).
+	for deadline := time.Now().Add(90 * time.Second); ; {
 		out, _ := f.slurm("sinfo", "-h", "-N", "-o", "%N %T").Output()
 		if strings.Count(string(out), " idle") == 2 {
 			return
 		}
-		if i == 300 {
+		if time.Now().After(deadline) {
 			t.Fatalf("nodes not idle: %s", out)
 		}
 		time.Sleep(100 * time.Millisecond)
