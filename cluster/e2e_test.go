@@ -970,7 +970,8 @@ func TestTwoNodeCluster(t *testing.T) {
 		t.Cleanup(func() {
 			runLogged(f.dir, filepath.Join(f.dir, "ray-down.log"), time.Minute, filepath.Join(scripts, "ray-down"), f.dir)
 		})
-		if err := runLogged(f.dir, filepath.Join(f.dir, "ray-up.log"), 150*time.Second, filepath.Join(scripts, "ray-up"), f.dir, venv); err != nil {
+		// ray-up gives the head 300 s; the worker's start comes after it.
+		if err := runLogged(f.dir, filepath.Join(f.dir, "ray-up.log"), 420*time.Second, filepath.Join(scripts, "ray-up"), f.dir, venv); err != nil {
 			t.Fatal(err)
 		}
 		re := readEnv(t, filepath.Join(f.dir, "ray.env"))
