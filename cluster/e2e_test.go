@@ -702,12 +702,14 @@ func TestTwoNodeCluster(t *testing.T) {
 		// The job ended: srun reaches no node; the shared file is still
 		// read here, the node-private ones are said to be unreachable.
 		f.slurm("scancel", job).Run()
-		for i := 0; ; i++ {
+		// A deadline only a stuck cluster reaches: a job stays listed
+		// while its tasks are killed (up to KillWait, 30 s).
+		for deadline := time.Now().Add(90 * time.Second); ; {
 			q, _ := f.slurm("squeue", "-h", "-j", job).Output()
 			if len(bytes.TrimSpace(q)) == 0 {
 				break
 			}
-			if i == 100 {
+			if time.Now().After(deadline) {
 				t.Fatalf("job %s still queued: %s", job, q)
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -739,10 +741,13 @@ func TestTwoNodeCluster(t *testing.T) {
 		os.Mkdir(ready, 0o755)
 		runDir := filepath.Join(f.dir, "watchrun")
 		rankPy, _ := filepath.Abs(filepath.Join("testdata", "rank.py"))
+		// The launcher prints until the 4 ranks are blocked: the silence
+		// counts from then, however long srun and the interpreters took.
+		launch, _ := filepath.Abs(filepath.Join("testdata", "launch.sh"))
 		stdout, stderr, code, took := f.bringup(t, nil, "watch", "--srun", "auto", "--silence", "6s", "--on-silence", "stop",
 			"--snapshots", "2", "--snapshot-interval", "500ms", "--grace", "5s", nodetmp,
 			"--store", filepath.Join(f.dir, "watch.db"), "--run-dir", runDir,
-			"--", "srun", "-N2", "--ntasks-per-node=2", python(t), rankPy, ready, "3")
+			"--", "sh", launch, ready, "4", "srun", "-N2", "--ntasks-per-node=2", python(t), rankPy, ready, "3")
 		out := stdout + stderr
 		if code != 1 {
 			t.Fatalf("exit %d, want 1 (hung), after %s:\n%s", code, took, out)
@@ -782,9 +787,10 @@ func TestTwoNodeCluster(t *testing.T) {
 		os.Mkdir(ready, 0o755)
 		runDir := filepath.Join(f.dir, "sbrun")
 		rankPy, _ := filepath.Abs(filepath.Join("testdata", "rank.py"))
+		launch, _ := filepath.Abs(filepath.Join("testdata", "launch.sh")) // the silence from the last rank blocked
 		jobOut := filepath.Join(f.dir, "sbwatch.out")
-		script := fmt.Sprintf("%s watch --srun auto --silence 6s --on-silence stop --snapshots 1 --grace 5s --store %s --run-dir %s -- srun %s %s %s 3",
-			bin, filepath.Join(f.dir, "sb.db"), runDir, python(t), rankPy, ready)
+		script := fmt.Sprintf("%s watch --srun auto --silence 6s --on-silence stop --snapshots 1 --grace 5s --store %s --run-dir %s -- sh %s %s 4 srun %s %s %s 3",
+			bin, filepath.Join(f.dir, "sb.db"), runDir, launch, ready, python(t), rankPy, ready)
 		out, err := f.slurm("sbatch", "-N2", "--ntasks-per-node=2", "-o", jobOut, "--wrap", script).Output()
 		m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
 		if err != nil || m == nil {
@@ -964,7 +970,8 @@ func TestTwoNodeCluster(t *testing.T) {
 		t.Cleanup(func() {
 			runLogged(f.dir, filepath.Join(f.dir, "ray-down.log"), time.Minute, filepath.Join(scripts, "ray-down"), f.dir)
 		})
-		if err := runLogged(f.dir, filepath.Join(f.dir, "ray-up.log"), 150*time.Second, filepath.Join(scripts, "ray-up"), f.dir, venv); err != nil {
+		// ray-up gives the head 300 s; the worker's start comes after it.
+		if err := runLogged(f.dir, filepath.Join(f.dir, "ray-up.log"), 420*time.Second, filepath.Join(scripts, "ray-up"), f.dir, venv); err != nil {
 			t.Fatal(err)
 		}
 		re := readEnv(t, filepath.Join(f.dir, "ray.env"))
@@ -980,7 +987,7 @@ func TestTwoNodeCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { drv.Process.Kill(); drv.Wait() })
-		deadline := time.Now().Add(90 * time.Second)
+		deadline := time.Now().Add(240 * time.Second) // only a broken cluster reaches it: two actors start on loaded cores
 		for {
 			if _, err := os.Stat(ready); err == nil {
 				break
@@ -1055,12 +1062,14 @@ func (f *fixture) checkWatchCapture(t *testing.T, runDir, ready, out string) {
 
 func waitIdle(t *testing.T, f *fixture) {
 	t.Helper()
-	for i := 0; ; i++ {
+	// A deadline only a stuck cluster reaches: a node stays completing
+	// while the tasks of the job before are killed (up to KillWait, 30 s).
+	for deadline := time.Now().Add(90 * time.Second); ; {
 		out, _ := f.slurm("sinfo", "-h", "-N", "-o", "%N %T").Output()
 		if strings.Count(string(out), " idle") == 2 {
 			return
 		}
-		if i == 300 {
+		if time.Now().After(deadline) {
 			t.Fatalf("nodes not idle: %s", out)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -8,7 +8,9 @@ Each RESOURCE is a custom resource one node has (started with
 actor first loads its weights; with --fail, the one on that RESOURCE's node
 fails to, and logs the exception with its traceback before raising it, as
 vLLM's Ray worker wrapper does (into that node's worker .err log). Writes
-READY_FILE once every actor is blocked.
+READY_FILE once every actor is blocked: each says so in READY_FILE.RESOURCE
+as it enters wait_for_peers (a loaded machine can take seconds to start a
+call), and the driver waits for all of them.
 """
 import logging
 import os
@@ -38,7 +40,9 @@ class Rank:
             logger.exception("Error executing method 'load_weights'. This might cause deadlock in distributed execution.")
             raise
 
-    def wait_for_peers(self):
+    def wait_for_peers(self, mark):
+        with open(mark, "w") as f:
+            f.write("%d\n" % os.getpid())
         while True:
             time.sleep(0.2)
 
@@ -57,8 +61,10 @@ def main():
             ray.get(a.load_weights.remote(r == fail))
         except ray.exceptions.RayTaskError:
             pass
-    waits = [a.wait_for_peers.remote() for a in actors]
-    time.sleep(1)
+    marks = ["%s.%s" % (ready, r) for r in resources]
+    waits = [a.wait_for_peers.remote(m) for a, m in zip(actors, marks)]
+    while not all(os.path.exists(m) for m in marks):
+        time.sleep(0.1)
     with open(ready + ".tmp", "w") as f:
         f.write("ready\n")
     os.rename(ready + ".tmp", ready)
