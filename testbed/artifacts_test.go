@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -556,4 +557,95 @@ func TestNoGPUVisible(t *testing.T) {
 func TestCustomOpRegisteredTwice(t *testing.T) {
 	onlyFinding(t, "custom_op_registered_twice", "custom-op-registered-twice", "import",
 		"Tried to register an operator (testbed::twice(Tensor x) -> Tensor) with the same name and overload name multiple times")
+}
+
+// TestUnsupportedContextManager: a module-level threading.Lock entered in
+// a fullgraph-compiled function: torch 2.15 raises "Unsupported: Unsupported
+// context manager" (GB0142, "Attempted SETUP_WITH/BEFORE_WITH/LOAD_SPECIAL
+// on … lock"), an error, in phase dynamo; the generic dynamo-unsupported
+// gives way.
+func TestUnsupportedContextManager(t *testing.T) {
+	onlyFinding(t, "unsupported_context_manager", "dynamo-graph-break-in-context-manager", "dynamo",
+		"torch._dynamo.exc.Unsupported: Unsupported context manager")
+	oneFailedCompile(t, "unsupported_context_manager", "Unsupported")
+}
+
+// TestLoggerInFullgraph: logging.Logger.info in a fullgraph-compiled
+// function: "Unsupported: logging.Logger method not supported for
+// non-export cases", which no narrower rule names: the generic
+// dynamo-unsupported speaks, alone.
+func TestLoggerInFullgraph(t *testing.T) {
+	onlyFinding(t, "logger_in_fullgraph", "dynamo-unsupported", "dynamo",
+		"torch._dynamo.exc.Unsupported: logging.Logger method not supported for non-export cases")
+	oneFailedCompile(t, "logger_in_fullgraph", "Unsupported")
+}
+
+// TestRendezvousPortInUse: rank 0's TCPStore on a port another socket
+// listens on: "DistNetworkError: The server socket has failed to listen on
+// any local network address. port: P, useIpv6: false, code: -98, name:
+// EADDRINUSE"; the rendezvous rule, not the generic port-in-use.
+func TestRendezvousPortInUse(t *testing.T) {
+	onlyFinding(t, "rendezvous_port_in_use", "rendezvous-port-in-use", "distributed-init",
+		"code: -98, name: EADDRINUSE, message: address already in use")
+}
+
+// TestServerPortInUse: asyncio's create_server (what uvicorn calls) on a
+// taken port: "OSError: [Errno 98] error while attempting to bind on
+// address ('127.0.0.1', P): address already in use".
+func TestServerPortInUse(t *testing.T) {
+	onlyFinding(t, "server_port_in_use", "port-in-use", "load",
+		"OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1',")
+}
+
+// TestGlooPeerGone: a gloo peer that left after the rendezvous (lazy
+// connections): torch 2.15's gloo retries the refused connect and raises
+// "[gloo/transport/tcp/pair.cc:152] timed out connecting: SO_ERROR:
+// Connection refused, remote=[127.0.0.1]:P". The run failed; bringup says
+// so. gloo-connect-refused quotes the older "connect [ADDR]:PORT:
+// Connection refused" and says in seen_on that 2.15 prints this instead
+// (TestNotRecordedRulesStayQuiet fails once a rule fires here).
+func TestGlooPeerGone(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "gloo_peer_gone", "stderr.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := string(data)
+	for _, want := range []string{
+		"rank 1: leaving before the first collective",
+		"ERROR failed to connect, willRetry=1",
+		"RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:152] timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr.txt lacks %q", want)
+		}
+	}
+	d := diagnoseScenario(t, "gloo_peer_gone", 1)
+	if d.Status != "failed" {
+		t.Errorf("status %q, want failed", d.Status)
+	}
+}
+
+// TestLocalScalarDenseFallback: .item() captured into the graph and a
+// backend that fakes tensors without a ShapeEnv: "DataDependentOutputException:
+// aten._local_scalar_dense.default", allowed as a backend fallback
+// ("Backend compiler exception" graph break); Dynamo skips the frame, which
+// runs eagerly, and the run exits 0. diagnose: the warning alone; trace:
+// [0/0] failed and fell back, no error.
+func TestLocalScalarDenseFallback(t *testing.T) {
+	d := diagnoseScenario(t, "local_scalar_dense_fallback", 0)
+	if d.Status == "failed" || len(d.Findings) != 1 || d.Findings[0].Rule != "local-scalar-dense-fallback" || d.Findings[0].Severity != "warning" {
+		t.Fatalf("status %q, findings %v; want local-scalar-dense-fallback alone, a warning", d.Status, rules(d.Findings))
+	}
+	tr := traceScenario(t, "local_scalar_dense_fallback", 0)
+	if len(tr.Compiles) != 1 || tr.Compiles[0].Status != "failed" || !tr.Compiles[0].FellBack {
+		t.Errorf("compiles %+v, want [0/0] failed and fell back to eager", tr.Compiles)
+	}
+	if f := findingOf(tr.Findings, "local-scalar-dense-fallback"); f == nil || f.Severity != "warning" {
+		t.Errorf("trace findings %v, want local-scalar-dense-fallback at warning", rules(tr.Findings))
+	}
+	for _, f := range tr.Findings {
+		if f.Severity == "error" {
+			t.Errorf("trace finding %s is an error on a run Dynamo ran eagerly", f.Rule)
+		}
+	}
 }
