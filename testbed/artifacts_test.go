@@ -649,3 +649,26 @@ func TestLocalScalarDenseFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestRendezvousTimeout: rank 0 of 2 and no rank 1: "DistStoreError:
+// Timed out after 6 seconds waiting for clients. 1/2 clients joined."
+func TestRendezvousTimeout(t *testing.T) {
+	onlyFinding(t, "rendezvous_timeout", "rendezvous-timeout", "distributed-init",
+		"Timed out after 6 seconds waiting for clients. 1/2 clients joined.")
+}
+
+// TestRendezvousNoMaster: rank 1 pointed at a port nobody serves: the
+// TCPStore client retries and raises "DistNetworkError: The client socket
+// has timed out after 5000ms while trying to connect to (127.0.0.1, P)."
+// No rule names it yet; the run is a failure in distributed-init all the
+// same.
+func TestRendezvousNoMaster(t *testing.T) {
+	d := diagnoseScenario(t, "rendezvous_no_master", 1)
+	if d.Status != "failed" || len(d.Errors) == 0 || d.Errors[0].Exception != "torch.distributed.DistNetworkError" ||
+		!strings.Contains(d.Errors[0].Message, "The client socket has timed out after 5000ms while trying to connect to (127.0.0.1, ") {
+		t.Fatalf("status %q, errors %+v; want the DistNetworkError client timeout", d.Status, d.Errors)
+	}
+	if len(d.Findings) == 0 || d.Findings[0].Phase != "distributed-init" {
+		t.Errorf("findings %v, want the first in phase distributed-init", rules(d.Findings))
+	}
+}
