@@ -477,34 +477,53 @@ func oneFailedCompile(t *testing.T, name, failType string) {
 	}
 }
 
-// TestFakeImplMissing: a torch.library.custom_op without register_fake
-// under fullgraph: torch 2.15 raises TorchRuntimeError "RuntimeError when
-// making fake tensor call", explained as "Dynamo failed to run FX node with
-// fake tensors … There was no fake impl registered for
-// <CustomOpDef(testbed::no_fake)>".
-func TestFakeImplMissing(t *testing.T) {
-	onlyFinding(t, "fake_impl_missing", "fake-tensor-data-pointer", "dynamo",
-		"There was no fake impl registered for <CustomOpDef(testbed::no_fake)>")
-	oneFailedCompile(t, "fake_impl_missing", "TorchRuntimeError")
-}
-
-// TestSkippedBuiltin: inspect.stack() under fullgraph: "Unsupported:
-// Attempted to call function marked as skipped" for the builtin
-// sys._getframe (GB0007).
-func TestSkippedBuiltin(t *testing.T) {
-	onlyFinding(t, "skipped_builtin", "fullgraph-untraceable-call", "dynamo",
-		"torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped")
-	oneFailedCompile(t, "skipped_builtin", "Unsupported")
-}
-
-// TestMissingLowering: a custom op with a fake but no lowering, Inductor's
-// implicit_fallbacks off: "InductorError: MissingOperatorWithoutDecomp:
-// missing lowering / target: testbed.no_lowering.default", raised in
-// GraphLowering.call_function; one finding, not also an Inductor bug.
-func TestMissingLowering(t *testing.T) {
-	onlyFinding(t, "missing_lowering", "inductor-lowering-failed", "inductor",
-		"torch._inductor.exc.InductorError: MissingOperatorWithoutDecomp: missing lowering")
-	oneFailedCompile(t, "missing_lowering", "InductorError")
+// TestOneErrorScenarios: runs that fail with one error bringup names by
+// its own rule, alone, in the phase that raised; the evidence quotes the
+// real message; a compile that failed is the trace's one [0/0] with that
+// fail_type.
+func TestOneErrorScenarios(t *testing.T) {
+	for _, c := range []struct{ scenario, rule, phase, text, failType string }{
+		// A torch.library.custom_op without register_fake under fullgraph:
+		// TorchRuntimeError "RuntimeError when making fake tensor call",
+		// "Dynamo failed to run FX node with fake tensors …".
+		{"fake_impl_missing", "fake-tensor-data-pointer", "dynamo",
+			"There was no fake impl registered for <CustomOpDef(testbed::no_fake)>", "TorchRuntimeError"},
+		// inspect.stack() under fullgraph: the builtin sys._getframe (GB0007).
+		{"skipped_builtin", "fullgraph-untraceable-call", "dynamo",
+			"torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped", "Unsupported"},
+		// A custom op with a fake but no lowering, implicit_fallbacks off,
+		// raised in GraphLowering.call_function; not also an Inductor bug.
+		{"missing_lowering", "inductor-lowering-failed", "inductor",
+			"torch._inductor.exc.InductorError: MissingOperatorWithoutDecomp: missing lowering", "InductorError"},
+		// A module-level threading.Lock entered under fullgraph (GB0142,
+		// "Attempted SETUP_WITH/BEFORE_WITH/LOAD_SPECIAL on … lock"); the
+		// generic dynamo-unsupported gives way.
+		{"unsupported_context_manager", "dynamo-graph-break-in-context-manager", "dynamo",
+			"torch._dynamo.exc.Unsupported: Unsupported context manager", "Unsupported"},
+		// logging.Logger.info under fullgraph: no narrower rule names it, so
+		// the generic dynamo-unsupported speaks.
+		{"logger_in_fullgraph", "dynamo-unsupported", "dynamo",
+			"torch._dynamo.exc.Unsupported: logging.Logger method not supported for non-export cases", "Unsupported"},
+		// Rank 0's TCPStore on a port a socket holds: "DistNetworkError: The
+		// server socket has failed to listen on any local network address";
+		// the rendezvous rule, not the generic port-in-use.
+		{"rendezvous_port_in_use", "rendezvous-port-in-use", "distributed-init",
+			"code: -98, name: EADDRINUSE, message: address already in use", ""},
+		// asyncio's create_server (what uvicorn calls) on a taken port.
+		{"server_port_in_use", "port-in-use", "load",
+			"OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1',", ""},
+		// Rank 0 of 2 and no rank 1: "DistStoreError: Timed out after 6
+		// seconds waiting for clients. 1/2 clients joined."
+		{"rendezvous_timeout", "rendezvous-timeout", "distributed-init",
+			"Timed out after 6 seconds waiting for clients. 1/2 clients joined.", ""},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			onlyFinding(t, c.scenario, c.rule, c.phase, c.text)
+			if c.failType != "" {
+				oneFailedCompile(t, c.scenario, c.failType)
+			}
+		})
+	}
 }
 
 // TestGraphBreakInContextManager: torch._dynamo.graph_break() inside a
@@ -559,44 +578,6 @@ func TestCustomOpRegisteredTwice(t *testing.T) {
 		"Tried to register an operator (testbed::twice(Tensor x) -> Tensor) with the same name and overload name multiple times")
 }
 
-// TestUnsupportedContextManager: a module-level threading.Lock entered in
-// a fullgraph-compiled function: torch 2.15 raises "Unsupported: Unsupported
-// context manager" (GB0142, "Attempted SETUP_WITH/BEFORE_WITH/LOAD_SPECIAL
-// on … lock"), an error, in phase dynamo; the generic dynamo-unsupported
-// gives way.
-func TestUnsupportedContextManager(t *testing.T) {
-	onlyFinding(t, "unsupported_context_manager", "dynamo-graph-break-in-context-manager", "dynamo",
-		"torch._dynamo.exc.Unsupported: Unsupported context manager")
-	oneFailedCompile(t, "unsupported_context_manager", "Unsupported")
-}
-
-// TestLoggerInFullgraph: logging.Logger.info in a fullgraph-compiled
-// function: "Unsupported: logging.Logger method not supported for
-// non-export cases", which no narrower rule names: the generic
-// dynamo-unsupported speaks, alone.
-func TestLoggerInFullgraph(t *testing.T) {
-	onlyFinding(t, "logger_in_fullgraph", "dynamo-unsupported", "dynamo",
-		"torch._dynamo.exc.Unsupported: logging.Logger method not supported for non-export cases")
-	oneFailedCompile(t, "logger_in_fullgraph", "Unsupported")
-}
-
-// TestRendezvousPortInUse: rank 0's TCPStore on a port another socket
-// listens on: "DistNetworkError: The server socket has failed to listen on
-// any local network address. port: P, useIpv6: false, code: -98, name:
-// EADDRINUSE"; the rendezvous rule, not the generic port-in-use.
-func TestRendezvousPortInUse(t *testing.T) {
-	onlyFinding(t, "rendezvous_port_in_use", "rendezvous-port-in-use", "distributed-init",
-		"code: -98, name: EADDRINUSE, message: address already in use")
-}
-
-// TestServerPortInUse: asyncio's create_server (what uvicorn calls) on a
-// taken port: "OSError: [Errno 98] error while attempting to bind on
-// address ('127.0.0.1', P): address already in use".
-func TestServerPortInUse(t *testing.T) {
-	onlyFinding(t, "server_port_in_use", "port-in-use", "load",
-		"OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1',")
-}
-
 // TestGlooPeerGone: a gloo peer that left after the rendezvous (lazy
 // connections): torch 2.15's gloo retries the refused connect and raises
 // "[gloo/transport/tcp/pair.cc:152] timed out connecting: SO_ERROR:
@@ -648,13 +629,6 @@ func TestLocalScalarDenseFallback(t *testing.T) {
 			t.Errorf("trace finding %s is an error on a run Dynamo ran eagerly", f.Rule)
 		}
 	}
-}
-
-// TestRendezvousTimeout: rank 0 of 2 and no rank 1: "DistStoreError:
-// Timed out after 6 seconds waiting for clients. 1/2 clients joined."
-func TestRendezvousTimeout(t *testing.T) {
-	onlyFinding(t, "rendezvous_timeout", "rendezvous-timeout", "distributed-init",
-		"Timed out after 6 seconds waiting for clients. 1/2 clients joined.")
 }
 
 // TestRendezvousNoMaster: rank 1 pointed at a port nobody serves: the

@@ -19,10 +19,7 @@ import (
 // recorded with (versions.txt) must be one the rule lists in seen_on.torch.
 // A rule whose wording drifts from the real message fails here.
 func TestRulesSeenOnArtifacts(t *testing.T) {
-	set, err := brules.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := builtinRules(t)
 	n := 0
 	for _, r := range set.Rules() {
 		if r.SeenOn == nil {
@@ -143,10 +140,7 @@ func quotesTorch(r *brules.Rule) bool {
 // record it (seen_on.testbed with a why; rules.SeenOn.check refuses a
 // reason without one). A new rule quoting torch without either fails here.
 func TestRulesQuotingTorchSayWhereSeen(t *testing.T) {
-	set, err := brules.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := builtinRules(t)
 	n := 0
 	for _, r := range set.Rules() {
 		if !quotesTorch(r) {
@@ -175,10 +169,7 @@ var quietKnownMisses = map[string]string{
 // seen_on.artifacts instead. Every scenario's stderr/stdout is diagnosed,
 // its trace/ traced and its stacks/ read once.
 func TestNotRecordedRulesStayQuiet(t *testing.T) {
-	set, err := brules.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := builtinRules(t)
 	entries, err := os.ReadDir("testdata")
 	if err != nil {
 		t.Fatal(err)
@@ -228,4 +219,13 @@ func TestNotRecordedRulesStayQuiet(t *testing.T) {
 		t.Errorf("%s: %s says seen_on.testbed %s (%s), but fires on the recorded %v: name the recording in seen_on.artifacts",
 			r.Source, r.ID, r.SeenOn.Testbed, r.SeenOn.Why, fired[r.ID])
 	}
+}
+
+func builtinRules(t *testing.T) *brules.Set {
+	t.Helper()
+	set, err := brules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
