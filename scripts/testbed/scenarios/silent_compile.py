@@ -6,7 +6,7 @@
 # MissingOperatorWithoutDecomp.operator_str(target, args, kwargs); the args are
 # the IR nodes of the previous ops, whose __str__ nests ExternKernel.__str__ down
 # the chain. Until then a heartbeat line every few seconds keeps the run from
-# looking silent while Dynamo traces. A torch that formats the message eagerly pays that with INFO off.
+# looking silent while torch imports and Dynamo traces. A torch that formats the message eagerly pays that with INFO off.
 # One that formats it lazily (a LazyString, pytorch#185951) pays it only when a
 # handler takes the record, so there the graph logger is set to INFO with a
 # handler that formats each record and drops it: the console stays silent and
@@ -19,28 +19,32 @@ import os
 import sys
 import threading
 
-import torch
-from torch._inductor.graph import GraphLowering
+# Until the run is meant to be silent, a line every HEARTBEAT seconds: importing
+# torch, Dynamo's tracing and AOTAutograd of 240 ops can take tens of seconds
+# on busy cores, and a supervisor's silence must start in the lowering (or, on
+# a torch that formats eagerly, in the compile), not before. The heartbeat
+# starts before torch is imported and stops when `quiet` is set.
+HEARTBEAT = float(os.environ.get("TESTBED_HEARTBEAT", "3"))
+quiet = threading.Event()
+
+
+def heartbeat():
+    n = 0
+    while not quiet.wait(HEARTBEAT):
+        n += 1
+        print(f"testbed: working ({n * HEARTBEAT:.0f} s)", file=sys.stderr, flush=True)
+
+
+threading.Thread(target=heartbeat, daemon=True).start()
+
+import torch  # noqa: E402
+from torch._inductor.graph import GraphLowering  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import banner, marker  # noqa: E402
 
 N = int(os.environ.get("TESTBED_OPS", "240"))  # 240: about 100 s of lowering on one core
 STACKS_AFTER = float(os.environ.get("TESTBED_STACKS_AFTER", "20"))
-# Until the lowering starts, a line every HEARTBEAT seconds: Dynamo's
-# tracing and AOTAutograd of 240 ops can take tens of seconds on busy
-# cores, and a supervisor's silence must start in the lowering, not before.
-HEARTBEAT = float(os.environ.get("TESTBED_HEARTBEAT", "3"))
-lowering = threading.Event()
-
-
-def heartbeat():
-    n = 0
-    while not lowering.wait(HEARTBEAT):
-        n += 1
-        print(f"testbed: tracing ({n * HEARTBEAT:.0f} s)", file=sys.stderr, flush=True)
-
-
 class FormatAndDrop(logging.Handler):
     """Formats every record (so the message's cost is paid), keeps none of them.
 
@@ -54,7 +58,7 @@ class FormatAndDrop(logging.Handler):
         self.format(record)
         if not self.started:
             self.started = True
-            lowering.set()
+            quiet.set()
             print("testbed: Inductor lowering started (first implicit fallback)", file=sys.stderr, flush=True)
             threading.Timer(STACKS_AFTER, marker, ("lowering",)).start()
 
@@ -85,12 +89,12 @@ if __name__ == "__main__":
     print(f"testbed: implicit-fallback message formatted {'lazily' if lazy else 'eagerly'}; "
           f"{N} chained custom ops", file=sys.stderr, flush=True)
     if lazy:
-        threading.Thread(target=heartbeat, daemon=True).start()
         log = logging.getLogger("torch._inductor.graph")
         log.setLevel(logging.INFO)
         log.addHandler(FormatAndDrop())
         log.propagate = False
     else:
+        quiet.set()  # eager formatting: the compile itself is the silence
         threading.Timer(STACKS_AFTER, marker, ("compiling",)).start()
     out = torch.compile(chain, backend="inductor", fullgraph=True)(torch.randn(4))
     print(f"compiled and ran: {out.sum().item():.3f}", flush=True)
