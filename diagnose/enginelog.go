@@ -44,6 +44,9 @@ type logResult struct {
 	// maxRuleLines per rule: an error traceback near one is the error
 	// the rule explains.
 	ruleLines map[*rules.Rule][]ruleLine
+	// advice are the lines that print a workaround (printedNear), in
+	// line order, up to maxAdviceLines distinct.
+	advice []adviceLine
 }
 
 // fatalLine is one distinct fatal line of a log.
@@ -78,7 +81,8 @@ const (
 	gTimeline                     // timeline.Markers
 	gGPU                          // gpuUtilWord
 	gFatal                        // fatal.Literals
-	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU | gFatal
+	gAdvice                       // adviceLiterals
+	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU | gFatal | gAdvice
 )
 
 // leadTraceback marks a line whose body starts an exception printed
@@ -147,6 +151,7 @@ func gateFor(set *rules.Set) *gate {
 	add(gTimeline, timeline.Markers())
 	add(gGPU, []string{gpuUtilWord})
 	add(gFatal, fatal.Literals())
+	add(gAdvice, adviceLiterals)
 	g.scan = litscan.NewGrouped(lits, masks)
 	g.lits = lits
 	if g.scan == nil {
@@ -198,6 +203,7 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		res.ruleLines = map[*rules.Rule][]ruleLine{}
 		fatals := map[fatalKey]int{}
+		advSeen := map[adviceKey]bool{}
 		if !forceAll { // the reference path matches every text afresh
 			m.memo = map[string]map[string][]ruleAt{}
 			m.fatalMemo = map[string][]fatal.Hit{}
@@ -206,12 +212,12 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		for b := range toMatch {
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
-				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal) == 0 && x.Idle(path) {
+				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal|gAdvice) == 0 && x.Idle(path) {
 					continue // the common case, told without reading the record
 				}
 				rec, _, text := b.At(i)
 				tb := mask&gTraceback != 0 || !x.Skip(rec)
-				if mask&(gRules|gVersions|gGPU|gFatal) == 0 && !tb {
+				if mask&(gRules|gVersions|gGPU|gFatal|gAdvice) == 0 && !tb {
 					continue // the common case: nothing here reads this record
 				}
 				// A copy with a Text of its own: the timeline's goroutine
@@ -222,6 +228,9 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				m.match(&r, mask)
 				if mask&gFatal != 0 {
 					m.fatal(&r, fatals)
+				}
+				if mask&gAdvice != 0 {
+					res.advice = noteAdvice(res.advice, &r, advSeen)
 				}
 				if mask&gVersions != 0 {
 					vd.Feed(&r)

@@ -242,9 +242,13 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 	errIdx := map[string]int{}
 	floorKeys := map[string]bool{}
 	memo := map[uint64]*derived{}
+	near := printedNear(occs, onlyWrappers)
 	for i := range occs {
 		o := &occs[i]
 		sub, dv := o.subject(torchDir, memo)
+		if rs := near[i]; len(rs) > 0 {
+			sub.Remedy = append(slices.Clone(sub.Remedy), rs...)
+		}
 		if v["vllm"] != "" {
 			sub.Fields["vllm"] = v["vllm"]
 		}
