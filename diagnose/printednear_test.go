@@ -59,3 +59,31 @@ func TestPrintedNear(t *testing.T) {
 		t.Errorf("advice 20 lines away offered: %s", r)
 	}
 }
+
+// TestEngineStartupPhase: a startup failure of vLLM's EngineCore gets its
+// phase from the deepest engine frame it shows, also when the paste starts
+// inside the traceback (the frame table's rows, analyze/timeline).
+func TestEngineStartupPhase(t *testing.T) {
+	p := "(EngineCore pid=114) ERROR 06-23 06:27:21 [core.py:1229] "
+	sp := "/usr/local/lib/python3.12/dist-packages/"
+	cases := []struct{ name, log, phase, why string }{
+		{"kv-cache groups", p + "  File \"" + sp + "vllm/v1/core/kv_cache_utils.py\", line 1740, in get_kv_cache_groups\n" +
+			p + "    filtered_spec = unify_kv_cache_spec_page_size(filtered_spec)\n" +
+			p + "  File \"" + sp + "vllm/v1/core/kv_cache_utils.py\", line 1096, in unify_kv_cache_spec_page_size\n" +
+			p + "    assert new_spec.page_size_bytes == max_page_size\n" +
+			p + "AssertionError\n", "profile", "sizing and allocating the KV cache"},
+		{"layer constructor", p + "EngineCore failed to start.\n" + p + "Traceback (most recent call last):\n" +
+			p + "  File \"" + sp + "vllm/v1/engine/core.py\", line 1200, in run_engine_core\n" +
+			p + "  File \"" + sp + "vllm/model_executor/models/llama.py\", line 300, in __init__\n" +
+			p + "  File \"" + sp + "vllm/model_executor/layers/linear.py\", line 400, in create_weights\n" +
+			p + "  File \"" + sp + "torch/utils/_device.py\", line 104, in __torch_function__\n" +
+			p + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 0 has a total capacity of 23.57 GiB of which 200.00 MiB is free.\n",
+			"load", "building the model's layers"},
+	}
+	for _, c := range cases {
+		f := topError(diagnoseText(t, c.log, Options{}))
+		if f == nil || f.Phase != c.phase || !strings.Contains(f.PhaseWhy, c.why) {
+			t.Errorf("%s: %+v", c.name, f)
+		}
+	}
+}

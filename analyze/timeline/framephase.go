@@ -85,7 +85,16 @@ var frameTable = []framePhase{
 	{fn: `^(capture_model|_capture_cudagraphs?|capture_one_batch_size|_capture_graph|capture|init_cuda_graphs|warmup_and_capture)$`, phase: PhaseCUDAGraph, why: "CUDA-graph capture"},
 	// Startup of the engine.
 	{fn: `^(profile_run|_dummy_run|_dummy_sampler_run|determine_available_memory|determine_num_available_blocks|initialize_kv_cache|_initialize_kv_caches|initialize_kv_cache_tensors|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|init_memory_pool|profile_max_num_token|compile_or_warm_up_model|warmup_model|warmup)$`, phase: PhaseProfile, why: "the memory-profile / warm-up run"},
+	// The KV cache sized from that profile and allocated (vLLM's
+	// EngineCore._initialize_kv_caches and what it calls, the V0 worker's
+	// initialize_cache, ATOM's allocate_kv_cache).
+	{fn: `^(initialize_cache|initialize_from_config|raise_if_cache_size_invalid|_?check_enough_kv_cache_memory|get_kv_cache_configs?|get_kv_cache_spec|get_kv_cache_groups|unify_kv_cache_spec_page_size|estimate_max_model_len|_?allocate_kv_cache|initialize_attn_backend|may_reinitialize_input_batch)$`, phase: PhaseProfile, why: "sizing and allocating the KV cache"},
 	{fn: `^(load_model|load_weights|_load_weights|get_model|initialize_model|_initialize_model|load_state_dict|safetensors_weights_iterator|download_weights_from_hf|hf_hub_download|snapshot_download|from_pretrained|get_config|load_checkpoint)$`, phase: PhaseLoad, why: "loading the model"},
+	// The model built before its weights load: the engine's model loader,
+	// a model's or layer's constructor, a quantization method creating or
+	// converting its parameters.
+	{file: `(vllm|sglang|atom|vllm_ascend)/(model_executor/)?model_loader/|text_generation_server/utils/weights\.py$`, phase: PhaseLoad, why: "the engine's model loader"},
+	{file: `(vllm|sglang|atom|vllm_ascend)/(model_executor/)?(models|layers)/|text_generation_server/(models|layers)/`, fn: `^(__init__|create_weights|process_weights_after_loading)$`, phase: PhaseLoad, why: "building the model's layers"},
 	{fn: `^(init_process_group|_new_process_group_helper|new_group|init_distributed_environment|initialize_model_parallel|ensure_model_parallel_initialized|init_world_group|init_model_parallel_group|init_torch_distributed|_init_process_group|rendezvous|_create_c10d_store|_store_based_barrier)$`, phase: PhaseDistributedInit, why: "setting up the process groups"},
 	{file: `(pynccl|custom_all_reduce|quick_all_reduce|pymscclpp|symm_mem)\.py$`, fn: `^__init__$`, phase: PhaseDistributedInit, why: "creating a communicator"},
 	{fn: `^(ncclCommInitRank|ncclCommInitAll|ncclCommInitRankConfig|ncclGetUniqueId|ncclCommSplit)$`, phase: PhaseDistributedInit, why: "creating an NCCL communicator"},
