@@ -213,3 +213,40 @@ func TestGateLiteralsAreLong(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledIsNotOOM: a bare "Killed" (srun's "tasks 0-1: Killed" after a
+// cancelled step, a shell's) is a SIGKILL whose sender the line does not
+// name, and the finding says what to capture to tell; only the kernel's
+// OOM-killer lines are an OOM kill, and a "Killed" right after them is
+// that kill.
+func TestKilledIsNotOOM(t *testing.T) {
+	srun := "INFO 12-01 10:00:00 [core.py:1] step\n" +
+		"slurmstepd: error: *** STEP 4242.0 ON node7 CANCELLED AT 2025-01-01T10:00:00 ***\n" +
+		"srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n" +
+		"srun: error: node7: tasks 0-1: Killed\n"
+	f := topError(diagnoseText(t, srun, Options{}))
+	rem := ""
+	if f != nil {
+		rem = strings.Join(f.Remedy, "\n")
+	}
+	if f == nil || f.Rule != "process-killed" || strings.Contains(f.Title, "out of memory") || !strings.Contains(f.Title, "SIGKILL") ||
+		!strings.Contains(rem, "dmesg") || !strings.Contains(rem, "sacct") {
+		t.Fatalf("srun's Killed: %+v", f)
+	}
+	oom := "Loading safetensors checkpoint shards:  50% Completed | 2/4\n" +
+		"[ 812.104] Out of memory: Killed process 4242 (python3) total-vm:81234567kB, anon-rss:61234567kB\n" +
+		"./serve.sh: line 3:  4242 Killed                  vllm serve /models/x\n"
+	d := diagnoseText(t, oom, Options{})
+	n := 0
+	for _, f := range d.Findings {
+		if f.Severity == "error" {
+			n++
+			if f.Rule != "oom-killer" || len(f.Evidence) != 2 {
+				t.Errorf("OOM killer then Killed: %+v", f)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("OOM killer then Killed: %d error findings, want one", n)
+	}
+}
