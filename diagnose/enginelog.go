@@ -47,6 +47,9 @@ type logResult struct {
 	// advice are the lines that print a workaround (printedNear), in
 	// line order, up to maxAdviceLines distinct.
 	advice []adviceLine
+	// ended are the launcher's lines that say a rank's process ended
+	// (shardsEnded), up to maxAdviceLines.
+	ended []endedLine
 }
 
 // fatalLine is one distinct fatal line of a log.
@@ -82,7 +85,8 @@ const (
 	gGPU                          // gpuUtilWord
 	gFatal                        // fatal.Literals
 	gAdvice                       // adviceLiterals
-	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU | gFatal | gAdvice
+	gEnded                        // endedLiterals
+	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU | gFatal | gAdvice | gEnded
 )
 
 // leadTraceback marks a line whose body starts an exception printed
@@ -152,6 +156,7 @@ func gateFor(set *rules.Set) *gate {
 	add(gGPU, []string{gpuUtilWord})
 	add(gFatal, fatal.Literals())
 	add(gAdvice, adviceLiterals)
+	add(gEnded, endedLiterals())
 	g.scan = litscan.NewGrouped(lits, masks)
 	g.lits = lits
 	if g.scan == nil {
@@ -212,12 +217,12 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		for b := range toMatch {
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
-				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal|gAdvice) == 0 && x.Idle(path) {
+				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal|gAdvice|gEnded) == 0 && x.Idle(path) {
 					continue // the common case, told without reading the record
 				}
 				rec, _, text := b.At(i)
 				tb := mask&gTraceback != 0 || !x.Skip(rec)
-				if mask&(gRules|gVersions|gGPU|gFatal|gAdvice) == 0 && !tb {
+				if mask&(gRules|gVersions|gGPU|gFatal|gAdvice|gEnded) == 0 && !tb {
 					continue // the common case: nothing here reads this record
 				}
 				// A copy with a Text of its own: the timeline's goroutine
@@ -231,6 +236,9 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				}
 				if mask&gAdvice != 0 {
 					res.advice = noteAdvice(res.advice, &r, advSeen)
+				}
+				if mask&gEnded != 0 {
+					res.ended = noteEnded(res.ended, &r)
 				}
 				if mask&gVersions != 0 {
 					vd.Feed(&r)
@@ -416,6 +424,7 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 	}
 	m.fields["role"] = rec.Rank.Role
 	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
+	sub.Phase, sub.PhaseWhy = causedByPhase(rec.Text)
 	for _, h := range hits {
 		ev := record.Evidence{Path: rec.Source, Line: rec.Line}
 		ev.Line, ev.Text = lineAt(*rec, h.off)

@@ -296,6 +296,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 	if !onlyWrappers {
 		attachConsequences(occs, hits)
 	}
+	attachEnded(occs, hits)
 	// A wrapper is listed only when no root error was found at all.
 	if !onlyWrappers {
 		kept := errs[:0]
@@ -661,6 +662,9 @@ func (o *occurrence) contentPhase() (string, string) {
 		if p, why := timeline.PhaseOfFrames(o.tb.Chain[i].Frames); p != "" {
 			return p, "frame " + why
 		}
+	}
+	if p, why := causedByPhase(o.root.Message); p != "" {
+		return p, why
 	}
 	if p := phaseOfType(o.root); p != "" {
 		return p, o.root.Type + " is raised while importing"

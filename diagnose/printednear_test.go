@@ -87,3 +87,21 @@ func TestEngineStartupPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestCausedByPhase: the frame of PyTorch's "Caused by:" line, its path
+// relative to the torch package for torch's own files, says the phase.
+func TestCausedByPhase(t *testing.T) {
+	cases := []struct{ text, phase string }{
+		{"GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(Max(1, u0), 1)\n\nCaused by: (_inductor/output_code.py:141 in complex_memory_overlap)", "inductor"},
+		{"Caused by: (_dynamo/variables/tensor.py:1100 in call_method)", "dynamo"},
+		{"Caused by: (_meta_registrations.py:4832 in meta_select)", ""}, // no row knows it
+		{"Caused by: (model.py:12 in forward)", ""},
+		{"Caused by: (_inductor/output_code.py", ""}, // cut
+		{"no such line", ""},
+	}
+	for _, c := range cases {
+		if p, why := causedByPhase(c.text); p != c.phase || p != "" && !strings.Contains(why, "Caused by") {
+			t.Errorf("%q: %q (%s), want %q", c.text, p, why, c.phase)
+		}
+	}
+}
