@@ -61,8 +61,8 @@ var frameTable = []framePhase{
 	{file: `torch/_inductor/runtime/(triton_heuristics|compile_tasks)\.py$`, fn: `precompile|_precompile|_make_launcher|compile|load_kernel`, phase: PhaseTritonCompile, why: "Inductor precompiling a Triton kernel"},
 	{file: `torch/_inductor/(async_compile|compile_worker/)`, phase: PhaseTritonCompile, why: "Inductor's kernel compile workers"},
 	// Compile caches.
-	{file: `torch/_inductor/codecache\.py$`, fn: `(?i)save|put|write|dump`, phase: PhaseCacheSave, why: "Inductor writing its cache"},
-	{file: `torch/_inductor/codecache\.py$`, fn: `(?i)load|lookup|get|_compile_module|import`, phase: PhaseCacheLoad, why: "Inductor loading from its cache"},
+	{file: `(?:torch/_inductor|torchinductor)/codecache\.py$`, fn: `(?i)save|put|write|dump`, phase: PhaseCacheSave, why: "Inductor writing its cache"},
+	{file: `(?:torch/_inductor|torchinductor)/codecache\.py$`, fn: `(?i)load|lookup|get|_compile_module|import`, phase: PhaseCacheLoad, why: "Inductor loading from its cache"},
 	{file: `torch/(_inductor/|_functorch/_aot_autograd/)(autograd_cache|output_code|standalone_compile)\.py$`, fn: `(?i)save|put|write|serial`, phase: PhaseCacheSave, why: "compile artifact being saved"},
 	{file: `torch/(_inductor/|_functorch/_aot_autograd/)(autograd_cache|output_code|standalone_compile)\.py$`, fn: `(?i)load|lookup|get|deserial`, phase: PhaseCacheLoad, why: "compile artifact being loaded"},
 	{file: `(vllm|sglang|atom)/.*compil.*\.py$`, fn: `(?i)^(save|_save|save_to_file|serialize|store)`, phase: PhaseCacheSave, why: "the engine saving its compile cache"},
@@ -73,7 +73,7 @@ var frameTable = []framePhase{
 	{file: `torch/_inductor/(fx_passes/|pattern_matcher\.py$|freezing\.py$|custom_graph_pass\.py$)`, phase: PhasePostGradPass, why: "an Inductor FX pass"},
 	{file: `(vllm|sglang|atom)/.*(compilation|compile)/.*(pass|fusion|fix_functionalization|noop_elimination|sequence_parallel|collective)`, phase: PhasePostGradPass, why: "an engine custom graph pass"},
 	{file: `torch/_inductor/(scheduler\.py$|codegen/|kernel/|select_algorithm\.py$|autotune_process\.py$|wrapper_benchmark\.py$)`, phase: PhaseInductorCodegen, why: "Inductor's scheduler / code generation"},
-	{file: `torch/_inductor/`, phase: PhaseInductor, why: "Inductor lowering the graph"},
+	{file: `torch/_inductor/|torchinductor/`, phase: PhaseInductor, why: "Inductor lowering the graph"}, // torchinductor/: before it moved into torch
 	{file: `torch/_functorch/(aot_autograd\.py$|_aot_autograd/|partitioners\.py$)|torch/fx/experimental/proxy_tensor\.py$`, phase: PhaseAOTAutograd, why: "AOTAutograd tracing the joint graph"},
 	{file: `torch/_dynamo/`, fn: `^_?call_user_compiler$|^compile_and_call_fx_graph$`, phase: PhaseInductor, why: "Dynamo's compile backend running"},
 	{file: `torch/_dynamo/`, phase: PhaseDynamo, why: "Dynamo tracing the model"},
@@ -114,11 +114,12 @@ var frameTable = []framePhase{
 // the module of its exception type or what it names. First match wins.
 var textTable = []struct{ re, phase, why string }{
 	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds"},
-	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir`, PhaseTritonCompile, "it names Triton's kernel compiler"},
+	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir|TritonGPU to LLVM|legalize operation 'tt\.`, PhaseTritonCompile, "it names Triton's kernel compiler"},
 	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording`, PhaseCUDAGraph, "it names graph capture"},
 	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
 	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},
 	{`nvls\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)`, PhaseDistributedInit, "it names setting up the communicators"},
+	{`backend='aot_eager'`, PhaseAOTAutograd, "the backend that failed is aot_eager (AOTAutograd without Inductor)"},
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
 	{`torch\._inductor\.exc\.|InductorError|LoweringException`, PhaseInductor, "an Inductor exception"},

@@ -37,6 +37,7 @@ func TestPhaseOfFrames(t *testing.T) {
 		{PhaseLoad, record.Stack{fr("_prepare_weights", sp+"vllm/model_executor/model_loader/default_loader.py")}},
 		{PhaseRuntime, record.Stack{fr("forward", sp+"vllm/model_executor/models/llama.py"), fr("execute_model", sp+"vllm/v1/worker/gpu_worker.py"), fr("run_busy_loop", sp+"vllm/v1/engine/core.py")}},
 		{PhaseRuntime, record.Stack{fr("execute_model", sp+"vllm/v1/worker/gpu_worker.py"), fr("run_busy_loop", sp+"vllm/v1/engine/core.py")}},
+		{PhaseCacheSave, record.Stack{fr("write", sp+"torchinductor/codecache.py"), fr("load", sp+"torchinductor/codecache.py"), fr("<module>", "/tmp/torchinductor_u/s7/cs7y.py"), fr("load", sp+"torchinductor/codecache.py")}},
 		{"", record.Stack{fr("<module>", "serve.py")}}, // a script's own top level is no import
 	}
 	for _, c := range cases {
@@ -64,5 +65,20 @@ func TestOpenAt(t *testing.T) {
 	}
 	if p, _ := OpenAt(ph, "b", "", 30); p != "" {
 		t.Errorf("other source: %q", p)
+	}
+}
+
+func TestPhaseOfText(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"Pass execution failedLLVM ERROR: Failed to translate TritonGPU to LLVM IR.", PhaseTritonCompile},
+		{"error: failed to legalize operation 'tt.load' that was explicitly marked illegal", PhaseTritonCompile},
+		{"torch._dynamo.exc.BackendCompilerFailed: backend='aot_eager' raised:\nRuntimeError: Found a custom (non-ATen) operator", PhaseAOTAutograd},
+		{"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nAssertionError", PhaseInductor},
+		{"RuntimeError: the frobnicator stalled", ""},
+	}
+	for _, c := range cases {
+		if got, why := PhaseOfText(c.text); got != c.want {
+			t.Errorf("%q: %q (%s), want %q", c.text, got, why, c.want)
+		}
 	}
 }
