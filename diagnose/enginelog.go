@@ -57,8 +57,13 @@ type fatalLine struct {
 	hit   fatal.Hit
 	rank  record.Rank
 	line  int
+	end   int // the last line of the record that continues it (fatalTail)
 	count int
 }
+
+// fatalTail is how many lines of its record after a fatal line still
+// belong to it: a rule that matched there matched inside the error.
+const fatalTail = 3
 
 // ruleLine is where a text rule matched.
 type ruleLine struct {
@@ -362,7 +367,11 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 			continue
 		}
 		seen[k] = len(m.res.fatals)
-		m.res.fatals = append(m.res.fatals, fatalLine{hit: h, rank: rec.Rank, line: rec.Line + h.Line, count: 1})
+		line := rec.Line + h.Line
+		// The lines that continue it in the same record, a few at most
+		// (NCCL's "Last error:" and the reason under its error).
+		end := min(rec.Line+strings.Count(rec.Text, "\n"), line+fatalTail)
+		m.res.fatals = append(m.res.fatals, fatalLine{hit: h, rank: rec.Rank, line: line, end: end, count: 1})
 	}
 }
 

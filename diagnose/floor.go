@@ -225,7 +225,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				continue
 			}
 			rank := rankNamed(fl.rank, fl.hit.Text)
-			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: fl.line, rank: rank,
+			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: max(fl.line, fl.end), rank: rank,
 				wrapper: fl.hit.Kind.Consequence()})
 		}
 	}

@@ -250,3 +250,23 @@ func TestKilledIsNotOOM(t *testing.T) {
 		t.Errorf("OOM killer then Killed: %d error findings, want one", n)
 	}
 }
+
+// TestFatalLineTail: a rule that matched in the lines continuing a fatal
+// line in its record (NCCL's "Last error:" and the reason under its
+// error) explains that error: one finding, with the error as its root.
+func TestFatalLineTail(t *testing.T) {
+	log := "[rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2588, internal error - please report this issue to the NCCL developers, NCCL version 2.21.5\n" +
+		"[rank0]: ncclInternalError: Internal check failed.\n" +
+		"[rank0]: Last error:\n" +
+		"[rank0]: Bootstrap : no socket interface found\n"
+	d := diagnoseText(t, log, Options{})
+	f := topError(d)
+	if f == nil || f.Rule != "nccl-no-socket-interface" || !strings.Contains(f.Root, "DistBackendError: NCCL error in") {
+		t.Fatalf("NCCL error and its reason: %+v", f)
+	}
+	for _, g := range d.Findings {
+		if g.Severity == record.SeverityError && g.Rule != f.Rule {
+			t.Errorf("a second error finding: %s %s", g.Rule, g.Root)
+		}
+	}
+}
