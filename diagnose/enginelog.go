@@ -375,6 +375,14 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 	}
 }
 
+// suppressedByDynamo: rec is a warning of Dynamo's convert_frame, which
+// logs there a compile error it suppressed ("WON'T CONVERT … due to:" and
+// the traceback, under suppress_errors) before running the frame eagerly:
+// the error is a warning, whatever rule explains it.
+func suppressedByDynamo(rec *record.Record) bool {
+	return rec.Level == record.LevelWarning && strings.Contains(rec.Emitter, "convert_frame")
+}
+
 // ruleAt is a rule that matched a text, and where (see locate).
 type ruleAt struct {
 	rule *rules.Rule
@@ -432,6 +440,10 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 		return
 	}
 	m.fields["role"] = rec.Rank.Role
+	delete(m.fields, rules.Recovered)
+	if suppressedByDynamo(rec) {
+		m.fields[rules.Recovered] = "true"
+	}
 	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
 	sub.Phase, sub.PhaseWhy = causedByPhase(rec.Text)
 	for _, h := range hits {

@@ -270,3 +270,29 @@ func TestFatalLineTail(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamoSuppressedIsWarning: a compile error that Dynamo's
+// convert_frame logged as a warning (suppress_errors: it ran the frame
+// eagerly) is a warning finding even when an error rule explains it; the
+// same error raised is an error.
+func TestDynamoSuppressedIsWarning(t *testing.T) {
+	block := func(level string) string {
+		p := "[2023-11-29 22:29:33,093] torch._dynamo.convert_frame: [" + level + "] "
+		return p + "WON'T CONVERT forward /app/model.py line 40\n" + p + "due to: \n" + p + "Traceback (most recent call last):\n" +
+			p + "  File \"/opt/venv/lib/python3.10/site-packages/torch/_inductor/codecache.py\", line 438, in cpp_compiler_search\n" +
+			p + "    raise exc.InvalidCxxCompiler()\n" +
+			p + "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n" +
+			p + "InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')\n"
+	}
+	d := diagnoseText(t, block("WARNING"), Options{})
+	if d.HasErrors() || len(d.Findings) == 0 || d.Findings[0].Rule != "inductor-cxx-compiler-missing" || d.Findings[0].Severity != record.SeverityWarning {
+		t.Fatalf("suppressed: %s %+v", d.Status, d.Findings)
+	}
+	// Suppressed once, then raised: the finding is an error.
+	d = diagnoseText(t, block("WARNING")+"[2023-11-29 22:29:34,001] root: [INFO] retrying without suppress_errors\n"+
+		"Traceback (most recent call last):\n  File \"/app/run.py\", line 9, in <module>\n    model(x)\n"+
+		"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nInvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')\n", Options{})
+	if f := topError(d); f == nil || f.Rule != "inductor-cxx-compiler-missing" {
+		t.Fatalf("raised after a suppressed one: %+v", d.Findings)
+	}
+}
