@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,22 +53,61 @@ const (
 // process and advice (a crash loop prints it on every try: the first is
 // kept), skipping source lines a traceback quotes.
 func noteAdvice(as []adviceLine, rec *record.Record, seen map[adviceKey]bool) []adviceLine {
-	switch rec.Level {
-	case record.LevelDebug:
+	if rec.Level == record.LevelDebug || len(as) >= maxAdviceLines {
 		return as
 	}
 	rank := rec.Rank.String()
-	prevFile := false
-	lines := strings.Split(rec.Text, "\n")
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		quoted := prevFile
-		prevFile = strings.HasPrefix(t, `File "`)
-		if quoted || len(as) >= maxAdviceLines {
-			continue
+	// A record printed again by the same process offers nothing new (a
+	// crash loop): only the first is read.
+	k := adviceKey{rank, "\x00" + strconv.FormatUint(maphash.String(keySeed, rec.Text), 36)}
+	if seen[k] {
+		return as
+	}
+	if len(seen) < maxMemoTexts {
+		seen[k] = true
+	}
+	// The lines that hold a literal (the gate's literals decide, with the
+	// scan or without it), found with one search per literal.
+	text := rec.Text
+	var starts []int // byte offsets of those lines' starts
+	for _, lit := range adviceLiterals {
+		for off := 0; ; {
+			k := strings.Index(text[off:], lit)
+			if k < 0 {
+				break
+			}
+			k += off
+			st := strings.LastIndexByte(text[:k], '\n') + 1
+			if !slices.Contains(starts, st) {
+				starts = append(starts, st)
+			}
+			nl := strings.IndexByte(text[k:], '\n')
+			if nl < 0 {
+				break
+			}
+			off = k + nl + 1
 		}
-		if !slices.ContainsFunc(adviceLiterals, func(lit string) bool { return strings.Contains(t, lit) }) {
-			continue // the gate's literals decide, with the scan or without it
+	}
+	slices.Sort(starts)
+	for _, st := range starts {
+		if len(as) >= maxAdviceLines {
+			break
+		}
+		i := strings.Count(text[:st], "\n") // the line's index in the record
+		end := strings.IndexByte(text[st:], '\n')
+		rest := ""
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += st
+			rest = text[end+1:]
+		}
+		t := strings.TrimSpace(text[st:end])
+		if st > 0 {
+			prev := text[:st-1]
+			if strings.HasPrefix(strings.TrimSpace(prev[strings.LastIndexByte(prev, '\n')+1:]), `File "`) {
+				continue // a source line a traceback quotes
+			}
 		}
 		a := adviceIn(t)
 		if a == "" {
@@ -77,7 +117,7 @@ func noteAdvice(as []adviceLine, rec *record.Record, seen map[adviceKey]bool) []
 		if strings.HasSuffix(a, ":") {
 			// "… by setting:" and the setting on the lines under it.
 			var then []string
-			for _, n := range lines[i+1:] {
+			for n := range strings.SplitSeq(rest, "\n") {
 				if n = strings.TrimSpace(n); n == "" || len(then) == 3 {
 					break
 				}
