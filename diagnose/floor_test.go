@@ -236,19 +236,20 @@ func TestKilledIsNotOOM(t *testing.T) {
 	oom := "Loading safetensors checkpoint shards:  50% Completed | 2/4\n" +
 		"[ 812.104] Out of memory: Killed process 4242 (python3) total-vm:81234567kB, anon-rss:61234567kB\n" +
 		"./serve.sh: line 3:  4242 Killed                  vllm serve /models/x\n"
-	d := diagnoseText(t, oom, Options{})
-	n := 0
+	if es := errorFindings(diagnoseText(t, oom, Options{})); len(es) != 1 || es[0].Rule != "oom-killer" || len(es[0].Evidence) != 2 {
+		t.Errorf("OOM killer then Killed: want one oom-killer finding with both lines: %+v", es)
+	}
+}
+
+// errorFindings are d's error-level findings.
+func errorFindings(d *Diagnosis) []record.Finding {
+	var out []record.Finding
 	for _, f := range d.Findings {
-		if f.Severity == "error" {
-			n++
-			if f.Rule != "oom-killer" || len(f.Evidence) != 2 {
-				t.Errorf("OOM killer then Killed: %+v", f)
-			}
+		if f.Severity == record.SeverityError {
+			out = append(out, f)
 		}
 	}
-	if n != 1 {
-		t.Errorf("OOM killer then Killed: %d error findings, want one", n)
-	}
+	return out
 }
 
 // TestFatalLineTail: a rule that matched in the lines continuing a fatal
@@ -259,15 +260,9 @@ func TestFatalLineTail(t *testing.T) {
 		"[rank0]: ncclInternalError: Internal check failed.\n" +
 		"[rank0]: Last error:\n" +
 		"[rank0]: Bootstrap : no socket interface found\n"
-	d := diagnoseText(t, log, Options{})
-	f := topError(d)
-	if f == nil || f.Rule != "nccl-no-socket-interface" || !strings.Contains(f.Root, "DistBackendError: NCCL error in") {
-		t.Fatalf("NCCL error and its reason: %+v", f)
-	}
-	for _, g := range d.Findings {
-		if g.Severity == record.SeverityError && g.Rule != f.Rule {
-			t.Errorf("a second error finding: %s %s", g.Rule, g.Root)
-		}
+	es := errorFindings(diagnoseText(t, log, Options{}))
+	if len(es) != 1 || es[0].Rule != "nccl-no-socket-interface" || !strings.Contains(es[0].Root, "DistBackendError: NCCL error in") {
+		t.Fatalf("NCCL error and its reason: want one nccl-no-socket-interface finding rooted in the error: %+v", es)
 	}
 }
 
