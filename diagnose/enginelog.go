@@ -33,7 +33,7 @@ type logResult struct {
 	input      Input
 	hits       *rules.Collector
 	tracebacks []pytrace.Traceback
-	phases     []timeline.Phase
+	phases     []record.Phase
 	gaps       []timeline.Gap
 	versions   map[string]string
 	gpuUtil    string // gpu_memory_utilization as printed, "" when not seen

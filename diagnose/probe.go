@@ -18,7 +18,7 @@ const InputKindProbe = "probe"
 type ProbeInput struct {
 	Dir      string // RUN_DIR/probe
 	Reports  []probe.Report
-	Problems []probe.Problem
+	Problems []record.Skip
 }
 
 // ReadProbe reads the probe reports of a run directory; nil when it holds

@@ -17,7 +17,6 @@ import (
 	"sync"
 
 	"github.com/bringup-tool/bringup/analyze/pytrace"
-	"github.com/bringup-tool/bringup/analyze/timeline"
 	"github.com/bringup-tool/bringup/ingest"
 	"github.com/bringup-tool/bringup/input"
 	"github.com/bringup-tool/bringup/record"
@@ -404,7 +403,7 @@ func addTimeline(d *Diagnosis, results []fileResult, set *rules.Set, v rules.Ver
 		}
 		for i, p := range fr.log.phases {
 			d.Timeline = append(d.Timeline, Phase{Rank: p.Rank, Phase: p.Name, Detail: p.Detail, Start: p.Start, End: p.End,
-				Seconds: p.Seconds, Status: p.Status, Path: p.Source, Line: p.Line})
+				Seconds: p.Seconds, Status: p.Status, Path: p.Path, Line: p.Line})
 			if j, ok := last[p.Rank]; !ok || j != i {
 				continue
 			}
@@ -421,7 +420,7 @@ func addTimeline(d *Diagnosis, results []fileResult, set *rules.Set, v rules.Ver
 }
 
 // unfinishedSubject is the fact of a phase a rank opened and never finished.
-func unfinishedSubject(p timeline.Phase, engine, gpuUtil string) rules.Subject {
+func unfinishedSubject(p record.Phase, engine, gpuUtil string) rules.Subject {
 	fields := map[string]string{"phase": p.Name, "rank": p.Rank,
 		"seconds": strconv.FormatFloat(p.Seconds, 'f', 0, 64)}
 	if engine != "" {
@@ -435,7 +434,7 @@ func unfinishedSubject(p timeline.Phase, engine, gpuUtil string) rules.Subject {
 		text += "; gpu_memory_utilization " + gpuUtil
 	}
 	return rules.Subject{Fact: "timeline.unfinished", Fields: fields,
-		Evidence: record.Evidence{Path: p.Source, Line: p.Line, Rank: p.Rank, Text: text}}
+		Evidence: record.Evidence{Path: p.Path, Line: p.Line, Rank: p.Rank, Text: text}}
 }
 
 // gatedFindings are the collected findings whose rules allow the run's

@@ -44,6 +44,20 @@ type EnvKnob struct {
 	Line   int    `json:"line"`
 }
 
+// ParseEnvKnob reads the value of an Env: field, "NAME=DEFAULT  (what it
+// means)" (New writes it so): the first word is NAME or NAME=DEFAULT, the
+// rest the note, its parentheses dropped. ok is false for a blank value.
+func ParseEnvKnob(s string) (k EnvKnob, ok bool) {
+	w := strings.Fields(s)
+	if len(w) == 0 {
+		return EnvKnob{}, false
+	}
+	k.Name, k.Value, _ = strings.Cut(w[0], "=")
+	note := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), w[0]))
+	k.Note = strings.TrimSuffix(strings.TrimPrefix(note, "("), ")")
+	return k, true
+}
+
 // Warning is something wrong with a patch or series file that does not
 // stop it from being read: a record.Skip whose Path is left empty (the
 // patch names its file), so its String is "line 3: reason". Status
@@ -332,14 +346,10 @@ func (p *Patch) field(f *Field) {
 	case "Patched-SHA256":
 		p.hash("patched", strings.ToLower(firstWord(f.Value)), f.Line)
 	case "Env":
-		w := strings.Fields(f.Value)
-		if len(w) == 0 {
-			return
+		if k, ok := ParseEnvKnob(f.Value); ok {
+			k.Source, k.Line = "header", f.Line
+			p.addEnv(k)
 		}
-		nm, val, _ := strings.Cut(w[0], "=")
-		note := strings.TrimSpace(strings.TrimPrefix(f.Value, w[0]))
-		note = strings.TrimSuffix(strings.TrimPrefix(note, "("), ")")
-		p.addEnv(EnvKnob{Name: nm, Value: val, Note: note, Source: "header", Line: f.Line})
 	}
 }
 

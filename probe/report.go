@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bringup-tool/bringup/record"
 )
 
 // Schema is the schema of every file the probe writes.
@@ -186,21 +188,6 @@ type Report struct {
 	ReportPath string // "" when the process recorded nothing
 }
 
-// Problem is a file in the probe directory that could not be read, or a
-// fact about one that a reader must know (a temporary file left behind).
-type Problem struct {
-	Path string
-	Line int // 0 when not about a position
-	Msg  string
-}
-
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Msg)
-	}
-	return fmt.Sprintf("%s: %s", p.Path, p.Msg)
-}
-
 // MaxFileBytes bounds one file read back (the probe caps its own at
 // Caps.Bytes; anything bigger was not written by it).
 const MaxFileBytes = 8 << 20
@@ -208,16 +195,20 @@ const MaxFileBytes = 8 << 20
 var fileName = regexp.MustCompile(`^(loaded|probe)-([0-9]+)-([0-9a-f]+)\.json$`)
 
 // ReadDir reads every file the probe wrote under runDir/probe, one Report
-// per process (by pid and stamp), sorted by pid. Files that do not parse
-// are Problems; nothing is followed through a symbolic link. A run
-// directory without a probe directory gives no reports and one problem.
-func ReadDir(runDir string) ([]Report, []Problem) {
+// per process (by pid and stamp), sorted by pid. A file that cannot be
+// used is a record.Skip with its path (and line, where the JSON breaks):
+// one that does not parse, is not a regular file, holds another
+// process's document than its name says, or is a temporary file left
+// behind by a process killed while it wrote its report. Nothing is
+// followed through a symbolic link. A run directory without a probe
+// directory gives no reports and one Skip for the directory.
+func ReadDir(runDir string) ([]Report, []record.Skip) {
 	dir := filepath.Join(runDir, SubDir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, []Problem{{Path: dir, Msg: err.Error()}}
+		return nil, []record.Skip{{Path: dir, Reason: err.Error()}}
 	}
-	var problems []Problem
+	var skips []record.Skip
 	byKey := map[string]*Report{}
 	var keys []string
 	for _, e := range entries {
@@ -227,7 +218,7 @@ func ReadDir(runDir string) ([]Report, []Problem) {
 			continue
 		}
 		if strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp") {
-			problems = append(problems, Problem{Path: path, Msg: "a temporary file left behind: a process was killed while it wrote its report"})
+			skips = append(skips, record.Skip{Path: path, Reason: "a temporary file left behind: a process was killed while it wrote its report"})
 			continue
 		}
 		m := fileName.FindStringSubmatch(name)
@@ -235,17 +226,17 @@ func ReadDir(runDir string) ([]Report, []Problem) {
 			continue
 		}
 		if e.Type()&os.ModeSymlink != 0 || !e.Type().IsRegular() {
-			problems = append(problems, Problem{Path: path, Msg: "not a regular file; not read"})
+			skips = append(skips, record.Skip{Path: path, Reason: "not a regular file; not read"})
 			continue
 		}
 		doc, err := ReadFile(path)
 		if err != nil {
-			problems = append(problems, problemOf(path, err))
+			skips = append(skips, skipOf(path, err))
 			continue
 		}
 		wantKind := map[string]string{"loaded": "loaded", "probe": "report"}[m[1]]
 		if doc.Kind != wantKind || strconv.Itoa(doc.PID) != m[2] || doc.Stamp != m[3] {
-			problems = append(problems, Problem{Path: path, Msg: fmt.Sprintf("holds kind %q pid %d stamp %q, not what its name says", doc.Kind, doc.PID, doc.Stamp)})
+			skips = append(skips, record.Skip{Path: path, Reason: fmt.Sprintf("holds kind %q pid %d stamp %q, not what its name says", doc.Kind, doc.PID, doc.Stamp)})
 			continue
 		}
 		key := m[2] + "-" + m[3]
@@ -275,7 +266,7 @@ func ReadDir(runDir string) ([]Report, []Problem) {
 		}
 		return reports[i].Stamp < reports[j].Stamp
 	})
-	return reports, problems
+	return reports, skips
 }
 
 // ReadFile reads and checks one probe file, without following a link.
@@ -356,10 +347,10 @@ func locate(data []byte, err error) error {
 	return &lineError{line: 1 + bytes.Count(data[:off], []byte("\n")), err: err}
 }
 
-func problemOf(path string, err error) Problem {
+func skipOf(path string, err error) record.Skip {
 	var le *lineError
 	if errors.As(err, &le) {
-		return Problem{Path: path, Line: le.line, Msg: le.err.Error()}
+		return record.Skip{Path: path, Line: le.line, Reason: le.err.Error()}
 	}
-	return Problem{Path: path, Msg: err.Error()}
+	return record.Skip{Path: path, Reason: err.Error()}
 }

@@ -25,7 +25,7 @@ type engineTracker struct {
 	ranks    map[int]string      // pid → rank as logged
 	idents   map[int]record.Rank // pid → what its prefix said
 	year     int                 // vLLM prints no year: phases get the run's
-	finished []timeline.Phase
+	finished []record.Phase
 	records  int
 	full     int                 // records parsed in full before lines may be skipped
 	prefixes map[string]struct{} // process prefixes ("(Worker_TP0 pid=7) ") seen on a parsed line
@@ -168,7 +168,7 @@ func (t *engineTracker) Identity(pid int) record.Rank {
 }
 func (t *engineTracker) Versions() map[string]string { return t.versions.Versions() }
 
-func (t *engineTracker) current() []timeline.Phase {
+func (t *engineTracker) current() []record.Phase {
 	if t.finished != nil {
 		return t.finished
 	}
@@ -180,7 +180,7 @@ func (t *engineTracker) current() []timeline.Phase {
 func (t *engineTracker) Ready() (bool, string) {
 	for _, p := range t.current() {
 		if p.Name == timeline.PhaseReady {
-			return true, fmt.Sprintf("%s printed its ready line at %s:%d", orEngine(p.Rank), p.Source, max(p.EndLine, p.Line))
+			return true, fmt.Sprintf("%s printed its ready line at %s:%d", orEngine(p.Rank), p.Path, max(p.EndLine, p.Line))
 		}
 	}
 	return false, ""
@@ -194,7 +194,7 @@ func (t *engineTracker) Phases() []store.Phase {
 		out = append(out, store.Phase{
 			Rank: p.Rank, Name: p.Name, Detail: p.Detail, Status: p.Status,
 			Start: t.anchor(p.Start), End: t.anchor(p.End), Seconds: p.Seconds,
-			Open: p.Status != timeline.StatusDone, Line: p.Line,
+			Open: p.Status != record.PhaseDone, Line: p.Line,
 		})
 	}
 	return out
@@ -206,7 +206,7 @@ func (t *engineTracker) Finish() {
 	if t.finished == nil {
 		t.finished, _ = t.timeline.Finish()
 		if t.finished == nil {
-			t.finished = []timeline.Phase{}
+			t.finished = []record.Phase{}
 		}
 	}
 }

@@ -268,16 +268,16 @@ func ShortFrame(f record.Frame) string {
 // when none. The umbrella "compile" phase counts only when nothing inside
 // it is open; aot-load and aot-save are reported as cache-load and
 // cache-save.
-func OpenAt(phases []Phase, source, rank string, line int) (string, int) {
+func OpenAt(phases []record.Phase, source, rank string, line int) (string, int) {
 	best, bestLine := "", -1
 	for _, p := range phases {
-		if p.Source != source || (rank != "" && p.Rank != rank) || p.Line > line {
+		if p.Path != source || (rank != "" && p.Rank != rank) || p.Line > line {
 			continue
 		}
-		if p.Status == StatusDone && p.EndLine > 0 && p.EndLine < line {
+		if p.Status == record.PhaseDone && p.EndLine > 0 && p.EndLine < line {
 			continue
 		}
-		if p.Status == StatusDone && p.EndLine == 0 {
+		if p.Status == record.PhaseDone && p.EndLine == 0 {
 			continue
 		}
 		if p.Name == PhaseReady {

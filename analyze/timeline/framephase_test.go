@@ -48,11 +48,11 @@ func TestPhaseOfFrames(t *testing.T) {
 }
 
 func TestOpenAt(t *testing.T) {
-	ph := []Phase{
-		{Rank: "TP0", Name: PhaseCompile, Status: StatusFailed, Source: "a", Line: 10},
-		{Rank: "TP0", Name: PhaseDynamo, Status: StatusDone, Source: "a", Line: 11, EndLine: 20},
-		{Rank: "TP0", Name: PhaseInductor, Status: StatusFailed, Source: "a", Line: 21},
-		{Rank: "TP1", Name: PhaseLoad, Status: StatusUnfinished, Source: "a", Line: 5},
+	ph := []record.Phase{
+		{Rank: "TP0", Name: PhaseCompile, Status: record.PhaseFailed, Path: "a", Line: 10},
+		{Rank: "TP0", Name: PhaseDynamo, Status: record.PhaseDone, Path: "a", Line: 11, EndLine: 20},
+		{Rank: "TP0", Name: PhaseInductor, Status: record.PhaseFailed, Path: "a", Line: 21},
+		{Rank: "TP1", Name: PhaseLoad, Status: record.PhaseUnfinished, Path: "a", Line: 5},
 	}
 	if p, _ := OpenAt(ph, "a", "TP0", 30); p != PhaseInductor {
 		t.Errorf("TP0 at 30: %q", p)

@@ -42,7 +42,7 @@ func FuzzTimeline(f *testing.F) {
 		phases, gaps := b.Finish()
 		for _, p := range phases {
 			switch p.Status {
-			case StatusDone, StatusFailed, StatusUnfinished:
+			case record.PhaseDone, record.PhaseFailed, record.PhaseUnfinished:
 			default:
 				t.Fatalf("status %q", p.Status)
 			}

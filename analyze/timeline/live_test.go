@@ -19,7 +19,7 @@ func TestCurrentKeepsOpenPhasesOpen(t *testing.T) {
 	add(2, 3, "Dynamo bytecode transform time: 3.00 s")
 	add(3, 4, "Cache the graph for dynamic shape for later use")
 	cur := b.Current()
-	var dynamo, inductor *Phase
+	var dynamo, inductor *record.Phase
 	for i := range cur {
 		switch cur[i].Name {
 		case PhaseDynamo:
@@ -28,17 +28,17 @@ func TestCurrentKeepsOpenPhasesOpen(t *testing.T) {
 			inductor = &cur[i]
 		}
 	}
-	if dynamo == nil || dynamo.Status != StatusDone {
+	if dynamo == nil || dynamo.Status != record.PhaseDone {
 		t.Fatalf("dynamo = %+v in %+v", dynamo, cur)
 	}
-	if inductor == nil || inductor.Status != StatusUnfinished || !inductor.End.IsZero() {
+	if inductor == nil || inductor.Status != record.PhaseUnfinished || !inductor.End.IsZero() {
 		t.Fatalf("inductor = %+v", inductor)
 	}
 	// Current does not close anything: Inductor can still finish.
 	add(4, 5, "Compiling a graph for dynamic shape takes 2.00 s")
 	phases, _ := b.Finish()
 	for _, p := range phases {
-		if p.Name == PhaseInductor && (p.Status != StatusDone || p.Seconds != 2) {
+		if p.Name == PhaseInductor && (p.Status != record.PhaseDone || p.Seconds != 2) {
 			t.Errorf("inductor after Current then close: %+v", p)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
+	"github.com/bringup-tool/bringup/record"
 )
 
 // TestTorchCompileTotalClosesInductor pins that vLLM's closing
@@ -24,7 +25,7 @@ func TestTorchCompileTotalClosesInductor(t *testing.T) {
 		phases, _ := b.Finish()
 		seen := false
 		for _, p := range phases {
-			if p.Status == StatusUnfinished {
+			if p.Status == record.PhaseUnfinished {
 				t.Errorf("%s: phase %s left %s after the closing line: %+v", verb, p.Name, p.Status, p)
 			}
 			if p.Name == PhaseInductor {

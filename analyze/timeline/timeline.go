@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/ringcache"
 )
 
 // Phase names.
@@ -31,26 +32,13 @@ const (
 	PhaseReady     = "ready"      // engine ready; Seconds is the engine's own init time when printed
 )
 
-// Phase statuses.
-const (
-	StatusDone       = "done"
-	StatusFailed     = "failed"     // opened, then an error on that rank before it closed
-	StatusUnfinished = "unfinished" // opened, never closed, no error seen
-)
-
-// Phase is one stretch of startup on one rank.
-type Phase struct {
-	Rank    string    `json:"rank"`
-	Name    string    `json:"name"`
-	Detail  string    `json:"detail,omitempty"` // e.g. "dynamic shape", "compile range (1, 8192)", "shape 8"
-	Start   time.Time `json:"start"`
-	End     time.Time `json:"end"`
-	Seconds float64   `json:"seconds"`
-	Status  string    `json:"status"`
-	Source  string    `json:"source"`
-	Line    int       `json:"line"` // where the phase opened (or, for close-only markers, closed)
-	EndLine int       `json:"end_line,omitempty"`
-}
+// A phase is a record.Phase: Rank, Name, Detail (the shape or compile
+// range of an Inductor phase, "piecewise" for SGLang's prefill graphs),
+// Start, End, Seconds, Status (record.PhaseDone, PhaseFailed,
+// PhaseUnfinished), Path (the record's Source), Line (where the phase
+// opened or, for a close-only marker, closed) and EndLine. Open is
+// never set here: a phase still open has Status PhaseUnfinished or
+// PhaseFailed.
 
 // Gap is a silent stretch: no output between two timestamped records.
 type Gap struct {
@@ -106,7 +94,7 @@ func (s phaseSet) has(id phaseID) bool { return s&(1<<id) != 0 }
 
 type rankState struct {
 	key     rankKey
-	open    [nPhases]*Phase
+	open    [nPhases]*record.Phase
 	closed  [nPhases]int32 // 1 + index in Builder.phases of the last closed phase by name (0 none)
 	errLine int            // last error line seen on this rank (0 none)
 }
@@ -126,19 +114,16 @@ type sourceState struct {
 type Builder struct {
 	ranks   map[rankKey]*rankState
 	sources map[string]*sourceState
-	phases  []Phase
+	phases  []record.Phase
 	names   map[record.Rank]string // Rank.String, computed once per rank
 	lastSrc string                 // records come in runs from one source
 	lastSS  *sourceState
 	// recentRanks and recentMarks: see rankState and match.
-	recentRanks [8]recentRank
-	nextRank    int
-	lastRank    int // where the last hit in recentRanks was
-	recentMarks [4]recentMark
+	recentRanks ringcache.Ring[recentRank]
+	recentMarks ringcache.Ring[recentMark]
 	bar         recentBar // see keepBar
-	markTick    int
-	ev          event // what matchFirst returns when no memo knew the line
-	noMemo      bool  // tests: match every marker line afresh and normalize every time (the reference path)
+	ev          event     // what matchFirst returns when no memo knew the line
+	noMemo      bool      // tests: match every marker line afresh and normalize every time (the reference path)
 	// Dropped counts phases not kept because MaxPhases was reached (a log
 	// that repeats its startup markers endlessly).
 	Dropped int
@@ -147,7 +132,7 @@ type Builder struct {
 // MaxPhases bounds the phases kept, so memory does not grow with the log.
 const MaxPhases = 50000
 
-func (b *Builder) keep(p Phase) bool {
+func (b *Builder) keep(p record.Phase) bool {
 	if len(b.phases) >= MaxPhases {
 		b.Dropped++
 		return false
@@ -170,9 +155,17 @@ func (b *Builder) rankName(r record.Rank) string {
 	return s
 }
 
+// How many ranks Builder.rankState and marker lines Builder.match
+// remember.
+const (
+	recentRankSize = 8
+	recentMarkSize = 4
+)
+
 // New returns an empty Builder.
 func New() *Builder {
-	return &Builder{ranks: map[rankKey]*rankState{}, sources: map[string]*sourceState{}}
+	return &Builder{ranks: map[rankKey]*rankState{}, sources: map[string]*sourceState{}, recentRanks: ringcache.New[recentRank](recentRankSize),
+		recentMarks: ringcache.New[recentMark](recentMarkSize)}
 }
 
 // maxShift bounds sourceState.shift: 200 years of rollovers.
@@ -348,37 +341,13 @@ func sameString(a, b string) bool {
 
 // rankState returns the state of rec's rank in rec's source. The ranks of
 // a log take turns (TP=8 workers each print the same lines), so the last
-// few are kept in a list compared field by field before any map is hashed,
-// from the last hit on.
+// few are kept in a ring compared field by field before any map is
+// hashed, the one that followed the last hit last time first.
 func (b *Builder) rankState(rec *record.Record) *rankState {
-	at := b.lastRank & (len(b.recentRanks) - 1)
-	if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
+	if e := b.recentRanks.Find(func(e *recentRank) bool {
+		return sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source)
+	}); e != nil {
 		return e.rs
-	}
-	// The next rank in turn (the order ranks first showed up in).
-	if at++; at == len(b.recentRanks) {
-		at = 0
-	}
-	if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
-		b.lastRank = at
-		return e.rs
-	}
-	return b.otherRank(rec, at)
-}
-
-// otherRank is rankState when neither the last hit nor the one after it
-// (at) is rec's rank: the rest of the list in turn, then the map.
-//
-//go:noinline
-func (b *Builder) otherRank(rec *record.Record, at int) *rankState {
-	for range len(b.recentRanks) - 2 {
-		if at++; at == len(b.recentRanks) {
-			at = 0
-		}
-		if e := &b.recentRanks[at]; e.rs != nil && sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
-			b.lastRank = at
-			return e.rs
-		}
 	}
 	return b.newRank(rec)
 }
@@ -399,9 +368,7 @@ func (b *Builder) newRank(rec *record.Record) *rankState {
 		rs = &rankState{key: key}
 		b.ranks[key] = rs
 	}
-	b.lastRank = b.nextRank % len(b.recentRanks)
-	b.recentRanks[b.lastRank] = recentRank{rank: rec.Rank, source: rec.Source, rs: rs}
-	b.nextRank++
+	b.recentRanks.Put(recentRank{rank: rec.Rank, source: rec.Source, rs: rs})
 	return rs
 }
 
@@ -412,11 +379,12 @@ type recentRank struct {
 }
 
 // match is the package's match with a memo of the last few marker lines:
-// every rank of a TP group prints the same marker, often to the byte. An
-// entry keeps its line in a buffer of its own (the caller's text may be
-// reused), which is overwritten only when the entry is replaced; the event
-// returned is applied before the next call, and apply copies the detail it
-// keeps.
+// every rank of a TP group prints the same marker, often to the byte. The
+// memo is a ringcache.Ring of recentMarkSize lines, the oldest replaced
+// first; an entry keeps a copy of its line (the caller's text may be
+// reused) and its event's detail points into that copy; the event
+// returned is applied before the next call, and apply copies the detail
+// it keeps.
 func (b *Builder) match(line string) (event, bool) {
 	if b.noMemo {
 		return match(line)
@@ -425,12 +393,8 @@ func (b *Builder) match(line string) (event, bool) {
 		!strings.Contains(line[len(bar.prefix):], "100%|") {
 		return bar.ev, true
 	}
-	for k := range b.recentMarks {
-		if e := &b.recentMarks[k]; len(e.line) == len(line) && e.line == line && e.line != "" {
-			b.markTick++
-			e.used = b.markTick
-			return e.ev, true
-		}
+	if e := b.recentMarks.Find(func(e *recentMark) bool { return e.line == line }); e != nil {
+		return e.ev, true
 	}
 	return b.matchNew(line)
 }
@@ -462,13 +426,11 @@ func (b *Builder) matchFirst(text string) (*event, int) {
 			return &bar.ev, end
 		}
 	}
-	for k := range b.recentMarks {
-		e := &b.recentMarks[k]
-		if n := len(e.line); n <= len(text) && n > 0 && text[0] == e.line[0] && (n == len(text) || text[n] == '\n') && text[:n] == e.line {
-			b.markTick++
-			e.used = b.markTick
-			return &e.ev, n
-		}
+	if e := b.recentMarks.Find(func(e *recentMark) bool {
+		n := len(e.line)
+		return n <= len(text) && text[0] == e.line[0] && (n == len(text) || text[n] == '\n') && text[:n] == e.line
+	}); e != nil {
+		return &e.ev, len(e.line)
 	}
 	if end < 0 {
 		if end = strings.IndexByte(text, '\n'); end < 0 {
@@ -493,20 +455,9 @@ func (b *Builder) matchNew(line string) (event, bool) {
 		}
 	}
 	if ok && len(line) <= 512 {
-		// Replace the entry unused longest: a tqdm line seen once must not
-		// push out the markers every rank repeats.
-		old := &b.recentMarks[0]
-		for k := range b.recentMarks {
-			if b.recentMarks[k].used < old.used {
-				old = &b.recentMarks[k]
-			}
-		}
-		old.buf = append(old.buf[:0], line...)
-		old.line = unsafe.String(unsafe.SliceData(old.buf), len(old.buf))
-		old.ev = ev
-		old.ev.detail = rebase(ev.detail, line, old.line)
-		b.markTick++
-		old.used = b.markTick
+		kept := strings.Clone(line)
+		e := b.recentMarks.Put(recentMark{line: kept, ev: ev})
+		e.ev.detail = rebase(ev.detail, line, kept)
 	}
 	return ev, ok
 }
@@ -562,10 +513,8 @@ type recentBar struct {
 }
 
 type recentMark struct {
-	buf  []byte
-	line string // buf's bytes
+	line string // a copy of the marker line, never empty
 	ev   event
-	used int // Builder.markTick when last hit or stored
 }
 
 // addGap keeps the GapsPerSource longest gaps, longest first, an earlier
@@ -636,7 +585,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 	if e.opens != 0 {
 		for n := range nPhases {
 			if e.opens.has(n) && rs.open[n] == nil {
-				rs.open[n] = &Phase{Rank: key.rank, Name: phaseNames[n], Start: t, Source: source, Line: line}
+				rs.open[n] = &record.Phase{Rank: key.rank, Name: phaseNames[n], Start: t, Path: source, Line: line}
 			}
 		}
 	}
@@ -650,7 +599,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 	switch {
 	case e.open && !e.close:
 		if rs.open[e.id] == nil {
-			rs.open[e.id] = &Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), Start: t, Source: source, Line: line}
+			rs.open[e.id] = &record.Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), Start: t, Path: source, Line: line}
 		}
 	case e.close:
 		if p := rs.open[e.id]; p != nil {
@@ -660,7 +609,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 			b.close(rs, e.id, t, line, e.secs)
 			if e.id == idDynamo && !e.alone && rs.open[idInductor] == nil {
 				// Dynamo done (its phase was opened by "Using cache directory"): Inductor starts now too.
-				rs.open[idInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: source, Line: line}
+				rs.open[idInductor] = &record.Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Path: source, Line: line}
 			}
 			return
 		}
@@ -676,8 +625,8 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 			}
 			return
 		}
-		p := Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), End: t, Status: StatusDone,
-			Source: source, Line: line, EndLine: line}
+		p := record.Phase{Rank: key.rank, Name: phaseNames[e.id], Detail: keepDetail(e.detail), End: t, Status: record.PhaseDone,
+			Path: source, Line: line, EndLine: line}
 		if e.secs >= 0 {
 			p.Seconds = e.secs
 			p.Start = startOf(t, e.secs)
@@ -690,7 +639,7 @@ func (b *Builder) apply(rs *rankState, e *event, t time.Time, line int) {
 	}
 	// Dynamo done: Inductor starts compiling right away.
 	if e.id == idDynamo && e.close && !e.alone && rs.open[idInductor] == nil {
-		rs.open[idInductor] = &Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Source: source, Line: line}
+		rs.open[idInductor] = &record.Phase{Rank: key.rank, Name: PhaseInductor, Start: t, Path: source, Line: line}
 	}
 }
 
@@ -732,7 +681,7 @@ func (b *Builder) close(rs *rankState, id phaseID, t time.Time, line int, secs f
 	rs.open[id] = nil
 	p.End = t
 	p.EndLine = line
-	p.Status = StatusDone
+	p.Status = record.PhaseDone
 	if secs >= 0 {
 		p.Seconds = secs
 	} else if !t.IsZero() && !p.Start.IsZero() {
@@ -747,8 +696,8 @@ func (b *Builder) close(rs *rankState, id phaseID, t time.Time, line int, secs f
 // longest gaps per source (longest first). Phases still open end at the
 // last time seen in their source: failed when their rank logged an error
 // after they opened, else unfinished.
-func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
-	var open []Phase
+func (b *Builder) Finish() (phases []record.Phase, gaps []Gap) {
+	var open []record.Phase
 	for key, rs := range b.ranks {
 		ss := b.sources[key.source]
 		for id, p := range rs.open {
@@ -761,9 +710,9 @@ func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
 			if !p.End.IsZero() && !p.Start.IsZero() {
 				p.Seconds = p.End.Sub(p.Start).Seconds()
 			}
-			p.Status = StatusUnfinished
+			p.Status = record.PhaseUnfinished
 			if rs.errLine >= p.Line {
-				p.Status = StatusFailed
+				p.Status = record.PhaseFailed
 			}
 			open = append(open, *p)
 		}
@@ -784,8 +733,8 @@ func (b *Builder) Finish() (phases []Phase, gaps []Gap) {
 	phases = append(b.phases, open...)
 	sort.SliceStable(phases, func(i, j int) bool {
 		a, c := phases[i], phases[j]
-		if a.Source != c.Source {
-			return b.sources[a.Source].first < b.sources[c.Source].first
+		if a.Path != c.Path {
+			return b.sources[a.Path].first < b.sources[c.Path].first
 		}
 		if a.Line != c.Line {
 			return a.Line < c.Line

@@ -18,7 +18,7 @@ import (
 	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
-func build(t *testing.T, paths ...string) ([]Phase, []Gap) {
+func build(t *testing.T, paths ...string) ([]record.Phase, []Gap) {
 	t.Helper()
 	b := New()
 	for _, p := range paths {
@@ -35,12 +35,12 @@ func build(t *testing.T, paths ...string) ([]Phase, []Gap) {
 }
 
 // row renders a phase compactly for comparison.
-func row(p Phase) string {
+func row(p record.Phase) string {
 	return fmt.Sprintf("%s|%s|%s|%s|%s|%.2f|%s|%d-%d", p.Rank, p.Name, p.Detail,
 		p.Start.Format("01-02 15:04:05"), p.End.Format("01-02 15:04:05"), p.Seconds, p.Status, p.Line, p.EndLine)
 }
 
-func compare(t *testing.T, got []Phase, want []string) {
+func compare(t *testing.T, got []record.Phase, want []string) {
 	t.Helper()
 	var rows []string
 	for _, p := range got {
@@ -314,7 +314,7 @@ func TestTimesStayWritable(t *testing.T) {
 			t.Fatalf("%s: no phase", name)
 		}
 		if _, err := json.Marshal(struct {
-			P []Phase
+			P []record.Phase
 			G []Gap
 		}{phases, gaps}); err != nil {
 			t.Errorf("%s: %v", name, err)

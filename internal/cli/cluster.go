@@ -340,11 +340,7 @@ func reportGather(cmd *cobra.Command, m *cluster.Merged, o clusterOutput) error 
 	if err != nil {
 		return err
 	}
-	v := stacks.Versions(m.Processes)
-	if o.torch != "" {
-		v["torch"] = o.torch
-	}
-	a := stacks.Analyze(m.Processes, stacks.Options{Level: o.level, Conclude: stacks.Conclude(set, v)})
+	a := stacks.AnalyzeWith(m.Processes, o.level, set, o.torch)
 	w, err := openOutput(cmd, o.outPath)
 	if err != nil {
 		return err

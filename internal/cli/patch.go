@@ -297,10 +297,11 @@ are read under --root and the diff applied exactly. The patch is verified
 			}
 			h := patchset.Header{Status: status, Description: desc, Package: pkg}
 			for _, e := range envs {
-				kv, note, _ := strings.Cut(e, " ")
-				name, val, _ := strings.Cut(kv, "=")
-				note = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(note), "("), ")")
-				h.Env = append(h.Env, patchset.EnvKnob{Name: name, Value: val, Note: note})
+				k, ok := patchset.ParseEnvKnob(e)
+				if !ok {
+					return Usagef("--env %q: give NAME=DEFAULT  (what it means)", e)
+				}
+				h.Env = append(h.Env, k)
 			}
 			text, err := patchset.New(h, changes)
 			if err != nil {

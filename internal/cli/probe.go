@@ -1,13 +1,8 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -70,7 +65,7 @@ docs/probe.md).`,
 			if err != nil {
 				return Usagef("%v", err)
 			}
-			code, scanner, err := runProbed(cmd, args, dep)
+			code, scanner, err := dep.Run(args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
 				return Usagef("%v", err)
 			}
@@ -106,46 +101,4 @@ func defaultProbeDir() (string, error) {
 		return "", err
 	}
 	return os.MkdirTemp(dir, time.Now().Format("20060102-150405-"))
-}
-
-// runProbed runs the boot with the probe's environment, its stdio its own,
-// following its process tree for Python processes; it returns the boot's
-// exit status (128+N for a signal N). SIGTERM and SIGHUP sent to bringup
-// are passed on; SIGINT and SIGQUIT from a terminal reach the boot itself.
-func runProbed(cmd *cobra.Command, args []string, dep probe.Deployment) (int, *probe.Scanner, error) {
-	c := exec.Command(args[0], args[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	c.Env = dep.Environ(os.Environ())
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	if err := c.Start(); err != nil {
-		return 0, nil, fmt.Errorf("cannot start %s: %v", args[0], err)
-	}
-	scanner := probe.NewScanner(c.Process.Pid)
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	scanner.Scan()
-	for {
-		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) {
-				return 0, scanner, err
-			}
-			ws, _ := c.ProcessState.Sys().(syscall.WaitStatus)
-			if ws.Signaled() {
-				return 128 + int(ws.Signal()), scanner, nil
-			}
-			return c.ProcessState.ExitCode(), scanner, nil
-		case s := <-sigs:
-			if s == syscall.SIGTERM || s == syscall.SIGHUP {
-				_ = c.Process.Signal(s)
-			}
-		case <-tick.C:
-			scanner.Scan()
-		}
-	}
 }

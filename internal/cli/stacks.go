@@ -4,18 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/bringup-tool/bringup/ingest/stackdump"
-	"github.com/bringup-tool/bringup/input"
 	"github.com/bringup-tool/bringup/pyproc"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
@@ -149,64 +144,20 @@ func (o *stacksFlags) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	in, err := o.gather(cmd, pids, live, args)
-	if err != nil {
-		return err
-	}
-	v := stacks.Versions(in.procs)
-	if o.torch != "" {
-		v["torch"] = o.torch
-	}
-	a := stacks.Analyze(in.procs, stacks.Options{Level: lv, Conclude: stacks.Conclude(set, v)})
-	a.Warnings, a.Interleaved = in.warns, in.interleaved
-	return o.write(cmd, a)
-}
-
-// stacksInput is what the live processes and the dumps gave.
-type stacksInput struct {
-	procs              []*record.Process
-	warns, interleaved []record.Warning
-}
-
-// gather captures the live processes and reads the dumps; nothing read
-// at all is exit 2 with the reason.
-func (o *stacksFlags) gather(cmd *cobra.Command, pids []int, live bool, args []string) (*stacksInput, error) {
-	var in stacksInput
 	stderr := cmd.ErrOrStderr()
+	var procs []*record.Process
 	if live {
-		procs, err := o.captureLive(stderr, pids, len(args) > 0)
-		if err != nil {
-			return nil, err
-		}
-		in.procs = procs
-	}
-	read := 0
-	for _, path := range expandInputs(args, stderr) {
-		res, err := readDump(path, cmd.InOrStdin(), stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "bringup: %s\n", report.Clean(err.Error()))
-			continue
-		}
-		read++
-		in.procs = append(in.procs, res.Processes...)
-		in.warns = append(in.warns, res.Warnings...)
-		if res.Interleaved != nil {
-			in.interleaved = append(in.interleaved, *res.Interleaved)
+		if procs, err = o.captureLive(stderr, pids, len(args) > 0); err != nil {
+			return err
 		}
 	}
-	if len(in.procs) == 0 {
-		for _, iw := range in.interleaved {
-			fmt.Fprintf(stderr, "bringup: %s\n", iw.String())
-		}
-		if len(in.interleaved) > 0 {
-			return nil, Usagef("no stack could be read: the dump is interleaved output of several processes (see above for the fix)")
-		}
-		if read == 0 && len(args) > 0 {
-			return nil, Usagef("no input could be read from %s (reasons above)", report.Clean(strings.Join(args, " ")))
-		}
-		return nil, Usagef("no Python stack found in the input (give py-spy, faulthandler or pystack dumps, or logs that contain them)")
+	note := func(s string) { fmt.Fprintf(stderr, "bringup: %s\n", report.Clean(s)) }
+	d := stacks.ReadDumps(args, cmd.InOrStdin(), note)
+	d.Processes = append(procs, d.Processes...)
+	if err := d.Empty(args, note); err != nil {
+		return Usagef("%s", report.Clean(err.Error()))
 	}
-	return &in, nil
+	return o.write(cmd, d.Analyze(lv, set, o.torch))
 }
 
 // captureLive reads --pid and --tree; the processes that could not be
@@ -250,15 +201,14 @@ func (o *stacksFlags) write(cmd *cobra.Command, a *stacks.Analysis) error {
 		return err
 	}
 	defer w.Abort()
+	f := reportstacks.FormatText
 	switch {
 	case o.asJSON:
-		err = reportstacks.JSON(w, a)
+		f = reportstacks.FormatJSON
 	case o.collapsed:
-		err = reportstacks.Collapsed(w, a, o.all)
-	default:
-		err = reportstacks.Text(w, a, reportstacks.TextOptions{Style: w.Style(), All: o.all})
+		f = reportstacks.FormatCollapsed
 	}
-	if err != nil {
+	if err := reportstacks.Write(w, a, f, reportstacks.TextOptions{Style: w.Style(), All: o.all}); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	if err := w.Close(); err != nil {
@@ -305,54 +255,4 @@ func snapshotProgress(w io.Writer, interval time.Duration) func(round, count, pr
 	return func(round, count, procs int) {
 		fmt.Fprintf(w, "\r\x1b[Kbringup: snapshot %d/%d of %d process(es) (%s apart)…", round, count, procs, interval)
 	}
-}
-
-// expandInputs turns directories into the files under them (sorted, so
-// rank files come in order); "-" stays stdin. FIFOs, devices and sockets
-// inside a directory are passed over (a FIFO would block the read
-// forever); one named on the command line is refused when it is opened.
-func expandInputs(args []string, stderr io.Writer) []string {
-	var out []string
-	for _, a := range args {
-		if a == "-" {
-			out = append(out, a)
-			continue
-		}
-		st, err := os.Stat(a)
-		if err != nil || !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		var files []string
-		_ = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				fmt.Fprintf(stderr, "bringup: %s\n", report.Clean(err.Error()))
-				return nil
-			}
-			// Notes beside the dumps (README.md, a MANIFEST.md quoting dump
-			// lines) are not dumps; a file named on the command line is
-			// always read.
-			if !d.IsDir() && input.Walkable(p, d) && !strings.HasPrefix(d.Name(), ".") && !strings.EqualFold(filepath.Ext(d.Name()), ".md") {
-				files = append(files, p)
-			}
-			return nil
-		})
-		sort.Strings(files)
-		out = append(out, files...)
-	}
-	return out
-}
-
-// readDump reads one input; stdin is read up to input.StdinCap, and a
-// cut is said on stderr.
-func readDump(path string, stdin io.Reader, stderr io.Writer) (*stackdump.Result, error) {
-	if path != "-" {
-		return stackdump.ParseFile(path)
-	}
-	c := input.Cap(stdin, input.StdinCap)
-	res, err := stackdump.Parse(c, "-")
-	if c.Truncated() {
-		fmt.Fprintf(stderr, "bringup: note: %s\n", c.TruncatedNote("standard input"))
-	}
-	return res, err
 }

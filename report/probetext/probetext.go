@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/probe"
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 )
 
@@ -17,7 +18,7 @@ type Input struct {
 	Dir      string // the probe directory the reports are in
 	Spec     string
 	Reports  []probe.Report
-	Problems []probe.Problem
+	Problems []record.Skip
 	Missing  []probe.NotLoaded
 	Scanned  bool // Missing is meaningful: the process tree was followed
 }

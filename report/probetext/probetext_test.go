@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/probe"
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 )
 
@@ -59,7 +60,7 @@ func TestWriteNothingRecorded(t *testing.T) {
 		quiet = append(quiet, r)
 	}
 	out := render(t, report.Style{}, Input{Spec: "ValueError", Reports: quiet,
-		Problems: []probe.Problem{{Path: "probe/probe-1-a.json", Line: 3, Msg: "bad"}}})
+		Problems: []record.Skip{{Path: "probe/probe-1-a.json", Line: 3, Reason: "bad"}}})
 	for _, w := range []string{
 		"probe: nothing matching ValueError was recorded in 3 Python processes that loaded the probe\n",
 		"probe: raise: sys.monitoring needs Python 3.12+; recorded where reported only (pid ",

@@ -691,3 +691,25 @@ func Collapsed(w io.Writer, a *stacks.Analysis, all bool) error {
 	}
 	return ew.err
 }
+
+// Format is one of the outputs of a stack analysis.
+type Format int
+
+// The formats.
+const (
+	FormatText      Format = iota // Text
+	FormatJSON                    // JSON, bringup.stacks/v1
+	FormatCollapsed               // Collapsed
+)
+
+// Write writes the analysis in format f (o.All also keeps idle threads in
+// the folded stacks).
+func Write(w io.Writer, a *stacks.Analysis, f Format, o TextOptions) error {
+	switch f {
+	case FormatJSON:
+		return JSON(w, a)
+	case FormatCollapsed:
+		return Collapsed(w, a, o.All)
+	}
+	return Text(w, a, o)
+}

@@ -384,3 +384,40 @@ func TestWarningsWireShape(t *testing.T) {
 		t.Errorf("the record's key leaked into v1: %s", b.String())
 	}
 }
+
+// TestWriteFormats: Write gives each format's own renderer output, the
+// folded stacks with idle threads only when All is set.
+func TestWriteFormats(t *testing.T) {
+	a := seed004(t)
+	var text, js, folded, foldedAll bytes.Buffer
+	if err := Text(&text, a, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON(&js, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := Collapsed(&folded, a, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := Collapsed(&foldedAll, a, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		f    Format
+		all  bool
+		want *bytes.Buffer
+	}{
+		{FormatText, false, &text}, {FormatJSON, false, &js}, {FormatCollapsed, false, &folded}, {FormatCollapsed, true, &foldedAll},
+	} {
+		var got bytes.Buffer
+		if err := Write(&got, a, c.f, TextOptions{All: c.all}); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != c.want.String() {
+			t.Errorf("format %d (all %v): %.200q, want %.200q", c.f, c.all, got.String(), c.want.String())
+		}
+	}
+	if text.String() == js.String() || js.String() == folded.String() || folded.String() == foldedAll.String() {
+		t.Error("the fixture does not tell the formats (or the idle threads) apart")
+	}
+}
