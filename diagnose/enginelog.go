@@ -44,6 +44,12 @@ type logResult struct {
 	// maxRuleLines per rule: an error traceback near one is the error
 	// the rule explains.
 	ruleLines map[*rules.Rule][]ruleLine
+	// advice are the lines that print a workaround (printedNear), in
+	// line order, up to maxAdviceLines distinct.
+	advice []adviceLine
+	// ended are the launcher's lines that say a rank's process ended
+	// (shardsEnded), up to maxAdviceLines.
+	ended []endedLine
 }
 
 // fatalLine is one distinct fatal line of a log.
@@ -51,8 +57,13 @@ type fatalLine struct {
 	hit   fatal.Hit
 	rank  record.Rank
 	line  int
+	end   int // the last line of the record that continues it (fatalTail)
 	count int
 }
+
+// fatalTail is how many lines of its record after a fatal line still
+// belong to it: a rule that matched there matched inside the error.
+const fatalTail = 3
 
 // ruleLine is where a text rule matched.
 type ruleLine struct {
@@ -78,7 +89,9 @@ const (
 	gTimeline                     // timeline.Markers
 	gGPU                          // gpuUtilWord
 	gFatal                        // fatal.Literals
-	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU | gFatal
+	gAdvice                       // adviceLiterals
+	gEnded                        // endedLiterals
+	gAll       = gRules | gVersions | gTraceback | gTimeline | gGPU | gFatal | gAdvice | gEnded
 )
 
 // leadTraceback marks a line whose body starts an exception printed
@@ -147,6 +160,8 @@ func gateFor(set *rules.Set) *gate {
 	add(gTimeline, timeline.Markers())
 	add(gGPU, []string{gpuUtilWord})
 	add(gFatal, fatal.Literals())
+	add(gAdvice, adviceLiterals)
+	add(gEnded, endedLiterals())
 	g.scan = litscan.NewGrouped(lits, masks)
 	g.lits = lits
 	if g.scan == nil {
@@ -198,6 +213,7 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		m := matcher{set: set, res: &res, fields: map[string]string{}}
 		res.ruleLines = map[*rules.Rule][]ruleLine{}
 		fatals := map[fatalKey]int{}
+		advSeen := map[adviceKey]bool{}
 		if !forceAll { // the reference path matches every text afresh
 			m.memo = map[string]map[string][]ruleAt{}
 			m.fatalMemo = map[string][]fatal.Hit{}
@@ -206,12 +222,12 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		for b := range toMatch {
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
-				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal) == 0 && x.Idle(path) {
+				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal|gAdvice|gEnded) == 0 && x.Idle(path) {
 					continue // the common case, told without reading the record
 				}
 				rec, _, text := b.At(i)
 				tb := mask&gTraceback != 0 || !x.Skip(rec)
-				if mask&(gRules|gVersions|gGPU|gFatal) == 0 && !tb {
+				if mask&(gRules|gVersions|gGPU|gFatal|gAdvice|gEnded) == 0 && !tb {
 					continue // the common case: nothing here reads this record
 				}
 				// A copy with a Text of its own: the timeline's goroutine
@@ -222,6 +238,12 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				m.match(&r, mask)
 				if mask&gFatal != 0 {
 					m.fatal(&r, fatals)
+				}
+				if mask&gAdvice != 0 {
+					res.advice = noteAdvice(res.advice, &r, advSeen)
+				}
+				if mask&gEnded != 0 {
+					res.ended = noteEnded(res.ended, &r)
 				}
 				if mask&gVersions != 0 {
 					vd.Feed(&r)
@@ -345,8 +367,20 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 			continue
 		}
 		seen[k] = len(m.res.fatals)
-		m.res.fatals = append(m.res.fatals, fatalLine{hit: h, rank: rec.Rank, line: rec.Line + h.Line, count: 1})
+		line := rec.Line + h.Line
+		// The lines that continue it in the same record, a few at most
+		// (NCCL's "Last error:" and the reason under its error).
+		end := min(rec.Line+strings.Count(rec.Text, "\n"), line+fatalTail)
+		m.res.fatals = append(m.res.fatals, fatalLine{hit: h, rank: rec.Rank, line: line, end: end, count: 1})
 	}
+}
+
+// suppressedByDynamo: rec is a warning of Dynamo's convert_frame, which
+// logs there a compile error it suppressed ("WON'T CONVERT … due to:" and
+// the traceback, under suppress_errors) before running the frame eagerly:
+// the error is a warning, whatever rule explains it.
+func suppressedByDynamo(rec *record.Record) bool {
+	return rec.Level == record.LevelWarning && strings.Contains(rec.Emitter, "convert_frame")
 }
 
 // ruleAt is a rule that matched a text, and where (see locate).
@@ -406,7 +440,12 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 		return
 	}
 	m.fields["role"] = rec.Rank.Role
+	delete(m.fields, rules.Recovered)
+	if suppressedByDynamo(rec) {
+		m.fields[rules.Recovered] = "true"
+	}
 	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
+	sub.Phase, sub.PhaseWhy = causedByPhase(rec.Text)
 	for _, h := range hits {
 		ev := record.Evidence{Path: rec.Source, Line: rec.Line}
 		ev.Line, ev.Text = lineAt(*rec, h.off)

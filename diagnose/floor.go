@@ -225,7 +225,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				continue
 			}
 			rank := rankNamed(fl.rank, fl.hit.Text)
-			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: fl.line, rank: rank,
+			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: max(fl.line, fl.end), rank: rank,
 				wrapper: fl.hit.Kind.Consequence()})
 		}
 	}
@@ -242,9 +242,13 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 	errIdx := map[string]int{}
 	floorKeys := map[string]bool{}
 	memo := map[uint64]*derived{}
+	near := printedNear(occs, onlyWrappers)
 	for i := range occs {
 		o := &occs[i]
 		sub, dv := o.subject(torchDir, memo)
+		if rs := near[i]; len(rs) > 0 {
+			sub.Remedy = append(slices.Clone(sub.Remedy), rs...)
+		}
 		if v["vllm"] != "" {
 			sub.Fields["vllm"] = v["vllm"]
 		}
@@ -292,6 +296,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 	if !onlyWrappers {
 		attachConsequences(occs, hits)
 	}
+	attachEnded(occs, hits)
 	// A wrapper is listed only when no root error was found at all.
 	if !onlyWrappers {
 		kept := errs[:0]
@@ -657,6 +662,9 @@ func (o *occurrence) contentPhase() (string, string) {
 		if p, why := timeline.PhaseOfFrames(o.tb.Chain[i].Frames); p != "" {
 			return p, "frame " + why
 		}
+	}
+	if p, why := causedByPhase(o.root.Message); p != "" {
+		return p, why
 	}
 	if p := phaseOfType(o.root); p != "" {
 		return p, o.root.Type + " is raised while importing"

@@ -213,3 +213,81 @@ func TestGateLiteralsAreLong(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledIsNotOOM: a bare "Killed" (srun's "tasks 0-1: Killed" after a
+// cancelled step, a shell's) is a SIGKILL whose sender the line does not
+// name, and the finding says what to capture to tell; only the kernel's
+// OOM-killer lines are an OOM kill, and a "Killed" right after them is
+// that kill.
+func TestKilledIsNotOOM(t *testing.T) {
+	srun := "INFO 12-01 10:00:00 [core.py:1] step\n" +
+		"slurmstepd: error: *** STEP 4242.0 ON node7 CANCELLED AT 2025-01-01T10:00:00 ***\n" +
+		"srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n" +
+		"srun: error: node7: tasks 0-1: Killed\n"
+	f := topError(diagnoseText(t, srun, Options{}))
+	rem := ""
+	if f != nil {
+		rem = strings.Join(f.Remedy, "\n")
+	}
+	if f == nil || f.Rule != "process-killed" || strings.Contains(f.Title, "out of memory") || !strings.Contains(f.Title, "SIGKILL") ||
+		!strings.Contains(rem, "dmesg") || !strings.Contains(rem, "sacct") {
+		t.Fatalf("srun's Killed: %+v", f)
+	}
+	oom := "Loading safetensors checkpoint shards:  50% Completed | 2/4\n" +
+		"[ 812.104] Out of memory: Killed process 4242 (python3) total-vm:81234567kB, anon-rss:61234567kB\n" +
+		"./serve.sh: line 3:  4242 Killed                  vllm serve /models/x\n"
+	if es := errorFindings(diagnoseText(t, oom, Options{})); len(es) != 1 || es[0].Rule != "oom-killer" || len(es[0].Evidence) != 2 {
+		t.Errorf("OOM killer then Killed: want one oom-killer finding with both lines: %+v", es)
+	}
+}
+
+// errorFindings are d's error-level findings.
+func errorFindings(d *Diagnosis) []record.Finding {
+	var out []record.Finding
+	for _, f := range d.Findings {
+		if f.Severity == record.SeverityError {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TestFatalLineTail: a rule that matched in the lines continuing a fatal
+// line in its record (NCCL's "Last error:" and the reason under its
+// error) explains that error: one finding, with the error as its root.
+func TestFatalLineTail(t *testing.T) {
+	log := "[rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2588, internal error - please report this issue to the NCCL developers, NCCL version 2.21.5\n" +
+		"[rank0]: ncclInternalError: Internal check failed.\n" +
+		"[rank0]: Last error:\n" +
+		"[rank0]: Bootstrap : no socket interface found\n"
+	es := errorFindings(diagnoseText(t, log, Options{}))
+	if len(es) != 1 || es[0].Rule != "nccl-no-socket-interface" || !strings.Contains(es[0].Root, "DistBackendError: NCCL error in") {
+		t.Fatalf("NCCL error and its reason: want one nccl-no-socket-interface finding rooted in the error: %+v", es)
+	}
+}
+
+// TestDynamoSuppressedIsWarning: a compile error that Dynamo's
+// convert_frame logged as a warning (suppress_errors: it ran the frame
+// eagerly) is a warning finding even when an error rule explains it; the
+// same error raised is an error.
+func TestDynamoSuppressedIsWarning(t *testing.T) {
+	block := func(level string) string {
+		p := "[2023-11-29 22:29:33,093] torch._dynamo.convert_frame: [" + level + "] "
+		return p + "WON'T CONVERT forward /app/model.py line 40\n" + p + "due to: \n" + p + "Traceback (most recent call last):\n" +
+			p + "  File \"/opt/venv/lib/python3.10/site-packages/torch/_inductor/codecache.py\", line 438, in cpp_compiler_search\n" +
+			p + "    raise exc.InvalidCxxCompiler()\n" +
+			p + "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n" +
+			p + "InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')\n"
+	}
+	d := diagnoseText(t, block("WARNING"), Options{})
+	if d.HasErrors() || len(d.Findings) == 0 || d.Findings[0].Rule != "inductor-cxx-compiler-missing" || d.Findings[0].Severity != record.SeverityWarning {
+		t.Fatalf("suppressed: %s %+v", d.Status, d.Findings)
+	}
+	// Suppressed once, then raised: the finding is an error.
+	d = diagnoseText(t, block("WARNING")+"[2023-11-29 22:29:34,001] root: [INFO] retrying without suppress_errors\n"+
+		"Traceback (most recent call last):\n  File \"/app/run.py\", line 9, in <module>\n    model(x)\n"+
+		"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nInvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')\n", Options{})
+	if f := topError(d); f == nil || f.Rule != "inductor-cxx-compiler-missing" {
+		t.Fatalf("raised after a suppressed one: %+v", d.Findings)
+	}
+}

@@ -31,6 +31,16 @@ var advice = []*regexp.Regexp{
 	regexp.MustCompile(`(?:^|[.!] )((?:Please )?(?:[Uu]se|[Tt]ry|[Cc]onsider|[Uu]pgrade|[Ii]nstall|[Ss]et|[Rr]educe|[Ii]ncrease|[Dd]isable|[Ee]nable|[Aa]dd|[Rr]emove|[Ee]nsure|[Mm]ake sure) (?:[^.]|\.[\w(])+)`),
 }
 
+// adviceIn is the workaround a line offers, "" when none.
+func adviceIn(line string) string {
+	for _, re := range advice {
+		if m := re.FindStringSubmatch(line); m != nil {
+			return m[len(m)-1]
+		}
+	}
+	return ""
+}
+
 // maxPrinted bounds the printed remedies of one error.
 const maxPrinted = 3
 
@@ -82,11 +92,8 @@ func printed(sub *rules.Subject, tb *pytrace.Traceback, root pytrace.Exception, 
 		if t == "" || strings.HasPrefix(t, "Hint:") || strings.HasPrefix(t, "Explanation:") {
 			continue
 		}
-		for _, re := range advice {
-			if m := re.FindStringSubmatch(t); m != nil {
-				add(m[len(m)-1])
-				break
-			}
+		if a := adviceIn(t); a != "" {
+			add(a)
 		}
 	}
 	if st.gb != "" {

@@ -57,10 +57,8 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 	if col.f.Root == "" && sub.Root != "" {
 		enrich(&col.f, sub, col.rule) // the error behind a finding a text line opened
 	}
-	if r.severities {
-		if sev := record.Severity(r.SeverityFor(&sub)); sev.Weight() > col.f.Severity.Weight() {
-			col.f.Severity = sev // a fatal wording after a non-fatal one
-		}
+	if sev := record.Severity(r.SeverityFor(&sub)); sev.Weight() > col.f.Severity.Weight() {
+		col.f.Severity = sev // a fatal wording (or a real error) after a non-fatal one
 	}
 	ev := sub.Evidence
 	if ev.Rank != "" {

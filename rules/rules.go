@@ -177,11 +177,19 @@ type Rule struct {
 	severities bool
 }
 
+// Recovered is the Subject field that says the text was logged as an
+// error the program recovered from (Dynamo's suppressed compile error):
+// an error rule's finding for it is a warning.
+const Recovered = "recovered"
+
 // SeverityFor is the severity of r's finding for sub, which r matched: the
 // rule's, or the lower one of the any-blocks sub matches when none of them
 // has the rule's own (a signature's non-fatal wording). A raised exception
 // or a fatal line always gets the rule's severity.
 func (r *Rule) SeverityFor(sub *Subject) string {
+	if sub.Fields[Recovered] == "true" && r.Severity == "error" {
+		return "warning"
+	}
 	if !r.severities || sub.Fact == "exception" || sub.Fact == "fatal" {
 		return r.Severity
 	}

@@ -66,6 +66,7 @@ type traceDoc struct {
 		FailType       string   `json:"fail_type"`
 		FailReason     string   `json:"fail_reason"`
 		FailUserFrame  string   `json:"fail_user_frame"`
+		FellBack       bool     `json:"fell_back"`
 		GraphBreaks    int      `json:"graph_breaks"`
 		RestartReasons []string `json:"restart_reasons"`
 	} `json:"compiles"`

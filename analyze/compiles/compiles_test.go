@@ -869,3 +869,52 @@ func TestRecompileLimitSeverity(t *testing.T) {
 		}
 	}
 }
+
+// A frame Dynamo gave up on and ran eagerly is told from a failed compile
+// by the compile's own graph-break record, as torch 2.15 writes it (the
+// testbed's graph_break_in_context_manager): both carry fail_type
+// Unsupported in their metrics. The skip marker alone does not make a
+// hard error (an InductorError) a fallback, and without the record (as
+// under fullgraph) an Unsupported stays a failure.
+func TestFellBackToEager(t *testing.T) {
+	set, _ := rules.Builtin()
+	skip := "Graph break in user code at /srv/m.py:24\nGraph Break Reason: Failed to handle graph break gracefully. Skipping the function and falling back to eager. Graph break encountered:\n\nCall to `torch._dynamo.graph_break()`\n  Explanation: User-inserted graph break. Message: None\n\nUser code traceback:\n  File \"/srv/m.py\", line 24, in step\n"
+	for _, c := range []struct {
+		name, record, failType string
+		want                   bool
+	}{
+		{"skipped", skip, "Unsupported", true},
+		{"skipped-usererror", skip, "torch._dynamo.exc.UserError", true},
+		{"fullgraph", "", "Unsupported", false},
+		{"hard-error", skip, "InductorError", false},
+	} {
+		var sb strings.Builder
+		sb.WriteString(`V0101 00:00:00.000000 7 torch/_dynamo/convert_frame.py:1] {"dynamo_start": {"stack": [{"line": 21, "name": "step", "filename": "/srv/m.py"}]}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}` + "\n")
+		if c.record != "" {
+			sum := md5.Sum([]byte(c.record))
+			fmt.Fprintf(&sb, `V0101 00:00:00.000000 7 torch/_dynamo/symbolic_convert.py:1] {"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "%s"}`+"\n", hex.EncodeToString(sum[:]))
+			for _, l := range strings.Split(c.record, "\n") {
+				sb.WriteString("\t" + l + "\n")
+			}
+		}
+		fmt.Fprintf(&sb, `V0101 00:00:00.000000 7 torch/_dynamo/utils.py:1] {"compilation_metrics": {"co_name": "step", "co_filename": "/srv/m.py", "co_firstlineno": 21, "fail_type": %q, "fail_reason": "Call to graph_break()", "restart_reasons": []}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}`+"\n", c.failType)
+		p := filepath.Join(t.TempDir(), "skip.log")
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := analyze(t, p)
+		if len(res.Compiles) != 1 || res.Compiles[0].Status != StatusFailed || res.Compiles[0].FellBack != c.want {
+			t.Errorf("%s: compiles %+v, want one failed, fell_back %v", c.name, res.Compiles, c.want)
+			continue
+		}
+		sev := ""
+		for _, f := range Conclude(res, set) {
+			if f.Rule == "trace-compile-failed" {
+				sev = string(f.Severity)
+			}
+		}
+		if want := map[bool]string{true: "warning", false: "error"}[c.want]; sev != want {
+			t.Errorf("%s: trace-compile-failed at %q, want %s", c.name, sev, want)
+		}
+	}
+}

@@ -45,8 +45,11 @@ type unit struct {
 	c           Compile
 	attempts    intSet
 	gbArtifacts int
-	metrics     bool
-	openB       bool
+	// skipMarked: one of the unit's dynamo_graph_break_reason records says
+	// Dynamo gave up on the whole frame (skipMarker).
+	skipMarked bool
+	metrics    bool
+	openB      bool
 }
 
 type fileAnalysis struct {
@@ -841,6 +844,7 @@ func (f *fileAnalysis) artifact(rank int, u *unit, ev *torchtrace.Event, art int
 		gb.CompileIDs = []string{}
 		if u != nil {
 			u.gbArtifacts++
+			u.skipMarked = u.skipMarked || skipMarker(body)
 			gb.CompileIDs = []string{Ref(u.c.ID, u.c.Occurrence)}
 			if gb.UserCode == "" && gb.UserFrame != "" {
 				gb.UserCode = u.c.Frame.Func + " (" + gb.UserFrame + ")"
@@ -1357,6 +1361,7 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 		if uc := bestUserFrame(c); uc.Func != "" || uc.File != "" {
 			c.UserCode = f.intern(uc.String())
 		}
+		c.FellBack = fellBack(c, u.skipMarked)
 		switch {
 		case c.FailType != "":
 			c.Status = StatusFailed

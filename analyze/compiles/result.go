@@ -179,6 +179,10 @@ type Compile struct {
 	// aot-autograd or inductor.
 	FailChain []string `json:"fail_chain,omitempty"`
 	FailPhase string   `json:"fail_phase,omitempty"`
+	// FellBack: the compile failed softly and Dynamo ran the frame eagerly
+	// (the run went on): the unit's graph-break record says it skipped the
+	// frame, or the frame reached its recompile limit (fellBack).
+	FellBack bool `json:"fell_back,omitempty"`
 	// UserCode is the best user frame the trace has for this unit,
 	// "fn (file:line)": the failing line of a failure, else the function
 	// compiled, else the innermost dynamo_start frame.

@@ -1,6 +1,7 @@
 package compiles
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,7 @@ const (
 )
 
 // FieldSurvived is the subject field that says the run went on past it
-// ("true": a graph break, a recompile limit that fell back to eager).
+// ("true": a graph break, a compile Dynamo gave up on and ran eagerly).
 const FieldSurvived = "survived"
 
 // failOnLimit is the fail_type of a recompile limit that was fatal
@@ -33,11 +34,37 @@ func frameKey(path string, pid, frame int) string {
 	return path + "|" + strconv.Itoa(pid) + "|" + strconv.Itoa(frame)
 }
 
-// limitFallback: the compile failed only because its frame reached the
-// recompile limit, and Dynamo ran the frame eagerly (Unsupported "Dynamo
-// recompile limit exceeded"; a fatal limit is FailOnRecompileLimitHit).
-func limitFallback(c *Compile) bool {
-	return c.FailType == "Unsupported" && strings.HasPrefix(c.FailReason, "Dynamo recompile limit exceeded")
+// skipMarkers are the words Dynamo writes into a dynamo_graph_break_reason
+// record when it gives up on the whole frame and runs it eagerly, rather
+// than resuming after the break: InstructionTranslator.run ("Failed to
+// handle graph break gracefully. Skipping the function and falling back to
+// eager.") and ConvertFrame's soft-failure log ("… which results in a
+// skip."). A failed compile logs no such record (fullgraph, a hard error).
+var skipMarkers = [][]byte{
+	[]byte("Skipping the function and falling back to eager"),
+	[]byte("which results in a skip"),
+}
+
+func skipMarker(body []byte) bool {
+	for _, m := range skipMarkers {
+		if bytes.Contains(body, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// fellBack: the compile failed softly (Unsupported or UserError, which
+// ConvertFrame suppresses outside fullgraph) and Dynamo ran the frame
+// eagerly: its own graph-break record said it skipped the frame, or the
+// frame reached its recompile limit (Unsupported "Dynamo recompile limit
+// exceeded"; a fatal limit is FailOnRecompileLimitHit).
+func fellBack(c *Compile, skipMarked bool) bool {
+	if c.FailType == "Unsupported" && strings.HasPrefix(c.FailReason, "Dynamo recompile limit exceeded") {
+		return true
+	}
+	ft := c.FailType[strings.LastIndexByte(c.FailType, '.')+1:]
+	return skipMarked && (ft == "Unsupported" || ft == "UserError")
 }
 
 // Subjects turns a Result into what the rules engine matches: one subject
@@ -69,7 +96,7 @@ func Subjects(res *Result) []rules.Subject {
 			Text: text, Frames: c.Stack, Fact: FactCompileFailed,
 			Fields: map[string]string{"fail_type": c.FailType, "compile_id": Ref(c.ID, c.Occurrence), "function": c.Frame.String(),
 				"user_frame": c.FailUserFrame, "user_code": c.UserCode, "phase": c.FailPhase,
-				FieldSurvived: strconv.FormatBool(limitFallback(&c))},
+				FieldSurvived: strconv.FormatBool(c.FellBack)},
 			// The whole chain, innermost exception first, on one line:
 			// the first line of a reason is often only "backend=… raised:".
 			Evidence: record.Evidence{Path: c.Path, Line: line, Rank: rankText(c.Rank),

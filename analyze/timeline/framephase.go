@@ -61,8 +61,8 @@ var frameTable = []framePhase{
 	{file: `torch/_inductor/runtime/(triton_heuristics|compile_tasks)\.py$`, fn: `precompile|_precompile|_make_launcher|compile|load_kernel`, phase: PhaseTritonCompile, why: "Inductor precompiling a Triton kernel"},
 	{file: `torch/_inductor/(async_compile|compile_worker/)`, phase: PhaseTritonCompile, why: "Inductor's kernel compile workers"},
 	// Compile caches.
-	{file: `torch/_inductor/codecache\.py$`, fn: `(?i)save|put|write|dump`, phase: PhaseCacheSave, why: "Inductor writing its cache"},
-	{file: `torch/_inductor/codecache\.py$`, fn: `(?i)load|lookup|get|_compile_module|import`, phase: PhaseCacheLoad, why: "Inductor loading from its cache"},
+	{file: `(?:torch/_inductor|torchinductor)/codecache\.py$`, fn: `(?i)save|put|write|dump`, phase: PhaseCacheSave, why: "Inductor writing its cache"},
+	{file: `(?:torch/_inductor|torchinductor)/codecache\.py$`, fn: `(?i)load|lookup|get|_compile_module|import`, phase: PhaseCacheLoad, why: "Inductor loading from its cache"},
 	{file: `torch/(_inductor/|_functorch/_aot_autograd/)(autograd_cache|output_code|standalone_compile)\.py$`, fn: `(?i)save|put|write|serial`, phase: PhaseCacheSave, why: "compile artifact being saved"},
 	{file: `torch/(_inductor/|_functorch/_aot_autograd/)(autograd_cache|output_code|standalone_compile)\.py$`, fn: `(?i)load|lookup|get|deserial`, phase: PhaseCacheLoad, why: "compile artifact being loaded"},
 	{file: `(vllm|sglang|atom)/.*compil.*\.py$`, fn: `(?i)^(save|_save|save_to_file|serialize|store)`, phase: PhaseCacheSave, why: "the engine saving its compile cache"},
@@ -73,7 +73,7 @@ var frameTable = []framePhase{
 	{file: `torch/_inductor/(fx_passes/|pattern_matcher\.py$|freezing\.py$|custom_graph_pass\.py$)`, phase: PhasePostGradPass, why: "an Inductor FX pass"},
 	{file: `(vllm|sglang|atom)/.*(compilation|compile)/.*(pass|fusion|fix_functionalization|noop_elimination|sequence_parallel|collective)`, phase: PhasePostGradPass, why: "an engine custom graph pass"},
 	{file: `torch/_inductor/(scheduler\.py$|codegen/|kernel/|select_algorithm\.py$|autotune_process\.py$|wrapper_benchmark\.py$)`, phase: PhaseInductorCodegen, why: "Inductor's scheduler / code generation"},
-	{file: `torch/_inductor/`, phase: PhaseInductor, why: "Inductor lowering the graph"},
+	{file: `torch/_inductor/|torchinductor/`, phase: PhaseInductor, why: "Inductor lowering the graph"}, // torchinductor/: before it moved into torch
 	{file: `torch/_functorch/(aot_autograd\.py$|_aot_autograd/|partitioners\.py$)|torch/fx/experimental/proxy_tensor\.py$`, phase: PhaseAOTAutograd, why: "AOTAutograd tracing the joint graph"},
 	{file: `torch/_dynamo/`, fn: `^_?call_user_compiler$|^compile_and_call_fx_graph$`, phase: PhaseInductor, why: "Dynamo's compile backend running"},
 	{file: `torch/_dynamo/`, phase: PhaseDynamo, why: "Dynamo tracing the model"},
@@ -85,7 +85,16 @@ var frameTable = []framePhase{
 	{fn: `^(capture_model|_capture_cudagraphs?|capture_one_batch_size|_capture_graph|capture|init_cuda_graphs|warmup_and_capture)$`, phase: PhaseCUDAGraph, why: "CUDA-graph capture"},
 	// Startup of the engine.
 	{fn: `^(profile_run|_dummy_run|_dummy_sampler_run|determine_available_memory|determine_num_available_blocks|initialize_kv_cache|_initialize_kv_caches|initialize_kv_cache_tensors|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|init_memory_pool|profile_max_num_token|compile_or_warm_up_model|warmup_model|warmup)$`, phase: PhaseProfile, why: "the memory-profile / warm-up run"},
+	// The KV cache sized from that profile and allocated (vLLM's
+	// EngineCore._initialize_kv_caches and what it calls, the V0 worker's
+	// initialize_cache, ATOM's allocate_kv_cache).
+	{fn: `^(initialize_cache|initialize_from_config|raise_if_cache_size_invalid|_?check_enough_kv_cache_memory|get_kv_cache_configs?|get_kv_cache_spec|get_kv_cache_groups|unify_kv_cache_spec_page_size|estimate_max_model_len|_?allocate_kv_cache|initialize_attn_backend|may_reinitialize_input_batch)$`, phase: PhaseProfile, why: "sizing and allocating the KV cache"},
 	{fn: `^(load_model|load_weights|_load_weights|get_model|initialize_model|_initialize_model|load_state_dict|safetensors_weights_iterator|download_weights_from_hf|hf_hub_download|snapshot_download|from_pretrained|get_config|load_checkpoint)$`, phase: PhaseLoad, why: "loading the model"},
+	// The model built before its weights load: the engine's model loader,
+	// a model's or layer's constructor, a quantization method creating or
+	// converting its parameters.
+	{file: `(vllm|sglang|atom|vllm_ascend)/(model_executor/)?model_loader/|text_generation_server/utils/weights\.py$`, phase: PhaseLoad, why: "the engine's model loader"},
+	{file: `(vllm|sglang|atom|vllm_ascend)/(model_executor/)?(models|layers)/|text_generation_server/(models|layers)/`, fn: `^(__init__|create_weights|process_weights_after_loading)$`, phase: PhaseLoad, why: "building the model's layers"},
 	{fn: `^(init_process_group|_new_process_group_helper|new_group|init_distributed_environment|initialize_model_parallel|ensure_model_parallel_initialized|init_world_group|init_model_parallel_group|init_torch_distributed|_init_process_group|rendezvous|_create_c10d_store|_store_based_barrier)$`, phase: PhaseDistributedInit, why: "setting up the process groups"},
 	{file: `(pynccl|custom_all_reduce|quick_all_reduce|pymscclpp|symm_mem)\.py$`, fn: `^__init__$`, phase: PhaseDistributedInit, why: "creating a communicator"},
 	{fn: `^(ncclCommInitRank|ncclCommInitAll|ncclCommInitRankConfig|ncclGetUniqueId|ncclCommSplit)$`, phase: PhaseDistributedInit, why: "creating an NCCL communicator"},
@@ -105,11 +114,12 @@ var frameTable = []framePhase{
 // the module of its exception type or what it names. First match wins.
 var textTable = []struct{ re, phase, why string }{
 	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds"},
-	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir`, PhaseTritonCompile, "it names Triton's kernel compiler"},
+	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir|TritonGPU to LLVM|legalize operation 'tt\.`, PhaseTritonCompile, "it names Triton's kernel compiler"},
 	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording`, PhaseCUDAGraph, "it names graph capture"},
 	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
 	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},
 	{`nvls\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)`, PhaseDistributedInit, "it names setting up the communicators"},
+	{`backend='aot_eager'`, PhaseAOTAutograd, "the backend that failed is aot_eager (AOTAutograd without Inductor)"},
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
 	{`torch\._inductor\.exc\.|InductorError|LoweringException`, PhaseInductor, "an Inductor exception"},

@@ -30,7 +30,14 @@ func TestPhaseOfFrames(t *testing.T) {
 		{PhaseDistributedInit, record.Stack{fr("_lazy_init", sp+"torch/cuda/__init__.py"), fr("set_device", sp+"torch/cuda/__init__.py"), fr("init_device", sp+"vllm/worker/worker.py")}},
 		{PhaseCacheLoad, record.Stack{fr("raw_decode", "/usr/lib/python3.11/json/decoder.py"), fr("load_cached_autotuning", sp+"torch/_inductor/triton_heuristics.py"), fr("cached_autotune", sp+"torch/_inductor/triton_heuristics.py")}},
 		{PhaseImport, record.Stack{fr("define", sp+"torch/library.py"), fr("direct_register_custom_op", sp+"vllm/utils/torch_utils.py"), fr("<module>", sp+"vllm/model_executor/layers/quantization/bitsandbytes.py"), fr("<module>", "serve.py")}},
+		{PhaseProfile, record.Stack{fr("unify_kv_cache_spec_page_size", sp+"vllm/v1/core/kv_cache_utils.py"), fr("get_kv_cache_groups", sp+"vllm/v1/core/kv_cache_utils.py")}},
+		{PhaseProfile, record.Stack{fr("raise_if_cache_size_invalid", sp+"vllm/worker/worker.py"), fr("initialize_cache", sp+"vllm/worker/worker.py")}},
+		{PhaseLoad, record.Stack{fr("empty", sp+"torch/utils/_device.py"), fr("create_weights", sp+"vllm/model_executor/layers/linear.py"), fr("__init__", sp+"vllm/model_executor/layers/linear.py"), fr("__init__", sp+"vllm/model_executor/models/llama.py")}},
+		{PhaseLoad, record.Stack{fr("get_tensor", "/opt/tgi/server/text_generation_server/utils/weights.py"), fr("__init__", "/opt/tgi/server/text_generation_server/models/custom_modeling/flash_rw_modeling.py")}},
+		{PhaseLoad, record.Stack{fr("_prepare_weights", sp+"vllm/model_executor/model_loader/default_loader.py")}},
+		{PhaseRuntime, record.Stack{fr("forward", sp+"vllm/model_executor/models/llama.py"), fr("execute_model", sp+"vllm/v1/worker/gpu_worker.py"), fr("run_busy_loop", sp+"vllm/v1/engine/core.py")}},
 		{PhaseRuntime, record.Stack{fr("execute_model", sp+"vllm/v1/worker/gpu_worker.py"), fr("run_busy_loop", sp+"vllm/v1/engine/core.py")}},
+		{PhaseCacheSave, record.Stack{fr("write", sp+"torchinductor/codecache.py"), fr("load", sp+"torchinductor/codecache.py"), fr("<module>", "/tmp/torchinductor_u/s7/cs7y.py"), fr("load", sp+"torchinductor/codecache.py")}},
 		{"", record.Stack{fr("<module>", "serve.py")}}, // a script's own top level is no import
 	}
 	for _, c := range cases {
@@ -58,5 +65,20 @@ func TestOpenAt(t *testing.T) {
 	}
 	if p, _ := OpenAt(ph, "b", "", 30); p != "" {
 		t.Errorf("other source: %q", p)
+	}
+}
+
+func TestPhaseOfText(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"Pass execution failedLLVM ERROR: Failed to translate TritonGPU to LLVM IR.", PhaseTritonCompile},
+		{"error: failed to legalize operation 'tt.load' that was explicitly marked illegal", PhaseTritonCompile},
+		{"torch._dynamo.exc.BackendCompilerFailed: backend='aot_eager' raised:\nRuntimeError: Found a custom (non-ATen) operator", PhaseAOTAutograd},
+		{"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nAssertionError", PhaseInductor},
+		{"RuntimeError: the frobnicator stalled", ""},
+	}
+	for _, c := range cases {
+		if got, why := PhaseOfText(c.text); got != c.want {
+			t.Errorf("%q: %q (%s), want %q", c.text, got, why, c.want)
+		}
 	}
 }

@@ -81,11 +81,14 @@ func clip(s string, n int) string {
 
 // Verdict is the one-line conclusion and whether it is an error.
 func Verdict(res *compiles.Result) (string, bool) {
-	var failed, running, limit int
+	var failed, fellBack, running, limit int
 	for _, c := range res.Compiles {
 		switch c.Status {
 		case compiles.StatusFailed:
 			failed++
+			if c.FellBack {
+				fellBack++
+			}
 		case compiles.StatusRunning:
 			running++
 		}
@@ -102,7 +105,10 @@ func Verdict(res *compiles.Result) (string, bool) {
 		}
 	}
 	var parts []string
-	if failed > 0 {
+	switch {
+	case fellBack > 0:
+		parts = append(parts, fmt.Sprintf("%d compile(s) failed (%d fell back to eager)", failed, fellBack))
+	case failed > 0:
 		parts = append(parts, fmt.Sprintf("%d compile(s) failed", failed))
 	}
 	open := 0
@@ -133,7 +139,7 @@ func Verdict(res *compiles.Result) (string, bool) {
 		parts = append(parts, fmt.Sprintf("export found %d issue(s) and could not soundly produce a graph", issues))
 	}
 	if len(parts) > 0 {
-		return "PROBLEM: " + strings.Join(parts, "; "), failed > 0 || open > 0 || limit > 0
+		return "PROBLEM: " + strings.Join(parts, "; "), failed > fellBack || open > 0 || limit > 0
 	}
 	if len(res.Compiles) == 0 && len(res.Exports) > 0 {
 		return fmt.Sprintf("OK: export finished without issues (%d exported program(s))", programs(res)), false

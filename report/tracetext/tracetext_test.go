@@ -173,3 +173,16 @@ func TestEverythingPrintedIsCleaned(t *testing.T) {
 		}
 	}
 }
+
+// A failed compile Dynamo ran eagerly (fell_back) is named as such and
+// does not make the verdict an error by itself; one that did not is.
+func TestVerdictFellBack(t *testing.T) {
+	res := &compiles.Result{Compiles: []compiles.Compile{{ID: "0/0", Status: compiles.StatusFailed, FailType: "Unsupported", FellBack: true}}}
+	if v, bad := Verdict(res); bad || v != "PROBLEM: 1 compile(s) failed (1 fell back to eager)" {
+		t.Errorf("fell back: verdict %q, error %v", v, bad)
+	}
+	res.Compiles = append(res.Compiles, compiles.Compile{ID: "1/0", Status: compiles.StatusFailed, FailType: "InductorError"})
+	if v, bad := Verdict(res); !bad || v != "PROBLEM: 2 compile(s) failed (1 fell back to eager)" {
+		t.Errorf("one hard failure: verdict %q, error %v", v, bad)
+	}
+}

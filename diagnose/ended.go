@@ -1,0 +1,104 @@
+package diagnose
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/rules"
+)
+
+// A launcher says in its own words which ranks' processes ended after a
+// failure, often at INFO level, in lines no rank prefix marks: TGI's
+// "Shard terminated rank=1" and "Shard 0 failed to start". Those ranks are
+// involved in the failure, so the floor adds them (with the line as
+// evidence) to the finding of the error the log printed last before.
+
+// endedRow is one wording: lit gates it (12 bytes or more), re's first
+// group is the global rank.
+type endedRow struct {
+	lit string
+	re  *regexp.Regexp
+}
+
+var endedRows = []endedRow{
+	{"Shard terminated", regexp.MustCompile(`\bShard terminated rank=(\d+)\b`)},
+	{" failed to start", regexp.MustCompile(`\bShard (\d+) failed to start\b`)},
+}
+
+func endedLiterals() []string {
+	out := make([]string, len(endedRows))
+	for i, r := range endedRows {
+		out[i] = r.lit
+	}
+	return out
+}
+
+// endedLine is a line that says a rank's process ended.
+type endedLine struct {
+	line int
+	rank record.Rank
+	text string
+}
+
+// noteEnded adds the lines of rec that say a rank ended to es.
+func noteEnded(es []endedLine, rec *record.Record) []endedLine {
+	for i, l := range strings.Split(rec.Text, "\n") {
+		if len(es) >= maxAdviceLines {
+			break
+		}
+		for _, row := range endedRows {
+			if !strings.Contains(l, row.lit) {
+				continue
+			}
+			if m := row.re.FindStringSubmatch(l); m != nil {
+				r := record.NoRank
+				r.Global = atoi(m[1])
+				es = append(es, endedLine{line: rec.Line + i, rank: r, text: clip(strings.TrimSpace(l))})
+				break
+			}
+		}
+	}
+	return es
+}
+
+// attachEnded gives the error printed last before a launcher's line that a
+// rank ended (within nearLines) that rank, unless it has it already.
+func attachEnded(occs []occurrence, hits *rules.Collector) {
+	for i := range occs {
+		o := &occs[i]
+		if len(o.log.ended) == 0 || len(o.added) == 0 || o.wrapper || o.dupOf > 0 {
+			continue
+		}
+		for _, e := range o.log.ended {
+			if e.line < o.line || e.line > o.end+nearLines || laterError(occs, o, e.line) {
+				continue
+			}
+			rank := e.rank.String()
+			if sameIndex(o.rank, e.rank) {
+				continue
+			}
+			sub := o.sub
+			sub.Evidence = record.Evidence{Path: o.log.input.Path, Line: e.line, Rank: rank, Text: e.text}
+			for _, r := range o.added {
+				hits.Add(r, sub)
+			}
+		}
+	}
+}
+
+// laterError: another error of o's log that was added to findings starts
+// after o and at or before line (the line is that one's).
+func laterError(occs []occurrence, o *occurrence, line int) bool {
+	for i := range occs {
+		if p := &occs[i]; p != o && p.log == o.log && len(p.added) > 0 && !p.wrapper && p.dupOf == 0 && p.line > o.line && p.line <= line {
+			return true
+		}
+	}
+	return false
+}
+
+// sameIndex: a names the global rank b does.
+func sameIndex(a, b record.Rank) bool {
+	return a.Global >= 0 && a.Global == b.Global
+}
