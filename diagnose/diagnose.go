@@ -38,6 +38,15 @@ type Diagnosis struct {
 	// Facts holds what registered analyzers of other kinds report about
 	// their inputs, keyed by path.
 	Facts map[string]any `json:"facts,omitempty"`
+	// Hang is the outcome of a boot that hung, timed out or was
+	// interrupted (hang.Hung …) when the verdict is the hang's
+	// (hang.Verdict, the one watch forms): from a run directory's run.json,
+	// or "hung" for a log that ends inside a phase with stack dumps given
+	// beside it. The run failed, as watch's did (exit status 1).
+	Hang string `json:"hang,omitempty"`
+
+	// hangLine is the hang's verdict, which verdict() gives while set.
+	hangLine string
 }
 
 // Input is one file (or stdin) that was read, or could not be.
@@ -80,6 +89,10 @@ type Phase struct {
 	Status  string    `json:"status"` // done | failed | unfinished
 	Path    string    `json:"path"`
 	Line    int       `json:"line"`
+	// Until is what an unfinished phase's length runs to: UntilStop (the
+	// run's stop, as watch measured it) or UntilLastLine (the log's last
+	// timestamp, all a log alone tells).
+	Until string `json:"until,omitempty"`
 }
 
 // Gap is a long silent stretch of a log.
@@ -90,9 +103,11 @@ type Gap struct {
 	Seconds float64   `json:"seconds"`
 }
 
-// HasErrors reports whether an error-level finding was made.
+// HasErrors reports whether an error-level finding was made or the run
+// hung, timed out or was interrupted (Hang): the exit status 1 of
+// diagnose, the same as watch's for that run.
 func (d *Diagnosis) HasErrors() bool {
-	return record.HasError(d.Findings)
+	return record.HasError(d.Findings) || d.Hang != ""
 }
 
 // Note is the input's problem as one line that starts with its location:

@@ -86,11 +86,6 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	// A watch run directory given as a path: its probe reports and its
 	// run.json are read as what they are (expand leaves them out).
 	pr := opt.Probe
-	type runDir struct {
-		dir string
-		rf  *RunFacts
-		in  *Input
-	}
 	var runs []runDir
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
@@ -132,6 +127,9 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 	for _, r := range runs {
 		applyRun(d, r.dir, r.rf, r.in, set)
 	}
+	if formHang(d, runs) {
+		d.Status, d.Verdict = verdict(d, set)
+	}
 	used := 0
 	for _, in := range d.Inputs {
 		if in.Error == "" || in.Records > 0 {
@@ -142,6 +140,14 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 		return d, ErrNoInput
 	}
 	return d, nil
+}
+
+// runDir is a watch run directory given as a path, with its run.json's
+// facts (nil: unreadable; in says why).
+type runDir struct {
+	dir string
+	rf  *RunFacts
+	in  *Input
 }
 
 // expand turns the given paths into the list of input files, walking
@@ -402,8 +408,12 @@ func addTimeline(d *Diagnosis, results []fileResult, set *rules.Set, v rules.Ver
 			}
 		}
 		for i, p := range fr.log.phases {
-			d.Timeline = append(d.Timeline, Phase{Rank: p.Rank, Phase: p.Name, Detail: p.Detail, Start: p.Start, End: p.End,
-				Seconds: p.Seconds, Status: p.Status, Path: p.Path, Line: p.Line})
+			ph := Phase{Rank: p.Rank, Phase: p.Name, Detail: p.Detail, Start: p.Start, End: p.End,
+				Seconds: p.Seconds, Status: p.Status, Path: p.Path, Line: p.Line}
+			if ph.Status == record.PhaseUnfinished {
+				ph.Until = UntilLastLine
+			}
+			d.Timeline = append(d.Timeline, ph)
 			if j, ok := last[p.Rank]; !ok || j != i {
 				continue
 			}
@@ -564,6 +574,9 @@ func innermost(st record.Stack) string {
 
 // verdict states the outcome in one sentence, most important finding first.
 func verdict(d *Diagnosis, set *rules.Set) (string, string) {
+	if d.hangLine != "" {
+		return "failed", d.hangLine
+	}
 	if len(d.Findings) == 0 {
 		if len(d.Errors) > 0 {
 			return "failed", "failed with an exception (see errors)"

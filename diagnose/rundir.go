@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/bringup-tool/bringup/input"
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 )
 
@@ -24,9 +26,19 @@ type RunFacts struct {
 	Outcome string   `json:"outcome"`
 	Reason  string   `json:"reason,omitempty"`
 	Verdict string   `json:"verdict,omitempty"`
-	Stop    *struct {
-		By   string `json:"by"`
-		Line int64  `json:"line"`
+	// Started and Ended bound the run; Timeline is its phases as watch
+	// measured them (a phase still open when the boot was stopped lasts
+	// until the stop).
+	Started  time.Time      `json:"started"`
+	Ended    time.Time      `json:"ended,omitzero"`
+	Timeline []record.Phase `json:"timeline"`
+	// Stop: who stopped the boot, when, how many lines it had printed by
+	// then and when it last printed before.
+	Stop *struct {
+		By         string    `json:"by"`
+		At         time.Time `json:"at"`
+		Line       int64     `json:"line"`
+		LastOutput time.Time `json:"last_output,omitzero"`
 	} `json:"stop,omitempty"`
 	// AfterStop is what the boot printed after the stop, left out of the
 	// findings as watch leaves it out (DropAfterStop).
@@ -92,6 +104,7 @@ func applyRun(d *Diagnosis, dir string, rf *RunFacts, in *Input, set *rules.Set)
 			Conclude(d, set)
 		}
 	}
+	runLengths(d, dir, rf)
 	if d.Facts == nil {
 		d.Facts = map[string]any{}
 	}

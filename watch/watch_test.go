@@ -970,22 +970,7 @@ func (l *lockedBuffer) String() string {
 // their last line.
 func hungBoot(t *testing.T, name string) (*bootResult, time.Duration) {
 	t.Helper()
-	py := needPython(t)
-	silence := 3 * time.Second
-	for ; ; silence *= 2 {
-		r := boot(t, t.Context(), Config{
-			Command:   []string{py, script(name)},
-			Silence:   silence,
-			OnSilence: "stop",
-			Timeout:   90 * time.Second,
-			Capture:   StacksCapture(2, 300*time.Millisecond, report.Style{}),
-			Diagnose:  PipelineDiagnose(nil, report.Style{}),
-		})
-		if bytes.Count(readLog(t, r.run), []byte("Cache the graph for dynamic shape")) == 2 || silence >= 24*time.Second {
-			return r, silence
-		}
-		t.Logf("the boot was not at its hang after --silence %s: again with twice as long", silence)
-	}
+	return hungAt(t, name, 2)
 }
 
 func hasFinding(fs []record.Finding, rule string) bool {

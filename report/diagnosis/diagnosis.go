@@ -95,8 +95,8 @@ func WriteText(w io.Writer, d *diagnose.Diagnosis, st report.Style) error {
 		if ph.Rank != "" {
 			o.ranks = append(o.ranks, ph.Rank)
 		}
-		if ph.Seconds > o.seconds {
-			o.seconds = ph.Seconds
+		if ph.Seconds > o.seconds || o.until == "" {
+			o.seconds, o.until = max(o.seconds, ph.Seconds), ph.Until
 		}
 	}
 	if len(order) > 0 {
@@ -112,7 +112,7 @@ func WriteText(w io.Writer, d *diagnose.Diagnosis, st report.Style) error {
 			if len(o.ranks) > 0 {
 				ranks = rankRange(o.ranks)
 			}
-			p.line(fmt.Sprintf("  %-10s %-10s %8s  %s  %s", k.phase, k.status, fmtSeconds(o.seconds), st.Cyan(fmt.Sprintf("%s:%d", k.path, o.line)), st.Dim(ranks)))
+			p.line(fmt.Sprintf("  %-10s %-10s %8s  %s  %s%s", k.phase, k.status, fmtSeconds(o.seconds), st.Cyan(fmt.Sprintf("%s:%d", k.path, o.line)), st.Dim(ranks), st.Dim(untilNote(o.until))))
 		}
 	}
 	if len(d.Gaps) > 0 && d.Gaps[0].Seconds >= 60 {
@@ -235,6 +235,18 @@ type openPhases struct {
 	ranks   []string
 	line    int
 	seconds float64
+	until   string // what its length runs to (diagnose.Phase.Until)
+}
+
+// untilNote says what an open phase's length runs to.
+func untilNote(until string) string {
+	switch until {
+	case diagnose.UntilStop:
+		return "  (open until the stop)"
+	case diagnose.UntilLastLine:
+		return "  (open until the log's last line)"
+	}
+	return ""
 }
 
 type printer struct {

@@ -93,3 +93,15 @@ def until_inductor(proc):
     log(proc, "Loading weights took 0.12 seconds", where="default_loader.py:267")
     log(proc, "Dynamo bytecode transform time: 1.08 s", where="backends.py:278")
     log(proc, "Cache the graph for dynamic shape for later use", where="backends.py:186")
+
+
+def engine_core_of(target, n):
+    """An engine core's life in a fake boot: the stand-in torch first on
+    the path, the banner, n workers started (spawn) and waited for, then
+    joined (a worker that hangs holds it here)."""
+    use_fakemods()
+    engine_banner()
+    procs, q = spawn_workers(target, n)
+    wait_workers(q, n)
+    for p in procs:
+        p.join()
