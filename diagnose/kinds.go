@@ -29,6 +29,7 @@ type inputKind struct {
 // inputKinds is every kind of input diagnose reads; adding one is adding
 // a line here. The most confident sniff wins, the earlier kind on a tie.
 var inputKinds = []inputKind{
+	{KindReport, sniffReport, notAnInput},
 	{KindEngineLog, enginelog.Sniff, analyzeEngineLog},
 	{KindStacks, stackdump.Sniff, readBoth(analyzed(KindStacks, analyzeStackDump))},
 	{KindTorchTrace, torchtrace.Sniff, analyzed(KindTorchTrace, analyzeTorchTrace)},

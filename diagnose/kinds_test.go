@@ -52,6 +52,8 @@ func TestDetect(t *testing.T) {
 		{"INFO 12-17 13:32:44 [core.py:1] hello\n", KindEngineLog},
 		{"Thread 0x00007f3c (most recent call first):\n  File \"/usr/lib/python3.12/threading.py\", line 324 in wait\n", KindStacks},
 		{"V1217 13:32:44.000000 1 torch/_dynamo/convert_frame.py:1] {\"dynamo_start\": {}, \"frame_id\": 0, \"frame_compile_id\": 0, \"attempt\": 0}\n", KindTorchTrace},
+		{"{\"schema\":\"bringup.perfetto/v1\",\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",", KindReport},
+		{"{\"schema\":\"bringup.stacks/v1\",\"verdict\":\"x\",\"processes\":[]}", KindStacks},
 		{"\x00\x01\x02", ""},
 	} {
 		got := ""
