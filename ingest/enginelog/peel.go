@@ -200,8 +200,12 @@ type peeler struct {
 	hts, htsEnd int32
 	masks       [8]maskEntry             // see maskOf
 	lead        func(body []byte) uint64 // Options.Lead
-	maskMap     map[string]maskKnown
-	nextMask    int
+	maskMap     map[string]*maskKnown
+	// prevKnown is the whole-body entry of the last body maskOf saw (nil:
+	// none, or one longer than maxMemoBody): its follow predicts the
+	// next body of a crash loop.
+	prevKnown *maskKnown
+	nextMask  int
 	// where the last hit of recent, hdrs and masks was
 	lastRec, lastHdr, lastMask int
 }
@@ -607,7 +611,16 @@ func (p *peeler) fresh(text string, body []byte) uint64 {
 // costs a fraction of scanning it.
 func (p *peeler) maskOf(body []byte) uint64 {
 	text := unsafe.String(&body[0], len(body))
-	// Try first the entry that followed the last hit last time (the
+	// A crash loop prints the same tracebacks again and again, each
+	// longer than the ring: the body that followed this one's
+	// predecessor last time is tried first, one compare.
+	if prev := p.prevKnown; prev != nil {
+		if f := prev.follow; f != nil && f.body == text {
+			p.prevKnown = f
+			return f.mask
+		}
+	}
+	// Then the ring: the entry that followed the last hit last time (the
 	// ranks print the same few messages in the same order), then the
 	// others from the last hit on.
 	last := p.lastMask
@@ -631,23 +644,33 @@ func (p *peeler) maskOf(body []byte) uint64 {
 		p.lastMask = at
 		p.nextMask++
 		e.used = p.nextMask
+		p.prevKnown = e.known
 		return e.mask
 	}
 	if len(body) > maxMemoBody {
+		p.prevKnown = nil
 		return p.fresh(text, body)
 	}
-	// Bodies that come back after more than a few others (a crash loop
-	// printing the same tracebacks again and again) are looked up whole.
-	known, ok := p.maskMap[text]
-	if !ok {
-		known = maskKnown{mask: p.fresh(text, body), numbers: p.scan.NumbersMatter(text)}
+	// Bodies that come back after more than a few others are looked up
+	// whole.
+	known := p.maskMap[text]
+	keep := known
+	if known == nil {
+		known = &maskKnown{body: string(body), mask: p.fresh(text, body), numbers: p.scan.NumbersMatter(text)}
+		keep = known
 		if p.maskMap == nil {
-			p.maskMap = map[string]maskKnown{}
+			p.maskMap = map[string]*maskKnown{}
 		}
 		if len(p.maskMap) < maxMemoBodies {
-			p.maskMap[string(body)] = known
+			p.maskMap[known.body] = known
+		} else {
+			keep = nil // not kept: nothing links to it (no chain grows)
 		}
 	}
+	if p.prevKnown != nil && keep != nil {
+		p.prevKnown.follow = keep
+	}
+	p.prevKnown = keep
 	// Replace the entry unused longest: a body that never repeats (it
 	// names its rank) must not push out the ones that do.
 	old := 0
@@ -659,7 +682,7 @@ func (p *peeler) maskOf(body []byte) uint64 {
 	p.nextMask++
 	e := &p.masks[old]
 	e.body = append(e.body[:0], body...)
-	e.mask, e.used, e.numbers = known.mask, p.nextMask, known.numbers
+	e.mask, e.numbers, e.used, e.known = known.mask, known.numbers, p.nextMask, keep
 	p.masks[last].next = old
 	p.lastMask = old
 	return known.mask
@@ -673,10 +696,13 @@ const (
 )
 
 // maskKnown is a body's mask and whether its numbers matter (see
-// maskEntry), remembered by the whole body.
+// maskEntry), remembered by the whole body, and the body that came
+// right after it the last time (nil: none known).
 type maskKnown struct {
+	body    string
 	mask    uint64
 	numbers bool
+	follow  *maskKnown
 }
 
 type maskEntry struct {
@@ -686,7 +712,8 @@ type maskEntry struct {
 	// numbers: a body that differs from this one in its numbers may
 	// differ in its mask (only an equal one takes it).
 	numbers bool
-	next    int // the entry hit after this one last time
+	next    int        // the entry hit after this one last time
+	known   *maskKnown // the body's whole-body entry (nil: not kept)
 }
 
 func (l *peeled) addLabel(a, b int) {
