@@ -121,3 +121,31 @@ func BenchmarkFindTurns(b *testing.B) {
 		}
 	}
 }
+
+// TestAdd: Add hands out the oldest entry's slot, still holding it (the
+// zero entry while a slot is empty), whatever was hit; what the caller
+// writes there is then held like a Put.
+func TestAdd(t *testing.T) {
+	r := New[entry](2)
+	for _, c := range []struct{ put, old string }{{"a", ""}, {"b", ""}, {"c", "a"}, {"d", "b"}, {"e", "c"}} {
+		if c.old != "" {
+			find(&r, c.old) // a hit does not save the oldest
+		}
+		e := r.Add()
+		if e.key != c.old {
+			t.Fatalf("Add for %s holds %q, want %q", c.put, e.key, c.old)
+		}
+		*e = entry{c.put, len(c.put)}
+		if v, ok := find(&r, c.put); !ok || v != 1 {
+			t.Fatalf("%s not held after Add", c.put)
+		}
+		if _, ok := find(&r, c.old); ok && c.old != "" {
+			t.Fatalf("%s still held after the Add that replaced it", c.old)
+		}
+	}
+	var z Ring[entry]
+	z.Add().key = "x"
+	if _, ok := find(&z, "x"); ok || z.Len() != 0 {
+		t.Fatal("a zero Ring kept an entry")
+	}
+}

@@ -56,9 +56,9 @@ func TestRetime(t *testing.T) {
 		var p peeler
 		l := peeled{line: []byte(first)}
 		p.peel(&l)
-		at := p.lastHdr
-		if p.hdrs[at].key == nil {
-			t.Fatalf("no header entry after %q", first)
+		at := p.hdrs.Find(func(*hdrEntry) bool { return true })
+		if p.hdrs.Len() != 1 || at == nil || at.key == nil {
+			t.Fatalf("not one header entry after %q", first)
 		}
 		l2 := peeled{line: []byte(c.line)}
 		i := len(pre)
@@ -179,6 +179,7 @@ func TestMaskMemoCrashLoop(t *testing.T) {
 // that never repeat must not grow a chain), and the masks stay right.
 func TestMaskMemoFull(t *testing.T) {
 	p := peeler{scan: fuzzScan}
+	p.rings()
 	for k := 0; k < maxMemoBodies+50; k++ {
 		// Bodies that differ in letters, not only numbers (the ring
 		// would take those).
@@ -198,9 +199,10 @@ func TestMaskMemoFull(t *testing.T) {
 			t.Fatalf("kept body %q links to an unkept one %q", key, f.body)
 		}
 	}
-	for k := range p.masks {
-		if e := p.masks[k].known; e != nil && p.maskMap[e.body] != e {
-			t.Fatalf("ring entry %d points to an unkept body %q", k, e.body)
+	p.masks.Find(func(e *maskEntry) bool {
+		if e.known != nil && p.maskMap[e.known.body] != e.known {
+			t.Fatalf("ring entry %q points to an unkept body", e.body)
 		}
-	}
+		return false
+	})
 }
