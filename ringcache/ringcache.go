@@ -69,11 +69,11 @@ func (r *Ring[E]) Probe(k int) int {
 	if k--; k >= d {
 		k++
 	}
-	if at := last + k; at < r.n {
-		return at
-	} else {
-		return at - r.n
+	at := last + k
+	if at >= r.n {
+		at -= r.n
 	}
+	return at
 }
 
 // At is the entry in slot at (from Probe).

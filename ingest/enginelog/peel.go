@@ -579,10 +579,7 @@ func (p *peeler) peel(l *peeled) {
 // fresh is body's mask computed afresh: the scan's, and Lead's bits. (A
 // body alike but for its numbers gets the same Lead bits: what Lead reads,
 // an exception type at the start, is the same.)
-var freshCount int
-
 func (p *peeler) fresh(text string, body []byte) uint64 {
-	freshCount++
 	m := p.scan.Mask(text)
 	if p.lead != nil {
 		m |= p.lead(body)
@@ -596,7 +593,11 @@ func (p *peeler) fresh(text string, body []byte) uint64 {
 // Grouped.NumbersMatter): the workers of a TP group print the same
 // messages one after another, most of them again and again with other
 // numbers (throughput, progress bars, timings), and comparing a body
-// costs a fraction of scanning it.
+// costs a fraction of scanning it. Past the ring (a ringcache of 8, the
+// oldest replaced first) bodies of up to maxMemoBody bytes are kept whole
+// in maskMap, each with the body that followed it last time: a crash loop
+// repeats tracebacks longer than the ring, and that prediction is one
+// compare where the map's lookup hashes the body.
 func (p *peeler) maskOf(body []byte) uint64 {
 	text := unsafe.String(&body[0], len(body))
 	// The ring's guess first, the entry that followed the last hit last
