@@ -66,6 +66,28 @@ func (r Record) Reported() bool {
 	return len(r.AlsoSeenAt) > 0
 }
 
+// CaughtInLibrary: a raise made while Dynamo traced, in torch, numpy or
+// the standard library, that the probe followed and that never reached a
+// frame outside them nor a report hook (torch's config lookups and numpy's
+// getlimits raise KeyErrors and catch them): no evidence of anything.
+func (r Record) CaughtInLibrary() bool {
+	return r.Phase == "trace" && r.Followed && r.Reached == nil && !r.Reported()
+}
+
+// CaughtInLibrary counts the records of reports that are CaughtInLibrary
+// (Distinct leaves them out).
+func CaughtInLibrary(reports []Report) int {
+	n := 0
+	for _, rep := range reports {
+		for _, r := range rep.Records {
+			if r.CaughtInLibrary() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Exception is the exception as Python prints its last line.
 func (r Record) Exception() string {
 	if r.Message == "" {
@@ -403,6 +425,9 @@ func seen(r Record) string {
 	} else if r.SeenAt == "raise" {
 		s += ", not seen reported (caught, or the process ended first)"
 	}
+	if p := r.Reached; p != nil {
+		s += fmt.Sprintf("; propagated into %s:%s in %s", p.File, intOr(p.Line, "?"), p.Function)
+	}
 	if r.Logged != nil {
 		s += fmt.Sprintf("; logged by %s at %s:%s: %s", r.Logged.Logger, r.Logged.File, intOr(r.Logged.Line, "?"), oneLine(r.Logged.Message, 200))
 	}
@@ -442,12 +467,16 @@ type Group struct {
 }
 
 // Distinct groups the records of a boot, in the order first seen; groups
-// that were reported come before those seen only where raised.
+// that were reported come before those seen only where raised. Records
+// CaughtInLibrary are left out.
 func Distinct(reports []Report) []Group {
 	var groups []*Group
 	index := map[string]*Group{}
 	for _, rep := range reports {
 		for _, r := range rep.Records {
+			if r.CaughtInLibrary() {
+				continue
+			}
 			e := Explain(r)
 			key := strings.Join([]string{r.Type, r.Message, e.File, strconv.Itoa(e.Line), e.Instruction}, "\x00")
 			g := index[key]

@@ -118,3 +118,43 @@ func TestRealTorchCompileTraceTimeKeyError(t *testing.T) {
 		t.Errorf("evidence at %s:%d, want the inlined raiser", e.File, e.Line)
 	}
 }
+
+// A real torch.compile boot that succeeds, probed for every KeyError:
+// the KeyErrors torch (and numpy) raise and catch while Dynamo traces are
+// followed to their handler inside the library and left out of the
+// findings.
+func TestRealTorchCompileLibraryKeyErrorsNotEvidence(t *testing.T) {
+	py, why := testbedPython()
+	if py == "" {
+		t.Skip("real torch.compile test skipped: " + why)
+	}
+	if testing.Short() {
+		t.Skip("real torch.compile test skipped in -short mode (torch import and compile take ~10 s)")
+	}
+	cache := t.TempDir()
+	base := append(cleanEnv(), "TORCHINDUCTOR_CACHE_DIR="+cache, "TRITON_CACHE_DIR="+cache)
+	b, reports, _ := probed(t, "KeyError", Options{}, base, py, testdata(t, "torchcaught.py"))
+	if b.code != 0 || !bytes.Equal(b.stdout, []byte("[2.0, 2.0]\n")) {
+		t.Fatalf("exit %d\n%s%s", b.code, b.stdout, b.stderr)
+	}
+	path := 0
+	for _, r := range records(reports) {
+		if r.Message == "'__path__'" && r.Phase == "trace" {
+			path++
+			if !r.CaughtInLibrary() || r.HandledIn == nil || r.HandledIn.Function != "ConfigModule.__getattr__" {
+				t.Errorf("'__path__': followed %v reached %+v handled in %+v", r.Followed, r.Reached, r.HandledIn)
+			}
+		}
+	}
+	if path == 0 {
+		t.Fatalf("no trace-time '__path__' KeyError recorded (did torch change?): %+v", records(reports))
+	}
+	if n := CaughtInLibrary(reports); n < path {
+		t.Errorf("CaughtInLibrary %d, want at least the %d '__path__' raises", n, path)
+	}
+	for _, f := range Findings(reports) {
+		if f.Rule == RuleTrace {
+			t.Errorf("a trace-time finding for a raise torch or numpy caught: %s", f.Root)
+		}
+	}
+}

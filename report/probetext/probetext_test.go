@@ -75,3 +75,19 @@ func TestWriteNothingRecorded(t *testing.T) {
 		t.Errorf("no scan, yet a count of processes that did not load:\n%s", out)
 	}
 }
+
+// A trace-time raise torch caught itself is counted in one line, not
+// shown as an exception of the boot.
+func TestWriteCaughtInLibrary(t *testing.T) {
+	line := 573
+	caught := probe.Record{Type: "KeyError", Message: "'__path__'", SeenAt: "raise", Phase: "trace", Followed: true,
+		HandledIn: &probe.Place{File: "torch/utils/_config_module.py", Function: "ConfigModule.__getattr__", Line: &line},
+		Stack:     []probe.Frame{{File: "torch/utils/_config_module.py", Function: "ConfigModule.__getattr__", Line: &line}}}
+	out := render(t, report.Style{}, Input{Spec: "KeyError", Reports: []probe.Report{{Doc: probe.Doc{PID: 7, Records: []probe.Record{caught}}, Loaded: true}}})
+	if !strings.HasPrefix(out, "probe: nothing matching KeyError reached code outside torch, numpy or the standard library in 1 Python process") || strings.Contains(out, "'__path__'") {
+		t.Errorf("the caught raise is shown:\n%s", out)
+	}
+	if !strings.Contains(out, "probe: 1 raise made while Dynamo traced caught inside torch, numpy or the standard library, never reaching other code: not evidence, not shown\n") {
+		t.Errorf("the caught raise is not counted:\n%s", out)
+	}
+}
