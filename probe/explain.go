@@ -48,8 +48,8 @@ type Explanation struct {
 	// without it, position-less code at a def line is not Dynamo's.
 	DynamoLoaded bool
 	Function     string // the origin's function (co_qualname)
-	File      string // origin file and line, for evidence
-	Line      int
+	File         string // origin file and line, for evidence
+	Line         int
 }
 
 // Origin is the frame the record names as the raiser: the innermost one.
