@@ -1216,11 +1216,17 @@ def install(cfg_text):
             return None
         return ent
 
-    def frame_of(code):
-        f = _sys._getframe(2)
+    def followed(code, exc):
+        # The follow entry of exc and the frame of code where the event
+        # happened (below this helper and the hook), or (None, None).
+        ent = ours(exc)
+        if ent is None:
+            return None, None
+        ent[2] = time.monotonic()
+        f = _sys._getframe(1)
         while f is not None and f.f_code is not code:
             f = f.f_back
-        return f
+        return ent, f
 
     def reached(ent, key, f):
         ent[1]["reached"] = place(f)
@@ -1230,11 +1236,7 @@ def install(cfg_text):
 
     def on_unwind(code, offset, exc):
         try:
-            ent = ours(exc)
-            if ent is None:
-                return
-            ent[2] = time.monotonic()
-            f = frame_of(code)
+            ent, f = followed(code, exc)
             caller = f.f_back if f is not None else None
             if caller is not None and not in_library(caller.f_code.co_filename):
                 reached(ent, id(exc), caller)
@@ -1243,11 +1245,7 @@ def install(cfg_text):
 
     def on_handled(code, offset, exc):
         try:
-            ent = ours(exc)
-            if ent is None:
-                return
-            ent[2] = time.monotonic()
-            f = frame_of(code)
+            ent, f = followed(code, exc)
             if f is None:
                 return
             ent[1]["handled_in"] = place(f)
