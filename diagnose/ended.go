@@ -8,11 +8,13 @@ import (
 	"github.com/bringup-tool/bringup/rules"
 )
 
-// A launcher says in its own words which ranks' processes ended after a
-// failure, often at INFO level, in lines no rank prefix marks: TGI's
-// "Shard terminated rank=1" and "Shard 0 failed to start". Those ranks are
-// involved in the failure, so the floor adds them (with the line as
-// evidence) to the finding of the error the log printed last before.
+// A launcher says in its own words which rank failed, in lines no rank
+// prefix marks: TGI's "Shard 0 failed to start". That rank is involved in
+// the failure, so the floor adds it (with the line as evidence) to the
+// finding of the error the log printed last before. A rank the launcher
+// then stopped ("Shutting down shards", then INFO "Shard terminated
+// rank=1") did not fail: it is not added, as watch's own stop is not the
+// boot's failure.
 
 // endedRow is one wording: lit gates it (12 bytes or more), re's first
 // group is the global rank.
@@ -22,7 +24,6 @@ type endedRow struct {
 }
 
 var endedRows = []endedRow{
-	{"Shard terminated", regexp.MustCompile(`\bShard terminated rank=(\d+)\b`)},
 	{" failed to start", regexp.MustCompile(`\bShard (\d+) failed to start\b`)},
 }
 

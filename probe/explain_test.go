@@ -94,6 +94,24 @@ func TestExplainShapes(t *testing.T) {
 	if e := Explain(nt); !strings.Contains(e.Verdict, "torch._dynamo was not loaded") || strings.Contains(e.Mechanism, "compiled") {
 		t.Errorf("no torch: %q / %q", e.Verdict, e.Mechanism)
 	}
+	// Without torch._dynamo nothing says the code is generated, let alone
+	// Dynamo's: the headline, where it was raised, the title.
+	ne := Explain(nt)
+	nf := Findings([]Report{{Doc: Doc{PID: 1, Records: []Record{nt}}}})
+	if len(nf) != 1 {
+		t.Fatalf("no torch: %d findings", len(nf))
+	}
+	for what, s := range map[string]string{"verdict": ne.Verdict, "headline": ne.Headline(), "raised in": nf[0].RaisedIn, "title": nf[0].Title, "remedy": strings.Join(nf[0].Remedy, " ")} {
+		if strings.Contains(s, "generated") && !strings.Contains(s, "not code Dynamo generated") || strings.Contains(s, "TORCH_LOGS") {
+			t.Errorf("no torch: %s claims generated code: %q", what, s)
+		}
+	}
+	if !strings.Contains(nf[0].RaisedIn, "torch._dynamo was not loaded") || nf[0].Title != TitleNoPosition {
+		t.Errorf("no torch: raised in %q, title %q", nf[0].RaisedIn, nf[0].Title)
+	}
+	if wf := Findings([]Report{{Doc: Doc{PID: 1, Records: []Record{seedRecord()}}}}); wf[0].Title != TitleGenerated || !strings.HasPrefix(wf[0].RaisedIn, "generated code of ") {
+		t.Errorf("with Dynamo: title %q, raised in %q", wf[0].Title, wf[0].RaisedIn)
+	}
 	if e := Explain(Record{Type: "KeyError"}); e.Verdict == "" {
 		t.Error("a record without a stack still gets a verdict")
 	}

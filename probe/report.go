@@ -89,6 +89,20 @@ type Record struct {
 	Notes               []string    `json:"notes,omitempty"`
 	Logged              *Logged     `json:"logged,omitempty"`
 	ElapsedUS           int         `json:"elapsed_us"`
+	// Followed: the probe followed this raise (one made while Dynamo
+	// traced, in torch, numpy or the standard library; 3.12+) until it
+	// reached a frame outside those libraries (Reached) or was caught;
+	// HandledIn is the last frame that caught it.
+	Followed  bool   `json:"followed,omitempty"`
+	Reached   *Place `json:"reached,omitempty"`
+	HandledIn *Place `json:"handled_in,omitempty"`
+}
+
+// Place is a frame an exception reached or was caught in.
+type Place struct {
+	File     string `json:"file"`
+	Function string `json:"function"`
+	Line     *int   `json:"line"`
 }
 
 // Frame is one frame of a recorded stack.

@@ -31,8 +31,8 @@ func testbedPython() (string, string) {
 }
 
 // torchBoot runs a testdata script in the testbed venv with the probe for
-// KeyError:in_proj, or skips the test with the reason.
-func torchBoot(t *testing.T, script string) (boot, []Report) {
+// spec, or skips the test with the reason.
+func torchBoot(t *testing.T, spec, script string) (boot, []Report) {
 	t.Helper()
 	py, why := testbedPython()
 	if py == "" {
@@ -43,7 +43,7 @@ func torchBoot(t *testing.T, script string) (boot, []Report) {
 	}
 	cache := t.TempDir()
 	base := append(cleanEnv(), "TORCHINDUCTOR_CACHE_DIR="+cache, "TRITON_CACHE_DIR="+cache)
-	b, reports, _ := probed(t, "KeyError:in_proj", Options{}, base, py, testdata(t, script))
+	b, reports, _ := probed(t, spec, Options{}, base, py, testdata(t, script))
 	return b, reports
 }
 
@@ -51,7 +51,7 @@ func torchBoot(t *testing.T, script string) (boot, []Report) {
 // bytecode at a def line: the probe names the instruction, the code object
 // and the module it ran on.
 func TestRealTorchCompileDefLineKeyError(t *testing.T) {
-	b, reports := torchBoot(t, "torchboot.py")
+	b, reports := torchBoot(t, "KeyError:in_proj", "torchboot.py")
 	if b.code != 1 || !bytes.Contains(b.stderr, []byte("in forward\n    def forward(self, x):\nKeyError: 'in_proj_qkvbfg_a'\n")) {
 		t.Fatalf("the boot did not end at the def line: exit %d\n%s", b.code, b.stderr)
 	}
@@ -94,7 +94,7 @@ func TestRealTorchCompileDefLineKeyError(t *testing.T) {
 // where raised, with the user frames Dynamo was inlining (from its tracing
 // context), and knows it again when it is reported as Unsupported.
 func TestRealTorchCompileTraceTimeKeyError(t *testing.T) {
-	b, reports := torchBoot(t, "torchtrace.py")
+	b, reports := torchBoot(t, "KeyError:in_proj", "torchtrace.py")
 	if b.code != 1 || !bytes.Contains(b.stderr, []byte("torch._dynamo.exc.Unsupported: Observed exception")) {
 		t.Fatalf("exit %d\n%s", b.code, b.stderr)
 	}
@@ -116,5 +116,36 @@ func TestRealTorchCompileTraceTimeKeyError(t *testing.T) {
 	}
 	if filepath.Base(e.File) != "torchtrace.py" || e.Line != 6 {
 		t.Errorf("evidence at %s:%d, want the inlined raiser", e.File, e.Line)
+	}
+}
+
+// A real torch.compile boot that succeeds, probed for every KeyError:
+// the KeyErrors torch (and numpy) raise and catch while Dynamo traces are
+// followed to their handler inside the library and left out of the
+// findings.
+func TestRealTorchCompileLibraryKeyErrorsNotEvidence(t *testing.T) {
+	b, reports := torchBoot(t, "KeyError", "torchcaught.py")
+	if b.code != 0 || !bytes.Equal(b.stdout, []byte("[2.0, 2.0]\n")) {
+		t.Fatalf("exit %d\n%s%s", b.code, b.stdout, b.stderr)
+	}
+	path := 0
+	for _, r := range records(reports) {
+		if r.Message == "'__path__'" && r.Phase == "trace" {
+			path++
+			if !r.CaughtInLibrary() || r.HandledIn == nil || r.HandledIn.Function != "ConfigModule.__getattr__" {
+				t.Errorf("'__path__': followed %v reached %+v handled in %+v", r.Followed, r.Reached, r.HandledIn)
+			}
+		}
+	}
+	if path == 0 {
+		t.Fatalf("no trace-time '__path__' KeyError recorded (did torch change?): %+v", records(reports))
+	}
+	if n := CaughtInLibrary(reports); n < path {
+		t.Errorf("CaughtInLibrary %d, want at least the %d '__path__' raises", n, path)
+	}
+	for _, f := range Findings(reports) {
+		if f.Rule == RuleTrace {
+			t.Errorf("a trace-time finding for a raise torch or numpy caught: %s", f.Root)
+		}
 	}
 }

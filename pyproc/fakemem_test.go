@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/testsupport/pyenv"
 )
 
@@ -99,14 +100,16 @@ type snapshot struct {
 }
 
 type snapThread struct {
-	Ident  uint64 `json:"ident"`
-	Native int    `json:"native"`
-	Name   string `json:"name,omitempty"`
-	Frames []struct {
-		Func string `json:"func"`
-		File string `json:"file"`
-		Line int    `json:"line"`
-	} `json:"frames"`
+	Ident  uint64      `json:"ident"`
+	Native int         `json:"native"`
+	Name   string      `json:"name,omitempty"`
+	Frames []snapFrame `json:"frames"`
+}
+
+type snapFrame struct {
+	Func string `json:"func"`
+	File string `json:"file"`
+	Line int    `json:"line"`
 }
 
 var updateSnapshots = flag.Bool("update-snapshots", false, "re-record testdata/snapshots from live pyenv CPythons")
@@ -225,11 +228,7 @@ func recordSnapshots(t *testing.T) {
 		for _, th := range threads {
 			st := snapThread{Ident: th.ident, Native: th.native, Name: th.name}
 			for _, f := range th.frames {
-				st.Frames = append(st.Frames, struct {
-					Func string `json:"func"`
-					File string `json:"file"`
-					Line int    `json:"line"`
-				}{f.Func, string(scrub([]byte(f.File))), f.Line})
+				st.Frames = append(st.Frames, snapFrame{f.Func, string(scrub([]byte(f.File))), f.Line})
 			}
 			s.Want = append(s.Want, st)
 		}
@@ -429,4 +428,126 @@ func TestPartialThread(t *testing.T) {
 			t.Errorf("thread %#x marked partial", o.ident)
 		}
 	}
+}
+
+// patchMemory serves recorded memory with the bytes at some addresses
+// replaced on every read: a thread caught in one instant that lasts.
+type patchMemory struct {
+	Memory
+	bytes map[uint64]byte
+}
+
+func (m *patchMemory) Read(addr uint64, p []byte) error {
+	if err := m.Memory.Read(addr, p); err != nil {
+		return err
+	}
+	for a, b := range m.bytes {
+		if a >= addr && a-addr < uint64(len(p)) {
+			p[a-addr] = b
+		}
+	}
+	return nil
+}
+
+// innermost310 is, in the recorded 3.10 snapshot, the first listed
+// thread's f_state address of its innermost frame, and the slot that
+// holds that frame (tstate->frame).
+func innermost310(t *testing.T) (s *snapshot, mem *regionMemory, lay *Layout, slot, frame uint64) {
+	t.Helper()
+	s, mem = loadSnapshot(t, filepath.Join("testdata", "snapshots", "3.10.json"))
+	lay, err := layoutFor("3.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reader{mem}
+	interp, _ := r.u64(s.Runtime + uint64(lay.RuntimeInterpretersHead))
+	ts, _ := r.u64(interp + uint64(lay.InterpThreadsHead))
+	slot = ts + uint64(lay.TstateFrame)
+	if frame, err = r.u64(slot); err != nil || frame == 0 {
+		t.Fatalf("no current frame in the 3.10 snapshot: %v", err)
+	}
+	return s, mem, lay, slot, frame
+}
+
+// checkFrames compares a walked stack with the recorded one.
+func checkFrames(t *testing.T, got record.Stack, want []snapFrame) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d frames, want %d:\n%s", len(got), len(want), fmtStack(got))
+	}
+	for i, f := range got {
+		if f.Func != want[i].Func || f.Line != want[i].Line {
+			t.Errorf("frame %d: %v, want %+v", i, f, want[i])
+		}
+	}
+}
+
+// TestThreadBetweenFrames310: on 3.10 a thread that has just returned
+// from (or raised out of, or yielded from) its innermost frame, or is
+// entering one, still has that frame linked as tstate->frame for a few
+// instructions, in a state other than executing. A target descheduled
+// there (as under load) reads the same on every try; its chain is the
+// caller's, read whole and settled, never an empty partial thread. A
+// frame unwinding to find a handler is still running and is kept.
+func TestThreadBetweenFrames310(t *testing.T) {
+	s, mem, lay, _, frame := innermost310(t)
+	want := s.Want[0].Frames
+	for _, c := range []struct {
+		name  string
+		state int64
+		keep  bool // the innermost frame is still the thread's
+	}{
+		{"created", lay.FrameCreated, false},
+		{"suspended", lay.FrameSuspended, false},
+		{"returned", lay.FrameReturned, false},
+		{"raised", lay.FrameRaised, false},
+		{"unwinding", lay.FrameUnwinding, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pm := &patchMemory{Memory: mem, bytes: map[uint64]byte{frame + uint64(lay.FrameState): byte(int8(c.state))}}
+			threads, err := newTarget(pm, lay, s.Runtime, s.CodeType, s.StrType).walk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			th := threads[0]
+			if th.partial || th.err != nil || th.tries != 1 {
+				t.Fatalf("thread paused with its innermost frame %s: partial %v after %d tries (%v), %d frames", c.name, th.partial, th.tries, th.err, len(th.frames))
+			}
+			w := want[1:]
+			if c.keep {
+				w = want
+			}
+			checkFrames(t, th.frames, w)
+		})
+	}
+	// A frame further out that is not executing is a stale link (the chain
+	// passes through a returned frame object): never taken.
+	r := reader{mem}
+	outer, _ := r.u64(frame + uint64(lay.FramePrevious))
+	pm := &patchMemory{Memory: mem, bytes: map[uint64]byte{outer + uint64(lay.FrameState): byte(int8(lay.FrameReturned))}}
+	threads, err := newTarget(pm, lay, s.Runtime, s.CodeType, s.StrType).walk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := threads[0]; th.err == nil || len(th.frames) != 0 {
+		t.Fatalf("a chain through a returned outer frame was taken: err %v, %d frames", th.err, len(th.frames))
+	}
+}
+
+// TestPartialThread310: on 3.10 a chain that differs on every read (the
+// thread returns from and calls its innermost frame between any two
+// reads) keeps the outer frames every read agrees on, marked partial.
+func TestPartialThread310(t *testing.T) {
+	s, mem, lay, slot, inner := innermost310(t)
+	outer, _ := reader{mem}.u64(inner + uint64(lay.FramePrevious))
+	fm := &flipMemory{Memory: mem, addr: slot, a: inner, b: outer}
+	threads, err := newTarget(fm, lay, s.Runtime, s.CodeType, s.StrType).walk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := threads[0]
+	if !th.partial || th.tries < threadAttempts {
+		t.Fatalf("a chain that changes on every read: partial %v after %d tries", th.partial, th.tries)
+	}
+	checkFrames(t, th.frames, s.Want[0].Frames[1:])
 }

@@ -45,14 +45,19 @@ type Layout struct {
 	// frame object reached through a stale link.
 	FrameState, FrameStateSize, FrameExecuting int64
 	FrameCreated                               int64 // 3.10: f_state of a frame linked but not yet run
-	FrameInstr                                 int64 // prev_instr (3.11/3.12), instr_ptr (3.13)
-	FrameOwner, FrameOwnerSize                 int64
-	OwnerGenerator, OwnerCStack                int64 // OwnerCStack -1 when the version has no shim frames
-	CodeFilename, CodeName                     int64
-	CodeQualname                               int64 // 3.11+
-	CodeLinetable, CodeFirstlineno             int64
-	CodeCodeAdaptive                           int64 // 3.11+: instructions inline in the code object
-	CodeFirstTraceable                         int64 // 3.11+
+	// 3.10: f_state values a thread's innermost frame holds while the
+	// thread is between two frames: a generator resumed or yielding
+	// (suspended), a frame returned or raised but not yet unlinked, and
+	// one searching its handlers (unwinding, still running).
+	FrameSuspended, FrameReturned, FrameUnwinding, FrameRaised int64
+	FrameInstr                                                 int64 // prev_instr (3.11/3.12), instr_ptr (3.13)
+	FrameOwner, FrameOwnerSize                                 int64
+	OwnerGenerator, OwnerCStack                                int64 // OwnerCStack -1 when the version has no shim frames
+	CodeFilename, CodeName                                     int64
+	CodeQualname                                               int64 // 3.11+
+	CodeLinetable, CodeFirstlineno                             int64
+	CodeCodeAdaptive                                           int64 // 3.11+: instructions inline in the code object
+	CodeFirstTraceable                                         int64 // 3.11+
 
 	// Thread names (threading._active); NamesSupported is 0 where the
 	// generator found no dict layout. 3.10's dict keys are the older

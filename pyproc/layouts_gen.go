@@ -62,6 +62,10 @@ var generatedLayouts = map[string]*Layout{
 		FrameStateSize:          1,
 		FrameExecuting:          0,
 		FrameCreated:            -2,
+		FrameSuspended:          -1,
+		FrameReturned:           1,
+		FrameUnwinding:          2,
+		FrameRaised:             3,
 	},
 	"3.11": {
 		Source:                  "3.11.7",

@@ -404,17 +404,22 @@ func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
 			// since returned (3.10 keeps it as the code's zombie frame, its
 			// old f_back intact): the chain from there is stale history.
 			st, ok := at(buf, l.FrameState, 1)
-			if ok && len(links) == 0 && int8(st) == int8(l.FrameCreated) && l.FrameCreated != l.FrameExecuting {
-				// The innermost frame is being entered (linked as the
-				// thread's frame, not yet executing): a thread that calls
-				// in a loop is there often. It has run no code; like
-				// Python, leave it out and go on with its caller.
+			state := int64(int8(st))
+			if ok && len(links) == 0 && l.betweenFrames(state) {
+				// The innermost frame is being entered or left (still
+				// linked as the thread's frame, not executing): a thread
+				// that calls and returns in a loop is there often, and
+				// one descheduled there stays there for every try. It
+				// runs no code now; like Python, leave it out and go on
+				// with its caller, which is live. The re-read still
+				// compares its link, so a stale one does not settle.
 				links = append(links, link{addr: frame, code: code, prev: prev, frame: -1})
 				frame = prev
 				continue
 			}
-			if ok && int8(st) != int8(l.FrameExecuting) {
-				return nil, nil, badRead("frame %#x on the chain is not executing (state %d): stale link", frame, int8(st))
+			running := state == l.FrameExecuting || (len(links) == 0 && state == l.FrameUnwinding && l.FrameUnwinding != l.FrameExecuting)
+			if ok && !running {
+				return nil, nil, badRead("frame %#x on the chain is not executing (state %d): stale link", frame, state)
 			}
 		}
 		lk := link{addr: frame, code: code, prev: prev, frame: -1}
@@ -435,6 +440,20 @@ func (t *target) chain(ts uint64, decode bool) ([]link, record.Stack, error) {
 		frame = prev
 	}
 	return links, frames, nil
+}
+
+// betweenFrames reports whether f_state (3.10) is that of a thread's
+// innermost frame that runs no code at this instant: linked but not yet
+// started, or a generator being resumed or just suspended, or a frame
+// that has returned or raised and is about to be unlinked (CPython sets
+// the state first, then points the thread at f_back).
+func (l *Layout) betweenFrames(state int64) bool {
+	for _, s := range []int64{l.FrameCreated, l.FrameSuspended, l.FrameReturned, l.FrameRaised} {
+		if s != l.FrameExecuting && state == s {
+			return true
+		}
+	}
+	return false
 }
 
 // frame decodes one frame from its fixed part (buf, read at addr); ok is

@@ -40,26 +40,48 @@ func (r *Ring[E]) Len() int { return r.n }
 // predicted one first, and makes it the last hit; nil when none matches.
 // The pointer stays valid until a Put replaces that entry.
 func (r *Ring[E]) Find(match func(*E) bool) *E {
-	if r.n == 0 {
-		return nil
-	}
-	guess := r.slots[r.last].follow
-	if guess < r.n && match(&r.slots[guess].e) {
-		return r.hit(guess)
-	}
 	for k := 0; k < r.n; k++ {
-		at := r.last + k
-		if at >= r.n {
-			at -= r.n
-		}
-		if at != guess && match(&r.slots[at].e) {
-			return r.hit(at)
+		if at := r.Probe(k); match(&r.slots[at].e) {
+			return r.Hit(at)
 		}
 	}
 	return nil
 }
 
-func (r *Ring[E]) hit(at int) *E {
+// Probe is the slot of the k-th entry a search tries, k from 0 to
+// Len()-1: first the one that followed the last hit the last time (the
+// last hit itself when none did), then the others from the last hit on,
+// each once. A hot loop calls Probe, At and Hit, small enough to be
+// inlined, where Find would call match through a func value.
+func (r *Ring[E]) Probe(k int) int {
+	last := r.last
+	g := r.slots[last].follow
+	if g >= r.n {
+		g = last
+	}
+	if k == 0 {
+		return g
+	}
+	d := g - last // where the guess is in ring order from last
+	if d < 0 {
+		d += r.n
+	}
+	if k--; k >= d {
+		k++
+	}
+	at := last + k
+	if at >= r.n {
+		at -= r.n
+	}
+	return at
+}
+
+// At is the entry in slot at (from Probe).
+func (r *Ring[E]) At(at int) *E { return &r.slots[at].e }
+
+// Hit makes the entry in slot at the last hit, the follower of the one
+// before, and returns it.
+func (r *Ring[E]) Hit(at int) *E {
 	r.slots[r.last].follow = at
 	r.last = at
 	return &r.slots[at].e
@@ -71,6 +93,20 @@ func (r *Ring[E]) Put(e E) *E {
 	if len(r.slots) == 0 {
 		return &e // a zero Ring remembers nothing
 	}
+	p := r.Add()
+	*p = e
+	return p
+}
+
+// Add is Put for a caller that fills the entry in place: it takes the
+// slot of the oldest entry (an empty one while there is one), makes it
+// the last hit and returns it still holding the entry it replaces (the
+// zero E in an empty slot), whose buffers the caller may reuse. A zero
+// Ring returns a new zero E it does not keep.
+func (r *Ring[E]) Add() *E {
+	if len(r.slots) == 0 {
+		return new(E)
+	}
 	at := r.next
 	if r.next++; r.next == len(r.slots) {
 		r.next = 0
@@ -78,7 +114,7 @@ func (r *Ring[E]) Put(e E) *E {
 	if r.n < len(r.slots) {
 		r.n++
 	}
-	r.slots[at] = slot[E]{e: e, follow: r.next}
+	r.slots[at].follow = r.next
 	if r.n > 1 {
 		r.slots[r.last].follow = at
 	}

@@ -121,3 +121,79 @@ func BenchmarkFindTurns(b *testing.B) {
 		}
 	}
 }
+
+// TestAdd: Add hands out the oldest entry's slot, still holding it (the
+// zero entry while a slot is empty), whatever was hit; what the caller
+// writes there is then held like a Put.
+func TestAdd(t *testing.T) {
+	r := New[entry](2)
+	for _, c := range []struct{ put, old string }{{"a", ""}, {"b", ""}, {"c", "a"}, {"d", "b"}, {"e", "c"}} {
+		if c.old != "" {
+			find(&r, c.old) // a hit does not save the oldest
+		}
+		e := r.Add()
+		if e.key != c.old {
+			t.Fatalf("Add for %s holds %q, want %q", c.put, e.key, c.old)
+		}
+		*e = entry{c.put, len(c.put)}
+		if v, ok := find(&r, c.put); !ok || v != 1 {
+			t.Fatalf("%s not held after Add", c.put)
+		}
+		if _, ok := find(&r, c.old); ok && c.old != "" {
+			t.Fatalf("%s still held after the Add that replaced it", c.old)
+		}
+	}
+	var z Ring[entry]
+	z.Add().key = "x"
+	if _, ok := find(&z, "x"); ok || z.Len() != 0 {
+		t.Fatal("a zero Ring kept an entry")
+	}
+}
+
+// TestProbeOrder: over random puts and lookups, Probe(0..Len-1) visits
+// every held slot once, first the follower of the last hit (the last hit
+// itself when that slot is empty), then the others from the last hit on
+// in ring order; Find returns the first match in that order.
+func TestProbeOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, size := range []int{1, 2, 3, 5, 8} {
+		r := New[entry](size)
+		for op := 0; op < 3000; op++ {
+			n := r.Len()
+			var got []int
+			for k := 0; k < n; k++ {
+				got = append(got, r.Probe(k))
+			}
+			if n > 0 {
+				g := r.slots[r.last].follow
+				if g >= n {
+					g = r.last
+				}
+				want := []int{g}
+				for k := 0; k < n; k++ {
+					if at := (r.last + k) % n; at != g {
+						want = append(want, at)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("size %d op %d (last %d, n %d): probes %v, want %v", size, op, r.last, n, got, want)
+				}
+			}
+			k := string(rune('a' + rng.IntN(2*size)))
+			first := -1
+			for _, at := range got {
+				if r.At(at).key == k {
+					first = at
+					break
+				}
+			}
+			e := r.Find(func(e *entry) bool { return e.key == k })
+			switch {
+			case first < 0 && e != nil, first >= 0 && e != r.At(first):
+				t.Fatalf("size %d op %d: Find(%s) is not the first match of the probe order", size, op, k)
+			case e == nil:
+				r.Put(entry{k, op})
+			}
+		}
+	}
+}

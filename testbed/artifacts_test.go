@@ -516,6 +516,17 @@ func TestOneErrorScenarios(t *testing.T) {
 		// seconds waiting for clients. 1/2 clients joined."
 		{"rendezvous_timeout", "rendezvous-timeout", "distributed-init",
 			"Timed out after 6 seconds waiting for clients. 1/2 clients joined.", ""},
+		// CXX names a compiler that is not there: Inductor's C++ backend
+		// raises InvalidCxxCompiler from cpp_builder.cpp_compiler_search,
+		// wrapped in InductorError.
+		{"cxx_compiler_missing", "inductor-cxx-compiler-missing", "inductor-codegen",
+			"InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, '/nonexistent/g++')", "InductorError"},
+		// A custom op whose kernel returns its input, compiled with
+		// aot_eager: the compile succeeds; when the compiled graph runs,
+		// the op's aliasing check (torch/_library/utils.py, under
+		// AOTAutograd's runtime wrapper) refuses the output.
+		{"custom_op_alias", "custom-op-output-aliases-input", "aot-autograd",
+			"The output of this custom operator (1) must not also be an input to this custom operator", ""},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			onlyFinding(t, c.scenario, c.rule, c.phase, c.text)

@@ -46,7 +46,7 @@ func TestProbeNamesDefLineRaiser(t *testing.T) {
 	for _, want := range []string{
 		"LOAD_CONST 'in_proj_qkvbfg_a'; BINARY_SUBSCR",
 		"self._modules['layers']._modules['3']._modules['in_proj_qkvbfg_a']",
-		"generated code of forward (nopos.py:16, its def line)",
+		"code of forward with no source position (nopos.py:16, its def line; torch._dynamo was not loaded, so not code Dynamo generated)",
 		"on self._modules['layers']._modules['3'], a __main__.Module",
 		"[probe-generated-code]",
 	} {

@@ -539,7 +539,7 @@ func explainMisses(res *Result) {
 			continue
 		}
 		hc := res.Cache[best]
-		m.Differs = &CacheDiff{Rank: hc.Rank, Path: hc.Path, Line: hc.Line, CompileID: hc.CompileID,
+		m.Differs = &CacheDiff{Rank: hc.Rank, Path: hc.Path, Line: hc.Line, CompileID: hc.CompileID, Occurrence: hc.Occurrence,
 			Components: bestDiff, SameKey: m.Key != "" && m.Key == hc.Key}
 		if m.Differs.Components == nil {
 			m.Differs.Components = []string{}

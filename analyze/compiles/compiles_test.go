@@ -289,6 +289,15 @@ func TestCacheHitMiss(t *testing.T) {
 	if d := res.Cache[4].Differs; d == nil || d.SameKey || !reflect.DeepEqual(d.Components, []string{"gm"}) {
 		t.Errorf("second miss: %+v, want the graph (gm) to differ", d)
 	}
+	// Both misses are compared with the hit at line 4281, in the second
+	// compile of [1/0]: the diff names that occurrence, in the JSON too.
+	for _, i := range []int{0, 4} {
+		if d := res.Cache[i].Differs; d == nil || d.Line != 4281 || d.CompileID != "1/0" || d.Occurrence != 1 {
+			t.Errorf("miss %d compared with %+v, want [1/0]#2 at line 4281", i, d)
+		} else if js, _ := json.Marshal(d); !strings.Contains(string(js), `"compile_id":"1/0","occurrence":1,`) {
+			t.Errorf("differs as JSON: %s", js)
+		}
+	}
 	// Three resets: each id compiled three times.
 	n := 0
 	for _, c := range res.Compiles {

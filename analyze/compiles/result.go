@@ -398,10 +398,13 @@ type CacheEvent struct {
 
 // CacheDiff names the other lookup a miss was compared with.
 type CacheDiff struct {
-	Rank       int      `json:"rank"`
-	Path       string   `json:"path"`
-	Line       int      `json:"line"`
-	CompileID  string   `json:"compile_id"`
+	Rank      int    `json:"rank"`
+	Path      string `json:"path"`
+	Line      int    `json:"line"`
+	CompileID string `json:"compile_id"`
+	// Occurrence is the other lookup's (CacheEntry.Occurrence): which
+	// compile of CompileID on its input it belongs to.
+	Occurrence int      `json:"occurrence,omitempty"`
 	Components []string `json:"components"` // names whose hash differs (or exist on one side only)
 	// SameKey: both lookups computed the same key, so nothing in the inputs
 	// changed; the entry was absent (cache cleared, other cache directory,

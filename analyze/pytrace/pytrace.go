@@ -324,6 +324,10 @@ type Extractor struct {
 	// ignored: where a stream last printed "Exception ignored in" (the
 	// traceback after it is marked Ignored).
 	ignored map[streamKey]int
+	// frameHint is the frame count of the exception last given frames:
+	// the first capacity of the next one's (a crash loop repeats one
+	// traceback).
+	frameHint int
 }
 
 func (x *Extractor) noteIgnoredAt(rec *record.Record, n int) {
@@ -510,7 +514,7 @@ func (x *Extractor) Feed(rec *record.Record) {
 	for {
 		line, rest, more := strings.Cut(text, "\n")
 		line = stripMargin(line)
-		if strings.Count(line, `File "`) >= 2 {
+		if twoFrames(line) {
 			// A traceback whose newlines the paste lost: one frame a line again.
 			for _, l := range unflatten(line) {
 				x.feed(s, rec, id, l, n)
@@ -569,7 +573,11 @@ func stripGroupMargin(line string) (string, bool) {
 }
 
 func isTracebackStart(t string) (start, group bool) {
-	t = strings.TrimSpace(t)
+	return isTracebackStartTrimmed(strings.TrimSpace(t))
+}
+
+// isTracebackStartTrimmed is isTracebackStart of a line already trimmed.
+func isTracebackStartTrimmed(t string) (start, group bool) {
 	const tb, gtb = "Traceback (most recent call last):", "Exception Group Traceback (most recent call last):"
 	switch {
 	case strings.HasPrefix(t, gtb):
@@ -907,6 +915,9 @@ func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, hea
 }
 
 func (x *Extractor) newException(s *stream) {
+	if s.cur != nil && len(s.cur.Frames) > 0 {
+		x.frameHint = len(s.cur.Frames)
+	}
 	if len(s.tb.Chain) >= maxChain {
 		s.tb.Chain = s.tb.Chain[:maxChain-1]
 	}
@@ -915,6 +926,34 @@ func (x *Extractor) newException(s *stream) {
 	s.msg = s.msg[:0]
 	s.msgClosed = false
 	s.codeFor = -1
+}
+
+// groupHeader is what every line opening an exception group holds.
+const groupHeader = "Exception Group Traceback"
+
+// mayOpenGroup is strings.Contains(line, groupHeader), cheaper on the
+// lines too short to hold it and on those without its 'G' (most lines).
+func mayOpenGroup(line string) bool {
+	return len(line) >= len(groupHeader) && strings.IndexByte(line, 'G') >= 0 && strings.Contains(line, groupHeader)
+}
+
+// barAfterSpaces: the line's first byte after its leading spaces is '|'
+// (strings.HasPrefix(strings.TrimLeft(line, " "), "|")).
+func barAfterSpaces(line string) bool {
+	for i := 0; i < len(line); i++ {
+		if line[i] != ' ' {
+			return line[i] == '|'
+		}
+	}
+	return false
+}
+
+// twoFrames: the line holds `File "` at least twice (strings.Count >= 2,
+// stopping at the second).
+func twoFrames(line string) bool {
+	const file = `File "`
+	i := strings.Index(line, file)
+	return i >= 0 && strings.Contains(line[i+len(file):], file)
 }
 
 // fedLine is one line fed to a stream, with what feed's handlers share.
@@ -931,7 +970,7 @@ type fedLine struct {
 // feed moves s on by one line: the handler of s's state reads it.
 func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string, n int) {
 	raw := line
-	if s.inGroup || strings.Contains(line, "Exception Group Traceback") || (s.state != stIdle && strings.HasPrefix(strings.TrimLeft(line, " "), "|")) {
+	if s.inGroup || mayOpenGroup(line) || (s.state != stIdle && barAfterSpaces(line)) {
 		var sep bool
 		line, sep = stripGroupMargin(line)
 		if sep {
@@ -939,7 +978,7 @@ func (x *Extractor) feed(s *stream, rec *record.Record, id identity, line string
 		}
 	}
 	l := fedLine{rec: rec, id: id, raw: raw, line: line, t: strings.TrimSpace(line), n: n}
-	l.tbStart, l.group = isTracebackStart(line)
+	l.tbStart, l.group = isTracebackStartTrimmed(l.t)
 	switch s.state {
 	case stIdle:
 		x.feedIdle(s, &l)
@@ -1242,6 +1281,10 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 }
 
 func (x *Extractor) addFrame(s *stream, f record.Frame, n int) {
+	if s.cur.Frames == nil {
+		c := min(max(x.frameHint, 16), 128)
+		s.cur.Frames, s.cur.Code = make([]record.Frame, 0, c), make([]string, 0, c)
+	}
 	if len(s.cur.Frames) < maxFrames {
 		s.cur.Frames = append(s.cur.Frames, f)
 		s.cur.Code = append(s.cur.Code, "")

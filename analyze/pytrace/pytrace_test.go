@@ -370,3 +370,37 @@ func TestPydanticLine(t *testing.T) {
 		t.Fatalf("under ValidationError: %+v", tbs)
 	}
 }
+
+// The cheap line tests feed uses say what the strings calls they stand
+// for say, on every line of the test logs and on the edges of each.
+func TestCheapLineTestsMatchStrings(t *testing.T) {
+	lines := []string{"", " ", "|", "   |", "  x|", "\t|", "Exception Group Traceback", "Exception Group Traceback (most recent call last):",
+		"  + Exception Group Traceback (most recent call last):", "Exception Group Tracebac", "GGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",
+		`File "a.py", line 1, in f File "b.py", line 2, in g`, `File "File "`, `File "`, `File "a.py" File`, `xFile "File "`}
+	m, _ := filepath.Glob(filepath.Join("..", "..", "ingest", "enginelog", "testdata", "*.log"))
+	for _, p := range m {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Split(string(data), "\n")...)
+	}
+	for _, l := range lines {
+		if got, want := mayOpenGroup(l), strings.Contains(l, "Exception Group Traceback"); got != want {
+			t.Errorf("mayOpenGroup(%q) = %v, want %v", l, got, want)
+		}
+		if got, want := barAfterSpaces(l), strings.HasPrefix(strings.TrimLeft(l, " "), "|"); got != want {
+			t.Errorf("barAfterSpaces(%q) = %v, want %v", l, got, want)
+		}
+		if got, want := twoFrames(l), strings.Count(l, `File "`) >= 2; got != want {
+			t.Errorf("twoFrames(%q) = %v, want %v", l, got, want)
+		}
+		a1, a2 := isTracebackStart(l)
+		if b1, b2 := isTracebackStartTrimmed(strings.TrimSpace(l)); a1 != b1 || a2 != b2 {
+			t.Errorf("isTracebackStartTrimmed(%q) differs", l)
+		}
+	}
+	if len(lines) < 100 {
+		t.Errorf("only %d lines", len(lines))
+	}
+}

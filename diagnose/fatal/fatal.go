@@ -17,8 +17,12 @@ import (
 type Kind string
 
 const (
-	NativeCrash Kind = "native-crash"     // a signal, a segfault, an abort, a C++ exception
-	OOMKill     Kind = "oom-kill"         // the kernel's OOM killer, a shell's "Killed"
+	NativeCrash Kind = "native-crash" // a signal, a segfault, an abort, a C++ exception
+	OOMKill     Kind = "oom-kill"     // the kernel's or Ray's OOM killer
+	// Killed: a process killed by SIGKILL ("Killed" from a shell, srun's
+	// "tasks 0-1: Killed"), which does not say who sent it: the OOM killer,
+	// a container limit, the scheduler or a person.
+	Killed      Kind = "killed"
 	DeviceError Kind = "device-error"     // CUDA / HIP / cuBLAS errors
 	Collective  Kind = "collective-error" // NCCL / RCCL / gloo errors, watchdog and store timeouts
 	ChildExit   Kind = "child-exit"       // a launcher saying a child exited non-zero or died
@@ -37,6 +41,8 @@ func (k Kind) Title() string {
 		return "Native crash"
 	case OOMKill:
 		return "Process killed (out of memory)"
+	case Killed:
+		return "Process killed by a signal (SIGKILL)"
 	case DeviceError:
 		return "GPU runtime error"
 	case Collective:
@@ -84,7 +90,7 @@ var patterns = []pattern{
 	// memory crosses its threshold (the raylet's summary, the actor's error).
 	{OOMKill, []string{"memory pressure (OOM)", "Ray killed this worker"},
 		regexp.MustCompile(`killed due to memory pressure \(OOM\)|Ray killed this worker`)},
-	{OOMKill, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
+	{Killed, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
 	// CUDA graph trees' own checks of a recording against its replay.
 	{DeviceError, []string{"during graph recording"}, regexp.MustCompile(`graph recording observed an input tensor deallocate during graph recording`)},
 	{DeviceError, []string{"CUDA error: "}, regexp.MustCompile(`CUDA error: \S`)},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
+	"github.com/bringup-tool/bringup/ringcache"
 )
 
 // hdrKind is the logger header family a line carried. It decides how
@@ -182,28 +183,37 @@ func (c *timeCache) put(raw []byte, t time.Time) {
 
 // peeler holds per-goroutine scratch state for peeling lines.
 type peeler struct {
-	line        peeled // the line being joined (joinBlock, the stitcher)
-	tc          timeCache
-	roles       [8]string
-	nextRole    int
-	emitters    [16]string
-	nextEmitter int
-	prefixes    map[string]*prefixEntry
-	recent      [8]*prefixEntry
-	nextRec     int
-	scan        *litscan.Grouped // nil: no literal masks
-	hdrs        [8]hdrEntry
-	heads       [8]uint64 // hdrs[k].key's first 8 bytes, apart so a line with no header tries them all at little cost
-	nextHdr     int
+	line peeled // the line being joined (joinBlock, the stitcher)
+	tc   timeCache
+	// The recent-value memos (ringcache), made by rings on first use.
+	emitters ringcache.Ring[string]
+	prefixes map[string]*prefixEntry
+	recent   ringcache.Ring[*prefixEntry] // the prefix runs used last, of prefixes
+	scan     *litscan.Grouped             // nil: no literal masks
+	hdrs     ringcache.Ring[hdrEntry]
+	// heads are the first 8 bytes of the last len(heads) headers stored
+	// in hdrs, which replaces its oldest as heads does: a line with no
+	// header tries them all at little cost.
+	heads   [8]uint64
+	nextHdr int
 	// where vllmHeader found the timestamp, relative to the header's
 	// start, for storeHeader
 	hts, htsEnd int32
-	masks       [8]maskEntry             // see maskOf
-	lead        func(body []byte) uint64 // Options.Lead
-	maskMap     map[string]maskKnown
-	nextMask    int
-	// where the last hit of recent, hdrs and masks was
-	lastRec, lastHdr, lastMask int
+	masks       ringcache.Ring[maskEntry] // see maskOf
+	lead        func(body []byte) uint64  // Options.Lead
+	maskMap     map[string]*maskKnown
+	// prevKnown is the whole-body entry of the last body maskOf saw (nil:
+	// none, or one longer than maxMemoBody): its follow predicts the
+	// next body of a crash loop.
+	prevKnown *maskKnown
+}
+
+// rings makes the peeler's ring memos (a zero peeler has none yet).
+func (p *peeler) rings() {
+	p.emitters = ringcache.New[string](16)
+	p.recent = ringcache.New[*prefixEntry](8)
+	p.hdrs = ringcache.New[hdrEntry](len(p.heads))
+	p.masks = ringcache.New[maskEntry](8)
 }
 
 // prefixEntry is a parsed run of process prefixes.
@@ -257,14 +267,11 @@ func (p *peeler) cachedPrefix(key []byte) *prefixEntry {
 	if len(key) == 0 {
 		return nil
 	}
-	for _, e := range p.recent {
-		if e != nil && e.key == string(key) {
-			return e
-		}
+	if e := p.recent.Find(func(e **prefixEntry) bool { return (*e).key == string(key) }); e != nil {
+		return *e
 	}
 	if e := p.prefixes[string(key)]; e != nil {
-		p.recent[p.nextRec%len(p.recent)] = e
-		p.nextRec++
+		p.recent.Put(e)
 		return e
 	}
 	return nil
@@ -277,27 +284,21 @@ func (p *peeler) cachedPrefix(key []byte) *prefixEntry {
 // left to the slow path: on a longer line the region would not take it.
 func (p *peeler) recentPrefix(b []byte, i int) *prefixEntry {
 	r := b[i:]
-	// Ranks take turns, each printing a few lines: start where the last
-	// hit was, then the entry after it.
-	for k := range len(p.recent) {
-		at := p.lastRec + k
-		if at >= len(p.recent) {
-			at -= len(p.recent)
-		}
-		e := p.recent[at]
-		if e == nil {
-			continue
-		}
+	// Ranks take turns, each printing a few lines: the ring tries the
+	// run that followed the last hit first.
+	for k := range p.recent.Len() {
+		at := p.recent.Probe(k)
+		e := *p.recent.At(at)
 		n := len(e.key)
+		// The tail compare covers the key's last 8 bytes.
 		if n < 8 || n > len(r) || e.open || le64b(r, n-8) != e.tail || string(r[:n-8]) != e.key[:n-8] {
 			continue
 		}
-		// The tail compare covered the key's last 8 bytes.
 		// prefixRegion stops at once on a byte that opens no group.
 		if n < len(r) && (r[n] == '(' || r[n] == '[') && prefixRegion(b, i+n) != i+n {
 			return nil // more groups follow: a longer run
 		}
-		p.lastRec = at
+		p.recent.Hit(at)
 		return e
 	}
 	return nil
@@ -313,13 +314,13 @@ func le64b(b []byte, i int) uint64 {
 // [metrics.py:455] " repeats on the lines every rank prints in that second.
 type hdrEntry struct {
 	key  []byte // the header bytes with the space after it
+	head uint64 // key's first 8 bytes
 	tail uint64 // key's last 8 bytes
 	// mid is key's 8 bytes that end where its timestamp does (at midAt
 	// on): headers of one emitter printed in other seconds differ there.
 	mid       uint64
 	midAt     int32
 	ts, tsEnd int32 // the timestamp "MM-DD HH:MM:SS[.fff]", relative
-	next      int   // the entry hit after this one last time
 	level     record.Level
 	emitter   span // relative to the header's start
 	emitStr   string
@@ -337,46 +338,35 @@ func (p *peeler) cachedHeader(l *peeled, b []byte, i int) (int, bool) {
 		return 0, false
 	}
 	head := le64b(r, 0) // "INFO 11-": a line with no header fails here
-	// Each rank prints the same headers in the same order: try first the
-	// entry that followed the last hit last time, then the others from
-	// the last hit on.
-	last, cand := p.lastHdr, -1
-	for k := -1; k < len(p.hdrs); k++ {
-		at := p.hdrs[last].next
-		if k >= 0 {
-			if k == 0 && !p.anyHead(head) {
-				return 0, false // a line with no header, mostly
-			}
-			at = (last + 1 + k) & (len(p.hdrs) - 1)
-			if at == p.hdrs[last].next {
-				continue
-			}
+	// Each rank prints the same headers in the same order: the ring
+	// tries first the entry that followed the last hit last time.
+	var cand *hdrEntry
+	for k := range p.hdrs.Len() {
+		if k == 1 && cand == nil && !p.anyHead(head) {
+			return 0, false // a line with no header, mostly
 		}
-		if p.heads[at] != head {
-			continue
-		}
-		e := &p.hdrs[at]
+		at := p.hdrs.Probe(k)
+		e := p.hdrs.At(at)
 		n := len(e.key)
-		if n == 0 || n > len(r) || le64b(r, n-8) != e.tail {
+		if e.head != head || n == 0 || n > len(r) || le64b(r, n-8) != e.tail {
 			continue
 		}
 		if le64b(r, int(e.midAt)) != e.mid || string(r[:n]) != string(e.key) {
-			if cand < 0 {
-				cand = at // most likely the same header in another second
+			if cand == nil {
+				cand = e // most likely the same header in another second
 			}
 			continue
 		}
+		p.hdrs.Hit(at)
 		l.hdr = hdrVLLM
 		l.level = e.level
 		l.emitter = span{int32(i) + e.emitter.a, int32(i) + e.emitter.b}
 		l.emitStr = e.emitStr
 		l.tm = e.tm
 		l.keyEnd = int32(i) + e.keyEnd
-		p.hdrs[last].next = at
-		p.lastHdr = at
 		return i + n, true
 	}
-	if cand >= 0 {
+	if cand != nil {
 		return p.retime(l, b, i, cand)
 	}
 	return 0, false
@@ -396,9 +386,8 @@ func (p *peeler) anyHead(head uint64) bool {
 // the timestamp at the same place (if it parses and ends where the
 // entry's did) and the same emitter after it: only the time is new. The
 // header is then stored as a new entry, as a slow-path peel would.
-func (p *peeler) retime(l *peeled, b []byte, i, at int) (int, bool) {
+func (p *peeler) retime(l *peeled, b []byte, i int, e *hdrEntry) (int, bool) {
 	r := b[i:]
-	e := &p.hdrs[at]
 	n, ts, te := len(e.key), int(e.ts), int(e.tsEnd)
 	if ts <= 0 || te <= ts || te >= n || n > len(r) ||
 		string(r[:ts]) != string(e.key[:ts]) || string(r[te:n]) != string(e.key[te:n]) {
@@ -428,14 +417,12 @@ func (p *peeler) storeHeader(l *peeled, b []byte, i, j int) {
 	if p.hts <= 0 || p.htsEnd < 8 || int(p.htsEnd) >= j-i {
 		return // not where vllmHeader leaves a timestamp: keep no entry
 	}
-	at := p.nextHdr % len(p.hdrs)
-	p.hdrs[p.lastHdr].next = at
-	p.lastHdr = at
-	e := &p.hdrs[at]
-	p.nextHdr++
+	e := p.hdrs.Add() // the oldest entry, overwritten: its key buffer is reused
 	e.key = append(e.key[:0], b[i:j]...)
+	e.head = le64b(e.key, 0)
+	p.heads[p.nextHdr%len(p.heads)] = e.head
+	p.nextHdr++
 	e.tail = le64b(e.key, len(e.key)-8)
-	p.heads[at] = le64b(e.key, 0)
 	e.ts, e.tsEnd = p.hts, p.htsEnd
 	e.midAt = p.htsEnd - 8
 	e.mid = le64b(e.key, int(e.midAt))
@@ -463,13 +450,15 @@ func (p *peeler) storePrefix(key []byte, l *peeled, start, n0 int) {
 		e.n++
 	}
 	p.prefixes[e.key] = e
-	p.recent[p.nextRec%len(p.recent)] = e
-	p.nextRec++
+	p.recent.Put(e)
 }
 
 // peel takes one cleaned line apart: collector prefixes, process prefixes
 // (nested), then one logger header, then the body.
 func (p *peeler) peel(l *peeled) {
+	if p.hdrs.Size() == 0 {
+		p.rings()
+	}
 	b := l.line
 	l.rank = record.NoRank
 	l.nlabels = 0
@@ -604,64 +593,63 @@ func (p *peeler) fresh(text string, body []byte) uint64 {
 // Grouped.NumbersMatter): the workers of a TP group print the same
 // messages one after another, most of them again and again with other
 // numbers (throughput, progress bars, timings), and comparing a body
-// costs a fraction of scanning it.
+// costs a fraction of scanning it. Past the ring (a ringcache of 8, the
+// oldest replaced first) bodies of up to maxMemoBody bytes are kept whole
+// in maskMap, each with the body that followed it last time: a crash loop
+// repeats tracebacks longer than the ring, and that prediction is one
+// compare where the map's lookup hashes the body.
 func (p *peeler) maskOf(body []byte) uint64 {
 	text := unsafe.String(&body[0], len(body))
-	// Try first the entry that followed the last hit last time (the
-	// ranks print the same few messages in the same order), then the
-	// others from the last hit on.
-	last := p.lastMask
-	for k := -1; k < len(p.masks); k++ {
-		at := p.masks[last].next
-		if k >= 0 {
-			at = (last + 1 + k) % len(p.masks)
-			if at == p.masks[last].next {
-				continue
-			}
+	// The ring's guess first, the entry that followed the last hit last
+	// time (the ranks print the same few messages in the same order);
+	// then the body that followed the last one the last time it came,
+	// one compare: a crash loop prints the same tracebacks again and
+	// again, each longer than the ring; then the ring's others.
+	n := p.masks.Len()
+	for k := 0; k < n; k++ {
+		at := p.masks.Probe(k)
+		e := p.masks.At(at)
+		// Its body, or one alike but for numbers no literal can be on.
+		if old := unsafe.String(unsafe.SliceData(e.body), len(e.body)); e.numbers && old == text || !e.numbers && litscan.SameButNumbers(old, text) {
+			p.masks.Hit(at)
+			p.prevKnown = e.known
+			return e.mask
 		}
-		e := &p.masks[at]
-		if len(e.body) == 0 {
+		if k > 0 {
 			continue
 		}
-		old := unsafe.String(&e.body[0], len(e.body))
-		if e.numbers && (len(old) != len(text) || old != text) || !e.numbers && !litscan.SameButNumbers(old, text) {
-			continue
+		if f := p.prevKnown; f != nil && f.follow != nil && f.follow.body == text {
+			p.prevKnown = f.follow
+			return f.follow.mask
 		}
-		p.masks[last].next = at
-		p.lastMask = at
-		p.nextMask++
-		e.used = p.nextMask
-		return e.mask
 	}
 	if len(body) > maxMemoBody {
+		p.prevKnown = nil
 		return p.fresh(text, body)
 	}
-	// Bodies that come back after more than a few others (a crash loop
-	// printing the same tracebacks again and again) are looked up whole.
-	known, ok := p.maskMap[text]
-	if !ok {
-		known = maskKnown{mask: p.fresh(text, body), numbers: p.scan.NumbersMatter(text)}
+	// Bodies that come back after more than a few others are looked up
+	// whole.
+	known := p.maskMap[text]
+	keep := known
+	if known == nil {
+		known = &maskKnown{body: string(body), mask: p.fresh(text, body), numbers: p.scan.NumbersMatter(text)}
+		keep = known
 		if p.maskMap == nil {
-			p.maskMap = map[string]maskKnown{}
+			p.maskMap = map[string]*maskKnown{}
 		}
 		if len(p.maskMap) < maxMemoBodies {
-			p.maskMap[string(body)] = known
+			p.maskMap[known.body] = known
+		} else {
+			keep = nil // not kept: nothing links to it (no chain grows)
 		}
 	}
-	// Replace the entry unused longest: a body that never repeats (it
-	// names its rank) must not push out the ones that do.
-	old := 0
-	for k := range p.masks {
-		if p.masks[k].used < p.masks[old].used {
-			old = k
-		}
+	if p.prevKnown != nil && keep != nil {
+		p.prevKnown.follow = keep
 	}
-	p.nextMask++
-	e := &p.masks[old]
+	p.prevKnown = keep
+	e := p.masks.Add() // the oldest entry, overwritten: its body buffer is reused
 	e.body = append(e.body[:0], body...)
-	e.mask, e.used, e.numbers = known.mask, p.nextMask, known.numbers
-	p.masks[last].next = old
-	p.lastMask = old
+	e.mask, e.numbers, e.known = known.mask, known.numbers, keep
 	return known.mask
 }
 
@@ -673,20 +661,22 @@ const (
 )
 
 // maskKnown is a body's mask and whether its numbers matter (see
-// maskEntry), remembered by the whole body.
+// maskEntry), remembered by the whole body, and the body that came
+// right after it the last time (nil: none known).
 type maskKnown struct {
+	body    string
 	mask    uint64
 	numbers bool
+	follow  *maskKnown
 }
 
 type maskEntry struct {
 	body []byte
 	mask uint64
-	used int // p.nextMask when last hit or stored
 	// numbers: a body that differs from this one in its numbers may
 	// differ in its mask (only an equal one takes it).
 	numbers bool
-	next    int // the entry hit after this one last time
+	known   *maskKnown // the body's whole-body entry (nil: not kept)
 }
 
 func (l *peeled) addLabel(a, b int) {
@@ -927,7 +917,7 @@ func (p *peeler) roleAndIndices(name []byte, rk *record.Rank) string {
 		}
 		end = u
 	}
-	return p.role(name[:end])
+	return internRole(name[:end])
 }
 
 // nextField splits off the next space-separated token (bytes.Fields
@@ -950,29 +940,10 @@ func (p *peeler) emitter(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	for k := range p.emitters {
-		if p.emitters[k] == string(b) {
-			return p.emitters[k]
-		}
+	if e := p.emitters.Find(func(e *string) bool { return *e == string(b) }); e != nil {
+		return *e
 	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	p.emitters[p.nextEmitter%len(p.emitters)] = s
-	p.nextEmitter++
-	return s
-}
-
-// role returns a shared string for a process role; the few roles of a log
-// repeat on every line, so a short list beats a map.
-func (p *peeler) role(b []byte) string {
-	for k := range p.roles {
-		if p.roles[k] != "" && p.roles[k] == string(b) {
-			return p.roles[k]
-		}
-	}
-	s := internRole(b)
-	p.roles[p.nextRole%len(p.roles)] = s
-	p.nextRole++
-	return s
+	return *p.emitters.Put(strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
 var knownRoles = map[string]string{}

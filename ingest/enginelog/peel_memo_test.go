@@ -1,7 +1,13 @@
 package enginelog
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
 	"bytes"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 	"testing"
 
 	"github.com/bringup-tool/bringup/testsupport/benchlog"
@@ -50,9 +56,9 @@ func TestRetime(t *testing.T) {
 		var p peeler
 		l := peeled{line: []byte(first)}
 		p.peel(&l)
-		at := p.lastHdr
-		if p.hdrs[at].key == nil {
-			t.Fatalf("no header entry after %q", first)
+		at := p.hdrs.Find(func(*hdrEntry) bool { return true })
+		if p.hdrs.Len() != 1 || at == nil || at.key == nil {
+			t.Fatalf("not one header entry after %q", first)
 		}
 		l2 := peeled{line: []byte(c.line)}
 		i := len(pre)
@@ -114,5 +120,89 @@ func FuzzPeelRetime(f *testing.F) {
 		}
 		// a twice so its entry is hit as well as stored, then b, a, b.
 		checkWarmCold(t, bytes.Join([][]byte{a, a, b, a, b}, []byte{'\n'}))
+	})
+}
+
+// TestMaskMemoCrashLoop: the corpus logs repeated, as a crash loop
+// prints them, peeled with warm memos equal each line peeled cold; from
+// the second round on the whole-body memo predicts every body it keeps
+// (the follow chain), and a body it mispredicts is still looked up whole.
+func TestMaskMemoCrashLoop(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t, "engine-logs"), "*.log"))
+	if len(paths) == 0 {
+		t.Fatal("no corpus engine logs")
+	}
+	var one []byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one = append(one, data...)
+		if len(one) > 0 && one[len(one)-1] != '\n' {
+			one = append(one, '\n')
+		}
+	}
+	loop := bytes.Repeat(one, 3)
+	checkWarmCold(t, loop)
+
+	// Count the bodies the chain predicts in the third round: all that
+	// the memo keeps and the ring does not catch.
+	p := peeler{scan: fuzzScan}
+	b := &block{data: bytes.Repeat(one, 2)}
+	p.peelBlock(b, 0)
+	hits, misses := 0, 0
+	for data := one; len(data) > 0; {
+		var l peeled
+		line, rest, noCtl, ascii := scanLine(data)
+		data = rest
+		l.line, l.noCtl, l.ascii = line, noCtl, ascii
+		before := p.prevKnown
+		p.peel(&l)
+		body := l.body.of(l.line)
+		if len(body) == 0 || len(body) > maxMemoBody || before == nil {
+			continue
+		}
+		if before.follow != nil && before.follow.body == string(body) {
+			hits++
+		} else {
+			misses++
+		}
+	}
+	if hits == 0 || misses > hits/10 {
+		t.Fatalf("third round: the follow chain predicted %d bodies, missed %d", hits, misses)
+	}
+}
+
+// TestMaskMemoFull: once the whole-body memo holds maxMemoBodies, a new
+// body is neither kept nor linked from the last one (a run of bodies
+// that never repeat must not grow a chain), and the masks stay right.
+func TestMaskMemoFull(t *testing.T) {
+	p := peeler{scan: fuzzScan}
+	p.rings()
+	for k := 0; k < maxMemoBodies+50; k++ {
+		// Bodies that differ in letters, not only numbers (the ring
+		// would take those).
+		body := []byte(fmt.Sprintf("unique body %s: Traceback (most recent call last)", strings.Map(func(r rune) rune { return 'a' + r - '0' }, fmt.Sprint(k))))
+		if got, want := p.maskOf(body), p.fresh(string(body), body); got != want {
+			t.Fatalf("body %d: mask %x, want %x", k, got, want)
+		}
+	}
+	if len(p.maskMap) != maxMemoBodies {
+		t.Fatalf("%d bodies kept, want %d", len(p.maskMap), maxMemoBodies)
+	}
+	if p.prevKnown != nil {
+		t.Fatalf("an unkept body is the chain's last: %q", p.prevKnown.body)
+	}
+	for key, k := range p.maskMap {
+		if f := k.follow; f != nil && p.maskMap[f.body] != f {
+			t.Fatalf("kept body %q links to an unkept one %q", key, f.body)
+		}
+	}
+	p.masks.Find(func(e *maskEntry) bool {
+		if e.known != nil && p.maskMap[e.known.body] != e.known {
+			t.Fatalf("ring entry %q points to an unkept body", e.body)
+		}
+		return false
 	})
 }

@@ -90,6 +90,7 @@ def install(cfg_text):
             last_write=0.0,
             forked_from=forked_from,
             busy=0,
+            follow={},
         )
 
     reset(None)
@@ -1122,6 +1123,7 @@ def install(cfg_text):
             st["spent"] += time.perf_counter() - t0
             t0 = time.perf_counter()
             write_report()
+            return rec
         finally:
             st["spent"] += time.perf_counter() - t0
 
@@ -1146,12 +1148,126 @@ def install(cfg_text):
         out_.reverse()
         return out_
 
+    # ---- following a raise ---------------------------------------------
+    # A raise recorded while Dynamo traced, in torch, numpy or the standard
+    # library, is followed (3.12+: PY_UNWIND, EXCEPTION_HANDLED) until it
+    # reaches a frame outside them: torch's config lookups and numpy's
+    # getlimits raise KeyErrors they catch themselves, which are no
+    # evidence. "followed" says the probe watched; "reached" is the first
+    # frame outside those libraries the exception propagated into (absent:
+    # it never did); "handled_in" the last frame that caught it. Following
+    # stops when it reaches one, after FOLLOW_S without an event of it, or
+    # for the oldest of more than MAX_FOLLOW.
+
+    FOLLOW_S = 2.0
+    MAX_FOLLOW = 64
+    following = [0]  # the event mask turned on for following; 0: none
+    next_prune = [0.0]
+    lib_files = {}
+
+    def in_library(fn):
+        r = lib_files.get(fn)
+        if r is None:
+            r = in_stdlib(fn)
+            for name in ("torch", "numpy"):
+                f = getattr(_sys.modules.get(name), "__file__", None)
+                if not r and isinstance(f, str) and fn.startswith(_os.path.dirname(f) + _os.sep):
+                    r = True
+            if len(lib_files) > 4096:
+                lib_files.clear()
+            lib_files[fn] = r
+        return r
+
+    def place(f):
+        c = f.f_code
+        return {"file": short(c.co_filename, 1000), "function": short(getattr(c, "co_qualname", c.co_name), 200), "line": f.f_lineno}
+
+    def follow(exc, rec):
+        fl = st["follow"]
+        while len(fl) >= MAX_FOLLOW:
+            fl.pop(next(iter(fl)))
+        fl[id(exc)] = [type(exc), rec, time.monotonic(), origin(exc)]
+        rec["followed"] = True
+        st["dirty"] = True
+        if not following[0]:
+            ev = mon.events.PY_UNWIND | mon.events.EXCEPTION_HANDLED
+            mon.set_events(tool[0], mon.get_events(tool[0]) | ev)
+            following[0] = ev
+
+    def prune(now):
+        fl = st["follow"]
+        for k in [k for k, v in fl.items() if now - v[2] > FOLLOW_S]:
+            del fl[k]
+        if not fl and following[0]:
+            mon.set_events(tool[0], mon.get_events(tool[0]) & ~following[0])
+            following[0] = 0
+
+    def origin(exc):
+        # The innermost traceback entry (made where it was raised) tells an
+        # exception from a later one that got the id of a freed one.
+        tb, n = exc.__traceback__, 0
+        while tb is not None and tb.tb_next is not None and n < 10000:
+            tb, n = tb.tb_next, n + 1
+        return (id(tb), tb.tb_lasti, id(tb.tb_frame.f_code)) if tb is not None else None
+
+    def ours(exc):
+        ent = st["follow"].get(id(exc))
+        if ent is None or type(exc) is not ent[0] or st["busy"] == get_ident() or origin(exc) != ent[3]:
+            return None
+        return ent
+
+    def followed(code, exc):
+        # The follow entry of exc and the frame of code where the event
+        # happened (below this helper and the hook), or (None, None).
+        ent = ours(exc)
+        if ent is None:
+            return None, None
+        ent[2] = time.monotonic()
+        f = _sys._getframe(1)
+        while f is not None and f.f_code is not code:
+            f = f.f_back
+        return ent, f
+
+    def reached(ent, key, f):
+        ent[1]["reached"] = place(f)
+        del st["follow"][key]
+        st["dirty"] = True
+        write_report()
+
+    def on_unwind(code, offset, exc):
+        try:
+            ent, f = followed(code, exc)
+            caller = f.f_back if f is not None else None
+            if caller is not None and not in_library(caller.f_code.co_filename):
+                reached(ent, id(exc), caller)
+        except Exception as e:
+            note("unwind hook", e)
+
+    def on_handled(code, offset, exc):
+        try:
+            ent, f = followed(code, exc)
+            if f is None:
+                return
+            ent[1]["handled_in"] = place(f)
+            st["dirty"] = True
+            if not in_library(code.co_filename):
+                reached(ent, id(exc), f)
+            else:
+                maybe_flush()
+        except Exception as e:
+            note("handled hook", e)
+
     # ---- hooks ---------------------------------------------------------
 
     tool = [None]
 
     def on_raise(code, offset, exc):
         try:
+            if following[0]:
+                now = time.monotonic()
+                if now > next_prune[0]:
+                    next_prune[0] = now + FOLLOW_S / 4
+                    prune(now)
             t = type(exc)
             m = raise_types.get(t)
             if m is None:
@@ -1206,7 +1322,9 @@ def install(cfg_text):
 
             if f is None:
                 return
-            record("raise", exc, frames)
+            rec = record("raise", exc, frames)
+            if rec is not None and rec.get("phase") == "trace" and in_library(fn):
+                follow(exc, rec)
         except Exception as e:
             note("raise hook", e)
 
@@ -1385,6 +1503,8 @@ def install(cfg_text):
                 not_hooked.append("raise: sys.monitoring tool ids 3 and 4 are taken")
             else:
                 mon.register_callback(tool[0], mon.events.RAISE, on_raise)
+                mon.register_callback(tool[0], mon.events.PY_UNWIND, on_unwind)
+                mon.register_callback(tool[0], mon.events.EXCEPTION_HANDLED, on_handled)
                 mon.set_events(tool[0], mon.get_events(tool[0]) | mon.events.RAISE)
                 hooks.append("monitoring.RAISE:%d" % tool[0])
         except Exception as e:

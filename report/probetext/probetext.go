@@ -31,7 +31,9 @@ func Write(w io.Writer, st report.Style, in Input) {
 	groups := probe.Distinct(in.Reports)
 	pr := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	head := st.Bold("probe:")
-	if len(groups) == 0 {
+	if len(groups) == 0 && probe.CaughtInLibrary(in.Reports) > 0 {
+		pr("%s nothing matching %s reached code outside torch, numpy or the standard library in %d Python process%s that loaded the probe\n", head, in.Spec, loadedCount(in.Reports), es(loadedCount(in.Reports)))
+	} else if len(groups) == 0 {
 		pr("%s nothing matching %s was recorded in %d Python process%s that loaded the probe\n", head, in.Spec, loadedCount(in.Reports), es(loadedCount(in.Reports)))
 	} else {
 		pr("%s %s\n", head, groups[0].Explanation.Verdict)
@@ -173,6 +175,13 @@ func writeProcesses(pr func(string, ...any), st report.Style, in Input) {
 	pr("\n")
 	for _, n := range order {
 		pr("%s %s (pid %s)\n", head, n, pids(notes[n]))
+	}
+	if n := probe.CaughtInLibrary(in.Reports); n > 0 {
+		what := "raise"
+		if n > 1 {
+			what = "raises"
+		}
+		pr("%s %d %s made while Dynamo traced caught inside torch, numpy or the standard library, never reaching other code: not evidence, not shown\n", head, n, what)
 	}
 	for _, d := range dropped {
 		pr("%s %s: narrow the spec (TYPE:REGEX) to record the one you want\n", head, d)

@@ -638,7 +638,7 @@ func (s *site) indexArtifactRows(p *indexPage, sc scope, root string, k *indexCo
 			detail += fmt.Sprintf("  (saved %s)", fmtDur(ce.TimeSavedMs/1e3))
 		}
 		if d := ce.Differs; d != nil && len(d.Components) > 0 {
-			detail += fmt.Sprintf("  — differs from [%s] on %s in: %s", d.CompileID, s.label(d.Path), strings.Join(d.Components, ", "))
+			detail += fmt.Sprintf("  — differs from %s on %s in: %s", compiles.Label(d.CompileID, d.Occurrence), s.label(d.Path), strings.Join(d.Components, ", "))
 		}
 		p.Cache = append(p.Cache, cacheRow{Rank: s.label(ce.Path), ID: compiles.Label(ce.CompileID, ce.Occurrence),
 			Href:  s.refHref(root, ce.Path, ce.CompileID, ce.Occurrence),

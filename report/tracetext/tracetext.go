@@ -457,8 +457,8 @@ func (p *printer) cache(res *compiles.Result) {
 			if !d.SameKey && len(d.Components) > 0 {
 				why = "inputs differ: " + strings.Join(limitList(d.Components, 6), ", ")
 			}
-			p.f("  miss %s %s %s vs hit %s [%s] %s: %s\n", p.who(ce.Rank, ce.Path), compiles.Label(ce.CompileID, ce.Occurrence), ce.Kind,
-				p.who(d.Rank, d.Path), d.CompileID, p.s.Dim(loc(d.Path, d.Line)), why)
+			p.f("  miss %s %s %s vs hit %s %s %s: %s\n", p.who(ce.Rank, ce.Path), compiles.Label(ce.CompileID, ce.Occurrence), ce.Kind,
+				p.who(d.Rank, d.Path), compiles.Label(d.CompileID, d.Occurrence), p.s.Dim(loc(d.Path, d.Line)), why)
 		}
 	}
 	for i, k := range order {

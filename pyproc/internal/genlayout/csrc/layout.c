@@ -343,6 +343,10 @@ int main(void) {
     F("FrameStateSize", sizeof(((PyFrameObject *)0)->f_state));
     F("FrameExecuting", FRAME_EXECUTING);
     F("FrameCreated", FRAME_CREATED);
+    F("FrameSuspended", FRAME_SUSPENDED);
+    F("FrameReturned", FRAME_RETURNED);
+    F("FrameUnwinding", FRAME_UNWINDING);
+    F("FrameRaised", FRAME_RAISED);
 #endif
 #endif
     return 0;
