@@ -80,6 +80,11 @@ func addProbe(d *Diagnosis, p *ProbeInput) {
 		for _, pf := range found {
 			if pf.Rule == probe.RuleGenerated && pf.Root != "" && sameException(f, pf) {
 				f.Cause = strings.TrimRight(f.Cause, "\n") + "\n\nThe probe named the raiser: " + pf.Root + "."
+				if pf.Title == probe.TitleNoPosition {
+					// The probe's fact wins over the log's reading.
+					f.RaisedIn = pf.RaisedIn
+					f.Cause += " The probe shows torch._dynamo was not loaded in this process: this code has no source position at its def line, but Dynamo did not generate it, so what is said above of compiled code does not apply."
+				}
 				f.References = append(f.References, "docs/probe.md")
 				break
 			}
