@@ -615,6 +615,20 @@ func TestGlooPeerGone(t *testing.T) {
 	if d.Status != "failed" {
 		t.Errorf("status %q, want failed", d.Status)
 	}
+	// Rank 0's own traceback ("[rank0]: " on every line) is the finding,
+	// named by the gloo rule with its exception, not torchrun's
+	// ChildFailedError after it.
+	if len(d.Findings) == 0 || d.Findings[0].Rule != "gloo-connect-refused" ||
+		!strings.HasPrefix(d.Findings[0].Root, "RuntimeError: [") || !strings.Contains(d.Findings[0].Root, "timed out connecting: SO_ERROR: Connection refused") {
+		t.Errorf("findings %v (first root %q), want gloo-connect-refused first with rank 0's RuntimeError", rules(d.Findings), firstRoot(d))
+	}
+}
+
+func firstRoot(d diagnosis) string {
+	if len(d.Findings) == 0 {
+		return ""
+	}
+	return d.Findings[0].Root
 }
 
 // TestLocalScalarDenseFallback: .item() captured into the graph and a

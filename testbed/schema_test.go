@@ -21,6 +21,7 @@ type finding struct {
 	Ranks    []string   `json:"ranks"`
 	Count    int        `json:"count"`
 	Evidence []evidence `json:"evidence"`
+	Root     string     `json:"root"`
 }
 
 type diagnosis struct {

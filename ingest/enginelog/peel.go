@@ -256,11 +256,26 @@ func prefixRegion(b []byte, i int) int {
 				return i
 			}
 			i += k + 2
+			i += rankSpace(b, i-k-2, i)
 		default:
 			return i
 		}
 	}
 	return i
+}
+
+// rankSpace is 1 when the "[…]:" prefix at b[start:end] is PyTorch's
+// "[rank0]: ", which puts one space between itself and the line it
+// prefixes (a traceback's "[rank0]:   File …", "[rank0]: ValueError: …"):
+// that space is the prefix's, not the body's, or every line of the
+// traceback would read indented one column more and its exception line as
+// source. torchrun's "[default0]:" adds no space; "[rank0]:[W108 …]" has
+// none to take.
+func rankSpace(b []byte, start, end int) int {
+	if end < len(b) && b[end] == ' ' && end-start > 7 && string(b[start+1:start+5]) == "rank" {
+		return 1
+	}
+	return 0
 }
 
 func (p *peeler) cachedPrefix(key []byte) *prefixEntry {
@@ -297,6 +312,12 @@ func (p *peeler) recentPrefix(b []byte, i int) *prefixEntry {
 		// prefixRegion stops at once on a byte that opens no group.
 		if n < len(r) && (r[n] == '(' || r[n] == '[') && prefixRegion(b, i+n) != i+n {
 			return nil // more groups follow: a longer run
+		}
+		// "[rank0]:" cached from "[rank0]:[W…]" is "[rank0]: " here.
+		if n < len(r) && r[n] == ' ' {
+			if j := strings.LastIndexByte(e.key, '['); j >= 0 && rankSpace(b, i+j, i+n) == 1 {
+				return nil
+			}
 		}
 		p.recent.Hit(at)
 		return e
@@ -820,8 +841,9 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 		}
 		l.rank.Global = n
 		l.addLabel(i, i+e+2)
-		// No separator follows "]:"; what follows is the body as printed.
-		return i + e + 2
+		// No separator follows "]:" (what follows is the body as printed),
+		// except PyTorch's "[rank0]: ".
+		return i + e + 2 + rankSpace(b, i, i+e+2)
 	}
 	start := 0
 	if r[0] == '(' {
