@@ -865,7 +865,7 @@ func (w *watcher) pids() []int {
 }
 
 // stopBoot ends the boot and everything it started: SIGTERM to the process
-// group and to every process of the tree (some leave the group), SIGKILL
+// group and to every process of the tree that left it, SIGKILL
 // to whatever is left after the grace period, then reap re-parented
 // orphans. Idempotent.
 func (w *watcher) stopBoot() {
@@ -874,8 +874,15 @@ func (w *watcher) stopBoot() {
 		pgid := w.cmd.Process.Pid
 		w.scan()
 		syscall.Kill(-pgid, syscall.SIGTERM)
-		for _, p := range w.pids() {
-			signal(p, syscall.SIGTERM)
+		// Once each: a process of the group has its SIGTERM already. A
+		// second one lands in its handler's shutdown (vLLM's API server
+		// raises KeyboardInterrupt on each, cutting its own traceback; a
+		// server may take the second as "force").
+		tab := procTable()
+		for _, p := range w.tree(tab) {
+			if pi := tab[p]; pi.PGID != pgid && pi.State != 'Z' && pi.State != 'X' {
+				signal(p, syscall.SIGTERM)
+			}
 		}
 		deadline := time.Now().Add(w.cfg.Grace)
 	grace:

@@ -1166,3 +1166,21 @@ func TestFallbackGuessWithoutStacks(t *testing.T) {
 		t.Errorf("verdict %q", run.Verdict)
 	}
 }
+
+// TestStopSendsOneSIGTERM: watch's stop signals the boot's process group
+// and, one by one, only the processes that left it: a process of the group
+// gets one SIGTERM. A second one, landing in its shutdown, cut vLLM's API
+// server's KeyboardInterrupt traceback short under load.
+func TestStopSendsOneSIGTERM(t *testing.T) {
+	py := needPython(t)
+	r := boot(t, t.Context(), Config{
+		Command:   []string{py, script("sigcount.py")},
+		Silence:   time.Second,
+		OnSilence: "stop",
+		Timeout:   60 * time.Second,
+	})
+	log := string(readLog(t, r.run))
+	if !strings.Contains(log, "sigterms: 1") {
+		t.Errorf("the boot's shutdown saw more (or no) SIGTERMs; log:\n%s", log)
+	}
+}
