@@ -31,6 +31,11 @@ type Phase struct {
 	// containing document names it, as a stored run's output.log).
 	Path    string `json:"path,omitempty"`
 	EndLine int    `json:"end_line,omitempty"` // the line that closed it
+	// Until is what an unfinished phase's length runs to, where a
+	// diagnosis knows it (diagnose.UntilStop: the run's stop, as watch
+	// measured it; diagnose.UntilLastLine: the log's last timestamp);
+	// empty in a stored run.
+	Until string `json:"until,omitempty"`
 }
 
 // A phase's status.
