@@ -1125,7 +1125,7 @@ func (f *fixture) kubeEnv(t *testing.T) []string {
 func decodeDiagnosis(t *testing.T, out string) reportcluster.DiagnosisDoc {
 	t.Helper()
 	var d reportcluster.DiagnosisDoc
-	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Diagnosis == nil {
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Doc == nil {
 		t.Fatalf("output is not a diagnosis: %v\n%s", err, out)
 	}
 	return d

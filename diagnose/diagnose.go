@@ -33,8 +33,10 @@ type Diagnosis struct {
 	Versions map[string]string `json:"versions"`
 	Findings []record.Finding  `json:"findings"`
 	Errors   []Error           `json:"errors"`
-	Timeline []Phase           `json:"timeline"`
-	Gaps     []Gap             `json:"gaps"`
+	// Timeline is every startup phase of every rank; its wire shape is
+	// report/diagnosis.Phase (the schema names the phase "phase").
+	Timeline []record.Phase `json:"-"`
+	Gaps     []Gap          `json:"gaps"`
 	// Facts holds what registered analyzers of other kinds report about
 	// their inputs, keyed by path.
 	Facts map[string]any `json:"facts,omitempty"`
@@ -76,23 +78,6 @@ type Error struct {
 	Line      int            `json:"line"`
 	// Rules are the findings that explain this error.
 	Rules []string `json:"rules"`
-}
-
-// Phase is one startup phase of one rank.
-type Phase struct {
-	Rank    string    `json:"rank"`
-	Phase   string    `json:"phase"`
-	Detail  string    `json:"detail,omitempty"` // e.g. "compile range (1, 8192)"
-	Start   time.Time `json:"start"`
-	End     time.Time `json:"end"`
-	Seconds float64   `json:"seconds"`
-	Status  string    `json:"status"` // done | failed | unfinished
-	Path    string    `json:"path"`
-	Line    int       `json:"line"`
-	// Until is what an unfinished phase's length runs to: UntilStop (the
-	// run's stop, as watch measured it) or UntilLastLine (the log's last
-	// timestamp, all a log alone tells).
-	Until string `json:"until,omitempty"`
 }
 
 // Gap is a long silent stretch of a log.

@@ -175,13 +175,13 @@ func TestVerdictStuckOnlyWhenOpen(t *testing.T) {
 	f := record.Finding{Rule: "r", Title: "t", Severity: record.SeverityError, Phase: "inductor", Ranks: []string{"TP0", "TP1"}}
 	for _, c := range []struct {
 		name     string
-		timeline []Phase
+		timeline []record.Phase
 		want     string
 	}{
-		{"open on one rank", []Phase{{Rank: "TP0", Phase: "inductor", Status: "done"}, {Rank: "TP0", Phase: "inductor", Status: "unfinished"}, {Rank: "TP1", Phase: "inductor", Status: "done"}}, "STUCK in phase inductor on TP0, TP1 (still running when the log ends): t [r]"},
-		{"failed on a rank", []Phase{{Rank: "TP0", Phase: "inductor", Status: "unfinished"}, {Rank: "TP1", Phase: "inductor", Status: "failed"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
-		{"open only on another rank", []Phase{{Rank: "TP2", Phase: "inductor", Status: "unfinished"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
-		{"another phase open", []Phase{{Rank: "TP0", Phase: "compile", Status: "unfinished"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
+		{"open on one rank", []record.Phase{{Rank: "TP0", Name: "inductor", Status: "done"}, {Rank: "TP0", Name: "inductor", Status: "unfinished"}, {Rank: "TP1", Name: "inductor", Status: "done"}}, "STUCK in phase inductor on TP0, TP1 (still running when the log ends): t [r]"},
+		{"failed on a rank", []record.Phase{{Rank: "TP0", Name: "inductor", Status: "unfinished"}, {Rank: "TP1", Name: "inductor", Status: "failed"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
+		{"open only on another rank", []record.Phase{{Rank: "TP2", Name: "inductor", Status: "unfinished"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
+		{"another phase open", []record.Phase{{Rank: "TP0", Name: "compile", Status: "unfinished"}}, "FAILED in phase inductor on TP0, TP1: t [r]"},
 		{"no timeline", nil, "FAILED in phase inductor on TP0, TP1: t [r]"},
 	} {
 		d := &Diagnosis{Findings: []record.Finding{f}, Timeline: c.timeline}

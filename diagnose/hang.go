@@ -11,7 +11,7 @@ import (
 	"github.com/bringup-tool/bringup/stacks/hang"
 )
 
-// What an unfinished phase's length runs to (Phase.Until).
+// What an unfinished phase's length runs to (record.Phase.Until).
 const (
 	// UntilStop: the run's stop, as watch measured it (a run directory's
 	// run.json): the phase was still open when the boot was stopped.
@@ -49,7 +49,7 @@ func formHang(d *Diagnosis, runs []runDir) bool {
 	}
 	hr := hang.Run{Outcome: hang.Hung, Where: w, LastOutput: logEnd(d)}
 	for _, p := range d.Timeline {
-		hr.Phases = append(hr.Phases, record.Phase{Rank: p.Rank, Name: p.Phase, Line: p.Line, Open: p.Status == record.PhaseUnfinished})
+		hr.Phases = append(hr.Phases, record.Phase{Rank: p.Rank, Name: p.Name, Line: p.Line, Open: p.Status == record.PhaseUnfinished})
 	}
 	d.Hang, d.hangLine = hang.Hung, hang.Verdict(hr)
 	return true
@@ -109,7 +109,7 @@ func endsInsidePhase(d *Diagnosis) bool {
 		case record.PhaseFailed:
 			return false
 		case record.PhaseUnfinished:
-			open = open || p.Phase != "ready"
+			open = open || p.Name != "ready"
 		}
 	}
 	if !open || len(d.Errors) > 0 {
@@ -156,7 +156,7 @@ func runLengths(d *Diagnosis, dir string, rf *RunFacts) {
 			continue
 		}
 		for _, q := range rf.Timeline {
-			if q.Open && q.Status == record.PhaseUnfinished && q.Rank == p.Rank && q.Name == p.Phase && q.Line == p.Line {
+			if q.Open && q.Status == record.PhaseUnfinished && q.Rank == p.Rank && q.Name == p.Name && q.Line == p.Line {
 				p.Status, p.Seconds, p.Until = record.PhaseUnfinished, q.Seconds, UntilStop
 				if !p.Start.IsZero() {
 					p.End = p.Start.Add(time.Duration(q.Seconds * float64(time.Second)))

@@ -113,7 +113,7 @@ func TestOwnOutputsAreNotLogs(t *testing.T) {
 		if len(d.Timeline) > 0 {
 			for _, p := range d.Timeline {
 				if _, ok := outs[p.Path]; ok {
-					t.Errorf("phase %s from %s", p.Phase, p.Path)
+					t.Errorf("phase %s from %s", p.Name, p.Path)
 				}
 			}
 		}

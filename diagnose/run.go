@@ -302,7 +302,7 @@ func reason(err error) string {
 // assemble merges per-input results in input order and concludes.
 func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeInput, st *Stacks) *Diagnosis {
 	d := &Diagnosis{Schema: Schema, Inputs: []Input{}, Versions: map[string]string{},
-		Findings: []record.Finding{}, Errors: []Error{}, Timeline: []Phase{}, Gaps: []Gap{}}
+		Findings: []record.Finding{}, Errors: []Error{}, Timeline: []record.Phase{}, Gaps: []Gap{}}
 	hits := rules.NewCollector()
 	gpuUtil := mergeInputs(d, results, hits)
 	v := rules.Versions(d.Versions)
@@ -408,8 +408,7 @@ func addTimeline(d *Diagnosis, results []fileResult, set *rules.Set, v rules.Ver
 			}
 		}
 		for i, p := range fr.log.phases {
-			ph := Phase{Rank: p.Rank, Phase: p.Name, Detail: p.Detail, Start: p.Start, End: p.End,
-				Seconds: p.Seconds, Status: p.Status, Path: p.Path, Line: p.Line}
+			ph := p
 			if ph.Status == record.PhaseUnfinished {
 				ph.Until = UntilLastLine
 			}
@@ -672,7 +671,7 @@ func stuck(d *Diagnosis, f record.Finding) bool {
 	}
 	open := false
 	for _, p := range d.Timeline {
-		if p.Phase != f.Phase || (len(ranks) > 0 && !ranks[p.Rank]) {
+		if p.Name != f.Phase || (len(ranks) > 0 && !ranks[p.Rank]) {
 			continue
 		}
 		switch p.Status {

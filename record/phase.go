@@ -7,9 +7,10 @@ import "time"
 // the pipeline. The engine-log timeline finds them, watch keeps them in a
 // run, diagnose reports them. Its JSON is the stored run's timeline entry
 // (store); a document whose keys differ (bringup.diagnosis/v1 names the
-// phase "phase" and always writes every key) has its own wire shape.
+// phase "phase" and always writes every key) has its own wire shape
+// (report/diagnosis.Phase).
 //
-// A TORCH_TRACE's compile phase (compiles.Phase) is not one of these: it
+// A TORCH_TRACE's compile span (compiles.Span) is not one of these: it
 // is a chromium span of one process in microseconds since the epoch
 // (start_us, dur_us, its nesting depth and compile id), the evidence of
 // a startup phase; compiles.PhaseOf names the startup phase a span
@@ -31,6 +32,11 @@ type Phase struct {
 	// containing document names it, as a stored run's output.log).
 	Path    string `json:"path,omitempty"`
 	EndLine int    `json:"end_line,omitempty"` // the line that closed it
+	// Until is what an unfinished phase's length runs to, where a
+	// diagnosis knows it (diagnose.UntilStop: the run's stop, as watch
+	// measured it; diagnose.UntilLastLine: the log's last timestamp);
+	// empty in a stored run.
+	Until string `json:"until,omitempty"`
 }
 
 // A phase's status.

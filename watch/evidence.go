@@ -44,7 +44,7 @@ func judge(d *diagnose.Diagnosis, run *store.Run, ev Evidence) bool {
 				continue
 			}
 			for _, q := range run.Timeline {
-				if q.Rank == p.Rank && q.Name == p.Phase && q.Line == p.Line && q.Status == "unfinished" {
+				if q.Rank == p.Rank && q.Name == p.Name && q.Line == p.Line && q.Status == "unfinished" {
 					p.Status = "unfinished"
 				}
 			}

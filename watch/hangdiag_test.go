@@ -12,6 +12,7 @@ import (
 
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/report"
+	"github.com/bringup-tool/bringup/report/diagnosis"
 	"github.com/bringup-tool/bringup/store"
 )
 
@@ -78,14 +79,14 @@ func logAndStacks(t *testing.T, run *store.Run) []string {
 // what its length runs to.
 func openPhasesOf(t *testing.T, d *diagnose.Diagnosis) []map[string]any {
 	t.Helper()
-	b, err := json.Marshal(d)
-	if err != nil {
+	var b bytes.Buffer
+	if err := diagnosis.WriteJSON(&b, d); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
 		Timeline []map[string]any `json:"timeline"`
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
 	var out []map[string]any

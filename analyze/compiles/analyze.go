@@ -70,7 +70,7 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 	}
 	// The caps are shared between files so that many ranks together stay
 	// within them while they are read at once.
-	perFile := max(MaxPhases/max(len(inputs), 1), 1000)
+	perFile := max(MaxSpans/max(len(inputs), 1), 1000)
 	verified := torchtrace.NewVerified()
 	var done atomic.Int64
 	files := make([]*fileAnalysis, len(inputs))
@@ -92,8 +92,8 @@ func AnalyzeInputs(inputs []Input, ignored []Ignored, opts Options) *Result {
 	return merge(files, stats, ignored)
 }
 
-func analyzeFile(in Input, maxPhases int, cr *countingReader, verified *torchtrace.Verified) (*fileAnalysis, *torchtrace.Stats) {
-	fa := newFileAnalysis(in, maxPhases)
+func analyzeFile(in Input, maxSpans int, cr *countingReader, verified *torchtrace.Verified) (*fileAnalysis, *torchtrace.Stats) {
+	fa := newFileAnalysis(in, maxSpans)
 	fail := func(err error) (*fileAnalysis, *torchtrace.Stats) {
 		st := torchtrace.NewScanner(strings.NewReader(""), in.Path).Stats()
 		st.ReadError = err.Error()
@@ -179,7 +179,7 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 	res := &Result{
 		Schema: Schema, Ignored: ignored, Ranks: []RankSummary{}, Compiles: []Compile{},
 		GraphBreaks: []GraphBreak{}, Recompiles: []Recompile{}, Frames: []FrameSummary{},
-		Cache: []CacheEvent{}, CacheStats: map[string]CacheStat{}, OpenPhases: []Phase{}, Phases: []Phase{},
+		Cache: []CacheEvent{}, CacheStats: map[string]CacheStat{}, OpenSpans: []Span{}, Spans: []Span{},
 		Collectives: []CollectiveSchedule{}, ExecutionOrders: []ExecutionOrder{},
 		Runtimes: []GraphRuntime{}, RuntimeDeltas: []RuntimeDelta{}, CollectiveParity: []ParityIssue{}, Divergence: []Divergence{},
 		Artifacts: []Artifact{}, Links: []Link{}, Shapes: []ShapeEvent{}, Exports: []ExportReport{}, Provenance: []Provenance{}, Versions: map[string]string{}, Findings: []record.Finding{},
@@ -265,9 +265,9 @@ func merge(files []*fileAnalysis, stats []*torchtrace.Stats, ignored []Ignored) 
 			}
 			res.Provenance = append(res.Provenance, p)
 		}
-		res.OpenPhases = append(res.OpenPhases, f.openPh...)
-		res.Phases = appendCapped(res.Phases, f.closed, MaxPhases, &res.PhasesDropped)
-		res.PhasesDropped += f.dropped
+		res.OpenSpans = append(res.OpenSpans, f.openPh...)
+		res.Spans = appendCapped(res.Spans, f.closed, MaxSpans, &res.SpansDropped)
+		res.SpansDropped += f.dropped
 		for k, v := range f.versions {
 			if res.Versions[k] == "" {
 				res.Versions[k] = v
@@ -658,8 +658,8 @@ func rankSummaries(res *Result) {
 			rs.CacheBypasses++
 		}
 	}
-	for _, p := range res.OpenPhases {
-		find(p.Path, p.Rank).OpenPhases++
+	for _, p := range res.OpenSpans {
+		find(p.Path, p.Rank).OpenSpans++
 	}
 }
 
@@ -846,8 +846,8 @@ func phaseOccurrences(res *Result) {
 	if len(count) == 0 {
 		return
 	}
-	var list []*Phase
-	for _, ps := range [][]Phase{res.Phases, res.OpenPhases} {
+	var list []*Span
+	for _, ps := range [][]Span{res.Spans, res.OpenSpans} {
 		for i := range ps {
 			if count[k{ps[i].Path, ps[i].PID, unitOf(ps[i].CompileID)}] > 1 {
 				list = append(list, &ps[i])

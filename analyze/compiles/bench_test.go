@@ -59,7 +59,7 @@ func BenchmarkResultHeap(b *testing.B) {
 		b.ReportMetric(live/float64(max(len(res.Compiles), 1)), "B/compile")
 		b.ReportMetric(float64(len(res.Compiles)), "compiles")
 		b.ReportMetric(float64(len(res.Cache)), "lookups")
-		b.ReportMetric(float64(len(res.Phases)), "phases")
+		b.ReportMetric(float64(len(res.Spans)), "phases")
 		b.ReportMetric(float64(len(res.Artifacts)), "artifacts")
 		if hp := os.Getenv("BENCH_HEAP_PROFILE"); hp != "" { // what the result holds, by allocation site
 			f, err := os.Create(hp)

@@ -163,14 +163,14 @@ func TestSimple(t *testing.T) {
 		if c == nil || c.Status != StatusOK || c.Seconds.Total <= 0 || c.Seconds.Source != "us" {
 			t.Fatalf("%s: compile %+v", name, c)
 		}
-		if len(res.OpenPhases) != 0 && name == "simple.log" {
-			t.Errorf("simple.log: open phases %+v", res.OpenPhases)
+		if len(res.OpenSpans) != 0 && name == "simple.log" {
+			t.Errorf("simple.log: open phases %+v", res.OpenSpans)
 		}
 		// The corrupted copy lost the E of compile_file: reported, but as
 		// uncertain, and no hang is concluded.
 		if name == "simple_corrupted_json.log" {
-			if len(res.OpenPhases) != 1 || !res.OpenPhases[0].Uncertain || res.OpenPhases[0].Name != "compile_file" {
-				t.Errorf("corrupted: open phases %+v", res.OpenPhases)
+			if len(res.OpenSpans) != 1 || !res.OpenSpans[0].Uncertain || res.OpenSpans[0].Name != "compile_file" {
+				t.Errorf("corrupted: open phases %+v", res.OpenSpans)
 			}
 			set, _ := rules.Builtin()
 			for _, f := range Conclude(res, set) {
@@ -179,7 +179,7 @@ func TestSimple(t *testing.T) {
 				}
 			}
 		}
-		if n := len(res.Phases); n < 20 {
+		if n := len(res.Spans); n < 20 {
 			t.Errorf("%s: %d closed phases", name, n)
 		}
 		// fx_graph_cache_miss and the older aotautograd_cache_hash with
@@ -238,8 +238,8 @@ func TestCompFailure(t *testing.T) {
 		if err != nil || !strings.HasPrefix(tb, "Traceback (most recent call last):") {
 			t.Errorf("%s: dynamo_error %q %v", name, tb[:min(len(tb), 60)], err)
 		}
-		if len(res.Phases) != 3 || len(res.OpenPhases) != 0 {
-			t.Errorf("%s: phases %d open %d, want 3 closed from 6 B/E events", name, len(res.Phases), len(res.OpenPhases))
+		if len(res.Spans) != 3 || len(res.OpenSpans) != 0 {
+			t.Errorf("%s: phases %d open %d, want 3 closed from 6 B/E events", name, len(res.Spans), len(res.OpenSpans))
 		}
 		set, err := rules.Builtin()
 		if err != nil {
@@ -416,8 +416,8 @@ func TestSparseRanks(t *testing.T) {
 	if findDiv(res, DivCompileIDs) != nil {
 		t.Errorf("ranks 0 and 2 agree: %+v", res.Divergence)
 	}
-	if len(res.Phases) != 6 {
-		t.Errorf("phases %d, want 3 per live rank", len(res.Phases))
+	if len(res.Spans) != 6 {
+		t.Errorf("phases %d, want 3 per live rank", len(res.Spans))
 	}
 }
 
@@ -667,13 +667,13 @@ func TestTraceStoppedInsideLowering(t *testing.T) {
 		}
 		res := analyze(t, p)
 		inner := ""
-		for _, ph := range res.OpenPhases {
+		for _, ph := range res.OpenSpans {
 			if ph.Innermost {
 				inner = ph.Name
 			}
 		}
-		if inner != c.innermost || len(res.OpenPhases) < 4 {
-			t.Errorf("cut at %d: innermost %q of %d open phases, want %q", c.keep, inner, len(res.OpenPhases), c.innermost)
+		if inner != c.innermost || len(res.OpenSpans) < 4 {
+			t.Errorf("cut at %d: innermost %q of %d open phases, want %q", c.keep, inner, len(res.OpenSpans), c.innermost)
 		}
 		if cc := compile(res, -1, "0/0"); cc == nil || cc.Status != StatusRunning {
 			t.Errorf("cut at %d: compile %+v", c.keep, cc)
@@ -795,8 +795,8 @@ func TestForkedProcessesInOneFile(t *testing.T) {
 	if len(res.Compiles) != 2 || res.Compiles[0].PID == res.Compiles[1].PID || res.Compiles[0].Status != StatusFailed || res.Compiles[1].Status != StatusFailed {
 		t.Errorf("compiles %+v", res.Compiles)
 	}
-	if len(res.Phases) != 6 || len(res.OpenPhases) != 0 {
-		t.Errorf("phases %d open %d", len(res.Phases), len(res.OpenPhases))
+	if len(res.Spans) != 6 || len(res.OpenSpans) != 0 {
+		t.Errorf("phases %d open %d", len(res.Spans), len(res.OpenSpans))
 	}
 }
 
@@ -812,7 +812,7 @@ func TestPhaseSeconds(t *testing.T) {
 	for _, p := range c.PhaseSeconds {
 		sum += p.Seconds
 	}
-	for _, p := range res.Phases {
+	for _, p := range res.Spans {
 		if p.Name == "dynamo" && p.CompileID == "0/0" {
 			dynamo = p.DurUs / 1e6
 		}

@@ -30,7 +30,7 @@ func DiagnoseAnalyzer(path string, r io.Reader) (Diagnosed, error) {
 	if in.Rank < 0 {
 		in.RankFrom = "none"
 	}
-	fa := newFileAnalysis(in, MaxPhases)
+	fa := newFileAnalysis(in, MaxSpans)
 	sc := torchtrace.NewScanner(r, path)
 	sc.Want = fa.want
 	scanPipelined(sc, fa, torchtrace.NewVerified())

@@ -85,8 +85,8 @@ type fileAnalysis struct {
 	limitHit     map[string]string // unit id -> reason text saying the limit was hit
 
 	open     map[phaseKey][]int // indexes into openPh
-	openPh   []Phase
-	closed   []Phase
+	openPh   []Span
+	closed   []Span
 	dropped  int
 	depth    map[int]int
 	children map[int][]float64 // per pid, per open depth: time of the closed phases nested in it
@@ -107,7 +107,7 @@ type fileAnalysis struct {
 	seen        map[string]int // scratch for parseCachePayloadSeen
 	metricsBuf  []byte         // scratch for metricsSubset
 	stackKey    []byte         // scratch for sharedStack
-	maxPhases   int
+	maxSpans    int
 	maxArts     int
 }
 
@@ -117,11 +117,11 @@ type phaseKey struct {
 	cid  string
 }
 
-func newFileAnalysis(in Input, maxPhases int) *fileAnalysis {
-	return &fileAnalysis{maxArts: maxPhases * MaxArtifacts / MaxPhases, maxShapes: maxPhases * MaxShapes / MaxPhases,
+func newFileAnalysis(in Input, maxSpans int) *fileAnalysis {
+	return &fileAnalysis{maxArts: maxSpans * MaxArtifacts / MaxSpans, maxShapes: maxSpans * MaxShapes / MaxSpans,
 		in: in, other: map[int]bool{}, units: map[unitK]*unit{}, versions: map[string]string{},
 		limitHit: map[string]string{}, open: map[phaseKey][]int{}, depth: map[int]int{}, children: map[int][]float64{},
-		names: map[string]string{}, stacks: map[string]record.Stack{}, comps: map[string][]string{}, maxPhases: maxPhases,
+		names: map[string]string{}, stacks: map[string]record.Stack{}, comps: map[string][]string{}, maxSpans: maxSpans,
 	}
 }
 
@@ -1229,7 +1229,7 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 	k := phaseKey{ev.PID, name, cid}
 	switch ce.Ph {
 	case "B":
-		f.openPh = append(f.openPh, Phase{Rank: rank, Path: f.in.Path, PID: ev.PID, Name: name, CompileID: cid,
+		f.openPh = append(f.openPh, Span{Rank: rank, Path: f.in.Path, PID: ev.PID, Name: name, CompileID: cid,
 			Category: f.intern(ce.Cat), StartUs: ce.Ts, Depth: f.depth[ev.PID], Line: ev.Line})
 		f.open[k] = append(f.open[k], len(f.openPh)-1)
 		f.depth[ev.PID]++
@@ -1266,7 +1266,7 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 		f.keep(p)
 		f.compactOpen()
 	case "X":
-		p := Phase{Rank: rank, Path: f.in.Path, PID: ev.PID, Name: name, CompileID: cid, Category: f.intern(ce.Cat),
+		p := Span{Rank: rank, Path: f.in.Path, PID: ev.PID, Name: name, CompileID: cid, Category: f.intern(ce.Cat),
 			StartUs: ce.Ts, DurUs: fv(ce.Dur), Depth: f.depth[ev.PID], Line: ev.Line}
 		if p.StartUs+p.DurUs > f.lastTs {
 			f.lastTs = p.StartUs + p.DurUs
@@ -1283,7 +1283,7 @@ func (f *fileAnalysis) chromium(rank int, ev *torchtrace.Event) {
 // phaseTime adds a closed phase's self time (its nested phases
 // subtracted) to its compile, by phase name: where the compile's time went.
 // Done as events stream, so it is complete even past the phase cap.
-func (f *fileAnalysis) phaseTime(rank int, p Phase, selfUs float64) {
+func (f *fileAnalysis) phaseTime(rank int, p Span, selfUs float64) {
 	if p.CompileID == "" || selfUs <= 0 {
 		return
 	}
@@ -1294,8 +1294,8 @@ func (f *fileAnalysis) phaseTime(rank int, p Phase, selfUs float64) {
 	u.c.PhaseSeconds.add(p.Name, selfUs/1e6)
 }
 
-func (f *fileAnalysis) keep(p Phase) {
-	if len(f.closed) < f.maxPhases {
+func (f *fileAnalysis) keep(p Span) {
+	if len(f.closed) < f.maxSpans {
 		f.closed = append(f.closed, p)
 	} else {
 		f.dropped++
@@ -1406,7 +1406,7 @@ func (f *fileAnalysis) finish(st *torchtrace.Stats) {
 	sort.SliceStable(f.closed, func(i, j int) bool { return f.closed[i].StartUs < f.closed[j].StartUs })
 	// Open phases: what was running when the log stopped.
 	innermost := map[int]int{}
-	var open []Phase
+	var open []Span
 	for _, p := range f.openPh {
 		if p.Name == "" {
 			continue

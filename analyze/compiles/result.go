@@ -37,13 +37,13 @@ type Result struct {
 	Cache  []CacheEvent   `json:"cache"`
 	// CacheStats counts outcomes per cache kind over all inputs.
 	CacheStats map[string]CacheStat `json:"cache_stats"`
-	// OpenPhases are chromium B events never closed by an E: what was
+	// OpenSpans are chromium B events never closed by an E: what was
 	// running when the log stopped.
-	OpenPhases []Phase `json:"open_phases"`
+	OpenSpans []Span `json:"open_phases"`
 	// Phases are the closed phases (B/E pairs and X events), in start order
-	// per input; capped at MaxPhases, with PhasesDropped counting the rest.
-	Phases        []Phase `json:"phases"`
-	PhasesDropped int     `json:"phases_dropped"`
+	// per input; capped at MaxSpans, with SpansDropped counting the rest.
+	Spans        []Span `json:"phases"`
+	SpansDropped int    `json:"phases_dropped"`
 	// Collectives are the inductor_collective_schedule lists per graph.
 	Collectives []CollectiveSchedule `json:"collectives"`
 	// Runtimes are Inductor's per-graph runtime estimates and tensor-meta
@@ -89,7 +89,7 @@ type Result struct {
 
 // Caps that keep a Result bounded on any input size.
 const (
-	MaxPhases    = 100_000
+	MaxSpans     = 100_000
 	MaxArtifacts = 100_000
 )
 
@@ -136,7 +136,7 @@ type RankSummary struct {
 	CacheHits      int      `json:"cache_hits"`
 	CacheMisses    int      `json:"cache_misses"`
 	CacheBypasses  int      `json:"cache_bypasses"`
-	OpenPhases     int      `json:"open_phases"`
+	OpenSpans      int      `json:"open_phases"`
 	CompileSeconds float64  `json:"compile_seconds"`
 	PIDs           []int    `json:"pids"`
 	FirstTime      string   `json:"first_time,omitempty"`
@@ -419,13 +419,13 @@ type CacheStat struct {
 	Bypass int `json:"bypass"`
 }
 
-// Phase is a compile phase from chromium events: a span of one process
-// in microseconds since the epoch (StartUs, DurUs), nested (Depth) and
-// tied to a compile id, as bringup.trace/v1 writes it. It is the evidence
-// of a startup phase, not one: the startup phase of a rank is
-// record.Phase (seconds, wall-clock start and end, a status), and PhaseOf
-// names the startup phase a span's name belongs to.
-type Phase struct {
+// Span is one chromium event span of a TORCH_TRACE (what bringup.trace/v1
+// calls a phase): one process, in microseconds since the epoch (StartUs,
+// DurUs), nested (Depth) and tied to a compile id. It is the evidence of
+// a startup phase, not one: the startup phase of a rank is record.Phase
+// (seconds, wall-clock start and end, a status), and PhaseOf names the
+// startup phase a span's name belongs to.
+type Span struct {
 	Rank      int    `json:"rank"`
 	Path      string `json:"path"`
 	PID       int    `json:"pid"`

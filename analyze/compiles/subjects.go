@@ -116,7 +116,7 @@ func Subjects(res *Result) []rules.Subject {
 			Evidence: ev,
 		})
 	}
-	for _, p := range res.OpenPhases {
+	for _, p := range res.OpenSpans {
 		out = append(out, rules.Subject{
 			Fact: FactOpenPhase,
 			Fields: map[string]string{"name": p.Name, "phase": PhaseOf(p.Name), "compile_id": p.CompileID,

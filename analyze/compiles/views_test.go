@@ -111,7 +111,7 @@ func TestOccurrencesEverywhere(t *testing.T) {
 		t.Errorf("cache lookups per occurrence %v", occ)
 	}
 	ph := map[string]bool{}
-	for _, p := range res.Phases {
+	for _, p := range res.Spans {
 		ph[Ref(unitOf(p.CompileID), p.Occurrence)] = true
 	}
 	for _, want := range []string{"0/0", "0/0#2", "0/0#3", "1/0", "1/0#2", "1/0#3"} {

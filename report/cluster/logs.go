@@ -90,7 +90,7 @@ func logsWord(l *cluster.NodeLogs) string {
 
 // DiagnosisDoc is bringup.diagnosis/v1 with a "cluster" object added.
 type DiagnosisDoc struct {
-	*diagnose.Diagnosis
+	*diagnosis.Doc
 	Cluster LogCluster `json:"cluster"`
 }
 
@@ -121,7 +121,7 @@ func NewDiagnosisDoc(g *cluster.LogGather, d *diagnose.Diagnosis) DiagnosisDoc {
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	return DiagnosisDoc{Diagnosis: d, Cluster: c}
+	return DiagnosisDoc{Doc: diagnosis.NewDoc(d), Cluster: c}
 }
 
 // DiagnosisJSON writes the document, encoded as diagnosis.WriteJSON does.

@@ -11,18 +11,69 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bringup-tool/bringup/diagnose"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/report"
 )
 
-// WriteJSON writes d as indented JSON.
+// WriteJSON writes d as indented JSON (the document NewDoc gives).
 func WriteJSON(w io.Writer, d *diagnose.Diagnosis) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(d)
+	return enc.Encode(NewDoc(d))
+}
+
+// Doc is the bringup.diagnosis/v1 document: the diagnosis's fields in the
+// schema's order, its timeline in the schema's phase shape.
+type Doc struct {
+	Schema   string            `json:"schema"`
+	Status   string            `json:"status"`
+	Verdict  string            `json:"verdict"`
+	Root     string            `json:"root,omitempty"`
+	RaisedIn string            `json:"raised_in,omitempty"`
+	PhaseWhy string            `json:"phase_why,omitempty"`
+	Inputs   []diagnose.Input  `json:"inputs"`
+	Versions map[string]string `json:"versions"`
+	Findings []record.Finding  `json:"findings"`
+	Errors   []diagnose.Error  `json:"errors"`
+	Timeline []Phase           `json:"timeline"`
+	Gaps     []diagnose.Gap    `json:"gaps"`
+	Facts    map[string]any    `json:"facts,omitempty"`
+	Hang     string            `json:"hang,omitempty"`
+}
+
+// Phase is a timeline entry as bringup.diagnosis/v1 writes it: the
+// phase's name under "phase", start and end always written, and none of
+// record.Phase's open or end_line.
+type Phase struct {
+	Rank    string    `json:"rank"`
+	Phase   string    `json:"phase"`
+	Detail  string    `json:"detail,omitempty"` // e.g. "compile range (1, 8192)"
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"`
+	Status  string    `json:"status"` // done | failed | unfinished
+	Path    string    `json:"path"`
+	Line    int       `json:"line"`
+	Until   string    `json:"until,omitempty"` // diagnose.UntilStop or UntilLastLine
+}
+
+// NewDoc is d's document.
+func NewDoc(d *diagnose.Diagnosis) *Doc {
+	doc := &Doc{Schema: d.Schema, Status: d.Status, Verdict: d.Verdict, Root: d.Root, RaisedIn: d.RaisedIn,
+		PhaseWhy: d.PhaseWhy, Inputs: d.Inputs, Versions: d.Versions, Findings: d.Findings, Errors: d.Errors,
+		Gaps: d.Gaps, Facts: d.Facts, Hang: d.Hang}
+	if d.Timeline != nil {
+		doc.Timeline = make([]Phase, 0, len(d.Timeline))
+	}
+	for _, p := range d.Timeline {
+		doc.Timeline = append(doc.Timeline, Phase{Rank: p.Rank, Phase: p.Name, Detail: p.Detail, Start: p.Start,
+			End: p.End, Seconds: p.Seconds, Status: p.Status, Path: p.Path, Line: p.Line, Until: p.Until})
+	}
+	return doc
 }
 
 // Limits of the terminal report; the JSON has everything.
@@ -85,7 +136,7 @@ func WriteText(w io.Writer, d *diagnose.Diagnosis, st report.Style) error {
 		if ph.Status == "done" {
 			continue
 		}
-		k := openKey{ph.Path, ph.Phase, ph.Status}
+		k := openKey{ph.Path, ph.Name, ph.Status}
 		o := open[k]
 		if o == nil {
 			o = &openPhases{line: ph.Line}
@@ -235,7 +286,7 @@ type openPhases struct {
 	ranks   []string
 	line    int
 	seconds float64
-	until   string // what its length runs to (diagnose.Phase.Until)
+	until   string // what its length runs to (record.Phase.Until)
 }
 
 // untilNote says what an open phase's length runs to.

@@ -95,7 +95,7 @@ func Write(w io.Writer, res *compiles.Result) error {
 	}
 	type thread struct{ pid, tid int }
 	threads := map[thread]bool{}
-	for _, ph := range [][]compiles.Phase{res.Phases, res.OpenPhases} {
+	for _, ph := range [][]compiles.Span{res.Spans, res.OpenSpans} {
 		for i := range ph {
 			threads[thread{pidOf(ph[i].Path), ph[i].PID}] = true
 		}
@@ -133,7 +133,7 @@ func Write(w io.Writer, res *compiles.Result) error {
 		}
 	}
 
-	phase := func(p *compiles.Phase, open bool) error {
+	phase := func(p *compiles.Span, open bool) error {
 		dur := p.DurUs
 		if dur < 0 {
 			dur = 0
@@ -162,13 +162,13 @@ func Write(w io.Writer, res *compiles.Result) error {
 		}
 		return emit(&event{Name: name, Cat: cat, Ph: "X", Ts: p.StartUs, Dur: &dur, Pid: pidOf(p.Path), Tid: p.PID, Args: args})
 	}
-	for i := range res.Phases {
-		if err := phase(&res.Phases[i], false); err != nil {
+	for i := range res.Spans {
+		if err := phase(&res.Spans[i], false); err != nil {
 			return err
 		}
 	}
-	for i := range res.OpenPhases {
-		if err := phase(&res.OpenPhases[i], true); err != nil {
+	for i := range res.OpenSpans {
+		if err := phase(&res.OpenSpans[i], true); err != nil {
 			return err
 		}
 	}

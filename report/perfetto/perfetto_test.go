@@ -47,7 +47,7 @@ func TestWriteMultiRank(t *testing.T) {
 	if tf.Schema != Schema {
 		t.Errorf("schema = %q, want %q", tf.Schema, Schema)
 	}
-	want := len(res.Phases) + len(res.OpenPhases)
+	want := len(res.Spans) + len(res.OpenSpans)
 	if want == 0 {
 		t.Fatal("multi_rank_logs has no phases: the test checks nothing")
 	}
@@ -83,7 +83,7 @@ func TestWriteMultiRank(t *testing.T) {
 		t.Errorf("%d X events, want one per phase (%d)", xs, want)
 	}
 	wantID := 0
-	for _, ph := range [][]compiles.Phase{res.Phases, res.OpenPhases} {
+	for _, ph := range [][]compiles.Span{res.Spans, res.OpenSpans} {
 		for _, p := range ph {
 			if p.CompileID != "" {
 				wantID++
@@ -95,7 +95,7 @@ func TestWriteMultiRank(t *testing.T) {
 	}
 	// One pid per rank: the file-name ranks that have phases.
 	wantPids := map[int]bool{}
-	for _, p := range res.Phases {
+	for _, p := range res.Spans {
 		wantPids[Pids(res)[p.Path]] = true
 	}
 	for p := range wantPids {
@@ -138,7 +138,7 @@ func TestWriteOpenPhases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.OpenPhases) == 0 {
+	if len(res.OpenSpans) == 0 {
 		t.Fatal("fixture has no open phase")
 	}
 	tf := export(t, res)
@@ -148,8 +148,8 @@ func TestWriteOpenPhases(t *testing.T) {
 			open++
 		}
 	}
-	if open != len(res.OpenPhases) {
-		t.Errorf("%d events marked open, want %d", open, len(res.OpenPhases))
+	if open != len(res.OpenSpans) {
+		t.Errorf("%d events marked open, want %d", open, len(res.OpenSpans))
 	}
 }
 

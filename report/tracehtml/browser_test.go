@@ -85,8 +85,8 @@ func TestReportInBrowser(t *testing.T) {
 					if !strings.Contains(text, "Compile phases per rank") || !strings.Contains(text, "Compile units") {
 						t.Errorf("index text lacks its sections:\n%.600s", text)
 					}
-					if n, _ := strconv.Atoi(v.Texts["rects"]); len(res.Phases)+len(res.OpenPhases) > 0 && n == 0 {
-						t.Errorf("index: %d phases but no timeline bars", len(res.Phases)+len(res.OpenPhases))
+					if n, _ := strconv.Atoi(v.Texts["rects"]); len(res.Spans)+len(res.OpenSpans) > 0 && n == 0 {
+						t.Errorf("index: %d phases but no timeline bars", len(res.Spans)+len(res.OpenSpans))
 					}
 				}
 				if tc.name == "script_injection" {

@@ -254,7 +254,7 @@ type indexCounts struct {
 	failed, restarted, running, noMetrics []*compiles.Compile
 	total                                 float64
 	nCompiles                             int
-	openPhases                            []*compiles.Phase
+	openPhases                            []*compiles.Span
 	gbs                                   []*compiles.GraphBreak
 	breaks                                int
 	recs                                  []*compiles.Recompile
@@ -288,10 +288,10 @@ func (s *site) indexCounts(sc scope, inputs []compiles.Input) *indexCounts {
 			noMetrics = append(noMetrics, c)
 		}
 	}
-	var openPhases []*compiles.Phase
-	for i := range res.OpenPhases {
-		if sc.has(res.OpenPhases[i].Path) {
-			openPhases = append(openPhases, &res.OpenPhases[i])
+	var openPhases []*compiles.Span
+	for i := range res.OpenSpans {
+		if sc.has(res.OpenSpans[i].Path) {
+			openPhases = append(openPhases, &res.OpenSpans[i])
 		}
 	}
 	var gbs []*compiles.GraphBreak
@@ -503,7 +503,7 @@ func (s *site) indexTimeline(p *indexPage, sc scope, root string, inputs []compi
 		laneOf[in.Path] = len(lanes)
 		lanes = append(lanes, tlLane{Name: s.label(in.Path)})
 	}
-	addPhase := func(ph *compiles.Phase, open bool, u int) {
+	addPhase := func(ph *compiles.Span, open bool, u int) {
 		if !sc.has(ph.Path) {
 			return
 		}
@@ -520,19 +520,19 @@ func (s *site) indexTimeline(p *indexPage, sc scope, root string, inputs []compi
 		lanes[j].Phases = append(lanes[j].Phases, tlPhase{P: ph, Open: open, Href: href})
 	}
 	nph := 0
-	for i := range res.Phases {
-		addPhase(&res.Phases[i], false, s.phaseUnit[i])
+	for i := range res.Spans {
+		addPhase(&res.Spans[i], false, s.phaseUnit[i])
 	}
-	for i := range res.OpenPhases {
-		addPhase(&res.OpenPhases[i], true, s.openUnit[i])
+	for i := range res.OpenSpans {
+		addPhase(&res.OpenSpans[i], true, s.openUnit[i])
 	}
 	for _, l := range lanes {
 		nph += len(l.Phases)
 	}
 	p.Timeline = layoutTimeline(lanes)
 	p.TimelineNote = fmt.Sprintf("%d phases from chromium events; hover a bar for its name and times, click it for its compile unit", nph)
-	if res.PhasesDropped > 0 {
-		p.TimelineNote += fmt.Sprintf("; %d more were over the analysis cap", res.PhasesDropped)
+	if res.SpansDropped > 0 {
+		p.TimelineNote += fmt.Sprintf("; %d more were over the analysis cap", res.SpansDropped)
 	}
 }
 

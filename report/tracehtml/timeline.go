@@ -98,7 +98,7 @@ type tlLane struct {
 }
 
 type tlPhase struct {
-	P    *compiles.Phase
+	P    *compiles.Span
 	Open bool
 	Href string
 }

@@ -12,13 +12,13 @@ func TestLayoutTimelineMergesSubPixelPhases(t *testing.T) {
 	// 10 000 phases of 1µs spread over 10 ms, plus one long phase: the
 	// layout must stay bounded (about a bar per pixel) and keep the long one.
 	var lane tlLane
-	long := compiles.Phase{Name: "entire_frame_compile", StartUs: 0, DurUs: 10_000, Depth: 0}
+	long := compiles.Span{Name: "entire_frame_compile", StartUs: 0, DurUs: 10_000, Depth: 0}
 	lane.Phases = append(lane.Phases, tlPhase{P: &long})
 	for i := 0; i < 10_000; i++ {
-		p := compiles.Phase{Name: "Scheduler.fused_nodes", StartUs: float64(i), DurUs: 1, Depth: 1}
+		p := compiles.Span{Name: "Scheduler.fused_nodes", StartUs: float64(i), DurUs: 1, Depth: 1}
 		lane.Phases = append(lane.Phases, tlPhase{P: &p})
 	}
-	open := compiles.Phase{Name: "GraphLowering.run", StartUs: 5000, DurUs: 5000, Depth: 2, Innermost: true}
+	open := compiles.Span{Name: "GraphLowering.run", StartUs: 5000, DurUs: 5000, Depth: 2, Innermost: true}
 	lane.Phases = append(lane.Phases, tlPhase{P: &open, Open: true})
 	tv := layoutTimeline([]tlLane{{Name: "rank 0", Phases: lane.Phases}})
 	if tv == nil {
@@ -87,9 +87,9 @@ func TestUnitID(t *testing.T) {
 func TestLayoutTimelineIgnoresAbsurdTimes(t *testing.T) {
 	// Corrupt chromium timestamps (found by FuzzWriteEscapes: an overflowing
 	// span made the tick loop run forever) are left out, not drawn.
-	good := compiles.Phase{Name: "dynamo", StartUs: 1.7e15, DurUs: 1e6}
-	huge := compiles.Phase{Name: "dynamo", StartUs: 1e308, DurUs: 1e308}
-	neg := compiles.Phase{Name: "dynamo", StartUs: -1e308, DurUs: 1e308}
+	good := compiles.Span{Name: "dynamo", StartUs: 1.7e15, DurUs: 1e6}
+	huge := compiles.Span{Name: "dynamo", StartUs: 1e308, DurUs: 1e308}
+	neg := compiles.Span{Name: "dynamo", StartUs: -1e308, DurUs: 1e308}
 	tv := layoutTimeline([]tlLane{{Name: "rank 0", Phases: []tlPhase{{P: &good}, {P: &huge}, {P: &neg}}}})
 	if tv == nil || len(tv.Bars) != 1 {
 		t.Fatalf("timeline = %+v, want the one sane phase", tv)

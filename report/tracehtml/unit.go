@@ -129,10 +129,10 @@ func (s *site) writeUnit(dir string, ui int) error {
 		var lane tlLane
 		lane.Name = "[" + orDash(u.ID) + "]"
 		for _, i := range s.phases[ui] {
-			lane.Phases = append(lane.Phases, tlPhase{P: &s.res.Phases[i]})
+			lane.Phases = append(lane.Phases, tlPhase{P: &s.res.Spans[i]})
 		}
 		for _, i := range s.open[ui] {
-			lane.Phases = append(lane.Phases, tlPhase{P: &s.res.OpenPhases[i], Open: true})
+			lane.Phases = append(lane.Phases, tlPhase{P: &s.res.OpenSpans[i], Open: true})
 		}
 		if len(lane.Phases) > 0 {
 			top.Timeline = layoutTimeline([]tlLane{lane})

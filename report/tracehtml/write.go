@@ -284,8 +284,8 @@ type site struct {
 	byKey    map[string][]int // path + "\x00" + unit id → indexes in units, in log order
 	inputDir map[string]string
 	labels   map[string]string // path → input label
-	// phases and open are, per index in units, its indexes in res.Phases
-	// and res.OpenPhases; phaseUnit and openUnit the reverse (-1: none).
+	// phases and open are, per index in units, its indexes in res.Spans
+	// and res.OpenSpans; phaseUnit and openUnit the reverse (-1: none).
 	phases, open        [][]int
 	phaseUnit, openUnit []int
 	// shared maps the MD5 of a payload shown on more than one page (every
@@ -433,8 +433,8 @@ func newSite(res *compiles.Result, opts Options) *site {
 	s.rankPageFiles()
 	s.findShared()
 	s.phases, s.open = make([][]int, len(s.units)), make([][]int, len(s.units))
-	s.phaseUnit = s.assignPhases(res.Phases, s.phases)
-	s.openUnit = s.assignPhases(res.OpenPhases, s.open)
+	s.phaseUnit = s.assignPhases(res.Spans, s.phases)
+	s.openUnit = s.assignPhases(res.OpenSpans, s.open)
 	return s
 }
 
@@ -446,9 +446,9 @@ func (s *site) label(path string) string {
 }
 
 // assignPhases gives each phase its unit: the unit of its input, process
-// and compile id with the phase's occurrence (compiles.Phase.Occurrence
+// and compile id with the phase's occurrence (compiles.Span.Occurrence
 // tells the compiles of a repeated id apart), -1 when it has none.
-func (s *site) assignPhases(phases []compiles.Phase, per [][]int) []int {
+func (s *site) assignPhases(phases []compiles.Span, per [][]int) []int {
 	unitOf := make([]int, len(phases))
 	for i := range phases {
 		p := &phases[i]

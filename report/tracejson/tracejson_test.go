@@ -52,8 +52,8 @@ func TestWriteJSONParallelSameBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := analyze(t, p)
-	if len(res.Phases) <= 2*jsonChunk {
-		t.Fatalf("only %d phases: the test needs arrays of several chunks", len(res.Phases))
+	if len(res.Spans) <= 2*jsonChunk {
+		t.Fatalf("only %d phases: the test needs arrays of several chunks", len(res.Spans))
 	}
 	var par, seq bytes.Buffer
 	if err := WriteJSON(&par, res); err != nil {

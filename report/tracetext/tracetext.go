@@ -113,7 +113,7 @@ func Verdict(res *compiles.Result) (string, bool) {
 	}
 	open := 0
 	inner := ""
-	for _, ph := range res.OpenPhases {
+	for _, ph := range res.OpenSpans {
 		if ph.Uncertain {
 			continue
 		}
@@ -224,8 +224,8 @@ func (p *printer) overview(res *compiles.Result) {
 			if r.Failed > 0 {
 				extra += p.s.Red(fmt.Sprintf(", %d failed", r.Failed))
 			}
-			if r.OpenPhases > 0 {
-				extra += p.s.Red(fmt.Sprintf(", %d open phase(s)", r.OpenPhases))
+			if r.OpenSpans > 0 {
+				extra += p.s.Red(fmt.Sprintf(", %d open phase(s)", r.OpenSpans))
 			}
 			p.f("  %-8s %3d compile(s), %d graph break(s), %d recompile(s), cache %d hit/%d miss/%d bypass, %.1fs compiling%s\n",
 				r.Label, r.Compiles, r.GraphBreaks, r.Recompiles, r.CacheHits, r.CacheMisses, r.CacheBypasses, r.CompileSeconds, extra)
@@ -285,12 +285,12 @@ func (p *printer) who(rank int, path string) string {
 }
 
 func (p *printer) open(res *compiles.Result) {
-	if len(res.OpenPhases) == 0 {
+	if len(res.OpenSpans) == 0 {
 		return
 	}
-	p.section("Phases never ended (running when the log stopped; ? = its E may be an unreadable event)", len(res.OpenPhases))
-	for i, ph := range res.OpenPhases {
-		if p.cut(i, len(res.OpenPhases)) {
+	p.section("Phases never ended (running when the log stopped; ? = its E may be an unreadable event)", len(res.OpenSpans))
+	for i, ph := range res.OpenSpans {
+		if p.cut(i, len(res.OpenSpans)) {
 			break
 		}
 		mark := report.Styled("  ")
@@ -587,9 +587,9 @@ func (p *printer) inputs(res *compiles.Result) {
 	for _, ig := range res.Ignored {
 		lines = append(lines, fmt.Sprintf("  ignored %s: %s", ig.Path, ig.Reason))
 	}
-	if res.PhasesDropped > 0 || res.ArtifactsDropped > 0 {
+	if res.SpansDropped > 0 || res.ArtifactsDropped > 0 {
 		lines = append(lines, fmt.Sprintf("  kept the first %d phases and %d artifact references; %d phases and %d references not kept",
-			len(res.Phases), len(res.Artifacts), res.PhasesDropped, res.ArtifactsDropped))
+			len(res.Spans), len(res.Artifacts), res.SpansDropped, res.ArtifactsDropped))
 	}
 	if len(lines) == 0 {
 		return
