@@ -667,7 +667,7 @@ func TestRendezvousNoMaster(t *testing.T) {
 		!strings.Contains(d.Errors[0].Message, "The client socket has timed out after 5000ms while trying to connect to (127.0.0.1, ") {
 		t.Fatalf("status %q, errors %+v; want the DistNetworkError client timeout", d.Status, d.Errors)
 	}
-	if len(d.Findings) == 0 || d.Findings[0].Phase != "distributed-init" {
-		t.Errorf("findings %v, want the first in phase distributed-init", rules(d.Findings))
+	if len(d.Findings) == 0 || d.Findings[0].Rule != "rendezvous-master-unreachable" || d.Findings[0].Phase != "distributed-init" {
+		t.Errorf("findings %v, want rendezvous-master-unreachable first, in phase distributed-init", rules(d.Findings))
 	}
 }
