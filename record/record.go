@@ -6,7 +6,7 @@ package record
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 )
 
@@ -89,23 +89,26 @@ func (r Rank) Known() bool {
 // "rank 2"; empty when no index is known. Records of one worker share a key
 // across restarts, which is what de-duplication by rank needs.
 func (r Rank) Key() string {
-	var parts []string
-	if r.DP >= 0 {
-		parts = append(parts, fmt.Sprintf("DP%d", r.DP))
+	// Built with strconv into one buffer: Key is on the hot path of every
+	// caller that names a record's rank (tracebacks, fatal lines, advice).
+	var b [48]byte
+	k := b[:0]
+	part := func(name string, n int) {
+		if n < 0 {
+			return
+		}
+		if len(k) > 0 {
+			k = append(k, ' ')
+		}
+		k = append(k, name...)
+		k = strconv.AppendInt(k, int64(n), 10)
 	}
-	if r.PP >= 0 {
-		parts = append(parts, fmt.Sprintf("PP%d", r.PP))
-	}
-	if r.TP >= 0 {
-		parts = append(parts, fmt.Sprintf("TP%d", r.TP))
-	}
-	if r.EP >= 0 {
-		parts = append(parts, fmt.Sprintf("EP%d", r.EP))
-	}
-	if r.Global >= 0 {
-		parts = append(parts, fmt.Sprintf("rank%d", r.Global))
-	}
-	return strings.Join(parts, " ")
+	part("DP", r.DP)
+	part("PP", r.PP)
+	part("TP", r.TP)
+	part("EP", r.EP)
+	part("rank", r.Global)
+	return string(k)
 }
 
 // String is the rank as a person reads it: "TP3", "EngineCore DP0",
@@ -118,11 +121,11 @@ func (r Rank) String() string {
 	case k != "":
 		return k
 	case r.Role != "" && r.PID > 0:
-		return fmt.Sprintf("%s pid %d", r.Role, r.PID)
+		return r.Role + " pid " + strconv.Itoa(r.PID)
 	case r.Role != "":
 		return r.Role
 	case r.PID > 0:
-		return fmt.Sprintf("pid %d", r.PID)
+		return "pid " + strconv.Itoa(r.PID)
 	}
 	return ""
 }
