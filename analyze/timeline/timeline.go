@@ -344,10 +344,14 @@ func sameString(a, b string) bool {
 // few are kept in a ring compared field by field before any map is
 // hashed, the one that followed the last hit last time first.
 func (b *Builder) rankState(rec *record.Record) *rankState {
-	if e := b.recentRanks.Find(func(e *recentRank) bool {
-		return sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source)
-	}); e != nil {
-		return e.rs
+	// Probe/At/Hit, not Find: Find calls its match through a func value
+	// on every record, which this hot loop cannot afford.
+	r := &b.recentRanks
+	for k := range r.Len() {
+		at := r.Probe(k)
+		if e := r.At(at); sameRank(&e.rank, &rec.Rank) && sameString(e.source, rec.Source) {
+			return r.Hit(at).rs
+		}
 	}
 	return b.newRank(rec)
 }
@@ -426,11 +430,14 @@ func (b *Builder) matchFirst(text string) (*event, int) {
 			return &bar.ev, end
 		}
 	}
-	if e := b.recentMarks.Find(func(e *recentMark) bool {
-		n := len(e.line)
-		return n <= len(text) && text[0] == e.line[0] && (n == len(text) || text[n] == '\n') && text[:n] == e.line
-	}); e != nil {
-		return &e.ev, len(e.line)
+	r := &b.recentMarks // Probe/At/Hit inline, as in rankState
+	for k := range r.Len() {
+		at := r.Probe(k)
+		e := r.At(at)
+		if n := len(e.line); n <= len(text) && text[0] == e.line[0] && (n == len(text) || text[n] == '\n') && text[:n] == e.line {
+			r.Hit(at)
+			return &e.ev, n
+		}
 	}
 	if end < 0 {
 		if end = strings.IndexByte(text, '\n'); end < 0 {
