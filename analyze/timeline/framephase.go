@@ -114,7 +114,7 @@ var frameTable = []framePhase{
 // the module of its exception type or what it names. First match wins.
 var textTable = []struct{ re, phase, why string }{
 	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds"},
-	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir|TritonGPU to LLVM|legalize operation 'tt\.`, PhaseTritonCompile, "it names Triton's kernel compiler"},
+	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir|TritonGPU to LLVM|legalize operation 'tt\.|\.triton/llvm/|#ttg\.|#triton_gpu\.`, PhaseTritonCompile, "it names Triton's kernel compiler (its passes, IR or bundled LLVM)"},
 	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording`, PhaseCUDAGraph, "it names graph capture"},
 	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
 	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},

@@ -74,6 +74,12 @@ func TestPhaseOfText(t *testing.T) {
 		{"error: failed to legalize operation 'tt.load' that was explicitly marked illegal", PhaseTritonCompile},
 		{"torch._dynamo.exc.BackendCompilerFailed: backend='aot_eager' raised:\nRuntimeError: Found a custom (non-ATen) operator", PhaseAOTAutograd},
 		{"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nAssertionError", PhaseInductor},
+		// glibc's assert report from the LLVM that Triton bundles, and the
+		// TritonGPU IR Triton prints after it.
+		{"python: /root/.triton/llvm/llvm-1188b1ff-ubuntu-x64/include/llvm/Support/Casting.h:566: decltype(auto) llvm::cast(const From&): Assertion `isa<To>(Val)' failed.", PhaseTritonCompile},
+		{"#blocked = #ttg.blocked<{sizePerThread = [1, 1]}>", PhaseTritonCompile},
+		// LLVM elsewhere (a system LLVM under another compiler) says nothing.
+		{"clang: /usr/include/llvm/Support/Casting.h:566: Assertion `isa<To>(Val)' failed.", ""},
 		{"RuntimeError: the frobnicator stalled", ""},
 	}
 	for _, c := range cases {
