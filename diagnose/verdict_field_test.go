@@ -40,25 +40,10 @@ func showsFrames(log []byte) bool {
 // error was raised (RaisedIn); it fails when either share drops below its
 // floor, and lists the cases that miss (go test -v).
 func TestFieldVerdictSaysWhat(t *testing.T) {
-	dir := fieldDir(t)
-	sides, _ := filepath.Glob(filepath.Join(dir, "*.expect.yaml"))
-	if len(sides) == 0 {
-		t.Skipf("no sidecars in %s", dir)
-	}
 	var failed, quoted, framed, located int
 	var noRoot, noPlace []string
-	for _, side := range sides {
-		name := strings.TrimSuffix(filepath.Base(side), ".expect.yaml")
-		data, err := os.ReadFile(side)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want fieldExpect
-		if err := yaml.Unmarshal(data, &want); err != nil {
-			t.Errorf("%s: %v", side, err)
-			continue
-		}
-		logPath := filepath.Join(dir, name+".log")
+	for _, c := range fieldCases(t) {
+		name, logPath, want := c.name, c.log, c.want
 		log, err := os.ReadFile(logPath)
 		if !want.Fatal || err != nil {
 			continue
@@ -91,7 +76,7 @@ func TestFieldVerdictSaysWhat(t *testing.T) {
 		}
 	}
 	if failed == 0 {
-		t.Skipf("no failed fatal cases in %s", dir)
+		t.Skip("no failed fatal cases in the field corpus")
 	}
 	share := func(n, of int) float64 {
 		if of == 0 {
@@ -110,4 +95,42 @@ func TestFieldVerdictSaysWhat(t *testing.T) {
 	if share(located, framed) < raisedInFloor {
 		t.Errorf("%s: the raised-in share is below its floor %.2f", report, raisedInFloor)
 	}
+}
+
+// fieldCase is one case of the field corpus: its log and its sidecar.
+type fieldCase struct {
+	name, log string
+	want      fieldExpect
+}
+
+// fieldCases reads the sidecars of the field corpus (fieldDir), in name
+// order, each with the log beside it; a sidecar that does not parse or has
+// no log is an error of the test, and the rest are still read. It skips
+// the test when the corpus has none.
+func fieldCases(t *testing.T) []fieldCase {
+	t.Helper()
+	dir := fieldDir(t)
+	sides, _ := filepath.Glob(filepath.Join(dir, "*.expect.yaml"))
+	if len(sides) == 0 {
+		t.Skipf("no sidecars in %s", dir)
+	}
+	var out []fieldCase
+	for _, side := range sides {
+		c := fieldCase{name: strings.TrimSuffix(filepath.Base(side), ".expect.yaml")}
+		c.log = filepath.Join(dir, c.name+".log")
+		data, err := os.ReadFile(side)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(data, &c.want); err != nil {
+			t.Errorf("%s: %v", side, err)
+			continue
+		}
+		if _, err := os.Stat(c.log); err != nil {
+			t.Errorf("%s: no log beside the sidecar", side)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
