@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/ingest/torchtrace"
+	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
@@ -924,6 +925,23 @@ func TestFellBackToEager(t *testing.T) {
 		}
 		if want := map[bool]string{true: "warning", false: "error"}[c.want]; sev != want {
 			t.Errorf("%s: trace-compile-failed at %q, want %s", c.name, sev, want)
+		}
+		// bringup diagnose matches the same subjects with the rules engine
+		// alone (no Conclude): a fallback is no error there either, for
+		// any rule (the text rules match the fail reason too).
+		col := rules.NewCollector()
+		for _, sub := range Subjects(res) {
+			for _, r := range set.Match(sub, nil) {
+				col.Add(r, sub)
+			}
+		}
+		for _, f := range col.Findings() {
+			if c.want && f.Severity == record.SeverityError {
+				t.Errorf("%s: the rules engine makes %s an error on a frame that ran eagerly", c.name, f.Rule)
+			}
+			if !c.want && f.Rule == "trace-compile-failed" && f.Severity != record.SeverityError {
+				t.Errorf("%s: the rules engine makes a failed compile %s", c.name, f.Severity)
+			}
 		}
 	}
 }

@@ -24,7 +24,11 @@ const (
 
 // FieldSurvived is the subject field that says the run went on past it
 // ("true": a graph break, a compile Dynamo gave up on and ran eagerly).
-const FieldSurvived = "survived"
+// It is the rules engine's own Recovered field, so an error rule that
+// matches such a subject makes a warning wherever the subject is matched:
+// bringup trace (Conclude) and bringup diagnose given the trace or the
+// run directory that holds it alike.
+const FieldSurvived = rules.Recovered
 
 // failOnLimit is the fail_type of a recompile limit that was fatal
 // (fail_on_recompile_limit_hit, or fullgraph).
@@ -231,16 +235,11 @@ func Conclude(res *Result, set *rules.Set) []record.Finding {
 	// agree on one.
 	failPhases := map[string]map[string]bool{}
 	// A rule's error is a warning when every subject it matched is one the
-	// run survived (a graph break, a recompile limit that fell back to
-	// eager): the severity follows what happened, not the rule alone.
-	matched, fatal := map[string]bool{}, map[string]bool{}
+	// run survived (FieldSurvived: the collector gives such a subject the
+	// warning severity, and a fatal one raises it back to error).
 	for _, sub := range Subjects(res) {
 		for _, r := range set.Match(sub, v) {
 			col.Add(r, sub)
-			matched[r.ID] = true
-			if sub.Fields[FieldSurvived] != "true" {
-				fatal[r.ID] = true
-			}
 			if sub.Fact == FactCompileFailed && r.Match.Fact == FactCompileFailed && sub.Fields["phase"] != "" {
 				if failPhases[r.ID] == nil {
 					failPhases[r.ID] = map[string]bool{}
@@ -251,9 +250,6 @@ func Conclude(res *Result, set *rules.Set) []record.Finding {
 	}
 	fs := col.Findings()
 	for i := range fs {
-		if matched[fs[i].Rule] && !fatal[fs[i].Rule] && fs[i].Severity == record.SeverityError {
-			fs[i].Severity = record.SeverityWarning
-		}
 		if ph := failPhases[fs[i].Rule]; len(ph) == 1 {
 			for p := range ph {
 				fs[i].Phase = p

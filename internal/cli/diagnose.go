@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +66,16 @@ run, 3 partial result (--srun/--kube/--ray: a node did not give its logs).`,
 			}
 			defer cleanup()
 			gathered, name := logInputs(g)
+			// A --torch-dir that is no directory explains nothing: said,
+			// and the torch the log's frames name is looked at instead.
+			badTorch := torchDirProblem(torchDir)
+			if badTorch != "" {
+				badTorch, torchDir = torchDir, ""
+			}
 			d, err := diagnose.Run(append(args, gathered...), diagnose.Options{Rules: set, Stdin: cmd.InOrStdin(), TorchDir: torchDir, Name: name})
+			if d != nil && badTorch != "" {
+				d.Inputs = append(d.Inputs, diagnose.Input{Path: badTorch, Kind: torchDirKind, Error: torchDirProblem(badTorch) + torchDirNote})
+			}
 			switch {
 			case errors.Is(err, diagnose.ErrNoInput):
 				for _, in := range d.Inputs {
@@ -112,6 +123,36 @@ run, 3 partial result (--srun/--kube/--ray: a node did not give its logs).`,
 	cmd.Flags().StringArrayVar(&ruleFiles, "rules", nil, "add rules from a YAML FILE (repeatable; same format as rules/*.yaml)")
 	cmd.Flags().StringVar(&torchDir, "torch-dir", "", "the torch package the boot used (DIR/_dynamo/graph_break_registry.json explains graph-break ids); default: the one the log's frames name, when it exists here")
 	return cmd
+}
+
+// torchDirKind is the input kind of a --torch-dir that could not be used,
+// torchDirNote what that means for the diagnosis.
+const (
+	torchDirKind = "torch-dir"
+	torchDirNote = " (--torch-dir); graph-break ids are explained only from a torch the log's frames name"
+)
+
+// torchDirProblem says why --torch-dir dir cannot be the torch package the
+// boot used ("no such directory", "not a directory"): a typo, or a path of
+// the machine the boot ran on; "" when dir is "" or a directory here.
+func torchDirProblem(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such directory"
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err.Error()
+		}
+		return err.Error()
+	case !fi.IsDir():
+		return "not a directory"
+	}
+	return ""
 }
 
 // noteUnused tells stderr which inputs were not (fully) used, briefly: a

@@ -70,3 +70,43 @@ func TestDiagnoseStdinAndNotes(t *testing.T) {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 }
+
+// TestDiagnoseBadTorchDir: a --torch-dir that is not a directory here is
+// said, with its path, on stderr and in inputs[]; the diagnosis is the
+// same as without the flag (exit status, verdict).
+func TestDiagnoseBadTorchDir(t *testing.T) {
+	log := "../../examples/inlined-keyerror"
+	code0, out0, _ := runCLI("diagnose", log)
+	firstLine := func(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+	file := filepath.Join(t.TempDir(), "torch")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, why := range map[string]string{filepath.Join(t.TempDir(), "no", "such"): "no such directory", file: "not a directory"} {
+		code, out, errs := runCLI("diagnose", "--torch-dir", dir, log)
+		if code != code0 || firstLine(out) != firstLine(out0) {
+			t.Errorf("--torch-dir %s: exit %d, verdict %q; without it: %d, %q", dir, code, firstLine(out), code0, firstLine(out0))
+		}
+		if !strings.Contains(errs, dir+": "+why+" (--torch-dir)") {
+			t.Errorf("--torch-dir %s: stderr %q does not say %q with the path", dir, errs, why)
+		}
+		_, js, _ := runCLI("diagnose", "--json", "--torch-dir", dir, log)
+		var d struct {
+			Inputs []struct{ Path, Kind, Error string }
+		}
+		if err := json.Unmarshal([]byte(js), &d); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, in := range d.Inputs {
+			found = found || in.Path == dir && in.Kind == torchDirKind && strings.HasPrefix(in.Error, why)
+		}
+		if !found {
+			t.Errorf("--torch-dir %s: inputs %+v do not list it", dir, d.Inputs)
+		}
+	}
+	// A directory is used as given: no note.
+	if _, _, errs := runCLI("diagnose", "--torch-dir", t.TempDir(), log); strings.Contains(errs, "--torch-dir") {
+		t.Errorf("a directory was noted: %q", errs)
+	}
+}
