@@ -17,7 +17,7 @@ import (
 type PasteFix struct {
 	Quote  bool // lines start with Markdown quoting "> "
 	ANSI   bool // colour codes without their ESC byte
-	Indent int  // every line indented by at least this many spaces
+	Indent int  // every line indented by at least this many spaces or tabs
 	Prefix bool // an indent before a process or logger prefix
 	// Outer is a prefix that a tool (a CI runner) put before most lines
 	// ("[test 1] "), stripped where it starts a line.
@@ -27,10 +27,11 @@ type PasteFix struct {
 // Any reports whether some repair is needed.
 func (f PasteFix) Any() bool { return f.Quote || f.ANSI || f.Indent > 0 || f.Prefix || f.Outer != "" }
 
-// DetectPaste looks at the head of an input for paste artifacts.
+// DetectPaste looks at the head of an input (at most its first 400
+// lines) for paste artifacts. Indentation is spaces or tabs.
 func DetectPaste(head []byte) PasteFix {
 	var f PasteFix
-	lines, quoted, minIndent := 0, 0, -1
+	lines, quoted, tabbed, minIndent := 0, 0, 0, -1
 	outer := map[string]int{}
 	rest := head
 	for len(rest) > 0 && lines < 400 {
@@ -41,17 +42,17 @@ func DetectPaste(head []byte) PasteFix {
 			continue
 		}
 		lines++
-		if line[0] == '>' {
+		if q := quoteAt(line); q >= 0 {
 			quoted++
-			line = unquote(line)
+			line = unquote(line[q:])
 		}
-		n := 0
-		for n < len(line) && line[n] == ' ' {
-			n++
-		}
+		n := indentOf(line)
 		if n < len(line) {
 			if minIndent < 0 || n < minIndent {
 				minIndent = n
+			}
+			if n > 0 && line[0] == '\t' {
+				tabbed++
 			}
 			if n > 0 && startsWithPrefix(line[n:]) {
 				f.Prefix = true
@@ -60,7 +61,7 @@ func DetectPaste(head []byte) PasteFix {
 		if !f.ANSI && bareANSI(line) >= 0 {
 			f.ANSI = true
 		}
-		if p := outerPrefix(line); p != "" {
+		if p := outerPrefix(line[indentOf(line):]); p != "" {
 			outer[p]++
 		}
 	}
@@ -72,19 +73,40 @@ func DetectPaste(head []byte) PasteFix {
 	if lines > 0 && quoted*2 >= lines {
 		f.Quote = true
 	}
-	if minIndent >= 2 && lines >= 2 {
+	// Two spaces at least, or a tab before every line: one space alone
+	// is too little to tell a paste's indent from text. A single line
+	// indented so is an excerpt of one line.
+	if lines >= 1 && (minIndent >= 2 || minIndent >= 1 && tabbed == lines) {
 		f.Indent = minIndent
 	}
 	return f
 }
 
-// Depaste returns r with the repairs of f applied to every line; r itself
-// when f needs none.
+// indentOf counts the spaces and tabs line starts with.
+func indentOf(line []byte) int {
+	n := 0
+	for n < len(line) && (line[n] == ' ' || line[n] == '\t') {
+		n++
+	}
+	return n
+}
+
+// Depaste returns r with the repairs of f applied to every line. When f
+// needs none, r's bytes are passed on as read while its lines are watched
+// for a paste that starts later (pasteWatch).
 func Depaste(r io.Reader, f PasteFix) io.Reader {
 	if !f.Any() {
-		return r
+		return &pasteWatch{r: r}
 	}
-	return &depaster{r: bufio.NewReaderSize(r, 64<<10), f: f}
+	return newDepaster(r, f)
+}
+
+func newDepaster(r io.Reader, f PasteFix) *depaster {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	return &depaster{r: br, f: f}
 }
 
 type depaster struct {
@@ -127,9 +149,6 @@ func (d *depaster) Read(p []byte) (int, error) {
 // fix repairs one line (with its '\n', if any) into a fresh slice.
 func (d *depaster) fix(line []byte) []byte {
 	out := make([]byte, 0, len(line))
-	if d.f.Quote {
-		line = unquote(line)
-	}
 	if d.f.ANSI {
 		for {
 			k := bareANSI(line)
@@ -142,26 +161,50 @@ func (d *depaster) fix(line []byte) []byte {
 		}
 	}
 	out = append(out, line...)
-	if d.f.Outer != "" && bytes.HasPrefix(out, []byte(d.f.Outer)) {
-		out = out[len(d.f.Outer):]
+	if d.f.Quote {
+		if q := quoteAt(out); q >= 0 {
+			out = unquote(out[q:])
+		}
 	}
 	if d.f.Indent > 0 {
 		n := 0
-		for n < d.f.Indent && n < len(out) && out[n] == ' ' {
+		for n < d.f.Indent && n < len(out) && (out[n] == ' ' || out[n] == '\t') {
 			n++
 		}
 		out = out[n:]
 	}
+	if d.f.Outer != "" && bytes.HasPrefix(out, []byte(d.f.Outer)) {
+		out = out[len(d.f.Outer):]
+	}
 	if d.f.Prefix {
-		n := 0
-		for n < len(out) && (out[n] == ' ' || out[n] == '\t') {
-			n++
-		}
+		n := indentOf(out)
 		if n > 0 && startsWithPrefix(out[n:]) {
 			out = out[n:]
 		}
 	}
 	return out
+}
+
+// quoteAt returns the offset of the Markdown quote that line starts with,
+// at its start or after an indent or colour codes without their ESC (a
+// quote inside an indented list item, a coloured copy quoted), or -1.
+func quoteAt(line []byte) int {
+	n := 0
+	for {
+		n += indentOf(line[n:])
+		if n < len(line) && line[n] == '>' {
+			return n
+		}
+		if n < len(line) && line[n] == 0x1b || bareANSI(line[n:]) == 0 {
+			e := bytes.IndexByte(line[n:], 'm')
+			if e < 0 || e > 16 {
+				return -1
+			}
+			n += e + 1
+			continue
+		}
+		return -1
+	}
 }
 
 // outerPrefix returns a tool's prefix that line starts with — "[name] "
@@ -202,8 +245,10 @@ func unquote(line []byte) []byte {
 
 // renderedESC are the ESC byte as a tool wrote it out in text: syslog's
 // octal escape of control characters ("#033[0;36m", rsyslog), caret
-// notation ("^[[0;36m", cat -v, less) and a string's escapes.
-var renderedESC = []string{"#033", "^[", `\033`, `\x1b`, `\u001b`, `\e`}
+// notation ("^[[0;36m", cat -v, less), a string's escapes, and the
+// Unicode control picture U+241B ("\u241b[0;36m", how some pages and
+// terminals draw the byte).
+var renderedESC = []string{"#033", "^[", `\033`, `\x1b`, `\u001b`, `\e`, "\u241b"}
 
 // bareANSI finds a colour code without its ESC, or with the ESC rendered
 // as text (renderedESC): "[" digits and ';' "m",
