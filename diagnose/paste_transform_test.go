@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 	"go.yaml.in/yaml/v3"
 )
 

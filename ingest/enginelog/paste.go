@@ -22,10 +22,16 @@ type PasteFix struct {
 	// Outer is a prefix that a tool (a CI runner) put before most lines
 	// ("[test 1] "), stripped where it starts a line.
 	Outer string
+	// Wrap is the width a page or a terminal hard-wrapped lines at: a
+	// line this long goes on in the next when that one cannot start a
+	// record (pasteWrap).
+	Wrap int
 }
 
 // Any reports whether some repair is needed.
-func (f PasteFix) Any() bool { return f.Quote || f.ANSI || f.Indent > 0 || f.Prefix || f.Outer != "" }
+func (f PasteFix) Any() bool {
+	return f.Quote || f.ANSI || f.Indent > 0 || f.Prefix || f.Outer != "" || f.Wrap > 0
+}
 
 // DetectPaste looks at the head of an input (at most its first 400
 // lines) for paste artifacts. Indentation is spaces or tabs.
@@ -33,6 +39,7 @@ func DetectPaste(head []byte) PasteFix {
 	var f PasteFix
 	lines, quoted, tabbed, minIndent := 0, 0, 0, -1
 	outer := map[string]int{}
+	var wrap wrapWidth
 	rest := head
 	for len(rest) > 0 && lines < 400 {
 		line, more, _ := bytes.Cut(rest, []byte{'\n'})
@@ -42,6 +49,7 @@ func DetectPaste(head []byte) PasteFix {
 			continue
 		}
 		lines++
+		wrap.line(line)
 		if q := quoteAt(line); q >= 0 {
 			quoted++
 			line = unquote(line[q:])
@@ -70,6 +78,7 @@ func DetectPaste(head []byte) PasteFix {
 			f.Outer = p
 		}
 	}
+	f.Wrap = wrap.width()
 	if lines > 0 && quoted*2 >= lines {
 		f.Quote = true
 	}
@@ -115,6 +124,20 @@ type depaster struct {
 	out  []byte
 	long bool // inside a line longer than the buffer: passed on as read
 	err  error
+	// held is a line read after a wrapped one that did not go on in it,
+	// with its read's error: the next line.
+	held    []byte
+	heldErr error
+	isHeld  bool
+}
+
+// readLine returns the held line, or reads the next.
+func (d *depaster) readLine() ([]byte, error) {
+	if d.isHeld {
+		d.isHeld = false
+		return d.held, d.heldErr
+	}
+	return d.r.ReadSlice('\n')
 }
 
 func (d *depaster) Read(p []byte) (int, error) {
@@ -122,7 +145,7 @@ func (d *depaster) Read(p []byte) (int, error) {
 		if d.err != nil {
 			return 0, d.err
 		}
-		line, err := d.r.ReadSlice('\n')
+		line, err := d.readLine()
 		switch {
 		case err == bufio.ErrBufferFull:
 			if !d.long {
@@ -140,6 +163,9 @@ func (d *depaster) Read(p []byte) (int, error) {
 			continue
 		}
 		d.out = d.fix(line)
+		if d.f.Wrap > 0 && err == nil && lineLen(line) == d.f.Wrap {
+			d.join()
+		}
 	}
 	n := copy(p, d.out)
 	d.out = d.out[n:]
