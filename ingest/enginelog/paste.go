@@ -50,6 +50,12 @@ func DetectPaste(head []byte) PasteFix {
 		}
 		lines++
 		wrap.line(line)
+		if bareANSI(line) >= 0 {
+			// The other repairs are judged on the line as it reads
+			// without its colour codes: the depaster drops them first.
+			f.ANSI = true
+			line = stripBareANSI(line)
+		}
 		if q := quoteAt(line); q >= 0 {
 			quoted++
 			line = unquote(line[q:])
@@ -65,9 +71,6 @@ func DetectPaste(head []byte) PasteFix {
 			if n > 0 && startsWithPrefix(line[n:]) {
 				f.Prefix = true
 			}
-		}
-		if !f.ANSI && bareANSI(line) >= 0 {
-			f.ANSI = true
 		}
 		if p := outerPrefix(line[indentOf(line):]); p != "" {
 			outer[p]++
@@ -174,19 +177,12 @@ func (d *depaster) Read(p []byte) (int, error) {
 
 // fix repairs one line (with its '\n', if any) into a fresh slice.
 func (d *depaster) fix(line []byte) []byte {
-	out := make([]byte, 0, len(line))
+	var out []byte
 	if d.f.ANSI {
-		for {
-			k := bareANSI(line)
-			if k < 0 {
-				break
-			}
-			out = append(out, line[:k]...)
-			e := bytes.IndexByte(line[k:], 'm')
-			line = line[k+e+1:]
-		}
+		out = stripBareANSI(line)
+	} else {
+		out = append(make([]byte, 0, len(line)), line...)
 	}
-	out = append(out, line...)
 	if d.f.Quote {
 		if q := quoteAt(out); q >= 0 {
 			out = unquote(out[q:])
@@ -209,6 +205,22 @@ func (d *depaster) fix(line []byte) []byte {
 		}
 	}
 	return out
+}
+
+// stripBareANSI returns line without its colour codes that lack their
+// ESC or have it rendered as text (bareANSI), in a fresh slice.
+func stripBareANSI(line []byte) []byte {
+	out := make([]byte, 0, len(line))
+	for {
+		k := bareANSI(line)
+		if k < 0 {
+			break
+		}
+		out = append(out, line[:k]...)
+		e := bytes.IndexByte(line[k:], 'm')
+		line = line[k+e+1:]
+	}
+	return append(out, line...)
 }
 
 // quoteAt returns the offset of the Markdown quote that line starts with,
