@@ -24,15 +24,21 @@ type pasteWatch struct {
 	more    bool      // pending ends in the start of a line that goes on in r
 	mid     bool      // the next byte is not at a line start
 	quiet   int       // bytes to pass before a line is judged again
+	passed  int64     // bytes passed on so far
 	fixed   io.Reader // the repairing reader, once a paste was found
 	err     error
 }
 
 // pasteWindow is how much a judgement reads ahead; pasteLineStart is how
-// much of a line pasteStart needs to tell.
+// much of a line pasteStart needs to tell. The first pasteFullScan bytes
+// (any excerpt pasted into a thread, and a good deal more) have each line
+// looked at; past them one line in pasteSample bytes is, so a large
+// engine log costs almost nothing more.
 const (
 	pasteWindow    = 64 << 10
 	pasteLineStart = 512
+	pasteFullScan  = 4 << 20
+	pasteSample    = 1 << 10
 )
 
 func (w *pasteWatch) Read(p []byte) (int, error) {
@@ -57,6 +63,7 @@ func (w *pasteWatch) Read(p []byte) (int, error) {
 		k, whole := w.scan(p[:n])
 		switch {
 		case k < 0:
+			w.passed += int64(n)
 			return n, nil
 		case !whole && n-k < pasteLineStart && w.err == nil && (k > 0 || n < len(p)):
 			// The line goes on past what was read: hold its start back
@@ -64,6 +71,7 @@ func (w *pasteWatch) Read(p []byte) (int, error) {
 			w.pending = append(append([]byte(nil), p[k:n]...), w.pending...)
 			w.more = true
 			if k > 0 {
+				w.passed += int64(k)
 				return k, nil
 			}
 			continue
@@ -86,6 +94,7 @@ func (w *pasteWatch) Read(p []byte) (int, error) {
 			}
 		}
 		if k > 0 {
+			w.passed += int64(k)
 			return k, nil
 		}
 	}
@@ -93,7 +102,9 @@ func (w *pasteWatch) Read(p []byte) (int, error) {
 
 // scan looks at the line starts in b and returns the offset of the first
 // that starts as a paste's, or that may (the line goes on past b: whole
-// is false), or -1.
+// is false), or -1. Past pasteFullScan bytes of input, it looks at one
+// line in every pasteSample bytes, and at each line since the last
+// sample only when one does.
 func (w *pasteWatch) scan(b []byte) (k int, whole bool) {
 	off := 0
 	if w.mid {
@@ -104,7 +115,19 @@ func (w *pasteWatch) scan(b []byte) (k int, whole bool) {
 		}
 		off = e + 1
 	}
+	if w.passed+int64(off) >= pasteFullScan {
+		return w.sample(b, off)
+	}
+	return w.lines(b, off, pasteFullScan-w.passed)
+}
+
+// lines looks at each line start of b from off, a line start, on; at
+// limit it goes on sampling.
+func (w *pasteWatch) lines(b []byte, off int, limit int64) (k int, whole bool) {
 	for off < len(b) {
+		if int64(off) >= limit {
+			return w.sample(b, off)
+		}
 		e := bytes.IndexByte(b[off:], '\n')
 		if w.quiet <= off && pasteStartByte[b[off]] {
 			if e < 0 {
@@ -126,6 +149,36 @@ func (w *pasteWatch) scan(b []byte) (k int, whole bool) {
 		off += e + 1
 	}
 	w.mid = false
+	w.quiet -= len(b)
+	return -1, false
+}
+
+// sample looks at one line start of b in every pasteSample bytes from
+// off, a line start; when one starts as a paste's, the lines since the
+// previous sample are looked at one by one, so the paste's first line is
+// found. A paste shorter than two sample steps (2 KiB) deep in a large input can go
+// unseen: the price of reading the rest at the speed of an input with
+// no paste.
+func (w *pasteWatch) sample(b []byte, off int) (k int, whole bool) {
+	prev := off
+	for s := off + pasteSample; s < len(b); s += pasteSample {
+		e := bytes.IndexByte(b[s:], '\n')
+		if e < 0 {
+			break
+		}
+		ls := s + e + 1
+		if ls >= len(b) {
+			break
+		}
+		if w.quiet <= ls && pasteStartByte[b[ls]] {
+			le := bytes.IndexByte(b[ls:], '\n')
+			if le < 0 || pasteStart(b[ls:ls+le]) {
+				return w.lines(b, prev, int64(len(b)))
+			}
+		}
+		prev, s = ls, ls
+	}
+	w.mid = true // the next read starts in the line after the last sample, or later
 	w.quiet -= len(b)
 	return -1, false
 }
