@@ -362,10 +362,10 @@ mixed-prefixes vllm-issue-40587 ok: frames of one traceback under two process pr
 quote-indent-prefix lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 quote-indent-prefix nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
 quote-indent-prefix vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
-quote-wrap-100 nnunet-issue-2188 ok: a wrap that splits the start of a record
-quote-wrap-100 pytorch-issue-131561 ok: a wrap that splits the start of a record
-quote-wrap-100 pytorch-issue-15592 root: a wrap that splits the start of a record
-quote-wrap-100 sglang-pr-23351 root: a wrap that splits the start of a record
+quote-wrap-100 nnunet-issue-2188 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+quote-wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+quote-wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+quote-wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 two-processes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 two-processes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
 two-processes pytorch-pr-177472 root: frames of one traceback under two process prefixes
@@ -376,18 +376,18 @@ two-processes sglang-pr-23351 root: frames of one traceback under two process pr
 two-processes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
 two-processes vllm-issue-15598 ok: frames of one traceback under two process prefixes
 two-processes vllm-issue-40587 ok: frames of one traceback under two process prefixes
-wrap-100 pytorch-issue-131561 ok: a wrap that splits the start of a record
-wrap-100 pytorch-issue-15592 root: a wrap that splits the start of a record
-wrap-100 sglang-pr-23351 root: a wrap that splits the start of a record
-wrap-100 vllm-ascend-issue-1115 root: a wrap that splits the start of a record
-wrap-80 atom-issue-69 ok: a wrap that splits the start of a record
-wrap-80 nnunet-issue-2188 ok: a wrap that splits the start of a record
-wrap-80 pytorch-issue-131561 ok: a wrap that splits the start of a record
-wrap-80 pytorch-issue-15592 root: a wrap that splits the start of a record
-wrap-80 pytorch-issue-193693 ok: a wrap that splits the start of a record
-wrap-80 sglang-issue-4253 root: a wrap that splits the start of a record
-wrap-80 sglang-pr-23351 root: a wrap that splits the start of a record
-wrap-80 vllm-ascend-issue-2533 ok: a wrap that splits the start of a record
+wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-100 vllm-ascend-issue-1115 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 atom-issue-69 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 nnunet-issue-2188 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 pytorch-issue-193693 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 sglang-issue-4253 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 vllm-ascend-issue-2533 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-80 vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
 `
 
