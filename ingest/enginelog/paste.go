@@ -132,6 +132,7 @@ type depaster struct {
 	held    []byte
 	heldErr error
 	isHeld  bool
+	rec     *recordStart // tells a wrap's rest from a record
 }
 
 // readLine returns the held line, or reads the next.

@@ -21,7 +21,8 @@ type wrapWidth struct {
 	distinct   bool // the lines of max length are not all one text
 	goesOn     int  // lines of max length followed by a rest
 	first      []byte
-	prevLen    int
+	prev       []byte
+	rec        recordStart
 }
 
 // wrapMin is the narrowest wrap believed: pages and terminals wrap at 80
@@ -31,10 +32,10 @@ const wrapMin = 60
 
 func (w *wrapWidth) line(line []byte) {
 	n := len(line)
-	if w.prevLen == w.max && w.max >= wrapMin && wrapRest(line) {
+	if len(w.prev) == w.max && w.max >= wrapMin && wrapRest(w.prev, line, &w.rec) {
 		w.goesOn++
 	}
-	w.prevLen = n
+	w.prev = line
 	switch {
 	case n < wrapMin || n < w.max:
 	case n > w.max:
@@ -53,22 +54,33 @@ func (w *wrapWidth) width() int {
 	return 0
 }
 
+// recordStart tells whether a line starts with a header or prefix that
+// the peeler knows (an engine's, glog's, a launcher's, a collector's).
+type recordStart struct {
+	p peeler
+	l peeled
+}
+
+func (r *recordStart) starts(line []byte) bool {
+	r.l.line = line
+	r.p.peel(&r.l)
+	return r.l.hdr != hdrNone || r.l.nlabels > 0 || r.l.procEnd > 0
+}
+
 // wrapRest reports whether line (as read, quoting and colour included)
 // can be the rest of a wrapped line: it has text, and does not start as
-// a record, a frame or an indented line does.
-func wrapRest(line []byte) bool {
-	if q := quoteAt(line); q >= 0 {
-		line = unquote(line[q:])
+// a record (any header the peeler knows), a frame or an indented line
+// does, nor with the first word of prev, the line it would go on (a
+// tool's records of one kind, "ptxas …" after "ptxas …").
+func wrapRest(prev, line []byte, rec *recordStart) bool {
+	line = bytes.TrimRight(pasteText(line), "\r\n")
+	if w := firstWord(line); len(w) >= 3 && bytes.Equal(w, firstWord(pasteText(prev))) {
+		return false
 	}
-	for bareANSI(line) == 0 {
-		e := bytes.IndexByte(line, 'm')
-		line = line[e+1:]
-	}
-	line = bytes.TrimRight(line, "\r\n")
 	if len(line) == 0 || line[0] == ' ' || line[0] == '\t' || line[0] == 0x1b {
 		return false
 	}
-	if startsWithPrefix(line) || exceptionName(line) {
+	if startsWithPrefix(line) || exceptionName(line) || rec.starts(line) {
 		return false
 	}
 	for _, w := range []string{"Traceback (most recent call last)", "During handling of the above exception", "The above exception was the direct cause", `File "`} {
@@ -77,6 +89,26 @@ func wrapRest(line []byte) bool {
 		}
 	}
 	return true
+}
+
+// pasteText is line without quoting and leading colour codes.
+func pasteText(line []byte) []byte {
+	if q := quoteAt(line); q >= 0 {
+		line = unquote(line[q:])
+	}
+	for bareANSI(line) == 0 {
+		e := bytes.IndexByte(line, 'm')
+		line = line[e+1:]
+	}
+	return line
+}
+
+// firstWord is line's text up to its first space.
+func firstWord(line []byte) []byte {
+	if i := bytes.IndexByte(line, ' '); i >= 0 {
+		return line[:i]
+	}
+	return line
 }
 
 // lineLen is the length of a line as read, without its line end.
@@ -92,7 +124,10 @@ func (d *depaster) join() {
 	joined, ended := 0, true
 	for {
 		next, err := d.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull || !wrapRest(next) {
+		if d.rec == nil {
+			d.rec = new(recordStart)
+		}
+		if err == bufio.ErrBufferFull || !wrapRest(d.out, next, d.rec) {
 			d.held, d.heldErr, d.isHeld = append(d.held[:0], next...), err, true
 			break
 		}

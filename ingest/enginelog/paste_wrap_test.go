@@ -49,6 +49,14 @@ func TestPasteWrap(t *testing.T) {
 	if _, fix := depaste(t, log); fix.Wrap != 0 {
 		t.Errorf("an engine log taken for a wrapped paste: %+v", fix)
 	}
+	// A tool's records of one kind, as long as each other: not a wrap.
+	ptx := "ptxas /var/tmp/compile-ptx-src-ce8fce, line 77; error   : Feature '.bf16' requires .target sm_80 or higher\n" +
+		"ptxas /var/tmp/compile-ptx-src-ce8fce, line 78; error   : Feature '.bf16' requires .target sm_80 or higher\n" +
+		"ptxas /var/tmp/compile-ptx-src-ce8fce, line 79; error   : Feature '.bf16' requires .target sm_80 or higher\n" +
+		"ptxas fatal   : Ptx assembly aborted due to errors\n"
+	if got, fix := depaste(t, ptx); fix.Wrap != 0 || got != ptx {
+		t.Errorf("records of one tool joined: %+v\n%s", fix, got)
+	}
 	// A line of the width followed by an exception line or a frame is
 	// not joined to it.
 	wl := func(c string) string { return strings.Repeat(c, 80) }
