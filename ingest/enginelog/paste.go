@@ -17,21 +17,29 @@ import (
 type PasteFix struct {
 	Quote  bool // lines start with Markdown quoting "> "
 	ANSI   bool // colour codes without their ESC byte
-	Indent int  // every line indented by at least this many spaces
+	Indent int  // every line indented by at least this many spaces or tabs
 	Prefix bool // an indent before a process or logger prefix
 	// Outer is a prefix that a tool (a CI runner) put before most lines
 	// ("[test 1] "), stripped where it starts a line.
 	Outer string
+	// Wrap is the width a page or a terminal hard-wrapped lines at: a
+	// line this long goes on in the next when that one cannot start a
+	// record (pasteWrap).
+	Wrap int
 }
 
 // Any reports whether some repair is needed.
-func (f PasteFix) Any() bool { return f.Quote || f.ANSI || f.Indent > 0 || f.Prefix || f.Outer != "" }
+func (f PasteFix) Any() bool {
+	return f.Quote || f.ANSI || f.Indent > 0 || f.Prefix || f.Outer != "" || f.Wrap > 0
+}
 
-// DetectPaste looks at the head of an input for paste artifacts.
+// DetectPaste looks at the head of an input (at most its first 400
+// lines) for paste artifacts. Indentation is spaces or tabs.
 func DetectPaste(head []byte) PasteFix {
 	var f PasteFix
-	lines, quoted, minIndent := 0, 0, -1
+	lines, quoted, tabbed, minIndent := 0, 0, 0, -1
 	outer := map[string]int{}
+	var wrap wrapWidth
 	rest := head
 	for len(rest) > 0 && lines < 400 {
 		line, more, _ := bytes.Cut(rest, []byte{'\n'})
@@ -41,26 +49,30 @@ func DetectPaste(head []byte) PasteFix {
 			continue
 		}
 		lines++
-		if line[0] == '>' {
+		wrap.line(line)
+		if bareANSI(line) >= 0 {
+			// The other repairs are judged on the line as it reads
+			// without its colour codes: the depaster drops them first.
+			f.ANSI = true
+			line = stripBareANSI(line)
+		}
+		if q := quoteAt(line); q >= 0 {
 			quoted++
-			line = unquote(line)
+			line = unquote(line[q:])
 		}
-		n := 0
-		for n < len(line) && line[n] == ' ' {
-			n++
-		}
+		n := indentOf(line)
 		if n < len(line) {
 			if minIndent < 0 || n < minIndent {
 				minIndent = n
+			}
+			if n > 0 && line[0] == '\t' {
+				tabbed++
 			}
 			if n > 0 && startsWithPrefix(line[n:]) {
 				f.Prefix = true
 			}
 		}
-		if !f.ANSI && bareANSI(line) >= 0 {
-			f.ANSI = true
-		}
-		if p := outerPrefix(line); p != "" {
+		if p := outerPrefix(line[indentOf(line):]); p != "" {
 			outer[p]++
 		}
 	}
@@ -69,22 +81,44 @@ func DetectPaste(head []byte) PasteFix {
 			f.Outer = p
 		}
 	}
+	f.Wrap = wrap.width()
 	if lines > 0 && quoted*2 >= lines {
 		f.Quote = true
 	}
-	if minIndent >= 2 && lines >= 2 {
+	// Two spaces at least, or a tab before every line: one space alone
+	// is too little to tell a paste's indent from text. A single line
+	// indented so is an excerpt of one line.
+	if lines >= 1 && (minIndent >= 2 || minIndent >= 1 && tabbed == lines) {
 		f.Indent = minIndent
 	}
 	return f
 }
 
-// Depaste returns r with the repairs of f applied to every line; r itself
-// when f needs none.
+// indentOf counts the spaces and tabs line starts with.
+func indentOf(line []byte) int {
+	n := 0
+	for n < len(line) && (line[n] == ' ' || line[n] == '\t') {
+		n++
+	}
+	return n
+}
+
+// Depaste returns r with the repairs of f applied to every line. When f
+// needs none, r's bytes are passed on as read while its lines are watched
+// for a paste that starts later (pasteWatch).
 func Depaste(r io.Reader, f PasteFix) io.Reader {
 	if !f.Any() {
-		return r
+		return &pasteWatch{r: r}
 	}
-	return &depaster{r: bufio.NewReaderSize(r, 64<<10), f: f}
+	return newDepaster(r, f)
+}
+
+func newDepaster(r io.Reader, f PasteFix) *depaster {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	return &depaster{r: br, f: f}
 }
 
 type depaster struct {
@@ -93,6 +127,21 @@ type depaster struct {
 	out  []byte
 	long bool // inside a line longer than the buffer: passed on as read
 	err  error
+	// held is a line read after a wrapped one that did not go on in it,
+	// with its read's error: the next line.
+	held    []byte
+	heldErr error
+	isHeld  bool
+	rec     *recordStart // tells a wrap's rest from a record
+}
+
+// readLine returns the held line, or reads the next.
+func (d *depaster) readLine() ([]byte, error) {
+	if d.isHeld {
+		d.isHeld = false
+		return d.held, d.heldErr
+	}
+	return d.r.ReadSlice('\n')
 }
 
 func (d *depaster) Read(p []byte) (int, error) {
@@ -100,7 +149,7 @@ func (d *depaster) Read(p []byte) (int, error) {
 		if d.err != nil {
 			return 0, d.err
 		}
-		line, err := d.r.ReadSlice('\n')
+		line, err := d.readLine()
 		switch {
 		case err == bufio.ErrBufferFull:
 			if !d.long {
@@ -118,6 +167,9 @@ func (d *depaster) Read(p []byte) (int, error) {
 			continue
 		}
 		d.out = d.fix(line)
+		if d.f.Wrap > 0 && err == nil && lineLen(line) == d.f.Wrap {
+			d.join()
+		}
 	}
 	n := copy(p, d.out)
 	d.out = d.out[n:]
@@ -126,42 +178,72 @@ func (d *depaster) Read(p []byte) (int, error) {
 
 // fix repairs one line (with its '\n', if any) into a fresh slice.
 func (d *depaster) fix(line []byte) []byte {
-	out := make([]byte, 0, len(line))
-	if d.f.Quote {
-		line = unquote(line)
-	}
+	var out []byte
 	if d.f.ANSI {
-		for {
-			k := bareANSI(line)
-			if k < 0 {
-				break
-			}
-			out = append(out, line[:k]...)
-			e := bytes.IndexByte(line[k:], 'm')
-			line = line[k+e+1:]
-		}
+		out = stripBareANSI(line)
+	} else {
+		out = append(make([]byte, 0, len(line)), line...)
 	}
-	out = append(out, line...)
-	if d.f.Outer != "" && bytes.HasPrefix(out, []byte(d.f.Outer)) {
-		out = out[len(d.f.Outer):]
+	if d.f.Quote {
+		if q := quoteAt(out); q >= 0 {
+			out = unquote(out[q:])
+		}
 	}
 	if d.f.Indent > 0 {
 		n := 0
-		for n < d.f.Indent && n < len(out) && out[n] == ' ' {
+		for n < d.f.Indent && n < len(out) && (out[n] == ' ' || out[n] == '\t') {
 			n++
 		}
 		out = out[n:]
 	}
+	if d.f.Outer != "" && bytes.HasPrefix(out, []byte(d.f.Outer)) {
+		out = out[len(d.f.Outer):]
+	}
 	if d.f.Prefix {
-		n := 0
-		for n < len(out) && (out[n] == ' ' || out[n] == '\t') {
-			n++
-		}
+		n := indentOf(out)
 		if n > 0 && startsWithPrefix(out[n:]) {
 			out = out[n:]
 		}
 	}
 	return out
+}
+
+// stripBareANSI returns line without its colour codes that lack their
+// ESC or have it rendered as text (bareANSI), in a fresh slice.
+func stripBareANSI(line []byte) []byte {
+	out := make([]byte, 0, len(line))
+	for {
+		k := bareANSI(line)
+		if k < 0 {
+			break
+		}
+		out = append(out, line[:k]...)
+		e := bytes.IndexByte(line[k:], 'm')
+		line = line[k+e+1:]
+	}
+	return append(out, line...)
+}
+
+// quoteAt returns the offset of the Markdown quote that line starts with,
+// at its start or after an indent or colour codes without their ESC (a
+// quote inside an indented list item, a coloured copy quoted), or -1.
+func quoteAt(line []byte) int {
+	n := 0
+	for {
+		n += indentOf(line[n:])
+		if n < len(line) && line[n] == '>' {
+			return n
+		}
+		if n < len(line) && line[n] == 0x1b || bareANSI(line[n:]) == 0 {
+			e := bytes.IndexByte(line[n:], 'm')
+			if e < 0 || e > 16 {
+				return -1
+			}
+			n += e + 1
+			continue
+		}
+		return -1
+	}
 }
 
 // outerPrefix returns a tool's prefix that line starts with — "[name] "
@@ -202,8 +284,10 @@ func unquote(line []byte) []byte {
 
 // renderedESC are the ESC byte as a tool wrote it out in text: syslog's
 // octal escape of control characters ("#033[0;36m", rsyslog), caret
-// notation ("^[[0;36m", cat -v, less) and a string's escapes.
-var renderedESC = []string{"#033", "^[", `\033`, `\x1b`, `\u001b`, `\e`}
+// notation ("^[[0;36m", cat -v, less), a string's escapes, and the
+// Unicode control picture U+241B ("\u241b[0;36m", how some pages and
+// terminals draw the byte).
+var renderedESC = []string{"#033", "^[", `\033`, `\x1b`, `\u001b`, `\e`, "\u241b"}
 
 // bareANSI finds a colour code without its ESC, or with the ESC rendered
 // as text (renderedESC): "[" digits and ';' "m",
