@@ -42,6 +42,9 @@ type occurrence struct {
 	// rank (an engine printing the error, then its traceback; a paste that
 	// put the message first), nil when none.
 	frames record.Stack
+	// crash: index+1 of the native crash this error only told the
+	// reason of (see diagnosticOf), 0 none.
+	crash int
 	// mask is the exception that hid root while re-raising it ("TypeError:
 	// __init__() missing … 'inner_exception'"), "" when none.
 	mask string
@@ -73,11 +76,16 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 				target = p
 			}
 		}
-		if target == nil {
+		if o.crash > 0 {
+			target = &occs[o.crash-1] // the crash it told the reason of
+		}
+		if target == nil || len(target.added) == 0 {
 			continue
 		}
 		sub := target.sub
 		switch {
+		case o.crash > 0:
+			sub.Evidence = record.Evidence{Path: o.tb.Source, Line: o.line, Rank: o.rank.String(), Text: o.root.Type + ": " + firstLine(o.root.Message)}
 		case o.tb != nil && o.root.Type == "Traceback" && o.rank.String() != "" && o.rank.String() != target.rank.String():
 			ev := record.Evidence{Path: o.tb.Source, Line: o.tb.Line, Rank: o.rank.String(), Text: "a traceback on " + o.rank.String() + " too, cut off before its exception line"}
 			sub.Evidence = ev
@@ -94,6 +102,54 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 			hits.Add(r, sub)
 		}
 	}
+}
+
+// diagnosticOf marks each error printed without frames under a log word
+// ("error: failed to legalize operation 'tt.load' …", MLIR's diagnostic)
+// whose message runs on over a native crash of the same rank (LLVM's
+// "LLVM ERROR: …" abort) as that crash's diagnostic: the process died at
+// the crash, and the word only said why. The crash is the error; the
+// diagnostic becomes its evidence (attachConsequences). occs are one
+// log's, the first at index base.
+func diagnosticOf(occs []occurrence, base int) {
+	for i := range occs {
+		o := &occs[i]
+		if o.tb == nil || !o.tb.Frameless || !logWord(o.root.Type) {
+			continue
+		}
+		_, rest, ok := strings.Cut(o.root.Message, "\n")
+		if !ok {
+			continue
+		}
+		for j := range occs {
+			c := &occs[j]
+			if c.fl != nil && c.fl.hit.Kind == fatal.NativeCrash && c.line > o.line &&
+				(c.rank == o.rank || !c.rank.Known()) && strings.Contains(rest, c.fl.hit.Match) {
+				o.wrapper, o.crash = true, base+j+1
+				break
+			}
+		}
+	}
+}
+
+// logWord reports whether an exception type is a log's word that
+// introduces an error ("error", "ERROR", "FATAL", "Error") rather than a
+// Python class: one word, no '.', no capital inside but all capitals.
+func logWord(t string) bool {
+	if t == "" || strings.ContainsRune(t, '.') {
+		return false
+	}
+	upper := strings.ToUpper(t) == t
+	for k := 1; k < len(t); k++ {
+		if c := t[k]; !upper && c >= 'A' && c <= 'Z' || !isWordByte(c) {
+			return false
+		}
+	}
+	return isWordByte(t[0])
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // rankNamed is r, with the global rank a line names ("[Rank 3] Watchdog
@@ -228,6 +284,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: max(fl.line, fl.end), rank: rank,
 				wrapper: fl.hit.Kind.Consequence()})
 		}
+		diagnosticOf(occs[first:], first)
 	}
 
 	// A wrapper, or a launcher's word that a child died, is the error only
@@ -799,6 +856,13 @@ func (c *coverage) covers(fl *fatalLine) bool {
 	for _, m := range c.msgs {
 		if m.frameless && fl.hit.Kind.Consequence() {
 			continue // a launcher's line under an error printed without frames is its own
+		}
+		if m.frameless && fl.hit.Kind == fatal.NativeCrash && !strings.Contains(firstLine(m.msg), fl.hit.Match) {
+			// A crash report on a later line of a message printed without
+			// frames is a line of its own that the message ran on over
+			// (MLIR's "error: …" diagnostics, then LLVM's abort): the
+			// process died there.
+			continue
 		}
 		if strings.Contains(m.msg, fl.hit.Match) && (m.rank == fl.rank || !fl.rank.Known()) {
 			return true

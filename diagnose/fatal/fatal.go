@@ -68,6 +68,11 @@ type pattern struct {
 	re   *regexp.Regexp
 }
 
+// ownLines start the wordings that their writer prints as a line of its
+// own (a runtime's abort report): text before one on a line is another
+// write that a lost newline glued to it, and the hit's Text starts at it.
+var ownLines = []string{"LLVM ERROR: "}
+
 // patterns is the table of fatal lines, one row per wording.
 //
 // Every row's literals are at least 12 bytes but for a few words that
@@ -81,6 +86,10 @@ var patterns = []pattern{
 	{NativeCrash, []string{" received by PID"}, regexp.MustCompile(`\*\*\* SIG[A-Z]+ .*received by PID`)},
 	{NativeCrash, []string{"terminate called"}, regexp.MustCompile(`terminate called (after throwing an instance of|without an active exception|recursively)`)},
 	{NativeCrash, []string{"terminating due to uncaught exception"}, regexp.MustCompile(`terminating due to uncaught exception of type \S`)}, // libc++abi
+	// LLVM's report_fatal_error, which aborts the process (Triton's and
+	// ROCm's compilers are LLVM): LLVM writes it to stderr as a line of
+	// its own, so what stands before it on a line is another write.
+	{NativeCrash, []string{"LLVM ERROR: "}, regexp.MustCompile(`LLVM ERROR: \S`)},
 	{NativeCrash, []string{"Illegal instruction"}, regexp.MustCompile(`Illegal instruction`)},
 	{NativeCrash, []string{"double free or corruption", "free(): invalid", "malloc(): corrupted", "malloc(): memory corruption", "malloc(): unaligned"},
 		regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
@@ -229,7 +238,13 @@ func classify(patterns []pattern, line string) (Hit, bool) {
 			continue
 		}
 		if loc := p.re.FindStringIndex(t); loc != nil {
-			return Hit{Kind: p.kind, Match: t[loc[0]:loc[1]], Text: t}, true
+			h := Hit{Kind: p.kind, Match: t[loc[0]:loc[1]], Text: t}
+			for _, w := range ownLines {
+				if strings.HasPrefix(h.Match, w) {
+					h.Text = t[loc[0]:]
+				}
+			}
+			return h, true
 		}
 	}
 	return Hit{}, false

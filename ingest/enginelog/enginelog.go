@@ -797,7 +797,7 @@ func (j *joiner) add(l *peeled) {
 	}
 	body := l.body.of(l.line)
 	if j.open && j.continues(l) {
-		if l.hdr != hdrNone {
+		if l.hdr != hdrNone && !l.hdr.repeatsHeader() {
 			// A tag inside a message (see carriesMessage) is its text:
 			// the body from the process prefixes on. The line's mask
 			// was of the body without it: any literal may hold now.
