@@ -163,19 +163,36 @@ func rankNamed(r record.Rank, line string) record.Rank {
 	return r
 }
 
-// rankOfFields is r, with the rank a Rust tracing span prints on the last
-// line of the error it logs (TGI's shard manager: the Python error, then
-// " rank=0" on a line of its own, which a message without frames may run
-// past) when r has no index of its own.
+// rankOfFields is r, when it has no index of its own, with the rank that
+// the lines after the first of the error's message name, when they name
+// one: a Rust tracing span's " rank=0" on a line of its own (TGI's shard
+// manager prints the Python error, then the span's fields), a worker's
+// name that a supervisor prints under the error ("backend worker
+// freetoken-TP0-scheduler"), both of which a message printed without
+// frames runs on over. Names are read as record.ScanRankTokens reads
+// them in process names; lines that name different ranks name none.
 func rankOfFields(r record.Rank, msg string) record.Rank {
-	if r.Known() || !strings.Contains(msg, "rank=") {
+	if r.Known() {
 		return r
 	}
-	for l := range strings.SplitSeq(msg, "\n") {
-		if n, ok := strings.CutPrefix(strings.TrimSpace(l), "rank="); ok && n != "" && strings.Trim(n, "0123456789") == "" && len(n) < 6 {
-			r.Global = atoi(n)
-			break
+	_, rest, ok := strings.Cut(msg, "\n")
+	if !ok {
+		return r
+	}
+	found := record.NoRank
+	for l := range strings.SplitSeq(rest, "\n") {
+		got := record.NoRank
+		if !record.ScanRankTokens(l, &got) {
+			continue
 		}
+		if found.Known() && found != got {
+			return r // two ranks: the lines are not one process's
+		}
+		found = got
+	}
+	if found.Known() {
+		found.Role, found.PID = r.Role, r.PID
+		return found
 	}
 	return r
 }
