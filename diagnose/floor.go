@@ -45,6 +45,8 @@ type occurrence struct {
 	// crash: index+1 of the native crash this error only told the
 	// reason of (see diagnosticOf), 0 none.
 	crash int
+	// cut: a traceback cut off before its exception line.
+	cut bool
 	// mask is the exception that hid root while re-raising it ("TypeError:
 	// __init__() missing … 'inner_exception'"), "" when none.
 	mask string
@@ -102,6 +104,24 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 			hits.Add(r, sub)
 		}
 	}
+}
+
+// cutInTracing says of sub, a traceback cut off before its exception line
+// inside Dynamo's tracing (its frames say so) in a log with nothing else
+// fatal and no serving engine, what the log shows: Dynamo was tracing and
+// raised, and the raise is not shown. Outside fullgraph=True (which vLLM
+// and SGLang use, hence no engine) Dynamo takes an error in tracing for a
+// graph break and runs that code eagerly, and the log shows no failure
+// after it: the finding is a warning, as a graph break's is.
+func cutInTracing(sub *rules.Subject) {
+	sub.Fields = maps.Clone(sub.Fields)
+	sub.Fields[rules.Recovered] = "true"
+	sub.Cause = "The traceback is cut off inside Dynamo's tracing, before its exception line, and the log shows " +
+		"no failure after it. Unless the model was compiled with fullgraph=True, Dynamo takes an error it " +
+		"raises while tracing for a graph break and runs that code eagerly."
+	sub.Remedy = append(slices.Clone(sub.Remedy),
+		"Get the whole traceback (TORCH_LOGS=graph_breaks prints each graph break with its reason); "+
+			"with fullgraph=True the same error fails the compile")
 }
 
 // diagnosticOf marks each error printed without frames under a log word
@@ -170,7 +190,8 @@ func rankNamed(r record.Rank, line string) record.Rank {
 // name that a supervisor prints under the error ("backend worker
 // freetoken-TP0-scheduler"), both of which a message printed without
 // frames runs on over. Names are read as record.ScanRankTokens reads
-// them in process names; lines that name different ranks name none.
+// them in process names, from words that join parts with '-' or '_';
+// lines that name different ranks name none.
 func rankOfFields(r record.Rank, msg string) record.Rank {
 	if r.Known() {
 		return r
@@ -181,14 +202,28 @@ func rankOfFields(r record.Rank, msg string) record.Rank {
 	}
 	found := record.NoRank
 	for l := range strings.SplitSeq(rest, "\n") {
-		got := record.NoRank
-		if !record.ScanRankTokens(l, &got) {
+		l = strings.TrimSpace(l)
+		if n, ok := strings.CutPrefix(l, "rank="); ok && n != "" && strings.Trim(n, "0123456789") == "" && len(n) < 6 {
+			got := record.NoRank
+			got.Global = atoi(n)
+			if found.Known() && found != got {
+				return r
+			}
+			found = got
 			continue
 		}
-		if found.Known() && found != got {
-			return r // two ranks: the lines are not one process's
+		for _, tok := range strings.Fields(l) {
+			// A process's name: parts joined by '-' or '_' (a word such as
+			// "rank=0" in a sentence is not one: "Shard terminated rank=0").
+			got := record.NoRank
+			if !strings.ContainsAny(tok, "-_") || strings.Contains(tok, "=") || !record.ScanRankTokens(tok, &got) {
+				continue
+			}
+			if found.Known() && found != got {
+				return r // two ranks: the lines are not one process's
+			}
+			found = got
 		}
-		found = got
 	}
 	if found.Known() {
 		found.Role, found.PID = r.Role, r.PID
@@ -264,7 +299,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				end = line // the lines after it are its message at most
 			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
-				rank: rankOfFields(tb.Rank, root.Message), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
+				rank: rankOfFields(tb.Rank, root.Message), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask, cut: cut})
 		}
 		for i := first; i < len(occs); i++ {
 			if o := &occs[i]; o.tb.Frameless {
@@ -332,6 +367,10 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				break
 			}
 		}
+		tracing := o.cut && onlyWrappers && sub.Phase == timeline.PhaseDynamo && sub.Fields["engine"] == ""
+		if tracing {
+			cutInTracing(&sub)
+		}
 		var matched []*rules.Rule
 		if o.dupOf == 0 && (!o.wrapper || onlyWrappers) {
 			if !dv.haveMatched {
@@ -364,6 +403,10 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				hits.Add(r, sub)
 			}
 			o.sub, o.added = sub, matched
+		}
+		if tracing {
+			o.errIndex = -1
+			continue // not an error: the finding says what it is (cutInTracing)
 		}
 		errs = o.addError(errs, errIdx, matched, occs)
 	}

@@ -1,0 +1,39 @@
+package diagnose
+
+import (
+	"testing"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// A traceback cut off before its exception line inside Dynamo's tracing
+// (pytorch issue 94795: the frames of symbolic_convert and variables,
+// then the paste ends) in a plain PyTorch log with nothing else fatal is a
+// warning: outside fullgraph=True Dynamo breaks the graph there. The same
+// frames under a serving engine (fullgraph=True), or a cut traceback in
+// other frames, stay an error.
+func TestCutTracebackInDynamoTracing(t *testing.T) {
+	dynamo := "  File \"/env/lib/python3.8/site-packages/torch/_dynamo/symbolic_convert.py\", line 461, in call_function\n" +
+		"    self.push(fn.call_function(self, args, kwargs))\n" +
+		"  File \"/env/lib/python3.8/site-packages/torch/_dynamo/variables/functions.py\", line 92, in call_function\n" +
+		"    return tx.inline_user_funct\n"
+	other := "  File \"/env/lib/python3.8/site-packages/mmengine/runner/loops.py\", line 96, in run\n" +
+		"    self.run_epoch()\n"
+	for name, c := range map[string]struct {
+		log  string
+		want record.Severity
+	}{
+		"dynamo tracing": {dynamo, record.SeverityWarning},
+		"under vLLM":     {"INFO 12-20 20:25:40 api_server.py:585] vLLM API server version 0.6.6\n" + dynamo, record.SeverityError},
+		"other frames":   {other, record.SeverityError},
+		"crash after it": {dynamo + "Segmentation fault (core dumped)\n", record.SeverityError},
+	} {
+		d := diagnoseText(t, c.log, Options{})
+		if len(d.Findings) == 0 {
+			t.Fatalf("%s: no finding", name)
+		}
+		if got := d.Findings[0].Severity; got != c.want {
+			t.Errorf("%s: %s %s, want %s", name, got, d.Findings[0].Rule, c.want)
+		}
+	}
+}
