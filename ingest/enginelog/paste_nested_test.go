@@ -12,7 +12,7 @@ func TestUnquoteNested(t *testing.T) {
 		">        > OSError: [Errno 28] No space left on device":                       "OSError: [Errno 28] No space left on device",
 		">        last 25 log lines:":                                                  "       last 25 log lines:",
 		"> > x":                                                                        "x",
-		">    >>> import torch":                                                        ">> import torch",
+		">    >>> import torch":                                                        "   >>> import torch",
 		">     a > b":                                                                  "    a > b",
 		">  >":                                                                         "",
 	} {
