@@ -131,9 +131,25 @@ func cutInTracing(sub *rules.Subject) {
 // the crash, and the word only said why. The crash is the error; the
 // diagnostic becomes its evidence (attachConsequences). occs are one
 // log's, the first at index base.
+//
+// Likewise a faulthandler report of a fatal signal ("Fatal Python error:
+// Aborted") a few lines after a GPU runtime error or a native crash line
+// of the same rank (ROCm's "HSA_STATUS_ERROR_EXCEPTION", then the abort)
+// reports that error's abort: the earlier line is the error.
 func diagnosticOf(occs []occurrence, base int) {
 	for i := range occs {
 		o := &occs[i]
+		if o.tb != nil && o.tb.Frameless && o.root.Type == "Fatal Python error" {
+			for j := range occs {
+				c := &occs[j]
+				if c.fl != nil && (c.fl.hit.Kind == fatal.DeviceError || c.fl.hit.Kind == fatal.NativeCrash) &&
+					c.line < o.line && c.line >= o.line-abortAfterLines && (c.rank == o.rank || !c.rank.Known() || !o.rank.Known()) {
+					o.wrapper, o.crash = true, base+j+1
+					break
+				}
+			}
+			continue
+		}
 		if o.tb == nil || !o.tb.Frameless || !logWord(o.root.Type) {
 			continue
 		}
@@ -151,6 +167,11 @@ func diagnosticOf(occs []occurrence, base int) {
 		}
 	}
 }
+
+// abortAfterLines is how far after the error that made a process abort
+// its faulthandler report may come (the runtime's report of the error
+// takes a few lines: the kernel's name, the fault's address).
+const abortAfterLines = 8
 
 // logWord reports whether an exception type is a log's word that
 // introduces an error ("error", "ERROR", "FATAL", "Error") rather than a

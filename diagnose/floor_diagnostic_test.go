@@ -66,3 +66,44 @@ func TestLLVMErrorOwnLine(t *testing.T) {
 		t.Errorf("got %+v %v", h, ok)
 	}
 }
+
+// A faulthandler report of an abort a few lines after a GPU runtime error
+// (ROCm's HSA_STATUS_ERROR_EXCEPTION, aiter issue 3515) is that error's
+// abort: the GPU error is the finding, the report its evidence. Alone, or
+// far after it, the report stays the error.
+func TestAbortAfterDeviceError(t *testing.T) {
+	hsa := ":0:rocdevice.cpp ... HSA_STATUS_ERROR_EXCEPTION:\n" +
+		"  An HSAIL operation resulted in a hardware exception. code: 0x1016\n"
+	abort := "Fatal Python error: Aborted\n\nThread 0x00007f5e (most recent call first):\n  File \"/x/aiter/ops/custom_all_reduce.py\", line 98 in all_reduce\n"
+	for name, c := range map[string]struct{ log, rule string }{
+		"after the GPU error": {hsa + abort, "device-runtime-error"},
+		"alone":               {abort, "unrecognised-exception"},
+		"far after":           {hsa + strings.Repeat("INFO 01-02 03:04:05 [x.py:1] step\n", 12) + abort, "unrecognised-exception"},
+	} {
+		f := topError(diagnoseText(t, c.log, Options{}))
+		if f == nil || f.Rule != c.rule {
+			t.Errorf("%s: want %s first, got %+v", name, c.rule, f)
+		}
+	}
+}
+
+// glibc's assert() report and ROCm's HSA errors are fatal lines.
+func TestAssertAndHSALines(t *testing.T) {
+	for line, want := range map[string]fatal.Kind{
+		"python: /root/.triton/llvm/include/llvm/Support/Casting.h:566: decltype(auto) llvm::cast(const From&): Assertion `isa<To>(Val) && \"cast<Ty>() argument of incompatible type!\"' failed.": fatal.NativeCrash,
+		":0:rocdevice.cpp            :3020: 2541 us: Callback: Queue 0x7f aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION": fatal.DeviceError,
+	} {
+		if h, ok := fatal.Classify(line); !ok || h.Kind != want {
+			t.Errorf("%q: %+v %v, want %s", line, h, ok, want)
+		}
+	}
+	for _, line := range []string{
+		"AssertionError: Assertion failed",
+		"    assert x, 'Assertion `a` failed'",
+		"HSA_STATUS_SUCCESS",
+	} {
+		if h, ok := fatal.Classify(line); ok {
+			t.Errorf("%q: fatal %+v, want none", line, h)
+		}
+	}
+}

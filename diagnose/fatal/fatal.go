@@ -90,6 +90,9 @@ var patterns = []pattern{
 	// ROCm's compilers are LLVM): LLVM writes it to stderr as a line of
 	// its own, so what stands before it on a line is another write.
 	{NativeCrash, []string{"LLVM ERROR: "}, regexp.MustCompile(`LLVM ERROR: \S`)},
+	// glibc's assert(): "prog: file:line: func: Assertion `expr' failed.",
+	// then abort (LLVM/MLIR assertions in Triton's compiler, a C++ extension).
+	{NativeCrash, []string{": Assertion `"}, regexp.MustCompile("[^ ]: Assertion `.*' failed")},
 	{NativeCrash, []string{"Illegal instruction"}, regexp.MustCompile(`Illegal instruction`)},
 	{NativeCrash, []string{"double free or corruption", "free(): invalid", "malloc(): corrupted", "malloc(): memory corruption", "malloc(): unaligned"},
 		regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
@@ -107,6 +110,10 @@ var patterns = []pattern{
 	// "CUDA error: <text>" (a paste may start there).
 	{DeviceError, []string{"Search for `cudaError"}, regexp.MustCompile("Search for `cudaError[A-Za-z]+'")},
 	{DeviceError, []string{"CUDA driver error"}, regexp.MustCompile(`CUDA driver error`)},
+	// ROCm's HSA runtime reporting a GPU fault or a failed call
+	// (":0:rocdevice.cpp … HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation
+	// resulted in a hardware exception"), then the process aborts.
+	{DeviceError, []string{"HSA_STATUS_ERROR_"}, regexp.MustCompile(`HSA_STATUS_ERROR_[A-Z_]+`)},
 	{DeviceError, []string{"hipErrorNoBinary", "hipErrorIllegal", "hipErrorOutOfMemory", "hipErrorInvalid", "hipErrorLaunch", "hipErrorNotInit", "hipErrorStreamCapture", "---> [HIP error]", "fail to call hip"},
 		regexp.MustCompile(`hipError[A-Z][A-Za-z]+|\[HIP error\]|fail to call hip\w+`)},
 	{DeviceError, []string{"No compatible code objects", "no kernel image is available", "invalid device function"},
