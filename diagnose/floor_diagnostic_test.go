@@ -91,7 +91,7 @@ func TestAbortAfterDeviceError(t *testing.T) {
 func TestAssertAndHSALines(t *testing.T) {
 	for line, want := range map[string]fatal.Kind{
 		"python: /root/.triton/llvm/include/llvm/Support/Casting.h:566: decltype(auto) llvm::cast(const From&): Assertion `isa<To>(Val) && \"cast<Ty>() argument of incompatible type!\"' failed.": fatal.NativeCrash,
-		":0:rocdevice.cpp            :3020: 2541 us: Callback: Queue 0x7f aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION": fatal.DeviceError,
+		":0:rocdevice.cpp            :3020: 2541 us: Callback: Queue 0x7f aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION":                                                        fatal.DeviceError,
 	} {
 		if h, ok := fatal.Classify(line); !ok || h.Kind != want {
 			t.Errorf("%q: %+v %v, want %s", line, h, ok, want)
