@@ -107,3 +107,23 @@ func TestAssertAndHSALines(t *testing.T) {
 		}
 	}
 }
+
+// A c10::Error report logged without a Python traceback is fatal, named by
+// its message (the line before "Exception raised from …"); when a Python
+// traceback carries it, the traceback's exception is the error.
+func TestC10ReportIsFatal(t *testing.T) {
+	report := "[rank1]:[E428 03:37:31.268946165 compiler_depend.ts:422] setup failed!\n" +
+		"Exception raised from OperationSetup at build/op_plugin/compiler_depend.ts:131 (most recent call first):\n" +
+		"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0xb8 (0xffff9a9ec908 in libc10.so)\n"
+	f := topError(diagnoseText(t, report, Options{}))
+	if f == nil || !strings.Contains(f.Root, "setup failed!") || len(f.Ranks) != 1 || f.Ranks[0] != "rank1" {
+		t.Fatalf("want the c10 error on rank1, got %+v", f)
+	}
+	raised := "Traceback (most recent call last):\n  File \"/x/op.py\", line 3, in f\n    g()\n" +
+		"RuntimeError: setup failed!\nException raised from OperationSetup at build/op_plugin/compiler_depend.ts:131 (most recent call first):\n" +
+		"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0xb8 (0xffff9a9ec908 in libc10.so)\n"
+	f = topError(diagnoseText(t, raised, Options{}))
+	if f == nil || !strings.HasPrefix(f.Root, "RuntimeError: setup failed!") {
+		t.Errorf("want the RuntimeError, got %+v", f)
+	}
+}

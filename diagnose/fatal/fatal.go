@@ -141,6 +141,10 @@ var patterns = []pattern{
 	// The C++ compiler's error on code Inductor generated (a JIT extension's
 	// build ends in "Error building extension").
 	{BuildFailed, []string{"torchinductor_"}, regexp.MustCompile(`torchinductor_\S*\.(?:c|cc|cpp|h|hpp):\d+(?::\d+)?: (?:fatal )?error: \S`)},
+	// A c10::Error report with its native stack, logged without a Python
+	// traceback (torch_npu's op plugin, a watchdog): the line before it
+	// is the error's message (c10Report).
+	{ErrorLine, []string{"Exception raised from "}, regexp.MustCompile(`^Exception raised from \S+ at \S+ \(most recent call first\):$`)},
 	{ChildExit, []string{"exitcode  : ", "stopped exitcode=", "failed (exitcode:"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
 	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, regexp.MustCompile(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},
 	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
@@ -206,9 +210,12 @@ func ScanLogged(text string) []Hit { return scan(text, true) }
 
 func scan(text string, logged bool) []Hit {
 	var out []Hit
+	prev := ""
 	for n := 0; text != ""; n++ {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
+		before := prev
+		prev = line
 		h, ok := Classify(line)
 		if !ok && logged {
 			h, ok = classify(errorLines, line)
@@ -217,6 +224,9 @@ func scan(text string, logged bool) []Hit {
 			h.Line = n
 			if h.Kind == NativeCrash && strings.HasPrefix(h.Match, "terminat") {
 				h.Text = withWhat(h.Text, rest)
+			}
+			if strings.HasPrefix(h.Match, "Exception raised from ") {
+				h.Text = c10Report(before, h.Text)
 			}
 			out = append(out, h)
 		}
@@ -255,6 +265,16 @@ func classify(patterns []pattern, line string) (Hit, bool) {
 		}
 	}
 	return Hit{}, false
+}
+
+// c10Report is a c10::Error's "Exception raised from …" line with the
+// error's message, the line before it ("[E428 03:37:31.268 x.ts:422]
+// setup failed!"): the message is what failed, the line says where.
+func c10Report(before, text string) string {
+	if m := strings.TrimSpace(before); m != "" {
+		return m + " — " + text
+	}
+	return text
 }
 
 // withWhat is a C++ terminate line with the exception's what() that the

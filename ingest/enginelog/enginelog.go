@@ -863,10 +863,31 @@ func (j *joiner) continues(l *peeled) bool {
 	}
 	// No header: SGLang and ATOM print theirs on the first line only;
 	// unprefixed output (raw tracebacks) runs on until something else.
+	if l.procEnd == 0 && c10Tail(l.body.of(l.line)) {
+		return true
+	}
 	if j.hdr.repeatsHeader() {
 		return false
 	}
 	return bytes.Equal(j.proc, l.line[:l.procEnd])
+}
+
+// c10Tail reports whether body is a line of the native part of a c10::Error
+// report ("Exception raised from OperationSetup at file.cpp:131 (most recent
+// call first):", "frame #0: c10::Error::Error(…) + 0xb8 (0x… in libc10.so)"):
+// torch's C++ logging prints its rank prefix and header on the message's
+// first line only, so these lines continue the record before them.
+func c10Tail(body []byte) bool {
+	if len(body) < 9 {
+		return false
+	}
+	switch body[0] {
+	case 'E':
+		return bytes.HasPrefix(body, []byte("Exception raised from "))
+	case 'f':
+		return bytes.HasPrefix(body, []byte("frame #")) && isDigit(body[7])
+	}
+	return false
 }
 
 // carriesMessage says whether l, a line with a time-less logger tag

@@ -65,3 +65,22 @@ func TestEmptyMessageLine(t *testing.T) {
 		}
 	}
 }
+
+// torch's C++ logging prints a c10::Error's native part ("Exception raised
+// from …", "frame #N: …") under the first line's rank prefix only: those
+// lines continue it (vllm-ascend issue 686). Other unprefixed lines after
+// a rank-prefixed one start records of their own.
+func TestC10ReportContinues(t *testing.T) {
+	in := "[rank1]:[E428 03:37:31.268946165 compiler_depend.ts:422] setup failed!\n" +
+		"Exception raised from OperationSetup at build/op_plugin/compiler_depend.ts:131 (most recent call first):\n" +
+		"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0xb8 (0xffff9a9ec908 in libc10.so)\n" +
+		"frame #1: c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*) + 0x70 (0xffff9a99b4e0 in libc10.so)\n" +
+		"frames were printed\n"
+	recs, _ := parseBytes(t, []byte(in))
+	if len(recs) != 2 || recs[0].EndLine != 4 || recs[0].Rank.String() != "rank1" {
+		t.Fatalf("want the c10 report as one record of rank1 (lines 1-4), then one: %+v", recs)
+	}
+	if !strings.Contains(recs[0].Text, "setup failed!\nException raised from OperationSetup") {
+		t.Errorf("text %q", recs[0].Text)
+	}
+}
