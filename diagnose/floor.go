@@ -168,6 +168,22 @@ func diagnosticOf(occs []occurrence, base int) {
 	}
 }
 
+// locationOnly reports whether a message line is only a source location,
+// after an optional "[tag] ": "path/file.cu:540", "[AITER] /x/y.cpp:12".
+func locationOnly(line string) bool {
+	if strings.HasPrefix(line, "[") {
+		if k := strings.Index(line, "] "); k > 0 {
+			line = line[k+2:]
+		}
+	}
+	colon := strings.LastIndexByte(line, ':')
+	if colon <= 0 || colon == len(line)-1 || strings.ContainsAny(line, " \t") || strings.Trim(line[colon+1:], "0123456789") != "" {
+		return false
+	}
+	dot := strings.LastIndexByte(line[:colon], '.')
+	return dot > 0 && dot < colon-1 && !strings.ContainsAny(line[dot+1:colon], "/\\")
+}
+
 // abortAfterLines is how far after the error that made a process abort
 // its faulthandler report may come (the runtime's report of the error
 // takes a few lines: the kernel's name, the fault's address).
@@ -719,6 +735,23 @@ func rootText(e pytrace.Exception) string {
 		text += ": " + first
 	}
 	lines := strings.Split(msg, "\n")
+	// A message whose first line only says where ("[AITER]
+	// /csrc/opus_gemm/opus_gemm.cu:540", a C++ check's file:line) says
+	// what on the next: that line is part of the root.
+	if locationOnly(first) {
+		seen := false
+		for _, l := range lines {
+			t := strings.TrimSpace(l)
+			if t == first && !seen {
+				seen = true
+				continue
+			}
+			if seen && t != "" {
+				text += " — " + t
+				break
+			}
+		}
+	}
 	for _, l := range lines {
 		t := strings.TrimLeft(strings.TrimSpace(l), "-*• ")
 		if k := strings.Index(strings.ToLower(t), "root cause:"); k >= 0 && k < 8 {

@@ -29,3 +29,29 @@ func TestPrintedCallAdvice(t *testing.T) {
 		t.Errorf("wrapped went past the sentence's end: %q", got)
 	}
 }
+
+// A message whose first line only says where (a C++ check's file:line)
+// has its next line in the root: that line says what failed (vllm issue
+// 55452); a first line that says more stays the root alone.
+func TestRootTextAfterLocation(t *testing.T) {
+	for line, want := range map[string]bool{
+		"[AITER] /workspace/aiter_meta/csrc/opus_gemm/opus_gemm.cu:540": true,
+		"csrc/ops.cpp:12":           true,
+		"CUDA error: out of memory": false,
+		"/x/y.cu:540 failed":        false,
+		"version 1.2:3":             false,
+		"[rank0]: /a/b:12":          false,
+		"http://host:8000":          false,
+	} {
+		if got := locationOnly(line); got != want {
+			t.Errorf("locationOnly(%q) = %v, want %v", line, got, want)
+		}
+	}
+	log := "RuntimeError: [AITER] /workspace/aiter_meta/csrc/opus_gemm/opus_gemm.cu:540\n" +
+		"  splitk workspace not initialized for the current CUDA stream.\n" +
+		"  Call aiter.opus_gemm_workspace_init() inside `with torch.cuda.stream(s):`\n"
+	f := topError(diagnoseText(t, log, Options{}))
+	if f == nil || f.Root != "RuntimeError: [AITER] /workspace/aiter_meta/csrc/opus_gemm/opus_gemm.cu:540 — splitk workspace not initialized for the current CUDA stream." {
+		t.Errorf("root %+v", f)
+	}
+}
