@@ -25,6 +25,9 @@ func TestPrintedCallAdvice(t *testing.T) {
 	if got := wrapped([]string{"  Next sentence here."}, "Call x() inside s"); got != "" {
 		t.Errorf("wrapped joined a new sentence: %q", got)
 	}
+	if got := wrapped([]string{"es. Call stack:"}, "Use torch>=2.6 with native uuid support for custom pass"); got != "" {
+		t.Errorf("wrapped joined a line at column 0: %q", got)
+	}
 	if got := wrapped([]string{"  and more"}, "Call x() now."); got != "" {
 		t.Errorf("wrapped went past the sentence's end: %q", got)
 	}

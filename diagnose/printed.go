@@ -46,13 +46,15 @@ func adviceIn(line string) string {
 
 // wrapped is the rest of a sentence that a message wrapped onto its next
 // lines (" (and warm with the largest expected gemm) before HIP graph
-// capture."): the line t did not end it, and the next lines go on in
-// lower case or in brackets; up to two of them, "" when none.
+// capture."): the line t did not end it, and the next lines, indented as
+// a message's own wrapped lines are, go on in lower case or in brackets;
+// up to two of them, "" when none. (A line at column 0 is no such line: a
+// paste that lost its newlines cut words there.)
 func wrapped(next []string, t string) string {
 	out := ""
 	for k := 0; k < 2 && k < len(next) && !strings.HasSuffix(t, ".") && !strings.HasSuffix(t, "!"); k++ {
 		n := strings.TrimSpace(next[k])
-		if n == "" || !(n[0] >= 'a' && n[0] <= 'z' || n[0] == '(') {
+		if n == "" || next[k][0] != ' ' && next[k][0] != '\t' || !(n[0] >= 'a' && n[0] <= 'z' || n[0] == '(') {
 			break
 		}
 		out += " " + n
