@@ -93,15 +93,28 @@ var patterns = []pattern{
 	// glibc's assert(): "prog: file:line: func: Assertion `expr' failed.",
 	// then abort (LLVM/MLIR assertions in Triton's compiler, a C++ extension).
 	{NativeCrash, []string{": Assertion `"}, regexp.MustCompile("[^ ]: Assertion `.*' failed")},
+	{NativeCrash, []string{"Floating point exception"}, regexp.MustCompile(`Floating point exception`)},
+	// glibc 2.37+'s own consistency checks ("Fatal glibc error: malloc.c:2601
+	// (sysmalloc): assertion failed"), then abort.
+	{NativeCrash, []string{"Fatal glibc error"}, regexp.MustCompile(`Fatal glibc error: \S`)},
+	// PyTorch's DataLoader reporting a worker that died of a signal
+	// ("ERROR: Unexpected segmentation fault encountered in worker.", "…
+	// bus error …", often too little shared memory).
+	{NativeCrash, []string{"encountered in worker"}, regexp.MustCompile(`Unexpected (?:segmentation fault|bus error|floating-point exception) encountered in worker`)},
 	{NativeCrash, []string{"Illegal instruction"}, regexp.MustCompile(`Illegal instruction`)},
 	{NativeCrash, []string{"double free or corruption", "free(): invalid", "malloc(): corrupted", "malloc(): memory corruption", "malloc(): unaligned"},
 		regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
-	{OOMKill, []string{"Out of memory: Kill"}, regexp.MustCompile(`Out of memory: Kill(ed)? process`)},
+	// The kernel's OOM killer, globally or for a cgroup's limit (a
+	// container's: "Memory cgroup out of memory: Killed process 4242").
+	{OOMKill, []string{"Out of memory: Kill", "out of memory: Kill"}, regexp.MustCompile(`[Oo]ut of memory: Kill(ed)? process`)},
 	{OOMKill, []string{"invoked oom-killer", "oom_kill_process", "oom-kill:constraint"}, regexp.MustCompile(`invoked oom-killer|oom-kill:constraint|oom_kill_process`)},
 	// Ray's memory monitor killing a worker or an actor when the node's host
 	// memory crosses its threshold (the raylet's summary, the actor's error).
 	{OOMKill, []string{"memory pressure (OOM)", "Ray killed this worker"},
 		regexp.MustCompile(`killed due to memory pressure \(OOM\)|Ray killed this worker`)},
+	// The DataLoader's word that a worker was killed ("DataLoader worker
+	// (pid 1234) is killed by signal: Killed."): a SIGKILL, sender unnamed.
+	{Killed, []string{"is killed by signal: Killed"}, regexp.MustCompile(`is killed by signal: Killed`)},
 	{Killed, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
 	// CUDA graph trees' own checks of a recording against its replay.
 	{DeviceError, []string{"during graph recording"}, regexp.MustCompile(`graph recording observed an input tensor deallocate during graph recording`)},
