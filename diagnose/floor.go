@@ -106,22 +106,17 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 	}
 }
 
-// cutInTracing says of sub, a traceback cut off before its exception line
+// cutInTracing marks sub, a traceback cut off before its exception line
 // inside Dynamo's tracing (its frames say so) in a log with nothing else
-// fatal and no serving engine, what the log shows: Dynamo was tracing and
-// raised, and the raise is not shown. Outside fullgraph=True (which vLLM
-// and SGLang use, hence no engine) Dynamo takes an error in tracing for a
-// graph break and runs that code eagerly, and the log shows no failure
-// after it: the finding is a warning, as a graph break's is.
+// fatal and no serving engine, for the rule that says what the log shows
+// (traceback-cut-in-dynamo-tracing): Dynamo was tracing and raised, and
+// the raise is not shown. Outside fullgraph=True (which vLLM and SGLang
+// use, hence no engine) Dynamo takes an error in tracing for a graph
+// break and runs that code eagerly: the finding is a warning, as a graph
+// break's is, and no error is listed.
 func cutInTracing(sub *rules.Subject) {
 	sub.Fields = maps.Clone(sub.Fields)
-	sub.Fields[rules.Recovered] = "true"
-	sub.Cause = "The traceback is cut off inside Dynamo's tracing, before its exception line, and the log shows " +
-		"no failure after it. Unless the model was compiled with fullgraph=True, Dynamo takes an error it " +
-		"raises while tracing for a graph break and runs that code eagerly."
-	sub.Remedy = append(slices.Clone(sub.Remedy),
-		"Get the whole traceback (TORCH_LOGS=graph_breaks prints each graph break with its reason); "+
-			"with fullgraph=True the same error fails the compile")
+	sub.Fields["cut_in"] = "dynamo-tracing"
 }
 
 // diagnosticOf marks each error printed without frames under a log word

@@ -35,5 +35,8 @@ func TestCutTracebackInDynamoTracing(t *testing.T) {
 		if got := d.Findings[0].Severity; got != c.want {
 			t.Errorf("%s: %s %s, want %s", name, got, d.Findings[0].Rule, c.want)
 		}
+		if c.want == record.SeverityWarning && (d.Findings[0].Rule != "traceback-cut-in-dynamo-tracing" || len(d.Errors) != 0 || d.Status != "warnings") {
+			t.Errorf("%s: %s, %d errors, status %s; want the cut-in-tracing warning alone", name, d.Findings[0].Rule, len(d.Errors), d.Status)
+		}
 	}
 }
