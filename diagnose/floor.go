@@ -42,6 +42,9 @@ type occurrence struct {
 	// rank (an engine printing the error, then its traceback; a paste that
 	// put the message first), nil when none.
 	frames record.Stack
+	// peerFrames: frames are those of a peer worker's traceback (another
+	// rank of o's role) printed right before it, not o's own rank's.
+	peerFrames bool
 	// crash: index+1 of the native crash this error only told the
 	// reason of (see diagnosticOf), 0 none.
 	crash int
@@ -337,7 +340,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			if o := &occs[i]; o.tb.Frameless {
 				// Tracebacks are listed about in line order: look at the
 				// neighbours only (a crash loop prints thousands).
-				o.frames = cutFramesAfter(occs[max(first, i-maxCutNeighbours):min(len(occs), i+maxCutNeighbours+1)], o)
+				o.frames, o.peerFrames = cutFramesAfter(occs[max(first, i-maxCutNeighbours):min(len(occs), i+maxCutNeighbours+1)], o)
 			}
 		}
 		// An exception printed without frames that repeats one with frames
@@ -801,6 +804,9 @@ func (o *occurrence) phase(d *derived) (string, string) {
 		return d.framePhase, d.frameWhy
 	}
 	if p, why := timeline.PhaseOfFrames(o.frames); p != "" {
+		if o.peerFrames {
+			return p, "frame " + why + " (of the traceback a peer worker printed right before it, cut before its exception line)"
+		}
 		return p, "frame " + why + " (of the traceback printed right after it, cut before its exception line)"
 	}
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {
@@ -901,18 +907,32 @@ func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
 }
 
 // cutFramesAfter: the frames of a traceback cut before its exception line
-// that starts within a few lines after o ends, on o's rank.
-func cutFramesAfter(occs []occurrence, o *occurrence) record.Stack {
+// that starts within a few lines after o ends, on o's rank; else those of
+// one that a peer worker (another rank of o's role: the workers of a TP
+// group run the same code and fail alike) printed ending right before o
+// (an excerpt that kept one worker's frames and the next one's exception
+// line), with peer set.
+func cutFramesAfter(occs []occurrence, o *occurrence) (frames record.Stack, peer bool) {
 	for j := range occs {
 		c := &occs[j]
-		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.rank != o.rank {
+		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 {
 			continue
 		}
-		if c.line > o.end && c.line <= o.end+maxCutGap {
-			return c.root.Frames
+		if c.rank == o.rank && c.line > o.end && c.line <= o.end+maxCutGap {
+			return c.root.Frames, false
 		}
 	}
-	return nil
+	for j := range occs {
+		c := &occs[j]
+		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.rank == o.rank ||
+			c.rank.Role == "" || c.rank.Role != o.rank.Role || c.rank.Key() == "" || o.rank.Key() == "" {
+			continue
+		}
+		if c.tb.EndLine < o.line && c.tb.EndLine >= o.line-maxCutGap {
+			return c.root.Frames, true
+		}
+	}
+	return nil, false
 }
 
 // maxCutGap is how many lines after an exception printed without frames

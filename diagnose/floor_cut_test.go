@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/bringup-tool/bringup/record"
@@ -38,5 +39,28 @@ func TestCutTracebackInDynamoTracing(t *testing.T) {
 		if c.want == record.SeverityWarning && (d.Findings[0].Rule != "traceback-cut-in-dynamo-tracing" || len(d.Errors) != 0 || d.Status != "warnings") {
 			t.Errorf("%s: %s, %d errors, status %s; want the cut-in-tracing warning alone", name, d.Findings[0].Rule, len(d.Errors), d.Status)
 		}
+	}
+}
+
+// An exception line printed without frames right after a peer worker's
+// traceback cut before its exception line (vllm issue 37858: Worker_TP1's
+// frames, then Worker_TP0's exception line) takes its phase from those
+// frames, saying whose they are; a traceback of another role does not
+// lend its frames.
+func TestPeerFramesGivePhase(t *testing.T) {
+	frames := func(prefix string) string {
+		h := prefix + " ERROR 03-23 14:52:02 [multiproc_executor.py:932] "
+		return h + "Traceback (most recent call last):\n" +
+			h + "  File \"/usr/local/lib/python3.10/site-packages/vllm/compilation/piecewise_backend.py\", line 265, in compile_all_ranges\n" +
+			h + "    range_entry.runnable = self.vllm_backend.compiler_manager.compile(\n"
+	}
+	exc := "(Worker_TP0 pid=1345) ERROR 03-23 14:52:02 [multiproc_executor.py:932] AttributeError: <function standalone_compile at 0x7f> does not have the attribute 'FakeTensorMode'\n"
+	f := topError(diagnoseText(t, frames("(Worker_TP1 pid=1346)")+exc, Options{}))
+	if f == nil || f.Phase != "inductor" || !strings.Contains(f.PhaseWhy, "peer worker") {
+		t.Errorf("peer: %+v", f)
+	}
+	f = topError(diagnoseText(t, frames("(EngineCore pid=1179)")+exc, Options{}))
+	if f == nil || strings.Contains(f.PhaseWhy, "peer worker") {
+		t.Errorf("other role lent its frames: %+v", f)
 	}
 }
