@@ -429,6 +429,16 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				sub.Key = key
 				if !dv.haveUnx {
 					dv.unexplained, dv.haveUnx = set.Match(sub, v), true
+					if o.tb != nil {
+						if ks, km := kindCatchAll(set, v, sub, o.root); km != nil {
+							dv.kindSub, dv.unexplained = ks, km
+						}
+					}
+				}
+				if dv.kindSub != nil {
+					ks := *dv.kindSub
+					ks.Evidence, ks.Key, ks.Remedy = sub.Evidence, sub.Key, sub.Remedy
+					sub = ks
 				}
 				matched = dv.unexplained
 			} else {
@@ -575,6 +585,37 @@ type derived struct {
 	wordPhase, wordWhy   string
 	matched, unexplained []*rules.Rule
 	haveMatched, haveUnx bool
+	// kindSub: the subject as the fatal line its message is (kindCatchAll),
+	// when that gave the catch-all; nil otherwise.
+	kindSub *rules.Subject
+}
+
+// kindCatchAll: an exception no rule explains whose message is a fatal
+// line of diagnose/fatal ("RuntimeError: CUDA error: an illegal memory
+// access …", "RuntimeError: [gloo/…/pair.cc:598] Connection closed by
+// peer", a failed build command) is that kind of failure: the kind's
+// catch-all (GPU runtime error, collective error, …) and its remedies say
+// more than the exception's. It returns the subject as that fatal line
+// (the exception's root, frames and phase kept) and the rules it matched,
+// or nil when the message is no fatal line of a kind with a catch-all of
+// error severity. (A launcher's word that a child exited is no such kind:
+// the exception is not a consequence.)
+func kindCatchAll(set *rules.Set, v rules.Versions, sub rules.Subject, root pytrace.Exception) (*rules.Subject, []*rules.Rule) {
+	h, ok := fatal.Classify(root.Type + ": " + firstLine(root.Message))
+	if !ok || h.Kind.Consequence() {
+		return nil, nil
+	}
+	ks := sub
+	ks.Fact = "fatal"
+	ks.Fields = maps.Clone(sub.Fields)
+	ks.Fields["kind"] = string(h.Kind)
+	m := set.Match(ks, v)
+	for _, r := range m {
+		if r.CatchAll && r.Severity == "error" && r.ID != "unrecognised-exception" {
+			return &ks, m
+		}
+	}
+	return nil, nil
 }
 
 // maxMemoErrors bounds the distinct errors remembered.

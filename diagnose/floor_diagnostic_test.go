@@ -77,8 +77,8 @@ func TestAbortAfterDeviceError(t *testing.T) {
 	abort := "Fatal Python error: Aborted\n\nThread 0x00007f5e (most recent call first):\n  File \"/x/aiter/ops/custom_all_reduce.py\", line 98 in all_reduce\n"
 	for name, c := range map[string]struct{ log, rule string }{
 		"after the GPU error": {hsa + abort, "device-runtime-error"},
-		"alone":               {abort, "unrecognised-exception"},
-		"far after":           {hsa + strings.Repeat("INFO 01-02 03:04:05 [x.py:1] step\n", 12) + abort, "unrecognised-exception"},
+		"alone":               {abort, "native-crash"},
+		"far after":           {hsa + strings.Repeat("INFO 01-02 03:04:05 [x.py:1] step\n", 12) + abort, "native-crash"},
 	} {
 		f := topError(diagnoseText(t, c.log, Options{}))
 		if f == nil || f.Rule != c.rule {
@@ -125,5 +125,29 @@ func TestC10ReportIsFatal(t *testing.T) {
 	f = topError(diagnoseText(t, raised, Options{}))
 	if f == nil || !strings.HasPrefix(f.Root, "RuntimeError: setup failed!") {
 		t.Errorf("want the RuntimeError, got %+v", f)
+	}
+}
+
+// An exception no rule explains whose message is a fatal line of a kind
+// (a CUDA or Ascend runtime error, a gloo connection closed by its peer)
+// gets that kind's catch-all and remedies (batch E: lmdeploy issue 3354,
+// pytorch issue 78514); an exception a rule knows keeps its rule, and one
+// whose message is no fatal line stays unrecognised.
+func TestExceptionOfAFatalKind(t *testing.T) {
+	tb := "Traceback (most recent call last):\n  File \"/x/y.py\", line 3, in f\n    g()\n"
+	for msg, rule := range map[string]string{
+		"RuntimeError: CUDA error: an illegal memory access was encountered":                                            "device-runtime-error",
+		"RuntimeError: ACL stream synchronize failed, error code:507048":                                                "device-runtime-error",
+		"RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:30872": "collective-error",
+		"RuntimeError: CUDA error: no kernel image is available for execution on the device":                            "kernel-lib-wrong-arch",
+		"ValueError: bad shape": "unrecognised-exception",
+	} {
+		f := topError(diagnoseText(t, tb+msg+"\n", Options{}))
+		if f == nil || f.Rule != rule {
+			t.Errorf("%q: got %+v, want %s", msg, f, rule)
+		}
+		if f != nil && f.Rule != "kernel-lib-wrong-arch" && f.RaisedIn == "" {
+			t.Errorf("%q: the exception's frame is lost: %+v", msg, f)
+		}
 	}
 }

@@ -126,6 +126,9 @@ var patterns = []pattern{
 	// ROCm's HSA runtime reporting a GPU fault or a failed call
 	// (":0:rocdevice.cpp … HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation
 	// resulted in a hardware exception"), then the process aborts.
+	// Ascend's runtime (torch_npu/CANN) reporting an asynchronous device
+	// error at the next stream sync, as CUDA's "CUDA error:" is.
+	{DeviceError, []string{"ACL stream synchronize failed"}, regexp.MustCompile(`ACL stream synchronize failed`)},
 	{DeviceError, []string{"HSA_STATUS_ERROR_"}, regexp.MustCompile(`HSA_STATUS_ERROR_[A-Z_]+`)},
 	{DeviceError, []string{"hipErrorNoBinary", "hipErrorIllegal", "hipErrorOutOfMemory", "hipErrorInvalid", "hipErrorLaunch", "hipErrorNotInit", "hipErrorStreamCapture", "---> [HIP error]", "fail to call hip"},
 		regexp.MustCompile(`hipError[A-Z][A-Za-z]+|\[HIP error\]|fail to call hip\w+`)},

@@ -44,6 +44,7 @@ func TestClassify(t *testing.T) {
 		"Fatal glibc error: malloc.c:2601 (sysmalloc): assertion failed":                                                   NativeCrash,
 		"ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).":     NativeCrash,
 		"RuntimeError: DataLoader worker (pid 1234) is killed by signal: Killed.":                                          Killed,
+		"RuntimeError: ACL stream synchronize failed, error code:507014":                                                   DeviceError,
 		"LLVM ERROR: Failed to translate TritonGPU to LLVM IR.":                                                            NativeCrash,
 	}
 	for line, want := range fatal {
