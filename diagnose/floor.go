@@ -135,13 +135,23 @@ func cutInTracing(sub *rules.Subject) {
 // of the same rank (ROCm's "HSA_STATUS_ERROR_EXCEPTION", then the abort)
 // reports that error's abort: the earlier line is the error.
 func diagnosticOf(occs []occurrence, base int) {
+	// The crash and GPU-error lines (fatal lines are few: one per kind,
+	// rank and text), looked at for each error that may be their report.
+	var crashes []int
+	for j := range occs {
+		if c := &occs[j]; c.fl != nil && (c.fl.hit.Kind == fatal.DeviceError || c.fl.hit.Kind == fatal.NativeCrash) {
+			crashes = append(crashes, j)
+		}
+	}
+	if len(crashes) == 0 {
+		return
+	}
 	for i := range occs {
 		o := &occs[i]
 		if o.tb != nil && o.tb.Frameless && o.root.Type == "Fatal Python error" {
-			for j := range occs {
+			for _, j := range crashes {
 				c := &occs[j]
-				if c.fl != nil && (c.fl.hit.Kind == fatal.DeviceError || c.fl.hit.Kind == fatal.NativeCrash) &&
-					c.line < o.line && c.line >= o.line-abortAfterLines && (c.rank == o.rank || !c.rank.Known() || !o.rank.Known()) {
+				if c.line < o.line && c.line >= o.line-abortAfterLines && (c.rank == o.rank || !c.rank.Known() || !o.rank.Known()) {
 					o.wrapper, o.crash = true, base+j+1
 					break
 				}
@@ -155,9 +165,9 @@ func diagnosticOf(occs []occurrence, base int) {
 		if !ok {
 			continue
 		}
-		for j := range occs {
+		for _, j := range crashes {
 			c := &occs[j]
-			if c.fl != nil && c.fl.hit.Kind == fatal.NativeCrash && c.line > o.line &&
+			if c.fl.hit.Kind == fatal.NativeCrash && c.line > o.line &&
 				(c.rank == o.rank || !c.rank.Known()) && strings.Contains(rest, c.fl.hit.Match) {
 				o.wrapper, o.crash = true, base+j+1
 				break
@@ -235,6 +245,9 @@ func rankOfFields(r record.Rank, msg string) record.Rank {
 	if !ok {
 		return r
 	}
+	if !strings.Contains(rest, "rank=") && !hasRankName(rest) {
+		return r // (most messages: a cheap look first)
+	}
 	found := record.NoRank
 	for l := range strings.SplitSeq(rest, "\n") {
 		l = strings.TrimSpace(l)
@@ -265,6 +278,17 @@ func rankOfFields(r record.Rank, msg string) record.Rank {
 		return found
 	}
 	return r
+}
+
+// hasRankName: s holds a name record.ScanRankTokens reads a rank from
+// ("TP0", "DP1", "rank3"), by a look for the names alone.
+func hasRankName(s string) bool {
+	for _, n := range [...]string{"TP", "DP", "PP", "EP", "rank", "RANK", "Rank"} {
+		if strings.Contains(s, n) {
+			return true
+		}
+	}
+	return false
 }
 
 func atoi(s string) int {
@@ -609,7 +633,12 @@ func kindCatchAll(set *rules.Set, v rules.Versions, sub rules.Subject, root pytr
 	ks.Fact = "fatal"
 	ks.Fields = maps.Clone(sub.Fields)
 	ks.Fields["kind"] = string(h.Kind)
-	m := set.Match(ks, v)
+	// The catch-alls match the fact and its fields only (no text rule
+	// explained the exception): matched without text and frames, the set
+	// tries no rule's patterns.
+	probe := ks
+	probe.Text, probe.Frames = "", nil
+	m := set.Match(probe, v)
 	for _, r := range m {
 		if r.CatchAll && r.Severity == "error" && r.ID != "unrecognised-exception" {
 			return &ks, m
