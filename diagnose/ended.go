@@ -16,8 +16,17 @@ import (
 // rank=1") did not fail: it is not added, as watch's own stop is not the
 // boot's failure.
 
+//
+// A process also says that it is ending in its own words, under its own
+// rank prefix: torch's ProcessGroupNCCL warns, as its process exits
+// without destroy_process_group, "[rank0]:[W108 …] … process group has NOT
+// been destroyed before we destruct ProcessGroupNCCL". Right after an
+// error printed with no rank (its traceback unprefixed, as Python prints
+// it), that is the same process exiting from it: the error is that rank's.
+
 // endedRow is one wording: lit gates it (12 bytes or more), re's first
-// group is the global rank.
+// group is the global rank; a row with no group is a process's own word
+// on its exit, whose rank is the record's (own).
 type endedRow struct {
 	lit string
 	re  *regexp.Regexp
@@ -25,7 +34,13 @@ type endedRow struct {
 
 var endedRows = []endedRow{
 	{" failed to start", regexp.MustCompile(`\bShard (\d+) failed to start\b`)},
+	{"has NOT been destroyed", regexp.MustCompile(`process group has NOT been destroyed`)},
 }
+
+// ownExitLines is how many lines after an error printed with no rank a
+// process's own exit word may come to name its rank: the process exits
+// right after printing it.
+const ownExitLines = 3
 
 func endedLiterals() []string {
 	out := make([]string, len(endedRows))
@@ -40,6 +55,7 @@ type endedLine struct {
 	line int
 	rank record.Rank
 	text string
+	own  bool // the process's own word, under its rank prefix
 }
 
 // noteEnded adds the lines of rec that say a rank ended to es.
@@ -53,9 +69,15 @@ func noteEnded(es []endedLine, rec *record.Record) []endedLine {
 				continue
 			}
 			if m := row.re.FindStringSubmatch(l); m != nil {
-				r := record.NoRank
-				r.Global = atoi(m[1])
-				es = append(es, endedLine{line: rec.Line + i, rank: r, text: clip(strings.TrimSpace(l))})
+				r, own := record.NoRank, len(m) == 1
+				if own {
+					if r = rec.Rank; r.Key() == "" {
+						break // no rank printed: it names none
+					}
+				} else {
+					r.Global = atoi(m[1])
+				}
+				es = append(es, endedLine{line: rec.Line + i, rank: r, text: clip(strings.TrimSpace(l)), own: own})
 				break
 			}
 		}
@@ -74,6 +96,9 @@ func attachEnded(occs []occurrence, hits *rules.Collector) {
 		for _, e := range o.log.ended {
 			if e.line < o.line || e.line > o.end+nearLines || laterError(occs, o, e.line) {
 				continue
+			}
+			if e.own && (o.rank.Key() != "" || e.line > o.end+ownExitLines) {
+				continue // another process's exit, or not right after the error
 			}
 			rank := e.rank.String()
 			if sameIndex(o.rank, e.rank) {

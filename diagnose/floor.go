@@ -42,6 +42,14 @@ type occurrence struct {
 	// rank (an engine printing the error, then its traceback; a paste that
 	// put the message first), nil when none.
 	frames record.Stack
+	// peerFrames: frames are those of a peer worker's traceback (another
+	// rank of o's role) printed right before it, not o's own rank's.
+	peerFrames bool
+	// crash: index+1 of the native crash this error only told the
+	// reason of (see diagnosticOf), 0 none.
+	crash int
+	// cut: a traceback cut off before its exception line.
+	cut bool
 	// mask is the exception that hid root while re-raising it ("TypeError:
 	// __init__() missing … 'inner_exception'"), "" when none.
 	mask string
@@ -73,11 +81,16 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 				target = p
 			}
 		}
-		if target == nil {
+		if o.crash > 0 {
+			target = &occs[o.crash-1] // the crash it told the reason of
+		}
+		if target == nil || len(target.added) == 0 {
 			continue
 		}
 		sub := target.sub
 		switch {
+		case o.crash > 0:
+			sub.Evidence = record.Evidence{Path: o.tb.Source, Line: o.line, Rank: o.rank.String(), Text: o.root.Type + ": " + firstLine(o.root.Message)}
 		case o.tb != nil && o.root.Type == "Traceback" && o.rank.String() != "" && o.rank.String() != target.rank.String():
 			ev := record.Evidence{Path: o.tb.Source, Line: o.tb.Line, Rank: o.rank.String(), Text: "a traceback on " + o.rank.String() + " too, cut off before its exception line"}
 			sub.Evidence = ev
@@ -96,6 +109,114 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 	}
 }
 
+// cutInTracing marks sub, a traceback cut off before its exception line
+// inside Dynamo's tracing (its frames say so) in a log with nothing else
+// fatal and no serving engine, for the rule that says what the log shows
+// (traceback-cut-in-dynamo-tracing): Dynamo was tracing and raised, and
+// the raise is not shown. Outside fullgraph=True (which vLLM and SGLang
+// use, hence no engine) Dynamo takes an error in tracing for a graph
+// break and runs that code eagerly: the finding is a warning, as a graph
+// break's is, and no error is listed.
+func cutInTracing(sub *rules.Subject) {
+	sub.Fields = maps.Clone(sub.Fields)
+	sub.Fields["cut_in"] = "dynamo-tracing"
+}
+
+// diagnosticOf marks each error printed without frames under a log word
+// ("error: failed to legalize operation 'tt.load' …", MLIR's diagnostic)
+// whose message runs on over a native crash of the same rank (LLVM's
+// "LLVM ERROR: …" abort) as that crash's diagnostic: the process died at
+// the crash, and the word only said why. The crash is the error; the
+// diagnostic becomes its evidence (attachConsequences). occs are one
+// log's, the first at index base.
+//
+// Likewise a faulthandler report of a fatal signal ("Fatal Python error:
+// Aborted") a few lines after a GPU runtime error or a native crash line
+// of the same rank (ROCm's "HSA_STATUS_ERROR_EXCEPTION", then the abort)
+// reports that error's abort: the earlier line is the error.
+func diagnosticOf(occs []occurrence, base int) {
+	// The crash and GPU-error lines (fatal lines are few: one per kind,
+	// rank and text), looked at for each error that may be their report.
+	var crashes []int
+	for j := range occs {
+		if c := &occs[j]; c.fl != nil && (c.fl.hit.Kind == fatal.DeviceError || c.fl.hit.Kind == fatal.NativeCrash) {
+			crashes = append(crashes, j)
+		}
+	}
+	if len(crashes) == 0 {
+		return
+	}
+	for i := range occs {
+		o := &occs[i]
+		if o.tb != nil && o.tb.Frameless && o.root.Type == "Fatal Python error" {
+			for _, j := range crashes {
+				c := &occs[j]
+				if c.line < o.line && c.line >= o.line-abortAfterLines && (c.rank == o.rank || !c.rank.Known() || !o.rank.Known()) {
+					o.wrapper, o.crash = true, base+j+1
+					break
+				}
+			}
+			continue
+		}
+		if o.tb == nil || !o.tb.Frameless || !logWord(o.root.Type) {
+			continue
+		}
+		_, rest, ok := strings.Cut(o.root.Message, "\n")
+		if !ok {
+			continue
+		}
+		for _, j := range crashes {
+			c := &occs[j]
+			if c.fl.hit.Kind == fatal.NativeCrash && c.line > o.line &&
+				(c.rank == o.rank || !c.rank.Known()) && strings.Contains(rest, c.fl.hit.Match) {
+				o.wrapper, o.crash = true, base+j+1
+				break
+			}
+		}
+	}
+}
+
+// locationOnly reports whether a message line is only a source location,
+// after an optional "[tag] ": "path/file.cu:540", "[AITER] /x/y.cpp:12".
+func locationOnly(line string) bool {
+	if strings.HasPrefix(line, "[") {
+		if k := strings.Index(line, "] "); k > 0 {
+			line = line[k+2:]
+		}
+	}
+	colon := strings.LastIndexByte(line, ':')
+	if colon <= 0 || colon == len(line)-1 || strings.ContainsAny(line, " \t") || strings.Trim(line[colon+1:], "0123456789") != "" {
+		return false
+	}
+	dot := strings.LastIndexByte(line[:colon], '.')
+	return dot > 0 && dot < colon-1 && !strings.ContainsAny(line[dot+1:colon], "/\\")
+}
+
+// abortAfterLines is how far after the error that made a process abort
+// its faulthandler report may come (the runtime's report of the error
+// takes a few lines: the kernel's name, the fault's address).
+const abortAfterLines = 8
+
+// logWord reports whether an exception type is a log's word that
+// introduces an error ("error", "ERROR", "FATAL", "Error") rather than a
+// Python class: one word, no '.', no capital inside but all capitals.
+func logWord(t string) bool {
+	if t == "" || strings.ContainsRune(t, '.') {
+		return false
+	}
+	upper := strings.ToUpper(t) == t
+	for k := 1; k < len(t); k++ {
+		if c := t[k]; !upper && c >= 'A' && c <= 'Z' || !isWordByte(c) {
+			return false
+		}
+	}
+	return isWordByte(t[0])
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
 // rankNamed is r, with the global rank a line names ("[Rank 3] Watchdog
 // caught …") when r has no index of its own.
 func rankNamed(r record.Rank, line string) record.Rank {
@@ -107,21 +228,67 @@ func rankNamed(r record.Rank, line string) record.Rank {
 	return r
 }
 
-// rankOfFields is r, with the rank a Rust tracing span prints on the last
-// line of the error it logs (TGI's shard manager: the Python error, then
-// " rank=0" on a line of its own, which a message without frames may run
-// past) when r has no index of its own.
+// rankOfFields is r, when it has no index of its own, with the rank that
+// the lines after the first of the error's message name, when they name
+// one: a Rust tracing span's " rank=0" on a line of its own (TGI's shard
+// manager prints the Python error, then the span's fields), a worker's
+// name that a supervisor prints under the error ("backend worker
+// freetoken-TP0-scheduler"), both of which a message printed without
+// frames runs on over. Names are read as record.ScanRankTokens reads
+// them in process names, from words that join parts with '-' or '_';
+// lines that name different ranks name none.
 func rankOfFields(r record.Rank, msg string) record.Rank {
-	if r.Known() || !strings.Contains(msg, "rank=") {
+	if r.Known() {
 		return r
 	}
-	for l := range strings.SplitSeq(msg, "\n") {
-		if n, ok := strings.CutPrefix(strings.TrimSpace(l), "rank="); ok && n != "" && strings.Trim(n, "0123456789") == "" && len(n) < 6 {
-			r.Global = atoi(n)
-			break
+	_, rest, ok := strings.Cut(msg, "\n")
+	if !ok {
+		return r
+	}
+	if !strings.Contains(rest, "rank=") && !hasRankName(rest) {
+		return r // (most messages: a cheap look first)
+	}
+	found := record.NoRank
+	for l := range strings.SplitSeq(rest, "\n") {
+		l = strings.TrimSpace(l)
+		if n, ok := strings.CutPrefix(l, "rank="); ok && n != "" && strings.Trim(n, "0123456789") == "" && len(n) < 6 {
+			got := record.NoRank
+			got.Global = atoi(n)
+			if found.Known() && found != got {
+				return r
+			}
+			found = got
+			continue
+		}
+		for _, tok := range strings.Fields(l) {
+			// A process's name: parts joined by '-' or '_' (a word such as
+			// "rank=0" in a sentence is not one: "Shard terminated rank=0").
+			got := record.NoRank
+			if !strings.ContainsAny(tok, "-_") || strings.Contains(tok, "=") || !record.ScanRankTokens(tok, &got) {
+				continue
+			}
+			if found.Known() && found != got {
+				return r // two ranks: the lines are not one process's
+			}
+			found = got
 		}
 	}
+	if found.Known() {
+		found.Role, found.PID = r.Role, r.PID
+		return found
+	}
 	return r
+}
+
+// hasRankName: s holds a name record.ScanRankTokens reads a rank from
+// ("TP0", "DP1", "rank3"), by a look for the names alone.
+func hasRankName(s string) bool {
+	for _, n := range [...]string{"TP", "DP", "PP", "EP", "rank", "RANK", "Rank"} {
+		if strings.Contains(s, n) {
+			return true
+		}
+	}
+	return false
 }
 
 func atoi(s string) int {
@@ -191,13 +358,13 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				end = line // the lines after it are its message at most
 			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
-				rank: rankOfFields(tb.Rank, root.Message), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask})
+				rank: rankOfFields(tb.Rank, root.Message), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask, cut: cut})
 		}
 		for i := first; i < len(occs); i++ {
 			if o := &occs[i]; o.tb.Frameless {
 				// Tracebacks are listed about in line order: look at the
 				// neighbours only (a crash loop prints thousands).
-				o.frames = cutFramesAfter(occs[max(first, i-maxCutNeighbours):min(len(occs), i+maxCutNeighbours+1)], o)
+				o.frames, o.peerFrames = cutFramesAfter(occs[max(first, i-maxCutNeighbours):min(len(occs), i+maxCutNeighbours+1)], o)
 			}
 		}
 		// An exception printed without frames that repeats one with frames
@@ -228,6 +395,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: max(fl.line, fl.end), rank: rank,
 				wrapper: fl.hit.Kind.Consequence()})
 		}
+		diagnosticOf(occs[first:], first)
 	}
 
 	// A wrapper, or a launcher's word that a child died, is the error only
@@ -258,6 +426,10 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				break
 			}
 		}
+		tracing := o.cut && onlyWrappers && sub.Phase == timeline.PhaseDynamo && sub.Fields["engine"] == ""
+		if tracing {
+			cutInTracing(&sub)
+		}
 		var matched []*rules.Rule
 		if o.dupOf == 0 && (!o.wrapper || onlyWrappers) {
 			if !dv.haveMatched {
@@ -281,6 +453,16 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				sub.Key = key
 				if !dv.haveUnx {
 					dv.unexplained, dv.haveUnx = set.Match(sub, v), true
+					if o.tb != nil {
+						if ks, km := kindCatchAll(set, v, sub, o.root); km != nil {
+							dv.kindSub, dv.unexplained = ks, km
+						}
+					}
+				}
+				if dv.kindSub != nil {
+					ks := *dv.kindSub
+					ks.Evidence, ks.Key, ks.Remedy = sub.Evidence, sub.Key, sub.Remedy
+					sub = ks
 				}
 				matched = dv.unexplained
 			} else {
@@ -290,6 +472,10 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				hits.Add(r, sub)
 			}
 			o.sub, o.added = sub, matched
+		}
+		if tracing {
+			o.errIndex = -1
+			continue // not an error: the finding says what it is (cutInTracing)
 		}
 		errs = o.addError(errs, errIdx, matched, occs)
 	}
@@ -423,6 +609,42 @@ type derived struct {
 	wordPhase, wordWhy   string
 	matched, unexplained []*rules.Rule
 	haveMatched, haveUnx bool
+	// kindSub: the subject as the fatal line its message is (kindCatchAll),
+	// when that gave the catch-all; nil otherwise.
+	kindSub *rules.Subject
+}
+
+// kindCatchAll: an exception no rule explains whose message is a fatal
+// line of diagnose/fatal ("RuntimeError: CUDA error: an illegal memory
+// access …", "RuntimeError: [gloo/…/pair.cc:598] Connection closed by
+// peer", a failed build command) is that kind of failure: the kind's
+// catch-all (GPU runtime error, collective error, …) and its remedies say
+// more than the exception's. It returns the subject as that fatal line
+// (the exception's root, frames and phase kept) and the rules it matched,
+// or nil when the message is no fatal line of a kind with a catch-all of
+// error severity. (A launcher's word that a child exited is no such kind:
+// the exception is not a consequence.)
+func kindCatchAll(set *rules.Set, v rules.Versions, sub rules.Subject, root pytrace.Exception) (*rules.Subject, []*rules.Rule) {
+	h, ok := fatal.Classify(root.Type + ": " + firstLine(root.Message))
+	if !ok || h.Kind.Consequence() {
+		return nil, nil
+	}
+	ks := sub
+	ks.Fact = "fatal"
+	ks.Fields = maps.Clone(sub.Fields)
+	ks.Fields["kind"] = string(h.Kind)
+	// The catch-alls match the fact and its fields only (no text rule
+	// explained the exception): matched without text and frames, the set
+	// tries no rule's patterns.
+	probe := ks
+	probe.Text, probe.Frames = "", nil
+	m := set.Match(probe, v)
+	for _, r := range m {
+		if r.CatchAll && r.Severity == "error" && r.ID != "unrecognised-exception" {
+			return &ks, m
+		}
+	}
+	return nil, nil
 }
 
 // maxMemoErrors bounds the distinct errors remembered.
@@ -581,6 +803,23 @@ func rootText(e pytrace.Exception) string {
 		text += ": " + first
 	}
 	lines := strings.Split(msg, "\n")
+	// A message whose first line only says where ("[AITER]
+	// /csrc/opus_gemm/opus_gemm.cu:540", a C++ check's file:line) says
+	// what on the next: that line is part of the root.
+	if locationOnly(first) {
+		seen := false
+		for _, l := range lines {
+			t := strings.TrimSpace(l)
+			if t == first && !seen {
+				seen = true
+				continue
+			}
+			if seen && t != "" {
+				text += " — " + t
+				break
+			}
+		}
+	}
 	for _, l := range lines {
 		t := strings.TrimLeft(strings.TrimSpace(l), "-*• ")
 		if k := strings.Index(strings.ToLower(t), "root cause:"); k >= 0 && k < 8 {
@@ -635,6 +874,9 @@ func (o *occurrence) phase(d *derived) (string, string) {
 		return d.framePhase, d.frameWhy
 	}
 	if p, why := timeline.PhaseOfFrames(o.frames); p != "" {
+		if o.peerFrames {
+			return p, "frame " + why + " (of the traceback a peer worker printed right before it, cut before its exception line)"
+		}
 		return p, "frame " + why + " (of the traceback printed right after it, cut before its exception line)"
 	}
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, o.rank.String(), o.line); p != "" {
@@ -735,18 +977,32 @@ func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
 }
 
 // cutFramesAfter: the frames of a traceback cut before its exception line
-// that starts within a few lines after o ends, on o's rank.
-func cutFramesAfter(occs []occurrence, o *occurrence) record.Stack {
+// that starts within a few lines after o ends, on o's rank; else those of
+// one that a peer worker (another rank of o's role: the workers of a TP
+// group run the same code and fail alike) printed ending right before o
+// (an excerpt that kept one worker's frames and the next one's exception
+// line), with peer set.
+func cutFramesAfter(occs []occurrence, o *occurrence) (frames record.Stack, peer bool) {
 	for j := range occs {
 		c := &occs[j]
-		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.rank != o.rank {
+		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 {
 			continue
 		}
-		if c.line > o.end && c.line <= o.end+maxCutGap {
-			return c.root.Frames
+		if c.rank == o.rank && c.line > o.end && c.line <= o.end+maxCutGap {
+			return c.root.Frames, false
 		}
 	}
-	return nil
+	for j := range occs {
+		c := &occs[j]
+		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.rank == o.rank ||
+			c.rank.Role == "" || c.rank.Role != o.rank.Role || c.rank.Key() == "" || o.rank.Key() == "" {
+			continue
+		}
+		if c.tb.EndLine < o.line && c.tb.EndLine >= o.line-maxCutGap {
+			return c.root.Frames, true
+		}
+	}
+	return nil, false
 }
 
 // maxCutGap is how many lines after an exception printed without frames
@@ -799,6 +1055,13 @@ func (c *coverage) covers(fl *fatalLine) bool {
 	for _, m := range c.msgs {
 		if m.frameless && fl.hit.Kind.Consequence() {
 			continue // a launcher's line under an error printed without frames is its own
+		}
+		if m.frameless && fl.hit.Kind == fatal.NativeCrash && !strings.Contains(firstLine(m.msg), fl.hit.Match) {
+			// A crash report on a later line of a message printed without
+			// frames is a line of its own that the message ran on over
+			// (MLIR's "error: …" diagnostics, then LLVM's abort): the
+			// process died there.
+			continue
 		}
 		if strings.Contains(m.msg, fl.hit.Match) && (m.rank == fl.rank || !fl.rank.Known()) {
 			return true

@@ -40,7 +40,7 @@ func TestFloor(t *testing.T) {
 	}{
 		{name: "segfault line", rule: "native-crash", root: "Segmentation fault (core dumped)", phase: "unknown",
 			log: "INFO 11-29 21:04:31 [core.py:91] Initializing a V1 LLM engine\nSegmentation fault (core dumped)\n"},
-		{name: "faulthandler", rule: "unrecognised-exception", root: "Fatal Python error: Segmentation fault", phase: "triton-compile",
+		{name: "faulthandler", rule: "native-crash", root: "Fatal Python error: Segmentation fault", phase: "triton-compile",
 			raisedIn: "triton/compiler/compiler.py:300 compile",
 			log: "Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f3b (most recent call first):\n" +
 				"  File \"/usr/lib/python3.12/site-packages/triton/compiler/compiler.py\", line 300 in compile\n" +

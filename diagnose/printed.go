@@ -29,6 +29,9 @@ var advice = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)it is recommended to (?:[^.]|\.[\w(])+`),
 	regexp.MustCompile(`[Yy]ou (?:need|have|may need|might need|should) to (?:decrease|increase|reduce|lower|raise|set|pass|use|install|upgrade|disable|enable) (?:[^.]|\.[\w(])+`),
 	regexp.MustCompile(`(?:^|[.!] )((?:Please )?(?:[Uu]se|[Tt]ry|[Cc]onsider|[Uu]pgrade|[Ii]nstall|[Ss]et|[Rr]educe|[Ii]ncrease|[Dd]isable|[Ee]nable|[Aa]dd|[Rr]emove|[Ee]nsure|[Mm]ake sure) (?:[^.]|\.[\w(])+)`),
+	// A library naming the call that sets up what was missing ("Call
+	// aiter.opus_gemm_workspace_init() inside `with torch.cuda.stream(s):`").
+	regexp.MustCompile(`(?:^|[.!] )((?:Please )?[Cc]all [\w.]+\(\)?(?:[^.]|\.[\w(])*)`),
 }
 
 // adviceIn is the workaround a line offers, "" when none.
@@ -39,6 +42,25 @@ func adviceIn(line string) string {
 		}
 	}
 	return ""
+}
+
+// wrapped is the rest of a sentence that a message wrapped onto its next
+// lines (" (and warm with the largest expected gemm) before HIP graph
+// capture."): the line t did not end it, and the next lines, indented as
+// a message's own wrapped lines are, go on in lower case or in brackets;
+// up to two of them, "" when none. (A line at column 0 is no such line: a
+// paste that lost its newlines cut words there.)
+func wrapped(next []string, t string) string {
+	out := ""
+	for k := 0; k < 2 && k < len(next) && !strings.HasSuffix(t, ".") && !strings.HasSuffix(t, "!"); k++ {
+		n := strings.TrimSpace(next[k])
+		if n == "" || next[k][0] != ' ' && next[k][0] != '\t' || !(n[0] >= 'a' && n[0] <= 'z' || n[0] == '(') {
+			break
+		}
+		out += " " + n
+		t = n
+	}
+	return out
 }
 
 // maxPrinted bounds the printed remedies of one error.
@@ -87,13 +109,14 @@ func printed(sub *rules.Subject, tb *pytrace.Traceback, root pytrace.Exception, 
 	for _, h := range st.hints {
 		add(h)
 	}
-	for _, line := range strings.Split(msg, "\n") {
+	lines := strings.Split(msg, "\n")
+	for i, line := range lines {
 		t := strings.TrimSpace(line)
 		if t == "" || strings.HasPrefix(t, "Hint:") || strings.HasPrefix(t, "Explanation:") {
 			continue
 		}
 		if a := adviceIn(t); a != "" {
-			add(a)
+			add(a + wrapped(lines[i+1:], t))
 		}
 	}
 	if st.gb != "" {

@@ -68,6 +68,11 @@ type pattern struct {
 	re   *regexp.Regexp
 }
 
+// ownLines start the wordings that their writer prints as a line of its
+// own (a runtime's abort report): text before one on a line is another
+// write that a lost newline glued to it, and the hit's Text starts at it.
+var ownLines = []string{"LLVM ERROR: "}
+
 // patterns is the table of fatal lines, one row per wording.
 //
 // Every row's literals are at least 12 bytes but for a few words that
@@ -81,15 +86,35 @@ var patterns = []pattern{
 	{NativeCrash, []string{" received by PID"}, regexp.MustCompile(`\*\*\* SIG[A-Z]+ .*received by PID`)},
 	{NativeCrash, []string{"terminate called"}, regexp.MustCompile(`terminate called (after throwing an instance of|without an active exception|recursively)`)},
 	{NativeCrash, []string{"terminating due to uncaught exception"}, regexp.MustCompile(`terminating due to uncaught exception of type \S`)}, // libc++abi
+	// LLVM's report_fatal_error, which aborts the process (Triton's and
+	// ROCm's compilers are LLVM): LLVM writes it to stderr as a line of
+	// its own, so what stands before it on a line is another write.
+	{NativeCrash, []string{"LLVM ERROR: "}, regexp.MustCompile(`LLVM ERROR: \S`)},
+	// glibc's assert(): "prog: file:line: func: Assertion `expr' failed.",
+	// then abort (LLVM/MLIR assertions in Triton's compiler, a C++ extension).
+	{NativeCrash, []string{": Assertion `"}, regexp.MustCompile("[^ ]: Assertion `.*' failed")},
+	{NativeCrash, []string{"Floating point exception"}, regexp.MustCompile(`Floating point exception`)},
+	// glibc 2.37+'s own consistency checks ("Fatal glibc error: malloc.c:2601
+	// (sysmalloc): assertion failed"), then abort.
+	{NativeCrash, []string{"Fatal glibc error"}, regexp.MustCompile(`Fatal glibc error: \S`)},
+	// PyTorch's DataLoader reporting a worker that died of a signal
+	// ("ERROR: Unexpected segmentation fault encountered in worker.", "…
+	// bus error …", often too little shared memory).
+	{NativeCrash, []string{"encountered in worker"}, regexp.MustCompile(`Unexpected (?:segmentation fault|bus error|floating-point exception) encountered in worker`)},
 	{NativeCrash, []string{"Illegal instruction"}, regexp.MustCompile(`Illegal instruction`)},
 	{NativeCrash, []string{"double free or corruption", "free(): invalid", "malloc(): corrupted", "malloc(): memory corruption", "malloc(): unaligned"},
 		regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
-	{OOMKill, []string{"Out of memory: Kill"}, regexp.MustCompile(`Out of memory: Kill(ed)? process`)},
+	// The kernel's OOM killer, globally or for a cgroup's limit (a
+	// container's: "Memory cgroup out of memory: Killed process 4242").
+	{OOMKill, []string{"Out of memory: Kill", "out of memory: Kill"}, regexp.MustCompile(`[Oo]ut of memory: Kill(ed)? process`)},
 	{OOMKill, []string{"invoked oom-killer", "oom_kill_process", "oom-kill:constraint"}, regexp.MustCompile(`invoked oom-killer|oom-kill:constraint|oom_kill_process`)},
 	// Ray's memory monitor killing a worker or an actor when the node's host
 	// memory crosses its threshold (the raylet's summary, the actor's error).
 	{OOMKill, []string{"memory pressure (OOM)", "Ray killed this worker"},
 		regexp.MustCompile(`killed due to memory pressure \(OOM\)|Ray killed this worker`)},
+	// The DataLoader's word that a worker was killed ("DataLoader worker
+	// (pid 1234) is killed by signal: Killed."): a SIGKILL, sender unnamed.
+	{Killed, []string{"is killed by signal: Killed"}, regexp.MustCompile(`is killed by signal: Killed`)},
 	{Killed, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
 	// CUDA graph trees' own checks of a recording against its replay.
 	{DeviceError, []string{"during graph recording"}, regexp.MustCompile(`graph recording observed an input tensor deallocate during graph recording`)},
@@ -98,6 +123,13 @@ var patterns = []pattern{
 	// "CUDA error: <text>" (a paste may start there).
 	{DeviceError, []string{"Search for `cudaError"}, regexp.MustCompile("Search for `cudaError[A-Za-z]+'")},
 	{DeviceError, []string{"CUDA driver error"}, regexp.MustCompile(`CUDA driver error`)},
+	// ROCm's HSA runtime reporting a GPU fault or a failed call
+	// (":0:rocdevice.cpp … HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation
+	// resulted in a hardware exception"), then the process aborts.
+	// Ascend's runtime (torch_npu/CANN) reporting an asynchronous device
+	// error at the next stream sync, as CUDA's "CUDA error:" is.
+	{DeviceError, []string{"ACL stream synchronize failed"}, regexp.MustCompile(`ACL stream synchronize failed`)},
+	{DeviceError, []string{"HSA_STATUS_ERROR_"}, regexp.MustCompile(`HSA_STATUS_ERROR_[A-Z_]+`)},
 	{DeviceError, []string{"hipErrorNoBinary", "hipErrorIllegal", "hipErrorOutOfMemory", "hipErrorInvalid", "hipErrorLaunch", "hipErrorNotInit", "hipErrorStreamCapture", "---> [HIP error]", "fail to call hip"},
 		regexp.MustCompile(`hipError[A-Z][A-Za-z]+|\[HIP error\]|fail to call hip\w+`)},
 	{DeviceError, []string{"No compatible code objects", "no kernel image is available", "invalid device function"},
@@ -125,6 +157,10 @@ var patterns = []pattern{
 	// The C++ compiler's error on code Inductor generated (a JIT extension's
 	// build ends in "Error building extension").
 	{BuildFailed, []string{"torchinductor_"}, regexp.MustCompile(`torchinductor_\S*\.(?:c|cc|cpp|h|hpp):\d+(?::\d+)?: (?:fatal )?error: \S`)},
+	// A c10::Error report with its native stack, logged without a Python
+	// traceback (torch_npu's op plugin, a watchdog): the line before it
+	// is the error's message (c10Report).
+	{ErrorLine, []string{"Exception raised from "}, regexp.MustCompile(`^Exception raised from \S+ at \S+ \(most recent call first\):$`)},
 	{ChildExit, []string{"exitcode  : ", "stopped exitcode=", "failed (exitcode:"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
 	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, regexp.MustCompile(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},
 	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
@@ -190,9 +226,12 @@ func ScanLogged(text string) []Hit { return scan(text, true) }
 
 func scan(text string, logged bool) []Hit {
 	var out []Hit
+	prev := ""
 	for n := 0; text != ""; n++ {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
+		before := prev
+		prev = line
 		h, ok := Classify(line)
 		if !ok && logged {
 			h, ok = classify(errorLines, line)
@@ -201,6 +240,9 @@ func scan(text string, logged bool) []Hit {
 			h.Line = n
 			if h.Kind == NativeCrash && strings.HasPrefix(h.Match, "terminat") {
 				h.Text = withWhat(h.Text, rest)
+			}
+			if strings.HasPrefix(h.Match, "Exception raised from ") {
+				h.Text = c10Report(before, h.Text)
 			}
 			out = append(out, h)
 		}
@@ -229,10 +271,26 @@ func classify(patterns []pattern, line string) (Hit, bool) {
 			continue
 		}
 		if loc := p.re.FindStringIndex(t); loc != nil {
-			return Hit{Kind: p.kind, Match: t[loc[0]:loc[1]], Text: t}, true
+			h := Hit{Kind: p.kind, Match: t[loc[0]:loc[1]], Text: t}
+			for _, w := range ownLines {
+				if strings.HasPrefix(h.Match, w) {
+					h.Text = t[loc[0]:]
+				}
+			}
+			return h, true
 		}
 	}
 	return Hit{}, false
+}
+
+// c10Report is a c10::Error's "Exception raised from …" line with the
+// error's message, the line before it ("[E428 03:37:31.268 x.ts:422]
+// setup failed!"): the message is what failed, the line says where.
+func c10Report(before, text string) string {
+	if m := strings.TrimSpace(before); m != "" {
+		return m + " — " + text
+	}
+	return text
 }
 
 // withWhat is a C++ terminate line with the exception's what() that the

@@ -39,6 +39,13 @@ func TestClassify(t *testing.T) {
 		"/usr/bin/ld: cannot find -lcuda: No such file or directory":                                                       BuildFailed,
 		"x86_64-linux-gnu-ld.bfd: cannot find -lpython3.11":                                                                BuildFailed,
 		"collect2: error: ld returned 1 exit status":                                                                       BuildFailed,
+		"[12345.1] Memory cgroup out of memory: Killed process 4242 (python3) total-vm:123kB":                              OOMKill,
+		"Floating point exception (core dumped)":                                                                           NativeCrash,
+		"Fatal glibc error: malloc.c:2601 (sysmalloc): assertion failed":                                                   NativeCrash,
+		"ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).":     NativeCrash,
+		"RuntimeError: DataLoader worker (pid 1234) is killed by signal: Killed.":                                          Killed,
+		"RuntimeError: ACL stream synchronize failed, error code:507014":                                                   DeviceError,
+		"LLVM ERROR: Failed to translate TritonGPU to LLVM IR.":                                                            NativeCrash,
 	}
 	for line, want := range fatal {
 		h, ok := Classify(line)
@@ -58,6 +65,9 @@ func TestClassify(t *testing.T) {
 		"Search for cudaError in the docs",
 		"ld: cannot find the answer in the FAQ",
 		"INFO 11-29 21:05:14 [gpu_worker.py:298] Available KV cache memory: 52.31 GiB",
+		"the page cache ran out of memory: Killing idle readers",
+		"WARNING: the DataLoader worker (pid 1234) is killed by signal: Terminated.",
+		"check for floating point exceptions with torch.autograd.detect_anomaly",
 	} {
 		if h, ok := Classify(line); ok {
 			t.Errorf("%q is not fatal: %+v", line, h)

@@ -797,6 +797,13 @@ func (j *joiner) add(l *peeled) {
 	}
 	body := l.body.of(l.line)
 	if j.open && j.continues(l) {
+		if l.hdr != hdrNone && !l.hdr.repeatsHeader() {
+			// A tag inside a message (see carriesMessage) is its text:
+			// the body from the process prefixes on. The line's mask
+			// was of the body without it: any literal may hold now.
+			body = l.line[l.procEnd:l.body.b]
+			j.mask = ^uint64(0)
+		}
 		j.own()
 		j.text = append(j.text, '\n')
 		j.text = append(j.text, body...)
@@ -852,14 +859,77 @@ func (j *joiner) continues(l *peeled) bool {
 		// vLLM / glog: the same header (to the second) on every line.
 		return j.hdr == l.hdr && bytes.Equal(j.key, l.line[:l.keyEnd])
 	case l.hdr != hdrNone:
-		return false
+		return j.carriesMessage(l)
 	}
 	// No header: SGLang and ATOM print theirs on the first line only;
 	// unprefixed output (raw tracebacks) runs on until something else.
+	if l.procEnd == 0 && c10Tail(l.body.of(l.line)) {
+		return true
+	}
 	if j.hdr.repeatsHeader() {
 		return false
 	}
 	return bytes.Equal(j.proc, l.line[:l.procEnd])
+}
+
+// c10Tail reports whether body is a line of the native part of a c10::Error
+// report ("Exception raised from OperationSetup at file.cpp:131 (most recent
+// call first):", "frame #0: c10::Error::Error(…) + 0xb8 (0x… in libc10.so)"):
+// torch's C++ logging prints its rank prefix and header on the message's
+// first line only, so these lines continue the record before them.
+func c10Tail(body []byte) bool {
+	if len(body) < 9 {
+		return false
+	}
+	switch body[0] {
+	case 'E':
+		return bytes.HasPrefix(body, []byte("Exception raised from "))
+	case 'f':
+		return bytes.HasPrefix(body, []byte("frame #")) && isDigit(body[7])
+	}
+	return false
+}
+
+// carriesMessage says whether l, a line with a time-less logger tag
+// ("[sgl_kernel] CRITICAL: …", which the peeler reads as aiter's
+// "[aiter] " tag), is rather the message of the open record's last line:
+// an exception line whose message is empty ("ImportError: "), as Python
+// prints an exception whose message starts with a newline. A logger tag
+// is one only where a logger record starts; that line's message is on
+// the next, whatever it starts with. A tag after any other line, or one
+// with a time, starts a record.
+func (j *joiner) carriesMessage(l *peeled) bool {
+	if l.hdr != hdrATOM || !l.tm.IsZero() || j.hdr.repeatsHeader() || !bytes.Equal(j.proc, l.line[:l.procEnd]) {
+		return false
+	}
+	last := j.text[bytes.LastIndexByte(j.text, '\n')+1:]
+	return emptyMessageLine(last)
+}
+
+// emptyMessageLine reports whether line is an exception line with nothing
+// after its type's colon: a dotted name at column 0 whose last part
+// starts upper-case ("ImportError:", "torch._dynamo.exc.BackendCompilerFailed: "),
+// with no space in it (prose that ends in ':' has one: "During handling
+// of the above exception, another exception occurred:").
+func emptyMessageLine(line []byte) bool {
+	line = bytes.TrimRight(line, " \t")
+	n := len(line) - 1
+	if n < 1 || line[n] != ':' {
+		return false
+	}
+	part := 0 // start of the name's last part
+	for k, c := range line[:n] {
+		switch {
+		case c == '.':
+			if k == part {
+				return false // ".x", "a..b"
+			}
+			part = k + 1
+		case !isWord(c), k == 0 && isDigit(c):
+			return false
+		}
+	}
+	return part < n && line[part] >= 'A' && line[part] <= 'Z'
 }
 
 // own moves the open record's text into the joiner's buffer.

@@ -271,12 +271,22 @@ func outerPrefix(line []byte) string {
 	return string(p)
 }
 
-// unquote drops Markdown quoting: ">", "> ", "> > ".
+// unquote drops Markdown quoting: ">", "> ", "> > ", and a quote
+// nested after an indent ">        > ": a quoted tool output that marks
+// its own lines so (Nix prints a failed build's last log lines under
+// "       > ").
 func unquote(line []byte) []byte {
 	for len(line) > 0 && line[0] == '>' {
 		line = line[1:]
 		if len(line) > 0 && line[0] == ' ' {
 			line = line[1:]
+		}
+		n := 0
+		for n < len(line) && line[n] == ' ' {
+			n++
+		}
+		if n > 0 && n < len(line) && line[n] == '>' && (n+1 == len(line) || line[n+1] == ' ') {
+			line = line[n:]
 		}
 	}
 	return line
