@@ -314,81 +314,84 @@ func TestPasteTransforms(t *testing.T) {
 // names the reading that falls short, not the paste repair alone.
 const pasteKnownGaps = `
 indent aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
+mixed-prefixes aiter-issue-3515 rule: the GPU error and the abort report under two prefixes are not one rank's
+mixed-prefixes aiter-issue-3515 root: the GPU error and the abort report under two prefixes are not one rank's
 quote aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
 quote-indent-prefix aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
 quote-wrap-100 aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
 tab aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
 tab-and-spaces aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
-ansi-esc lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
-ansi-esc nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-ansi-esc triton-windows-issue-23 root: real ESC before a CI prefix: the peeler drops the code, not the depaster
-ansi-esc triton-windows-issue-23 rule: real ESC before a CI prefix: the peeler drops the code, not the depaster
-ansi-esc vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
-ansi-esc vllm-issue-40587 root: real ESC before a CI prefix: the peeler drops the code, not the depaster
-ansi-esc vllm-issue-40587 rule: real ESC before a CI prefix: the peeler drops the code, not the depaster
+wrap-80 atom-issue-69 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+late-indent fish-speech-issue-907 root: the lines before the first line that starts as a paste are read unrepaired
 cut-first freetoken-issue-490 ok: the cut took the exception name; the floor needs it
+mixed-prefixes freetoken-issue-490 rule: frames of one traceback under two process prefixes
+ansi-esc lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
+mixed-prefixes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
+two-processes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
+ansi-esc nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+late-ansi nixpkgs-issue-453992 root: the transform's repair reads the traceback the plain excerpt's nested quote still hides (the plain reading is the known miss; this one names the sidecar's OSError)
+late-ansi nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+late-indent nixpkgs-issue-453992 root: the transform's repair reads the traceback the plain excerpt's nested quote still hides (the plain reading is the known miss; this one names the sidecar's OSError)
+late-indent nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+late-quote nixpkgs-issue-453992 root: the transform's repair reads the traceback the plain excerpt's nested quote still hides (the plain reading is the known miss; this one names the sidecar's OSError)
+late-quote nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+late-tab nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+late-tab nixpkgs-issue-453992 root: the transform's repair reads the traceback the plain excerpt's nested quote still hides (the plain reading is the known miss; this one names the sidecar's OSError)
+mixed-prefixes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+two-processes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+quote-wrap-100 nnunet-issue-2188 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 nnunet-issue-2188 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+cut-first pytorch-issue-101137 root: the cut took the start of the glued LLVM ERROR line
+mixed-prefixes pytorch-issue-119698 root: frames of one traceback under two process prefixes
+quote-wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 cut-first pytorch-issue-136361 ok: the cut took the exception name; the floor needs it
 cut-first pytorch-issue-155426 ok: the cut took the exception name; the floor needs it
+quote-wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+wrap-80 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 cut-first pytorch-issue-174138 ok: the cut took the exception name; the floor needs it
-cut-first sglang-pr-23351 root: the cut took the exception name; the floor needs it
-cut-first vllm-issue-15598 ok: the cut took the exception name; the floor needs it
-cut-first vllm-issue-2669 ok: the cut took the exception name; the floor needs it
-cut-first vllm-issue-55452 ok: the cut took the exception name; the floor needs it
-late-ansi nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-ansi pytorch-issue-101137 root: the engine lines put before it change how the excerpt is read, not its repair
-late-indent fish-speech-issue-907 root: the lines before the first line that starts as a paste are read unrepaired
-late-indent nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-indent pytorch-issue-101137 ok: the lines before the first line that starts as a paste are read unrepaired
-late-indent vllm-issue-10439 root: the lines before the first line that starts as a paste are read unrepaired
-late-indent vllm-issue-15598 ok: the lines before the first line that starts as a paste are read unrepaired
-late-indent vllm-issue-40587 root: the lines before the first line that starts as a paste are read unrepaired
-late-indent vllm-issue-40587 rule: the lines before the first line that starts as a paste are read unrepaired
-late-quote nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-quote pytorch-issue-101137 root: the engine lines put before it change how the excerpt is read, not its repair
-late-tab nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-tab pytorch-issue-101137 root: the engine lines put before it change how the excerpt is read, not its repair
-mixed-prefixes freetoken-issue-490 rule: frames of one traceback under two process prefixes
-mixed-prefixes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
-mixed-prefixes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-mixed-prefixes pytorch-issue-119698 root: frames of one traceback under two process prefixes
+wrap-80 pytorch-issue-193693 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 mixed-prefixes pytorch-issue-98237 rule: frames of one traceback under two process prefixes
 mixed-prefixes pytorch-pr-177472 root: frames of one traceback under two process prefixes
 mixed-prefixes pytorch-pr-177472 rule: frames of one traceback under two process prefixes
-mixed-prefixes tgi-issue-686 root: frames of one traceback under two process prefixes
-mixed-prefixes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
-mixed-prefixes vllm-issue-10439 root: frames of one traceback under two process prefixes
-mixed-prefixes vllm-issue-15598 ok: frames of one traceback under two process prefixes
-mixed-prefixes vllm-issue-40587 ok: frames of one traceback under two process prefixes
-quote-indent-prefix lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
-quote-indent-prefix nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-quote-indent-prefix vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
-quote-wrap-100 nnunet-issue-2188 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-quote-wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-quote-wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-quote-wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-two-processes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
-two-processes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-two-processes pytorch-pr-177472 root: frames of one traceback under two process prefixes
 two-processes pytorch-pr-177472 rule: frames of one traceback under two process prefixes
-two-processes sglang-issue-2468 root: frames of one traceback under two process prefixes
+two-processes pytorch-pr-177472 root: frames of one traceback under two process prefixes
 two-processes sglang-issue-2468 rule: frames of one traceback under two process prefixes
-two-processes sglang-pr-23351 root: frames of one traceback under two process prefixes
-two-processes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
-two-processes vllm-issue-15598 ok: frames of one traceback under two process prefixes
-two-processes vllm-issue-40587 ok: frames of one traceback under two process prefixes
-wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-100 vllm-ascend-issue-1115 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-80 atom-issue-69 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-80 nnunet-issue-2188 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-80 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-80 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-80 pytorch-issue-193693 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+two-processes sglang-issue-2468 root: frames of one traceback under two process prefixes
 wrap-80 sglang-issue-4253 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+two-processes sglang-pr-17460 root: the exception line and its message under two process prefixes
+cut-first sglang-pr-23351 root: the cut took the exception name; the floor needs it
+quote-wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+two-processes sglang-pr-23351 root: frames of one traceback under two process prefixes
+wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-80 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+mixed-prefixes sglang-pr-34231 root: frames of one traceback under two process prefixes
+mixed-prefixes tgi-issue-686 root: frames of one traceback under two process prefixes
+ansi-esc triton-windows-issue-23 rule: real ESC before a CI prefix: the peeler drops the code, not the depaster
+ansi-esc triton-windows-issue-23 root: real ESC before a CI prefix: the peeler drops the code, not the depaster
+wrap-100 vllm-ascend-issue-1115 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-80 vllm-ascend-issue-2533 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+mixed-prefixes vllm-ascend-issue-686 root: a c10::Error report's lines under two process prefixes no longer continue its first line
+two-processes vllm-ascend-issue-686 root: a c10::Error report's lines under two process prefixes no longer continue its first line
+ansi-esc vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
+mixed-prefixes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
+two-processes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
 wrap-80 vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
+late-indent vllm-issue-10439 root: the lines before the first line that starts as a paste are read unrepaired
+mixed-prefixes vllm-issue-10439 root: frames of one traceback under two process prefixes
+cut-first vllm-issue-15598 ok: the cut took the exception name; the floor needs it
+late-indent vllm-issue-15598 ok: the lines before the first line that starts as a paste are read unrepaired
+mixed-prefixes vllm-issue-15598 ok: frames of one traceback under two process prefixes
+two-processes vllm-issue-15598 ok: frames of one traceback under two process prefixes
+cut-first vllm-issue-2669 ok: the cut took the exception name; the floor needs it
+ansi-esc vllm-issue-40587 rule: real ESC before a CI prefix: the peeler drops the code, not the depaster
+ansi-esc vllm-issue-40587 root: real ESC before a CI prefix: the peeler drops the code, not the depaster
+late-indent vllm-issue-40587 rule: the lines before the first line that starts as a paste are read unrepaired
+late-indent vllm-issue-40587 root: the lines before the first line that starts as a paste are read unrepaired
+mixed-prefixes vllm-issue-40587 ok: frames of one traceback under two process prefixes
+two-processes vllm-issue-40587 ok: frames of one traceback under two process prefixes
 `
 
 func knownPasteGaps() map[string]string {
