@@ -202,15 +202,19 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 	// order; each consumer releases what it read.
 	toMatch := make(chan *enginelog.Batch, 4)
 	toFacts := make(chan *enginelog.Batch, 4)
+	// The match goroutine hands each batch on to the traceback goroutine
+	// with the texts it copied, so a record both read is copied once.
+	toTrace := make(chan copied, 4)
 
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	x := pytrace.NewExtractor()
 	tl := timeline.New()
 	var vd versions.Detector
-	go func() { // rules, versions and tracebacks
+	go func() { // rules and versions
 		defer wg.Done()
-		m := matcher{set: set, res: &res, fields: map[string]string{}}
+		defer close(toTrace)
+		m := matcher{set: set, res: &res, fields: map[string]string{}, ranks: map[record.Rank]string{}}
 		res.ruleLines = map[*rules.Rule][]ruleLine{}
 		fatals := map[fatalKey]int{}
 		advSeen := map[adviceKey]bool{}
@@ -220,21 +224,22 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 			m.loggedMemo = map[string][]fatal.Hit{}
 		}
 		for b := range toMatch {
+			c := copied{b: b}
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
-				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal|gAdvice|gEnded) == 0 && x.Idle(path) {
-					continue // the common case, told without reading the record
-				}
-				rec, _, text := b.At(i)
-				tb := mask&gTraceback != 0 || !x.Skip(rec)
-				if mask&(gRules|gVersions|gGPU|gFatal|gAdvice|gEnded) == 0 && !tb {
+				if mask&(gRules|gVersions|gGPU|gFatal|gAdvice|gEnded) == 0 {
 					continue // the common case: nothing here reads this record
 				}
+				rec, _, text := b.At(i)
 				// A copy with a Text of its own: the timeline's goroutine
 				// reads the batch too, and what the analyzers keep of the
 				// text must outlive the batch.
 				r := *rec
 				r.Text = string(text)
+				if c.texts == nil {
+					c.texts = make([]string, b.Len())
+				}
+				c.texts[i] = r.Text
 				m.match(&r, mask)
 				if mask&gFatal != 0 {
 					m.fatal(&r, fatals)
@@ -248,9 +253,30 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				if mask&gVersions != 0 {
 					vd.Feed(&r)
 				}
-				if tb {
-					x.Feed(&r)
+			}
+			toTrace <- c
+		}
+	}()
+	go func() { // tracebacks
+		defer wg.Done()
+		for c := range toTrace {
+			b := c.b
+			for i := 0; i < b.Len(); i++ {
+				mask := b.Mask(i) | always
+				if mask&gTraceback == 0 && x.Idle(path) {
+					continue // the common case, told without reading the record
 				}
+				rec, _, text := b.At(i)
+				if mask&gTraceback == 0 && x.Skip(rec) {
+					continue
+				}
+				r := *rec
+				if c.texts != nil && (c.texts[i] != "" || len(text) == 0) {
+					r.Text = c.texts[i]
+				} else {
+					r.Text = string(text)
+				}
+				x.Feed(&r)
 			}
 			b.Release()
 		}
@@ -311,6 +337,29 @@ type matcher struct {
 	// fatalMemo: the fatal lines of a text, by text (nil: none kept);
 	// loggedMemo the same for texts logged at error level.
 	fatalMemo, loggedMemo map[string][]fatal.Hit
+	// ranks: Rank.String by rank, up to maxRanks (a log names few).
+	ranks map[record.Rank]string
+}
+
+// copied is a batch and the texts the match goroutine copied of it, by
+// record ("" where none was; nil when none at all).
+type copied struct {
+	b     *enginelog.Batch
+	texts []string
+}
+
+const maxRanks = 256
+
+// rankString is r.String(), kept for the ranks a log repeats.
+func (m *matcher) rankString(r record.Rank) string {
+	if s, ok := m.ranks[r]; ok {
+		return s
+	}
+	s := r.String()
+	if len(m.ranks) < maxRanks {
+		m.ranks[r] = s
+	}
+	return s
 }
 
 type fatalKey struct {
@@ -356,7 +405,7 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 	if len(hits) == 0 {
 		return
 	}
-	rank := rec.Rank.String()
+	rank := m.rankString(rec.Rank)
 	for _, h := range hits {
 		k := fatalKey{h.Kind, rank, h.Text}
 		if i, ok := seen[k]; ok {
@@ -449,7 +498,7 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 	for _, h := range hits {
 		ev := record.Evidence{Path: rec.Source, Line: rec.Line}
 		ev.Line, ev.Text = lineAt(*rec, h.off)
-		rank := rankNamed(rec.Rank, ev.Text).String()
+		rank := m.rankString(rankNamed(rec.Rank, ev.Text))
 		ev.Rank = rank
 		sub.Evidence = ev
 		m.res.hits.Add(h.rule, sub)
