@@ -219,7 +219,7 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		fatals := map[fatalKey]int{}
 		advSeen := map[adviceKey]bool{}
 		if !forceAll { // the reference path matches every text afresh
-			m.memo = map[string]map[string][]ruleAt{}
+			m.memo = map[string]map[string]*memoEntry{}
 			m.fatalMemo = map[string][]fatal.Hit{}
 			m.loggedMemo = map[string][]fatal.Hit{}
 		}
@@ -235,12 +235,20 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				// reads the batch too, and what the analyzers keep of the
 				// text must outlive the batch.
 				r := *rec
-				r.Text = string(text)
+				// A text the rules memo holds is not copied again: a
+				// crash loop repeats the same records, and the memo's
+				// copy serves them all.
+				e := m.memoed(rec.Rank.Role, text, mask)
+				if e != nil {
+					r.Text = e.text
+				} else {
+					r.Text = string(text)
+				}
 				if c.texts == nil {
 					c.texts = make([]string, b.Len())
 				}
 				c.texts[i] = r.Text
-				m.match(&r, mask)
+				m.match(&r, mask, e)
 				if mask&gFatal != 0 {
 					m.fatal(&r, fatals)
 				}
@@ -259,6 +267,10 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 	}()
 	go func() { // tracebacks
 		defer wg.Done()
+		// One record for all: the Extractor keeps no pointer to what it is
+		// fed, and a record of each would be allocated (Feed's recursion
+		// hides that from escape analysis).
+		var r record.Record
 		for c := range toTrace {
 			b := c.b
 			for i := 0; i < b.Len(); i++ {
@@ -270,7 +282,7 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				if mask&gTraceback == 0 && x.Skip(rec) {
 					continue
 				}
-				r := *rec
+				r = *rec
 				if c.texts != nil && (c.texts[i] != "" || len(text) == 0) {
 					r.Text = c.texts[i]
 				} else {
@@ -332,7 +344,7 @@ type matcher struct {
 	// memo: the rules a text matched and where, by role and text (nil:
 	// none kept). What a text rule matches depends on these two alone,
 	// and a crash loop repeats the same error lines again and again.
-	memo  map[string]map[string][]ruleAt
+	memo  map[string]map[string]*memoEntry
 	nmemo int
 	// fatalMemo: the fatal lines of a text, by text (nil: none kept);
 	// loggedMemo the same for texts logged at error level.
@@ -444,13 +456,34 @@ const (
 	maxMemoTexts = 4096
 )
 
+// memoEntry is what the rules memo holds of a text: the text (a copy
+// that outlives the batch) and the rules it matched.
+type memoEntry struct {
+	text string
+	hits []ruleAt
+}
+
+// memoed returns the memo's entry for a record of role whose text is
+// text and whose literal groups are mask, nil when there is none (or no
+// memo, or the text is not one hitsOf would keep).
+func (m *matcher) memoed(role string, text []byte, mask uint64) *memoEntry {
+	if m.memo == nil || mask&gRules == 0 || len(text) > maxMemoText || len(text) == 0 {
+		return nil
+	}
+	return m.memo[role][unsafe.String(&text[0], len(text))]
+}
+
 // hitsOf returns the text rules rec matches, each with where it matched,
-// leaving out rules that matched only source code a traceback quotes.
-func (m *matcher) hitsOf(rec *record.Record) []ruleAt {
+// leaving out rules that matched only source code a traceback quotes; e
+// is the memo's entry for rec's text when memoed found one.
+func (m *matcher) hitsOf(rec *record.Record, e *memoEntry) []ruleAt {
+	if e != nil {
+		return e.hits
+	}
 	memo := m.memo != nil && len(rec.Text) <= maxMemoText
 	if memo {
-		if hs, ok := m.memo[rec.Rank.Role][rec.Text]; ok {
-			return hs
+		if e, ok := m.memo[rec.Rank.Role][rec.Text]; ok {
+			return e.hits
 		}
 	}
 	m.fields["role"] = rec.Rank.Role
@@ -463,17 +496,17 @@ func (m *matcher) hitsOf(rec *record.Record) []ruleAt {
 	if memo && m.nmemo < maxMemoTexts {
 		byText := m.memo[rec.Rank.Role]
 		if byText == nil {
-			byText = map[string][]ruleAt{}
+			byText = map[string]*memoEntry{}
 			m.memo[rec.Rank.Role] = byText
 		}
-		byText[rec.Text] = hs
+		byText[rec.Text] = &memoEntry{rec.Text, hs}
 		m.nmemo++
 	}
 	return hs
 }
 
 // match matches rec, whose literal groups are mask.
-func (m *matcher) match(rec *record.Record, mask uint64) {
+func (m *matcher) match(rec *record.Record, mask uint64, e *memoEntry) {
 	if mask&gGPU != 0 && m.res.gpuUtil == "" {
 		if g := gpuUtilRe.FindStringSubmatch(rec.Text); g != nil {
 			m.res.gpuUtil = g[1]
@@ -484,7 +517,7 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 	}
 	// Versions are not final while streaming: match without them and
 	// apply the gates once the whole run is read (Rule.Allows).
-	hits := m.hitsOf(rec)
+	hits := m.hitsOf(rec, e)
 	if len(hits) == 0 {
 		return
 	}
