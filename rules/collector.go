@@ -24,6 +24,17 @@ type collected struct {
 	f     record.Finding
 	ranks map[string]bool
 	seen  map[seenKey]bool // evidence already kept, by path:line
+	// maxLine is at least the line of every key in seen: a log's hits
+	// come in line order, so most are past it and need no lookup.
+	maxLine int
+}
+
+// see notes k in seen while it has room.
+func (col *collected) see(k seenKey) {
+	if len(col.seen) < maxSeen {
+		col.seen[k] = true
+		col.maxLine = max(col.maxLine, k.line)
+	}
 }
 
 // seenKey is where a piece of evidence is: path, line and rank.
@@ -75,12 +86,10 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 	// counts, so memory stays bounded on a log that repeats an error forever.
 	if ev.Path != "" || ev.Line != 0 {
 		key := seenKey{ev.Path, ev.Line, ev.Rank}
-		if col.seen[key] {
+		if key.line <= col.maxLine && col.seen[key] {
 			return
 		}
-		if len(col.seen) < maxSeen {
-			col.seen[key] = true
-		}
+		col.see(key)
 	}
 	col.f.Count++
 	if len(col.f.Evidence) < MaxEvidence && (ev.Path != "" || ev.Text != "") {
@@ -229,7 +238,7 @@ func (c *Collector) Merge(o *Collector) {
 			cp := *oc
 			cp.first = c.seq
 			cp.ranks = map[string]bool{}
-			cp.seen = map[seenKey]bool{}
+			cp.seen, cp.maxLine = map[seenKey]bool{}, 0
 			cp.f.Evidence = append([]record.Evidence{}, oc.f.Evidence...)
 			cp.f.Count = 0
 			col = &cp
@@ -254,9 +263,7 @@ func (c *Collector) Merge(o *Collector) {
 			col.ranks[r] = true
 		}
 		for k := range oc.seen {
-			if len(col.seen) < maxSeen {
-				col.seen[k] = true
-			}
+			col.see(k)
 		}
 	}
 }
