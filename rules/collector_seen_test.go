@@ -29,7 +29,7 @@ func TestCollectorCountsEachLineOnce(t *testing.T) {
 	for l := 1; l <= 3*maxSeen; l += 3 { // past the bound, in order
 		add("a.log", l, "TP0")
 	}
-	add("a.log", 3*maxSeen-2, "TP0") // the last line kept, the watermark itself
+	add("a.log", 3*maxSeen-2, "TP0")       // the last line kept, the watermark itself
 	for l := 3 * maxSeen; l >= 0; l -= 7 { // again, backwards: kept ones are not counted twice
 		add("a.log", l, "TP0")
 		add("a.log", l, "TP1")
