@@ -273,6 +273,12 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		var r record.Record
 		for c := range toTrace {
 			b := c.b
+			if x.Full() {
+				// A crash loop past pytrace.MaxTracebacks: what Finish
+				// returns is settled, reading more would change nothing.
+				b.Release()
+				continue
+			}
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
 				if mask&gTraceback == 0 && x.Idle(path) {

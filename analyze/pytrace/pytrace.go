@@ -319,7 +319,8 @@ type Extractor struct {
 	order   map[string]int // source -> first-seen order
 	lastSrc string         // the source last noted in order
 	noted   bool           // lastSrc is set
-	// Dropped counts tracebacks not kept because MaxTracebacks was reached.
+	// Dropped counts tracebacks not kept because MaxTracebacks was
+	// reached, of those fed (a caller may stop feeding once Full).
 	Dropped int
 	// ignored: where a stream last printed "Exception ignored in" (the
 	// traceback after it is marked Ignored).
@@ -504,6 +505,11 @@ func (x *Extractor) Skip(rec *record.Record) bool {
 	}
 	return len(x.streams) == 0 || x.streams[streamKey{rec.Source, rec.Rank}] == nil
 }
+
+// Full reports whether MaxTracebacks tracebacks are kept: Finish will
+// return those, whatever is fed from now on (which only counts in
+// Dropped), so a caller may stop feeding records.
+func (x *Extractor) Full() bool { return len(x.out) >= MaxTracebacks }
 
 // Idle reports whether Skip would report true for every record of
 // source without reading it: no traceback is open, and source was seen
@@ -1402,7 +1408,7 @@ func (x *Extractor) finish(s *stream) {
 	if len(tb.Chain) == 0 || (len(tb.Chain) == 1 && tb.Chain[0].Type == "" && len(tb.Chain[0].Frames) == 0 && !s.header) {
 		return // (a header alone is kept: the excerpt ends right after it)
 	}
-	if len(x.out) >= MaxTracebacks {
+	if x.Full() {
 		x.Dropped++
 		return
 	}

@@ -126,3 +126,38 @@ func TestFrameBuffersReusedWarmEqualsCold(t *testing.T) {
 		}
 	}
 }
+
+// Once MaxTracebacks are kept the Extractor is Full: feeding it more
+// changes nothing Finish returns (a caller may stop), only Dropped.
+func TestFullSettlesFinish(t *testing.T) {
+	rec := func(i int) record.Record {
+		return record.Record{Source: "loop.log", Line: 4*i + 1, Rank: record.NoRank, Level: record.LevelError,
+			Text: fmt.Sprintf("Traceback (most recent call last):\n  File \"/w/x.py\", line %d, in f\n    g()\nValueError: round %d", i+1, i)}
+	}
+	fed, stopped := NewExtractor(), NewExtractor()
+	n := 0
+	for ; !stopped.Full(); n++ {
+		if n > MaxTracebacks {
+			t.Fatalf("not Full after %d tracebacks", n)
+		}
+		r := rec(n)
+		stopped.Feed(&r)
+		fed.Feed(&r)
+	}
+	// A traceback is finished by what follows it: the first is kept when
+	// the second starts.
+	if n != MaxTracebacks+1 {
+		t.Fatalf("Full after %d tracebacks, want %d", n, MaxTracebacks+1)
+	}
+	for i := n; i < n+500; i++ {
+		r := rec(i)
+		fed.Feed(&r)
+	}
+	a, b := fed.Finish(), stopped.Finish()
+	if !reflect.DeepEqual(a, b) || len(a) != MaxTracebacks {
+		t.Fatalf("%d and %d tracebacks, or they differ", len(a), len(b))
+	}
+	if fed.Dropped != 501 || stopped.Dropped != 1 {
+		t.Fatalf("dropped %d and %d, want 501 and 1", fed.Dropped, stopped.Dropped)
+	}
+}
