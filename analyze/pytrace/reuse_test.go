@@ -38,16 +38,21 @@ func corpusRecords(t *testing.T) []record.Record {
 	return recs
 }
 
+// extractRecords is what a fresh Extractor finds in recs.
+func extractRecords(recs []record.Record) []Traceback {
+	x := NewExtractor()
+	for _, r := range recs {
+		x.Add(r)
+	}
+	return x.Finish()
+}
+
 // A kept traceback owns its strings (detach): the record texts it was
 // read from may be overwritten once fed, as a parser's batch is reused,
 // and its frame slices hold no spare capacity.
 func TestKeptTracebacksOwnTheirText(t *testing.T) {
 	recs := corpusRecords(t)
-	ref := NewExtractor()
-	for _, r := range recs {
-		ref.Add(r)
-	}
-	want := ref.Finish()
+	want := extractRecords(recs)
 	if len(want) < 10 {
 		t.Fatalf("only %d tracebacks", len(want))
 	}
@@ -87,11 +92,7 @@ func TestKeptTracebacksOwnTheirText(t *testing.T) {
 // spare buffers stay within their bound.
 func TestFrameBuffersReusedWarmEqualsCold(t *testing.T) {
 	recs := corpusRecords(t)
-	cold := NewExtractor()
-	for _, r := range recs {
-		cold.Add(r)
-	}
-	want := cold.Finish()
+	want := extractRecords(recs)
 
 	warm := NewExtractor()
 	const rounds = 4
