@@ -357,6 +357,10 @@ type matcher struct {
 	fatalMemo, loggedMemo map[string][]fatal.Hit
 	// ranks: Rank.String by rank, up to maxRanks (a log names few).
 	ranks map[record.Rank]string
+	// lastRank's string is lastString (when lastSet).
+	lastRank   record.Rank
+	lastString string
+	lastSet    bool
 }
 
 // copied is a batch and the texts the match goroutine copied of it, by
@@ -370,13 +374,17 @@ const maxRanks = 256
 
 // rankString is r.String(), kept for the ranks a log repeats.
 func (m *matcher) rankString(r record.Rank) string {
-	if s, ok := m.ranks[r]; ok {
-		return s
+	if m.lastSet && r == m.lastRank {
+		return m.lastString // the rank of the record before, most often
 	}
-	s := r.String()
-	if len(m.ranks) < maxRanks {
-		m.ranks[r] = s
+	s, ok := m.ranks[r]
+	if !ok {
+		s = r.String()
+		if len(m.ranks) < maxRanks {
+			m.ranks[r] = s
+		}
 	}
+	m.lastRank, m.lastString, m.lastSet = r, s, true
 	return s
 }
 

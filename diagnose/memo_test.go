@@ -43,3 +43,31 @@ func TestMemoedSharesTheMemosText(t *testing.T) {
 		t.Fatalf("%d hits from the entry, want %d", len(got), len(want))
 	}
 }
+
+// rankString is Rank.String, whatever the order of the ranks asked for
+// (the last one, one kept, one past maxRanks), and keeps at most maxRanks.
+func TestRankStringIsRankString(t *testing.T) {
+	m := matcher{ranks: map[record.Rank]string{}}
+	var ranks []record.Rank
+	for i := 0; i < 2*maxRanks; i++ {
+		r := record.NoRank
+		r.Role, r.TP, r.PID = "Worker", i%8, 1000+i
+		if i%3 == 0 {
+			r.TP, r.Global = -1, i
+		}
+		ranks = append(ranks, r, r, record.NoRank)
+		if len(ranks) > 8 {
+			ranks = append(ranks, ranks[len(ranks)/2]) // one asked for before
+		}
+	}
+	for round := 0; round < 2; round++ {
+		for _, r := range ranks {
+			if got, want := m.rankString(r), r.String(); got != want {
+				t.Fatalf("rankString(%+v) = %q, want %q", r, got, want)
+			}
+		}
+	}
+	if len(m.ranks) > maxRanks {
+		t.Fatalf("%d ranks kept, bound %d", len(m.ranks), maxRanks)
+	}
+}
