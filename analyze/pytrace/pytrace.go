@@ -1438,11 +1438,12 @@ func detach(tb *Traceback) {
 	var b strings.Builder
 	b.Grow(n)
 	var buf string
+	copying := false
 	// put appends s while the buffer is written and, on the second
 	// pass, returns s's copy in the buffer.
 	off := 0
 	put := func(s string) string {
-		if buf == "" {
+		if !copying {
 			b.WriteString(s)
 			return s
 		}
@@ -1465,10 +1466,7 @@ func detach(tb *Traceback) {
 				e.Repeated = append(make([]int, 0, len(e.Repeated)), e.Repeated...)
 			}
 		}
-		buf = b.String()
-		if buf == "" {
-			return // no text at all
-		}
+		buf, copying = b.String(), true
 	}
 }
 

@@ -162,3 +162,18 @@ func TestFullSettlesFinish(t *testing.T) {
 		t.Fatalf("dropped %d and %d, want 501 and 1", fed.Dropped, stopped.Dropped)
 	}
 }
+
+// detach gives a traceback slices of its own even when it holds no text
+// at all (frames of empty names): the buffers it was built in go back to
+// the pool and are written again.
+func TestDetachCopiesSlicesWithoutText(t *testing.T) {
+	frames := make(record.Stack, 2, 16)
+	code := make([]string, 2, 16)
+	tb := Traceback{Chain: []Exception{{Frames: frames, Code: code}}}
+	detach(&tb)
+	e := tb.Chain[0]
+	if &e.Frames[0] == &frames[0] || &e.Code[0] == &code[0] || cap(e.Frames) != 2 || cap(e.Code) != 2 {
+		t.Fatalf("frames %d/%d, code %d/%d, shared: %v %v", len(e.Frames), cap(e.Frames), len(e.Code), cap(e.Code),
+			&e.Frames[0] == &frames[0], &e.Code[0] == &code[0])
+	}
+}
