@@ -180,11 +180,12 @@ func sameSlice(a, b []string) bool {
 // rule hits, tracebacks and phases are kept: memory does not grow with the
 // size of the log.
 //
-// The parser's peelers batch records; two consumers read every batch in
-// order, one matching rules, detecting versions and extracting
-// tracebacks, one building the timeline, so a multi-core machine runs them
-// side by side. The parser's literal masks say which records each analyzer
-// must read: an ordinary line costs the consumers a few compares.
+// The parser's peelers batch records; three consumers read every batch
+// in order, one matching rules and detecting versions, one extracting
+// tracebacks (after it, with the texts it copied), one building the
+// timeline, so a multi-core machine runs them side by side. The parser's
+// literal masks say which records each analyzer must read: an ordinary
+// line costs the consumers a few compares.
 func analyzeLog(path string, r io.Reader, rd reading) logResult {
 	set := rd.set
 	// forceAll (a check): every record concerns every analyzer, as if no
