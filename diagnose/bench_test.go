@@ -10,6 +10,7 @@ import (
 	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/testsupport/benchlog"
 	"github.com/bringup-tool/bringup/testsupport/cputime"
+	"github.com/bringup-tool/bringup/testsupport/testcorpus"
 )
 
 // benchLog is the benchmark log (testsupport/benchlog, the log
@@ -68,6 +69,37 @@ func BenchmarkDiagnoseFile(b *testing.B) {
 		b.Fatal(err)
 	}
 	runPipeline(b, p, fi.Size(), func(*Diagnosis) {})
+}
+
+// BenchmarkCrashLoop is the whole pipeline on a crash loop: the corpus
+// engine logs concatenated and repeated to 96 MiB (the 500 MB log of
+// docs/PERFORMANCE.md's crash-loop sections, smaller), so almost every
+// line is an error or a traceback's. Two tracebacks a copy: the extractor
+// is full (pytrace.MaxTracebacks) about three quarters of the way in.
+func BenchmarkCrashLoop(b *testing.B) {
+	logs, _ := filepath.Glob(filepath.Join(testcorpus.Dir(b, "engine-logs"), "*.log"))
+	var one []byte
+	for _, p := range logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		one = append(one, data...)
+	}
+	if len(one) == 0 {
+		b.Fatal("no corpus engine logs")
+	}
+	data := bytes.Repeat(one, (96<<20)/len(one)+1)
+	p := filepath.Join(b.TempDir(), "crashloop.log")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	runPipeline(b, p, int64(len(data)), func(d *Diagnosis) {
+		if len(d.Findings) == 0 {
+			b.Fatal("no findings")
+		}
+	})
 }
 
 // BenchmarkSmallFiles: a directory of 500 one-line logs (per-input setup:

@@ -180,11 +180,12 @@ func sameSlice(a, b []string) bool {
 // rule hits, tracebacks and phases are kept: memory does not grow with the
 // size of the log.
 //
-// The parser's peelers batch records; two consumers read every batch in
-// order, one matching rules, detecting versions and extracting
-// tracebacks, one building the timeline, so a multi-core machine runs them
-// side by side. The parser's literal masks say which records each analyzer
-// must read: an ordinary line costs the consumers a few compares.
+// The parser's peelers batch records; three consumers read every batch
+// in order, one matching rules and detecting versions, one extracting
+// tracebacks (after it, with the texts it copied), one building the
+// timeline, so a multi-core machine runs them side by side. The parser's
+// literal masks say which records each analyzer must read: an ordinary
+// line costs the consumers a few compares.
 func analyzeLog(path string, r io.Reader, rd reading) logResult {
 	set := rd.set
 	// forceAll (a check): every record concerns every analyzer, as if no
@@ -202,40 +203,53 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 	// order; each consumer releases what it read.
 	toMatch := make(chan *enginelog.Batch, 4)
 	toFacts := make(chan *enginelog.Batch, 4)
+	// The match goroutine hands each batch on to the traceback goroutine
+	// with the texts it copied, so a record both read is copied once.
+	toTrace := make(chan copied, 4)
 
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	x := pytrace.NewExtractor()
 	tl := timeline.New()
 	var vd versions.Detector
-	go func() { // rules, versions and tracebacks
+	go func() { // rules and versions
 		defer wg.Done()
-		m := matcher{set: set, res: &res, fields: map[string]string{}}
+		defer close(toTrace)
+		m := matcher{set: set, res: &res, fields: map[string]string{}, ranks: map[record.Rank]string{}}
 		res.ruleLines = map[*rules.Rule][]ruleLine{}
 		fatals := map[fatalKey]int{}
 		advSeen := map[adviceKey]bool{}
 		if !forceAll { // the reference path matches every text afresh
-			m.memo = map[string]map[string][]ruleAt{}
+			m.memo = map[string]map[string]*memoEntry{}
 			m.fatalMemo = map[string][]fatal.Hit{}
 			m.loggedMemo = map[string][]fatal.Hit{}
 		}
 		for b := range toMatch {
+			c := copied{b: b}
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
-				if mask&(gRules|gVersions|gGPU|gTraceback|gFatal|gAdvice|gEnded) == 0 && x.Idle(path) {
-					continue // the common case, told without reading the record
-				}
-				rec, _, text := b.At(i)
-				tb := mask&gTraceback != 0 || !x.Skip(rec)
-				if mask&(gRules|gVersions|gGPU|gFatal|gAdvice|gEnded) == 0 && !tb {
+				if mask&(gRules|gVersions|gGPU|gFatal|gAdvice|gEnded) == 0 {
 					continue // the common case: nothing here reads this record
 				}
+				rec, _, text := b.At(i)
 				// A copy with a Text of its own: the timeline's goroutine
 				// reads the batch too, and what the analyzers keep of the
 				// text must outlive the batch.
 				r := *rec
-				r.Text = string(text)
-				m.match(&r, mask)
+				// A text the rules memo holds is not copied again: a
+				// crash loop repeats the same records, and the memo's
+				// copy serves them all.
+				e := m.memoed(rec.Rank.Role, text, mask)
+				if e != nil {
+					r.Text = e.text
+				} else {
+					r.Text = string(text)
+				}
+				if c.texts == nil {
+					c.texts = make([]string, b.Len())
+				}
+				c.texts[i] = r.Text
+				m.match(&r, mask, e)
 				if mask&gFatal != 0 {
 					m.fatal(&r, fatals)
 				}
@@ -248,9 +262,40 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				if mask&gVersions != 0 {
 					vd.Feed(&r)
 				}
-				if tb {
-					x.Feed(&r)
+			}
+			toTrace <- c
+		}
+	}()
+	go func() { // tracebacks
+		defer wg.Done()
+		// One record for all: the Extractor keeps no pointer to what it is
+		// fed, and a record of each would be allocated (Feed's recursion
+		// hides that from escape analysis).
+		var r record.Record
+		for c := range toTrace {
+			b := c.b
+			if x.Full() {
+				// A crash loop past pytrace.MaxTracebacks: what Finish
+				// returns is settled, reading more would change nothing.
+				b.Release()
+				continue
+			}
+			for i := 0; i < b.Len(); i++ {
+				mask := b.Mask(i) | always
+				if mask&gTraceback == 0 && x.Idle(path) {
+					continue // the common case, told without reading the record
 				}
+				rec, _, text := b.At(i)
+				if mask&gTraceback == 0 && x.Skip(rec) {
+					continue
+				}
+				r = *rec
+				if c.texts != nil && (c.texts[i] != "" || len(text) == 0) {
+					r.Text = c.texts[i]
+				} else {
+					r.Text = string(text)
+				}
+				x.Feed(&r)
 			}
 			b.Release()
 		}
@@ -306,11 +351,42 @@ type matcher struct {
 	// memo: the rules a text matched and where, by role and text (nil:
 	// none kept). What a text rule matches depends on these two alone,
 	// and a crash loop repeats the same error lines again and again.
-	memo  map[string]map[string][]ruleAt
+	memo  map[string]map[string]*memoEntry
 	nmemo int
 	// fatalMemo: the fatal lines of a text, by text (nil: none kept);
 	// loggedMemo the same for texts logged at error level.
 	fatalMemo, loggedMemo map[string][]fatal.Hit
+	// ranks: Rank.String by rank, up to maxRanks (a log names few).
+	ranks map[record.Rank]string
+	// lastRank's string is lastString (when lastSet).
+	lastRank   record.Rank
+	lastString string
+	lastSet    bool
+}
+
+// copied is a batch and the texts the match goroutine copied of it, by
+// record ("" where none was; nil when none at all).
+type copied struct {
+	b     *enginelog.Batch
+	texts []string
+}
+
+const maxRanks = 256
+
+// rankString is r.String(), kept for the ranks a log repeats.
+func (m *matcher) rankString(r record.Rank) string {
+	if m.lastSet && r == m.lastRank {
+		return m.lastString // the rank of the record before, most often
+	}
+	s, ok := m.ranks[r]
+	if !ok {
+		s = r.String()
+		if len(m.ranks) < maxRanks {
+			m.ranks[r] = s
+		}
+	}
+	m.lastRank, m.lastString, m.lastSet = r, s, true
+	return s
 }
 
 type fatalKey struct {
@@ -356,7 +432,7 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 	if len(hits) == 0 {
 		return
 	}
-	rank := rec.Rank.String()
+	rank := m.rankString(rec.Rank)
 	for _, h := range hits {
 		k := fatalKey{h.Kind, rank, h.Text}
 		if i, ok := seen[k]; ok {
@@ -395,13 +471,34 @@ const (
 	maxMemoTexts = 4096
 )
 
+// memoEntry is what the rules memo holds of a text: the text (a copy
+// that outlives the batch) and the rules it matched.
+type memoEntry struct {
+	text string
+	hits []ruleAt
+}
+
+// memoed returns the memo's entry for a record of role whose text is
+// text and whose literal groups are mask, nil when there is none (or no
+// memo, or the text is not one hitsOf would keep).
+func (m *matcher) memoed(role string, text []byte, mask uint64) *memoEntry {
+	if m.memo == nil || mask&gRules == 0 || len(text) > maxMemoText || len(text) == 0 {
+		return nil
+	}
+	return m.memo[role][unsafe.String(&text[0], len(text))]
+}
+
 // hitsOf returns the text rules rec matches, each with where it matched,
-// leaving out rules that matched only source code a traceback quotes.
-func (m *matcher) hitsOf(rec *record.Record) []ruleAt {
+// leaving out rules that matched only source code a traceback quotes; e
+// is the memo's entry for rec's text when memoed found one.
+func (m *matcher) hitsOf(rec *record.Record, e *memoEntry) []ruleAt {
+	if e != nil {
+		return e.hits
+	}
 	memo := m.memo != nil && len(rec.Text) <= maxMemoText
 	if memo {
-		if hs, ok := m.memo[rec.Rank.Role][rec.Text]; ok {
-			return hs
+		if e, ok := m.memo[rec.Rank.Role][rec.Text]; ok {
+			return e.hits
 		}
 	}
 	m.fields["role"] = rec.Rank.Role
@@ -414,17 +511,17 @@ func (m *matcher) hitsOf(rec *record.Record) []ruleAt {
 	if memo && m.nmemo < maxMemoTexts {
 		byText := m.memo[rec.Rank.Role]
 		if byText == nil {
-			byText = map[string][]ruleAt{}
+			byText = map[string]*memoEntry{}
 			m.memo[rec.Rank.Role] = byText
 		}
-		byText[rec.Text] = hs
+		byText[rec.Text] = &memoEntry{rec.Text, hs}
 		m.nmemo++
 	}
 	return hs
 }
 
 // match matches rec, whose literal groups are mask.
-func (m *matcher) match(rec *record.Record, mask uint64) {
+func (m *matcher) match(rec *record.Record, mask uint64, e *memoEntry) {
 	if mask&gGPU != 0 && m.res.gpuUtil == "" {
 		if g := gpuUtilRe.FindStringSubmatch(rec.Text); g != nil {
 			m.res.gpuUtil = g[1]
@@ -435,7 +532,7 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 	}
 	// Versions are not final while streaming: match without them and
 	// apply the gates once the whole run is read (Rule.Allows).
-	hits := m.hitsOf(rec)
+	hits := m.hitsOf(rec, e)
 	if len(hits) == 0 {
 		return
 	}
@@ -449,7 +546,7 @@ func (m *matcher) match(rec *record.Record, mask uint64) {
 	for _, h := range hits {
 		ev := record.Evidence{Path: rec.Source, Line: rec.Line}
 		ev.Line, ev.Text = lineAt(*rec, h.off)
-		rank := rankNamed(rec.Rank, ev.Text).String()
+		rank := m.rankString(rankNamed(rec.Rank, ev.Text))
 		ev.Rank = rank
 		sub.Evidence = ev
 		m.res.hits.Add(h.rule, sub)

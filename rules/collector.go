@@ -2,7 +2,6 @@ package rules
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/bringup-tool/bringup/record"
@@ -24,7 +23,25 @@ type collected struct {
 	first int
 	f     record.Finding
 	ranks map[string]bool
-	seen  map[string]bool // evidence already kept, by path:line
+	seen  map[seenKey]bool // evidence already kept, by path:line
+	// maxLine is at least the line of every key in seen: a log's hits
+	// come in line order, so most are past it and need no lookup.
+	maxLine int
+}
+
+// see notes k in seen while it has room.
+func (col *collected) see(k seenKey) {
+	if len(col.seen) < maxSeen {
+		col.seen[k] = true
+		col.maxLine = max(col.maxLine, k.line)
+	}
+}
+
+// seenKey is where a piece of evidence is: path, line and rank.
+type seenKey struct {
+	path string
+	line int
+	rank string
 }
 
 func NewCollector() *Collector { return &Collector{byRule: map[string]*collected{}} }
@@ -41,7 +58,7 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 	col := c.byRule[key]
 	if col == nil {
 		c.seq++
-		col = &collected{rule: r, key: key, first: c.seq, ranks: map[string]bool{}, seen: map[string]bool{},
+		col = &collected{rule: r, key: key, first: c.seq, ranks: map[string]bool{}, seen: map[seenKey]bool{},
 			f: record.Finding{
 				Rule: r.ID, Title: r.Title, Severity: record.Severity(r.SeverityFor(&sub)), Phase: r.Phase,
 				Cause: strings.TrimSpace(r.Cause), Remedy: r.Remedy, References: r.References,
@@ -68,13 +85,11 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 	// traceback) is one occurrence. Past maxSeen distinct lines every hit
 	// counts, so memory stays bounded on a log that repeats an error forever.
 	if ev.Path != "" || ev.Line != 0 {
-		key := ev.Path + "\x00" + strconv.Itoa(ev.Line) + "\x00" + ev.Rank
-		if col.seen[key] {
+		key := seenKey{ev.Path, ev.Line, ev.Rank}
+		if key.line <= col.maxLine && col.seen[key] {
 			return
 		}
-		if len(col.seen) < maxSeen {
-			col.seen[key] = true
-		}
+		col.see(key)
 	}
 	col.f.Count++
 	if len(col.f.Evidence) < MaxEvidence && (ev.Path != "" || ev.Text != "") {
@@ -223,7 +238,7 @@ func (c *Collector) Merge(o *Collector) {
 			cp := *oc
 			cp.first = c.seq
 			cp.ranks = map[string]bool{}
-			cp.seen = map[string]bool{}
+			cp.seen, cp.maxLine = map[seenKey]bool{}, 0
 			cp.f.Evidence = append([]record.Evidence{}, oc.f.Evidence...)
 			cp.f.Count = 0
 			col = &cp
@@ -248,9 +263,7 @@ func (c *Collector) Merge(o *Collector) {
 			col.ranks[r] = true
 		}
 		for k := range oc.seen {
-			if len(col.seen) < maxSeen {
-				col.seen[k] = true
-			}
+			col.see(k)
 		}
 	}
 }

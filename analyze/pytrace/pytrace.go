@@ -319,7 +319,8 @@ type Extractor struct {
 	order   map[string]int // source -> first-seen order
 	lastSrc string         // the source last noted in order
 	noted   bool           // lastSrc is set
-	// Dropped counts tracebacks not kept because MaxTracebacks was reached.
+	// Dropped counts tracebacks not kept because MaxTracebacks was
+	// reached, of those fed (a caller may stop feeding once Full).
 	Dropped int
 	// ignored: where a stream last printed "Exception ignored in" (the
 	// traceback after it is marked Ignored).
@@ -328,6 +329,36 @@ type Extractor struct {
 	// the first capacity of the next one's (a crash loop repeats one
 	// traceback).
 	frameHint int
+	// spare are frame buffers of tracebacks already finished, for the
+	// next ones: a kept traceback got copies of its own (detach), a
+	// dropped one needs them no more.
+	spare []frameBuf
+	bufs  []frameBuf // finish's scratch
+}
+
+// frameBuf is the Frames and Code of one exception, to be reused.
+type frameBuf struct {
+	frames record.Stack
+	code   []string
+}
+
+// maxSpare bounds the spare frame buffers (an exception chain or a few
+// streams' worth), maxSpareCap the size of one kept.
+const (
+	maxSpare    = 16
+	maxSpareCap = 256
+)
+
+// recycle keeps the frame buffers of tb's exceptions in x.spare.
+func (x *Extractor) recycle(bufs []frameBuf) {
+	for _, b := range bufs {
+		if cap(b.frames) == 0 || cap(b.frames) > maxSpareCap || len(x.spare) >= maxSpare {
+			continue
+		}
+		clear(b.frames[:cap(b.frames)]) // what they point to may go
+		clear(b.code[:cap(b.code)])
+		x.spare = append(x.spare, frameBuf{b.frames[:0], b.code[:0]})
+	}
 }
 
 func (x *Extractor) noteIgnoredAt(rec *record.Record, n int) {
@@ -475,6 +506,11 @@ func (x *Extractor) Skip(rec *record.Record) bool {
 	return len(x.streams) == 0 || x.streams[streamKey{rec.Source, rec.Rank}] == nil
 }
 
+// Full reports whether MaxTracebacks tracebacks are kept: Finish will
+// return those, whatever is fed from now on (which only counts in
+// Dropped), so a caller may stop feeding records.
+func (x *Extractor) Full() bool { return len(x.out) >= MaxTracebacks }
+
 // Idle reports whether Skip would report true for every record of
 // source without reading it: no traceback is open, and source was seen
 // before. A caller can test it once and pass over records untouched.
@@ -593,7 +629,7 @@ func isTracebackStartTrimmed(t string) (start, group bool) {
 
 // parseFrame parses `File "x.py", line 10, in func` (any indentation).
 func parseFrame(line string) (record.Frame, bool) {
-	t := strings.TrimLeft(line, " \t")
+	t := trimIndent(line)
 	if !strings.HasPrefix(t, `File "`) {
 		return record.Frame{}, false
 	}
@@ -876,9 +912,19 @@ func cutExceptionLine(line string) (typ, msg string, ok bool) {
 	return t, line[k+2:], true
 }
 
+// trimIndent is strings.TrimLeft(line, " \t") without building the
+// cutset on every call (it runs on every line of a traceback).
+func trimIndent(line string) string {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	return line[i:]
+}
+
 // parseNativeFrame parses faulthandler's `File "x.py", line 10 in func`.
 func parseNativeFrame(line string) (record.Frame, bool) {
-	t := strings.TrimLeft(line, " \t")
+	t := trimIndent(line)
 	if !strings.HasPrefix(t, `File "`) {
 		return record.Frame{}, false
 	}
@@ -1282,8 +1328,14 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 
 func (x *Extractor) addFrame(s *stream, f record.Frame, n int) {
 	if s.cur.Frames == nil {
-		c := min(max(x.frameHint, 16), 128)
-		s.cur.Frames, s.cur.Code = make([]record.Frame, 0, c), make([]string, 0, c)
+		if k := len(x.spare); k > 0 {
+			b := x.spare[k-1]
+			x.spare = x.spare[:k-1]
+			s.cur.Frames, s.cur.Code = b.frames, b.code
+		} else {
+			c := min(max(x.frameHint, 16), 128)
+			s.cur.Frames, s.cur.Code = make([]record.Frame, 0, c), make([]string, 0, c)
+		}
 	}
 	if len(s.cur.Frames) < maxFrames {
 		s.cur.Frames = append(s.cur.Frames, f)
@@ -1347,14 +1399,87 @@ func (x *Extractor) finish(s *stream) {
 		}
 	}
 	s.tb, s.cur, s.state, s.inGroup, s.frameless, s.wrapped = nil, nil, stIdle, false, false, ""
+	bufs := x.bufs[:0]
+	for i := range tb.Chain {
+		bufs = append(bufs, frameBuf{tb.Chain[i].Frames, tb.Chain[i].Code})
+	}
+	x.bufs = bufs
+	defer x.recycle(bufs)
 	if len(tb.Chain) == 0 || (len(tb.Chain) == 1 && tb.Chain[0].Type == "" && len(tb.Chain[0].Frames) == 0 && !s.header) {
 		return // (a header alone is kept: the excerpt ends right after it)
 	}
-	if len(x.out) >= MaxTracebacks {
+	if x.Full() {
 		x.Dropped++
 		return
 	}
+	detach(tb)
 	x.out = append(x.out, *tb)
+}
+
+// detach gives a kept traceback strings and slices of its own: its
+// frames' names and source lines point into the record texts they were
+// read from, which a log of thousands of tracebacks (MaxTracebacks of a
+// crash loop) would otherwise keep whole, with each frame slice's spare
+// capacity. The strings go into one buffer per traceback.
+func detach(tb *Traceback) {
+	n := 0
+	for i := range tb.Chain {
+		e := &tb.Chain[i]
+		n += len(e.Type) + len(e.Message) + len(e.Relation)
+		for _, st := range []record.Stack{e.Frames, e.UserCode} {
+			for _, f := range st {
+				n += len(f.Func) + len(f.File)
+			}
+		}
+		for _, c := range e.Code {
+			n += len(c)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	var buf string
+	copying := false
+	// put appends s while the buffer is written and, on the second
+	// pass, returns s's copy in the buffer.
+	off := 0
+	put := func(s string) string {
+		if !copying {
+			b.WriteString(s)
+			return s
+		}
+		c := buf[off : off+len(s)]
+		off += len(s)
+		return c
+	}
+	for pass := 0; pass < 2; pass++ {
+		for i := range tb.Chain {
+			e := &tb.Chain[i]
+			e.Type, e.Message, e.Relation = put(e.Type), put(e.Message), put(e.Relation)
+			e.Frames, e.UserCode = detachStack(e.Frames, put, pass), detachStack(e.UserCode, put, pass)
+			if pass == 1 && e.Code != nil {
+				e.Code = append(make([]string, 0, len(e.Code)), e.Code...)
+			}
+			for k, c := range e.Code {
+				e.Code[k] = put(c)
+			}
+			if pass == 1 && e.Repeated != nil {
+				e.Repeated = append(make([]int, 0, len(e.Repeated)), e.Repeated...)
+			}
+		}
+		buf, copying = b.String(), true
+	}
+}
+
+// detachStack is detach for one stack: on the second pass a copy of st
+// of its length, with its strings put into the buffer.
+func detachStack(st record.Stack, put func(string) string, pass int) record.Stack {
+	if pass == 1 && st != nil {
+		st = append(make(record.Stack, 0, len(st)), st...)
+	}
+	for k := range st {
+		st[k].Func, st[k].File = put(st[k].Func), put(st[k].File)
+	}
+	return st
 }
 
 // reverseFrames turns the printed outermost-first order into innermost

@@ -44,7 +44,17 @@ type Detector struct {
 	// best known priority of the two versions most logs repeat on many
 	// lines (a path in every traceback frame), so their checks stop early
 	pythonPrio, vllmPrio int
+	// scanned: texts already scanned, up to maxScanned of up to
+	// maxScannedText bytes. Scanning a text again changes nothing (set
+	// keeps a version unless a surer source names one, and a text names
+	// the same ones each time), and a crash loop repeats its records.
+	scanned map[string]struct{}
 }
+
+const (
+	maxScanned     = 1024
+	maxScannedText = 2048
+)
 
 // GateLiterals returns literals such that a record holding none of them
 // cannot tell a version: the caller may leave it out. The caller must not
@@ -57,10 +67,21 @@ var gateWords = append(markerWords(), "==")
 func (d *Detector) Add(rec record.Record) { d.Feed(&rec) }
 
 // Feed is Add without copying the record; the Detector keeps no pointer to
-// rec.
+// rec (it may keep rec.Text).
 func (d *Detector) Feed(rec *record.Record) {
 	if !mayHold(rec.Text) {
 		return // the common case: a line no check in scan can act on
+	}
+	if len(rec.Text) <= maxScannedText {
+		if _, ok := d.scanned[rec.Text]; ok {
+			return
+		}
+		if d.scanned == nil {
+			d.scanned = map[string]struct{}{}
+		}
+		if len(d.scanned) < maxScanned {
+			d.scanned[rec.Text] = struct{}{}
+		}
 	}
 	t := rec.Text
 	n := rec.Line
