@@ -1292,8 +1292,12 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 		s.tb.EndLine = l.n
 		return
 	}
-	if f, ok := parseFrame(l.line); ok && !s.msgClosed && strings.HasPrefix(l.raw, " ") && len(s.msg) > 0 && s.msg[len(s.msg)-1] == "" {
-		// After a blank line, a frame starts a new (headless) traceback.
+	if f, ok := parseFrame(l.line); ok && !s.msgClosed && (l.raw[0] == ' ' || l.raw[0] == '\t') &&
+		(s.frameless || len(s.msg) > 0 && s.msg[len(s.msg)-1] == "") {
+		// After a blank line, a frame starts a new (headless) traceback;
+		// under an exception line without frames, any frame does: a
+		// frame is never part of a message (a build log's "error:" line,
+		// then the tail of the traceback it quotes).
 		x.finish(s)
 		x.start(s, l.rec, l.id, l.n, true)
 		x.addFrame(s, f, l.n)
