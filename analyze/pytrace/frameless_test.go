@@ -37,3 +37,42 @@ func TestFrameEndsFramelessMessage(t *testing.T) {
 		t.Errorf("second: %+v", tbs[1])
 	}
 }
+
+// Dynamo prints an exception without frames, its "Developer debug
+// context", two blank lines, then "from user code:": those frames are the
+// exception's user code; two blank lines before anything else still end
+// the message.
+func TestFramelessUserCodeAfterTwoBlanks(t *testing.T) {
+	tbs := feedLines(
+		"torch._dynamo.exc.Unsupported: Observed exception",
+		"  Explanation: Dynamo found no exception handler",
+		"  Developer debug context: raised exception KeyError('down')",
+		"",
+		"",
+		"from user code:",
+		`   File "/w/model.py", line 19, in forward`,
+		"    return self.d['down'](x)",
+	)
+	if len(tbs) != 1 {
+		t.Fatalf("%d tracebacks: %+v", len(tbs), tbs)
+	}
+	r := tbs[0].Root()
+	if r.Type != "torch._dynamo.exc.Unsupported" || len(r.UserCode) != 1 || r.UserCode[0].Func != "forward" || r.UserCode[0].Line != 19 {
+		t.Errorf("root: %+v", r)
+	}
+	if want := "Observed exception\n  Explanation: Dynamo found no exception handler\n  Developer debug context: raised exception KeyError('down')"; r.Message != want {
+		t.Errorf("message %q, want %q", r.Message, want)
+	}
+
+	tbs = feedLines(
+		"RuntimeError: first",
+		"  detail",
+		"",
+		"",
+		"  indented after two blank lines",
+		"ValueError: second",
+	)
+	if len(tbs) != 2 || tbs[0].Root().Message != "first\n  detail" || tbs[1].Root().Type != "ValueError" {
+		t.Errorf("two blank lines must end the message: %+v", tbs)
+	}
+}

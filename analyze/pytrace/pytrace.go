@@ -1310,11 +1310,11 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 		// one, or too many lines end it.
 		switch {
 		case l.t == "":
-			if s.blanks++; s.blanks >= 2 {
-				x.finish(s)
-				return
-			}
-		case len(s.msg) >= maxFramelessLines || s.blanks > 0 && l.raw[0] != ' ' && l.raw[0] != '\t':
+			// Two blank lines end it, unless Dynamo's "from user code:"
+			// comes next (read above, before this switch): it prints
+			// "Developer debug context: …", two blank lines, then it.
+			s.blanks++
+		case s.blanks >= 2 || len(s.msg) >= maxFramelessLines || s.blanks > 0 && l.raw[0] != ' ' && l.raw[0] != '\t':
 			x.finish(s)
 			x.feed(s, l.rec, l.id, l.raw, l.n)
 			return
