@@ -1,7 +1,9 @@
 package pytrace
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/record"
 )
@@ -74,5 +76,25 @@ func TestFramelessUserCodeAfterTwoBlanks(t *testing.T) {
 	)
 	if len(tbs) != 2 || tbs[0].Root().Message != "first\n  detail" || tbs[1].Root().Type != "ValueError" {
 		t.Errorf("two blank lines must end the message: %+v", tbs)
+	}
+}
+
+// Head is the line a traceback started on, trimmed and clipped to
+// maxHead bytes on a UTF-8 boundary.
+func TestHead(t *testing.T) {
+	tbs := feedLines(
+		"  Scheduler hit an exception: Traceback (most recent call last):",
+		`  File "/a.py", line 1, in f`,
+	)
+	if len(tbs) != 1 || tbs[0].Head != "Scheduler hit an exception: Traceback (most recent call last):" || !tbs[0].Truncated {
+		t.Fatalf("%+v", tbs)
+	}
+	if tbs := feedN(t, 1, `  File "/a.py", line 1, in f`); tbs[0].Head != "" {
+		t.Errorf("a traceback whose header was cut off has no head: %q", tbs[0].Head)
+	}
+	long := "RuntimeError: " + strings.Repeat("é", maxHead)
+	tbs = feedLines(long)
+	if len(tbs) != 1 || len(tbs[0].Head) > maxHead || !utf8.ValidString(tbs[0].Head) || !strings.HasPrefix(long, tbs[0].Head) || len(tbs[0].Head) < maxHead-1 {
+		t.Fatalf("head of a long line: %q", tbs[0].Head)
 	}
 }

@@ -65,7 +65,17 @@ type Traceback struct {
 	// exception in __del__, a callback or a thread's cleanup): the program
 	// went on.
 	Ignored bool `json:"ignored,omitempty"`
+	// Head is the line the traceback started on, trimmed and clipped to
+	// maxHead bytes: its header line, or the exception line of one printed
+	// without frames; "" when it starts at a frame (its header cut off).
+	// For one cut before its exception line, the log's own words for it
+	// ("Scheduler hit an exception: Traceback (most recent call last):"
+	// names who reported it).
+	Head string `json:"head,omitempty"`
 }
+
+// maxHead bounds Traceback.Head.
+const maxHead = 200
 
 // Final is the exception that was finally raised (the last printed).
 func (t Traceback) Final() Exception {
@@ -947,13 +957,25 @@ func parseNativeFrame(line string) (record.Frame, bool) {
 	return f, true
 }
 
-func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, headless bool) {
-	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level}
+func (x *Extractor) start(s *stream, l *fedLine, headless bool) {
+	rec, n := l.rec, l.n
+	head := l.t
+	if headless {
+		head = ""
+	}
+	if len(head) > maxHead {
+		cut := maxHead
+		for cut > 0 && head[cut]&0xC0 == 0x80 {
+			cut-- // do not split a UTF-8 sequence
+		}
+		head = head[:cut]
+	}
+	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level, Head: head}
 	if at, ok := x.ignored[streamKey{rec.Source, rec.Rank}]; ok && n-at >= 0 && n-at <= 2 {
 		s.tb.Ignored = true
 	}
 	s.frameless, s.wrapped, s.nativeDone, s.nativeCur, s.header, s.blanks = false, "", false, false, !headless, 0
-	s.id = id
+	s.id = l.id
 	s.state = stFrames
 	s.inGroup = false
 	s.members = 0
@@ -1058,26 +1080,26 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		return
 	}
 	if l.tbStart {
-		x.start(s, l.rec, l.id, l.n, false)
+		x.start(s, l, false)
 		s.inGroup = l.group
 		return
 	}
 	if f, ok := parseFrame(l.line); ok && (strings.HasPrefix(l.raw, " ") || f.Func != "") {
 		// A traceback whose header was cut off (pasted excerpts); a
 		// frame at column 0 only when it is whole.
-		x.start(s, l.rec, l.id, l.n, true)
+		x.start(s, l, true)
 		x.addFrame(s, f, l.n)
 		return
 	}
 	if strings.HasPrefix(l.t, "Fatal Python error: ") {
-		x.start(s, l.rec, l.id, l.n, false)
+		x.start(s, l, false)
 		s.tb.Frameless = true
 		s.cur.Type, s.cur.Message, s.cur.Line = "Fatal Python error", strings.TrimSpace(l.t[len("Fatal Python error: "):]), l.n
 		s.state = stNative
 		return
 	}
 	if typ, msg, ok := framelessLine(l.rec, l.line); ok {
-		x.start(s, l.rec, l.id, l.n, false)
+		x.start(s, l, false)
 		s.tb.Frameless, s.frameless = true, true
 		s.cur.Type, s.cur.Line = typ, l.n
 		s.cur.Reported = typ == "Error" && msg == strings.TrimSpace(l.line)
@@ -1161,7 +1183,7 @@ func (x *Extractor) feedLink(s *stream, l *fedLine) bool {
 			return true
 		}
 		x.finish(s)
-		x.start(s, l.rec, l.id, l.n, false)
+		x.start(s, l, false)
 		s.inGroup = l.group
 		return true
 	}
@@ -1299,7 +1321,7 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 		// frame is never part of a message (a build log's "error:" line,
 		// then the tail of the traceback it quotes).
 		x.finish(s)
-		x.start(s, l.rec, l.id, l.n, true)
+		x.start(s, l, true)
 		x.addFrame(s, f, l.n)
 		return
 	}
@@ -1426,7 +1448,7 @@ func (x *Extractor) finish(s *stream) {
 // crash loop) would otherwise keep whole, with each frame slice's spare
 // capacity. The strings go into one buffer per traceback.
 func detach(tb *Traceback) {
-	n := 0
+	n := len(tb.Head)
 	for i := range tb.Chain {
 		e := &tb.Chain[i]
 		n += len(e.Type) + len(e.Message) + len(e.Relation)
@@ -1456,6 +1478,7 @@ func detach(tb *Traceback) {
 		return c
 	}
 	for pass := 0; pass < 2; pass++ {
+		tb.Head = put(tb.Head)
 		for i := range tb.Chain {
 			e := &tb.Chain[i]
 			e.Type, e.Message, e.Relation = put(e.Type), put(e.Message), put(e.Relation)
