@@ -98,3 +98,35 @@ func TestHead(t *testing.T) {
 		t.Fatalf("head of a long line: %q", tbs[0].Head)
 	}
 }
+
+// Frames whose indent a launcher's prefix ate (Ray's "(Actor pid=N) "
+// before every line, a "~/" path): each frame's source line comes at
+// column 0 too and is its source, not the end of the traceback; a second
+// line at column 0 that is no frame still cuts it.
+func TestFramesAtColumnZero(t *testing.T) {
+	tbs := feedLines(
+		`File "~/.venv/lib/python3.12/site-packages/openrlhf/trainer/ray/vllm_engine.py", line 58, in init_process_group`,
+		"return self.llm.collective_rpc(",
+		"^^^^^^^^^^^^^^^^^^^^^^^^",
+		`File "~/.venv/lib/python3.12/site-packages/vllm/entrypoints/llm.py", line 495, in collective_rpc`,
+		"executor = self.llm_engine.model_executor",
+		"AttributeError: 'LLMEngine' object has no attribute 'model_executor'",
+	)
+	if len(tbs) != 1 {
+		t.Fatalf("%d tracebacks: %+v", len(tbs), tbs)
+	}
+	r := tbs[0].Root()
+	if r.Type != "AttributeError" || len(r.Frames) != 2 || r.Frames[0].Func != "collective_rpc" || r.Frames[1].File != "~/.venv/lib/python3.12/site-packages/openrlhf/trainer/ray/vllm_engine.py" ||
+		r.Code[0] != "executor = self.llm_engine.model_executor" || r.Code[1] != "return self.llm.collective_rpc(" {
+		t.Errorf("root: %+v", r)
+	}
+
+	tbs = feedLines(
+		`File "/a.py", line 1, in f`,
+		"g()",
+		"and then something else",
+	)
+	if len(tbs) != 1 || !tbs[0].Truncated || tbs[0].Final().Code[0] != "g()" || len(tbs[0].Final().Frames) != 1 {
+		t.Errorf("cut after the source line: %+v", tbs)
+	}
+}

@@ -311,6 +311,8 @@ type stream struct {
 	// header: the traceback began with its "Traceback (most recent call
 	// last):" line.
 	header bool
+	// flat: the last frame was printed at column 0 (see addFrame).
+	flat bool
 }
 
 // maxFramelessLines bounds the message of an exception printed without
@@ -1088,7 +1090,7 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		// A traceback whose header was cut off (pasted excerpts); a
 		// frame at column 0 only when it is whole.
 		x.start(s, l, true)
-		x.addFrame(s, f, l.n)
+		x.addFrame(s, f, l)
 		return
 	}
 	if strings.HasPrefix(l.t, "Fatal Python error: ") {
@@ -1132,7 +1134,7 @@ func (x *Extractor) feedNative(s *stream, l *fedLine) {
 	default:
 		if f, ok := parseNativeFrame(l.line); ok {
 			if !s.nativeDone {
-				x.addFrame(s, f, l.n)
+				x.addFrame(s, f, l)
 			}
 			return
 		}
@@ -1214,12 +1216,12 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		joined := s.wrapped + l.t
 		s.wrapped = ""
 		if f, ok := parseFrame(joined); ok {
-			x.addFrame(s, f, l.n)
+			x.addFrame(s, f, l)
 			return
 		}
 	}
 	if f, ok := parseFrame(l.line); ok {
-		x.addFrame(s, f, l.n)
+		x.addFrame(s, f, l)
 		return
 	}
 	if strings.HasPrefix(l.t, `File "`) && !strings.Contains(l.t, `", line `) {
@@ -1255,6 +1257,12 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		s.state = stMessage
 		s.lastLine = l.n
 		s.tb.EndLine = l.n
+		return
+	}
+	if s.flat && s.codeFor >= 0 && s.codeFor < len(s.cur.Frames) {
+		// The source line of a frame whose indent was lost.
+		s.cur.Code[s.codeFor] = l.t
+		s.codeFor = -1
 		return
 	}
 	// Something else at column 0: the traceback was cut off here.
@@ -1322,7 +1330,7 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 		// then the tail of the traceback it quotes).
 		x.finish(s)
 		x.start(s, l, true)
-		x.addFrame(s, f, l.n)
+		x.addFrame(s, f, l)
 		return
 	}
 	if s.frameless {
@@ -1352,7 +1360,12 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 	}
 }
 
-func (x *Extractor) addFrame(s *stream, f record.Frame, n int) {
+func (x *Extractor) addFrame(s *stream, f record.Frame, l *fedLine) {
+	n := l.n
+	// A frame at column 0 lost its indent (a prefix a launcher put
+	// before every line, Ray's "(Actor pid=N) ", ate it): its source
+	// line comes at column 0 too.
+	s.flat = l.line[0] != ' ' && l.line[0] != '\t'
 	if s.cur.Frames == nil {
 		if k := len(x.spare); k > 0 {
 			b := x.spare[k-1]
