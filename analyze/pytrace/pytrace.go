@@ -313,6 +313,8 @@ type stream struct {
 	header bool
 	// flat: the last frame was printed at column 0 (see addFrame).
 	flat bool
+	// ipy: the exception's traceback is IPython's (see ipythonHeader).
+	ipy bool
 }
 
 // maxFramelessLines bounds the message of an exception printed without
@@ -635,6 +637,9 @@ func isTracebackStartTrimmed(t string) (start, group bool) {
 	case strings.HasSuffix(t, tb):
 		// SGLang: "Scheduler hit an exception: Traceback (most recent call last):"
 		return true, strings.HasSuffix(t, gtb)
+	case strings.HasSuffix(t, tb[:len(tb)-1]):
+		_, ok := ipythonHeader(t)
+		return ok, false
 	}
 	return false, false
 }
@@ -982,6 +987,18 @@ func (x *Extractor) start(s *stream, l *fedLine, headless bool) {
 	s.inGroup = false
 	s.members = 0
 	x.newException(s)
+	x.noteIPython(s, l)
+}
+
+// noteIPython: an exception of the chain starts at l; when l is an
+// IPython header, its type is the exception's (until its exception line
+// says more) and IPython's frame forms are read.
+func (x *Extractor) noteIPython(s *stream, l *fedLine) {
+	typ, ok := ipythonHeader(l.t)
+	s.ipy = ok
+	if ok {
+		s.cur.Type = typ
+	}
 }
 
 func (x *Extractor) newException(s *stream) {
@@ -1153,6 +1170,7 @@ func (x *Extractor) feedNative(s *stream, l *fedLine) {
 func (x *Extractor) feedChainWait(s *stream, l *fedLine) {
 	if l.tbStart {
 		x.newException(s)
+		x.noteIPython(s, l)
 		s.state = stFrames
 		s.inGroup = s.inGroup || l.group
 		s.lastLine = l.n
@@ -1210,6 +1228,9 @@ func (x *Extractor) feedLink(s *stream, l *fedLine) bool {
 func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 	if l.id != s.id && s.id.headed {
 		// Another log call of the same process printed meanwhile.
+		return
+	}
+	if s.ipy && x.feedIPython(s, l) {
 		return
 	}
 	if s.wrapped != "" {
