@@ -1,6 +1,7 @@
 package pytrace
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -128,5 +129,29 @@ func TestFramesAtColumnZero(t *testing.T) {
 	)
 	if len(tbs) != 1 || !tbs[0].Truncated || tbs[0].Final().Code[0] != "g()" || len(tbs[0].Final().Frames) != 1 {
 		t.Errorf("cut after the source line: %+v", tbs)
+	}
+}
+
+// "  at FILE:LINE func" lines under an exception line (the form loggers
+// and summaries print, innermost first) are its frames.
+func TestAtFrames(t *testing.T) {
+	tbs := feedLines(
+		"AssertionError: Expected tensors only, but got: <class 'int'>",
+		"  at torch/_inductor/utils.py:3442 copy_misaligned_inputs",
+		"  at torch/_inductor/output_code.py:460 __call__",
+		"  at the end of the day", // no frame: part of the message
+	)
+	if len(tbs) != 1 {
+		t.Fatalf("%+v", tbs)
+	}
+	r := tbs[0].Root()
+	want := record.Stack{{File: "torch/_inductor/utils.py", Line: 3442, Func: "copy_misaligned_inputs"}, {File: "torch/_inductor/output_code.py", Line: 460, Func: "__call__"}}
+	if !reflect.DeepEqual(r.Frames, want) || len(r.Code) != 2 || r.Message != "Expected tensors only, but got: <class 'int'>\n  at the end of the day" {
+		t.Errorf("%+v", r)
+	}
+	for _, l := range []string{"at x.py:1 f", "  at x.py:0 f", "  at x.py:3 f()", "  at x.pyc:3 f", "  at x.py:3"} {
+		if f, ok := parseAtFrame(l); ok {
+			t.Errorf("%q read as a frame: %+v", l, f)
+		}
 	}
 }

@@ -7,6 +7,7 @@
 package pytrace
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -672,6 +673,31 @@ func parseFrame(line string) (record.Frame, bool) {
 		return record.Frame{}, false
 	}
 	return f, true
+}
+
+// parseAtFrame parses the frame form loggers and summaries print under
+// an exception line, "  at torch/_inductor/utils.py:3442 copy_misaligned_inputs":
+// indented, a .py file, its line, the function.
+func parseAtFrame(line string) (record.Frame, bool) {
+	t := trimIndent(line)
+	if len(t) == len(line) || !strings.HasPrefix(t, "at ") {
+		return record.Frame{}, false
+	}
+	file, fn, ok := strings.Cut(t[len("at "):], " ")
+	k := strings.LastIndexByte(file, ':')
+	if !ok || k < 0 || !strings.HasSuffix(file[:k], ".py") {
+		return record.Frame{}, false
+	}
+	n, err := strconv.Atoi(file[k+1:])
+	if err != nil || n <= 0 || fn == "" {
+		return record.Frame{}, false
+	}
+	for i := 0; i < len(fn); i++ {
+		if c := fn[i]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return record.Frame{}, false
+		}
+	}
+	return record.Frame{File: file[:k], Line: n, Func: fn}, true
 }
 
 func isCaret(t string) bool {
@@ -1359,6 +1385,17 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 		// after them are indented (Dynamo's Explanation, Hint, docs
 		// link); two blank lines, a line at column 0 after a blank
 		// one, or too many lines end it.
+		if f, ok := parseAtFrame(l.line); ok {
+			// "  at FILE:LINE func" under the exception line, innermost
+			// first (finish reverses the printed order of frames).
+			if len(s.cur.Frames) < maxFrames {
+				s.cur.Frames = slices.Insert(s.cur.Frames, 0, f)
+				s.cur.Code = slices.Insert(s.cur.Code, 0, "")
+			}
+			s.blanks = 0
+			s.tb.EndLine = l.n
+			return
+		}
 		switch {
 		case l.t == "":
 			// Two blank lines end it, unless Dynamo's "from user code:"

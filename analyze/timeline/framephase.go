@@ -43,7 +43,7 @@ var frameTable = []framePhase{
 	// the next frame out decides (phase "").
 	{file: `torch/_dynamo/(eval_frame|external_utils)\.py$`},
 	{file: `torch/_functorch/_aot_autograd/(runtime_wrappers|utils)\.py$`},
-	{file: `torch/_inductor/(output_code|utils)\.py$`, fn: `__call__|run|call`},
+	{file: `torch/_inductor/(output_code|utils)\.py$`, fn: `__call__|run|call|^copy_misaligned_inputs$`},
 	{file: `torch/_inductor/compile_fx\.py$`, fn: `runtime_wrapper|__call__|forward`},
 	{file: `torch/nn/modules/module\.py$`},
 	// Compiled autograd's enable() is the context manager a training step

@@ -41,6 +41,7 @@ func TestPhaseOfFrames(t *testing.T) {
 		{"", record.Stack{fr("<module>", "serve.py")}}, // a script's own top level is no import
 		{"", record.Stack{fr("enable", sp+"torch/_dynamo/compiled_autograd.py"), fr("<cell line: 1>", "<ipython-input-11-3d62>")}},
 		{PhaseDynamo, record.Stack{fr("enable", sp+"torch/_dynamo/compiled_autograd.py"), fr("_compile", sp+"torch/_dynamo/convert_frame.py")}},
+		{"", record.Stack{fr("copy_misaligned_inputs", sp+"torch/_inductor/utils.py")}}, // the compiled graph's call checking its inputs
 	}
 	for _, c := range cases {
 		if got, why := PhaseOfFrames(c.st); got != c.want {
