@@ -18,20 +18,27 @@ func feedLines(lines ...string) []Traceback {
 	return x.Finish()
 }
 
+// feedN is feedLines that fails the test unless want tracebacks come out.
+func feedN(t *testing.T, want int, lines ...string) []Traceback {
+	t.Helper()
+	tbs := feedLines(lines...)
+	if len(tbs) != want {
+		t.Fatalf("%d tracebacks, want %d: %+v", len(tbs), want, tbs)
+	}
+	return tbs
+}
+
 // A build log quotes a Python traceback's tail under its own "error:"
 // line: the frame ends that frameless message and the exception after it
 // is a traceback of its own, with the frame.
 func TestFrameEndsFramelessMessage(t *testing.T) {
-	tbs := feedLines(
+	tbs := feedN(t, 2,
 		"error: builder for 'x.drv' failed with exit code 1;",
 		"       last 25 log lines:",
 		`  File "/site-packages/triton/runtime/cache.py", line 115, in put`,
 		"    f.write(data)",
 		"OSError: [Errno 28] No space left on device",
 	)
-	if len(tbs) != 2 {
-		t.Fatalf("%d tracebacks, want the error: line and the OSError: %+v", len(tbs), tbs)
-	}
 	if r := tbs[0].Root(); !tbs[0].Frameless || r.Message != "builder for 'x.drv' failed with exit code 1;\n       last 25 log lines:" {
 		t.Errorf("first: %+v", tbs[0])
 	}
@@ -46,7 +53,7 @@ func TestFrameEndsFramelessMessage(t *testing.T) {
 // exception's user code; two blank lines before anything else still end
 // the message.
 func TestFramelessUserCodeAfterTwoBlanks(t *testing.T) {
-	tbs := feedLines(
+	tbs := feedN(t, 1,
 		"torch._dynamo.exc.Unsupported: Observed exception",
 		"  Explanation: Dynamo found no exception handler",
 		"  Developer debug context: raised exception KeyError('down')",
@@ -56,9 +63,6 @@ func TestFramelessUserCodeAfterTwoBlanks(t *testing.T) {
 		`   File "/w/model.py", line 19, in forward`,
 		"    return self.d['down'](x)",
 	)
-	if len(tbs) != 1 {
-		t.Fatalf("%d tracebacks: %+v", len(tbs), tbs)
-	}
 	r := tbs[0].Root()
 	if r.Type != "torch._dynamo.exc.Unsupported" || len(r.UserCode) != 1 || r.UserCode[0].Func != "forward" || r.UserCode[0].Line != 19 {
 		t.Errorf("root: %+v", r)
@@ -83,7 +87,7 @@ func TestFramelessUserCodeAfterTwoBlanks(t *testing.T) {
 // Head is the line a traceback started on, trimmed and clipped to
 // maxHead bytes on a UTF-8 boundary.
 func TestHead(t *testing.T) {
-	tbs := feedLines(
+	tbs := feedN(t, 1,
 		"  Scheduler hit an exception: Traceback (most recent call last):",
 		`  File "/a.py", line 1, in f`,
 	)
@@ -113,9 +117,6 @@ func TestFramesAtColumnZero(t *testing.T) {
 		"executor = self.llm_engine.model_executor",
 		"AttributeError: 'LLMEngine' object has no attribute 'model_executor'",
 	)
-	if len(tbs) != 1 {
-		t.Fatalf("%d tracebacks: %+v", len(tbs), tbs)
-	}
 	r := tbs[0].Root()
 	if r.Type != "AttributeError" || len(r.Frames) != 2 || r.Frames[0].Func != "collective_rpc" || r.Frames[1].File != "~/.venv/lib/python3.12/site-packages/openrlhf/trainer/ray/vllm_engine.py" ||
 		r.Code[0] != "executor = self.llm_engine.model_executor" || r.Code[1] != "return self.llm.collective_rpc(" {
@@ -135,15 +136,12 @@ func TestFramesAtColumnZero(t *testing.T) {
 // "  at FILE:LINE func" lines under an exception line (the form loggers
 // and summaries print, innermost first) are its frames.
 func TestAtFrames(t *testing.T) {
-	tbs := feedLines(
+	tbs := feedN(t, 1,
 		"AssertionError: Expected tensors only, but got: <class 'int'>",
 		"  at torch/_inductor/utils.py:3442 copy_misaligned_inputs",
 		"  at torch/_inductor/output_code.py:460 __call__",
 		"  at the end of the day", // no frame: part of the message
 	)
-	if len(tbs) != 1 {
-		t.Fatalf("%+v", tbs)
-	}
 	r := tbs[0].Root()
 	want := record.Stack{{File: "torch/_inductor/utils.py", Line: 3442, Func: "copy_misaligned_inputs"}, {File: "torch/_inductor/output_code.py", Line: 460, Func: "__call__"}}
 	if !reflect.DeepEqual(r.Frames, want) || len(r.Code) != 2 || r.Message != "Expected tensors only, but got: <class 'int'>\n  at the end of the day" {
