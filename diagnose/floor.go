@@ -580,6 +580,11 @@ func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.S
 			line = o.tb.Line
 		}
 		sub.Evidence = record.Evidence{Path: o.tb.Source, Line: line, Rank: o.rank.String(), Text: d.sub.Evidence.Text}
+		if o.cut && o.tb.Head != "" {
+			// Cut before its exception line: the line it started on is
+			// the log's own words for it (who reported it).
+			sub.Evidence.Text = clip(o.tb.Head)
+		}
 	} else {
 		h := o.fl.hit
 		fact := "fatal"

@@ -329,16 +329,12 @@ ansi-esc lightning-issue-18070 root: the excerpt is quoted already; a form put b
 mixed-prefixes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 two-processes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 ansi-esc nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-ansi nixpkgs-issue-453992 root: the transform's repair reads the traceback the plain excerpt's nested quote still hides (the plain reading is the known miss; this one names the sidecar's OSError)
-late-ansi nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-indent nixpkgs-issue-453992 root: the transform's repair reads the traceback the plain excerpt's nested quote still hides (the plain reading is the known miss; this one names the sidecar's OSError)
-late-indent nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-quote nixpkgs-issue-453992 root: the transform's repair reads the traceback the plain excerpt's nested quote still hides (the plain reading is the known miss; this one names the sidecar's OSError)
-late-quote nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-tab nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
-late-tab nixpkgs-issue-453992 root: the transform's repair reads the traceback the plain excerpt's nested quote still hides (the plain reading is the known miss; this one names the sidecar's OSError)
+ansi-esc nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote
 mixed-prefixes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+mixed-prefixes nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote
 two-processes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+two-processes nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote
+wrap-80 nixpkgs-issue-453992 root: the wrap cuts the nested-quoted frame line and its rest at column 0 is under no quote; the join does not rejoin it, so the OSError stays in the Nix line's message
 quote-wrap-100 nnunet-issue-2188 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-80 nnunet-issue-2188 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 cut-first pytorch-issue-101137 root: the cut took the start of the glued LLVM ERROR line

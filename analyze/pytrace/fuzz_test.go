@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/ingest/enginelog"
 	"github.com/bringup-tool/bringup/testsupport/testcorpus"
@@ -35,6 +36,9 @@ func FuzzExtractor(f *testing.F) {
 		for _, tb := range x.Finish() {
 			if tb.Line < 1 || tb.EndLine < tb.Line || int64(tb.EndLine) > st.Lines || len(tb.Chain) == 0 {
 				t.Fatalf("traceback %d-%d of %d lines, chain %d", tb.Line, tb.EndLine, st.Lines, len(tb.Chain))
+			}
+			if len(tb.Head) > maxHead || !utf8.ValidString(tb.Head) && utf8.Valid(data) {
+				t.Fatalf("head %q", tb.Head)
 			}
 			for _, e := range tb.Chain {
 				if len(e.Code) != len(e.Frames) || (e.Repeated != nil && len(e.Repeated) != len(e.Frames)) {

@@ -7,6 +7,7 @@
 package pytrace
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,7 +66,17 @@ type Traceback struct {
 	// exception in __del__, a callback or a thread's cleanup): the program
 	// went on.
 	Ignored bool `json:"ignored,omitempty"`
+	// Head is the line the traceback started on, trimmed and clipped to
+	// maxHead bytes: its header line, or the exception line of one printed
+	// without frames; "" when it starts at a frame (its header cut off).
+	// For one cut before its exception line, the log's own words for it
+	// ("Scheduler hit an exception: Traceback (most recent call last):"
+	// names who reported it).
+	Head string `json:"head,omitempty"`
 }
+
+// maxHead bounds Traceback.Head.
+const maxHead = 200
 
 // Final is the exception that was finally raised (the last printed).
 func (t Traceback) Final() Exception {
@@ -301,6 +312,10 @@ type stream struct {
 	// header: the traceback began with its "Traceback (most recent call
 	// last):" line.
 	header bool
+	// flat: the last frame was printed at column 0 (see addFrame).
+	flat bool
+	// ipy: the exception's traceback is IPython's (see ipythonHeader).
+	ipy bool
 }
 
 // maxFramelessLines bounds the message of an exception printed without
@@ -623,6 +638,9 @@ func isTracebackStartTrimmed(t string) (start, group bool) {
 	case strings.HasSuffix(t, tb):
 		// SGLang: "Scheduler hit an exception: Traceback (most recent call last):"
 		return true, strings.HasSuffix(t, gtb)
+	case strings.HasSuffix(t, tb[:len(tb)-1]):
+		_, ok := ipythonHeader(t)
+		return ok, false
 	}
 	return false, false
 }
@@ -655,6 +673,31 @@ func parseFrame(line string) (record.Frame, bool) {
 		return record.Frame{}, false
 	}
 	return f, true
+}
+
+// parseAtFrame parses the frame form loggers and summaries print under
+// an exception line, "  at torch/_inductor/utils.py:3442 copy_misaligned_inputs":
+// indented, a .py file, its line, the function.
+func parseAtFrame(line string) (record.Frame, bool) {
+	t := trimIndent(line)
+	if len(t) == len(line) || !strings.HasPrefix(t, "at ") {
+		return record.Frame{}, false
+	}
+	file, fn, ok := strings.Cut(t[len("at "):], " ")
+	k := strings.LastIndexByte(file, ':')
+	if !ok || k < 0 || !strings.HasSuffix(file[:k], ".py") {
+		return record.Frame{}, false
+	}
+	n, err := strconv.Atoi(file[k+1:])
+	if err != nil || n <= 0 || fn == "" {
+		return record.Frame{}, false
+	}
+	for i := 0; i < len(fn); i++ {
+		if c := fn[i]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return record.Frame{}, false
+		}
+	}
+	return record.Frame{File: file[:k], Line: n, Func: fn}, true
 }
 
 func isCaret(t string) bool {
@@ -947,17 +990,41 @@ func parseNativeFrame(line string) (record.Frame, bool) {
 	return f, true
 }
 
-func (x *Extractor) start(s *stream, rec *record.Record, id identity, n int, headless bool) {
-	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level}
+func (x *Extractor) start(s *stream, l *fedLine, headless bool) {
+	rec, n := l.rec, l.n
+	head := l.t
+	if headless {
+		head = ""
+	}
+	if len(head) > maxHead {
+		cut := maxHead
+		for cut > 0 && head[cut]&0xC0 == 0x80 {
+			cut-- // do not split a UTF-8 sequence
+		}
+		head = head[:cut]
+	}
+	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level, Head: head}
 	if at, ok := x.ignored[streamKey{rec.Source, rec.Rank}]; ok && n-at >= 0 && n-at <= 2 {
 		s.tb.Ignored = true
 	}
 	s.frameless, s.wrapped, s.nativeDone, s.nativeCur, s.header, s.blanks = false, "", false, false, !headless, 0
-	s.id = id
+	s.id = l.id
 	s.state = stFrames
 	s.inGroup = false
 	s.members = 0
 	x.newException(s)
+	x.noteIPython(s, l)
+}
+
+// noteIPython: an exception of the chain starts at l; when l is an
+// IPython header, its type is the exception's (until its exception line
+// says more) and IPython's frame forms are read.
+func (x *Extractor) noteIPython(s *stream, l *fedLine) {
+	typ, ok := ipythonHeader(l.t)
+	s.ipy = ok
+	if ok {
+		s.cur.Type = typ
+	}
 }
 
 func (x *Extractor) newException(s *stream) {
@@ -1058,26 +1125,26 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		return
 	}
 	if l.tbStart {
-		x.start(s, l.rec, l.id, l.n, false)
+		x.start(s, l, false)
 		s.inGroup = l.group
 		return
 	}
 	if f, ok := parseFrame(l.line); ok && (strings.HasPrefix(l.raw, " ") || f.Func != "") {
 		// A traceback whose header was cut off (pasted excerpts); a
 		// frame at column 0 only when it is whole.
-		x.start(s, l.rec, l.id, l.n, true)
-		x.addFrame(s, f, l.n)
+		x.start(s, l, true)
+		x.addFrame(s, f, l)
 		return
 	}
 	if strings.HasPrefix(l.t, "Fatal Python error: ") {
-		x.start(s, l.rec, l.id, l.n, false)
+		x.start(s, l, false)
 		s.tb.Frameless = true
 		s.cur.Type, s.cur.Message, s.cur.Line = "Fatal Python error", strings.TrimSpace(l.t[len("Fatal Python error: "):]), l.n
 		s.state = stNative
 		return
 	}
 	if typ, msg, ok := framelessLine(l.rec, l.line); ok {
-		x.start(s, l.rec, l.id, l.n, false)
+		x.start(s, l, false)
 		s.tb.Frameless, s.frameless = true, true
 		s.cur.Type, s.cur.Line = typ, l.n
 		s.cur.Reported = typ == "Error" && msg == strings.TrimSpace(l.line)
@@ -1110,7 +1177,7 @@ func (x *Extractor) feedNative(s *stream, l *fedLine) {
 	default:
 		if f, ok := parseNativeFrame(l.line); ok {
 			if !s.nativeDone {
-				x.addFrame(s, f, l.n)
+				x.addFrame(s, f, l)
 			}
 			return
 		}
@@ -1129,6 +1196,7 @@ func (x *Extractor) feedNative(s *stream, l *fedLine) {
 func (x *Extractor) feedChainWait(s *stream, l *fedLine) {
 	if l.tbStart {
 		x.newException(s)
+		x.noteIPython(s, l)
 		s.state = stFrames
 		s.inGroup = s.inGroup || l.group
 		s.lastLine = l.n
@@ -1161,7 +1229,7 @@ func (x *Extractor) feedLink(s *stream, l *fedLine) bool {
 			return true
 		}
 		x.finish(s)
-		x.start(s, l.rec, l.id, l.n, false)
+		x.start(s, l, false)
 		s.inGroup = l.group
 		return true
 	}
@@ -1188,16 +1256,19 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		// Another log call of the same process printed meanwhile.
 		return
 	}
+	if s.ipy && x.feedIPython(s, l) {
+		return
+	}
 	if s.wrapped != "" {
 		joined := s.wrapped + l.t
 		s.wrapped = ""
 		if f, ok := parseFrame(joined); ok {
-			x.addFrame(s, f, l.n)
+			x.addFrame(s, f, l)
 			return
 		}
 	}
 	if f, ok := parseFrame(l.line); ok {
-		x.addFrame(s, f, l.n)
+		x.addFrame(s, f, l)
 		return
 	}
 	if strings.HasPrefix(l.t, `File "`) && !strings.Contains(l.t, `", line `) {
@@ -1233,6 +1304,12 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		s.state = stMessage
 		s.lastLine = l.n
 		s.tb.EndLine = l.n
+		return
+	}
+	if s.flat && s.codeFor >= 0 && s.codeFor < len(s.cur.Frames) {
+		// The source line of a frame whose indent was lost.
+		s.cur.Code[s.codeFor] = l.t
+		s.codeFor = -1
 		return
 	}
 	// Something else at column 0: the traceback was cut off here.
@@ -1292,11 +1369,15 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 		s.tb.EndLine = l.n
 		return
 	}
-	if f, ok := parseFrame(l.line); ok && !s.msgClosed && strings.HasPrefix(l.raw, " ") && len(s.msg) > 0 && s.msg[len(s.msg)-1] == "" {
-		// After a blank line, a frame starts a new (headless) traceback.
+	if f, ok := parseFrame(l.line); ok && !s.msgClosed && (l.raw[0] == ' ' || l.raw[0] == '\t') &&
+		(s.frameless || len(s.msg) > 0 && s.msg[len(s.msg)-1] == "") {
+		// After a blank line, a frame starts a new (headless) traceback;
+		// under an exception line without frames, any frame does: a
+		// frame is never part of a message (a build log's "error:" line,
+		// then the tail of the traceback it quotes).
 		x.finish(s)
-		x.start(s, l.rec, l.id, l.n, true)
-		x.addFrame(s, f, l.n)
+		x.start(s, l, true)
+		x.addFrame(s, f, l)
 		return
 	}
 	if s.frameless {
@@ -1304,13 +1385,24 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 		// after them are indented (Dynamo's Explanation, Hint, docs
 		// link); two blank lines, a line at column 0 after a blank
 		// one, or too many lines end it.
+		if f, ok := parseAtFrame(l.line); ok {
+			// "  at FILE:LINE func" under the exception line, innermost
+			// first (finish reverses the printed order of frames).
+			if len(s.cur.Frames) < maxFrames {
+				s.cur.Frames = slices.Insert(s.cur.Frames, 0, f)
+				s.cur.Code = slices.Insert(s.cur.Code, 0, "")
+			}
+			s.blanks = 0
+			s.tb.EndLine = l.n
+			return
+		}
 		switch {
 		case l.t == "":
-			if s.blanks++; s.blanks >= 2 {
-				x.finish(s)
-				return
-			}
-		case len(s.msg) >= maxFramelessLines || s.blanks > 0 && l.raw[0] != ' ' && l.raw[0] != '\t':
+			// Two blank lines end it, unless Dynamo's "from user code:"
+			// comes next (read above, before this switch): it prints
+			// "Developer debug context: …", two blank lines, then it.
+			s.blanks++
+		case s.blanks >= 2 || len(s.msg) >= maxFramelessLines || s.blanks > 0 && l.raw[0] != ' ' && l.raw[0] != '\t':
 			x.finish(s)
 			x.feed(s, l.rec, l.id, l.raw, l.n)
 			return
@@ -1326,7 +1418,12 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 	}
 }
 
-func (x *Extractor) addFrame(s *stream, f record.Frame, n int) {
+func (x *Extractor) addFrame(s *stream, f record.Frame, l *fedLine) {
+	n := l.n
+	// A frame at column 0 lost its indent (a prefix a launcher put
+	// before every line, Ray's "(Actor pid=N) ", ate it): its source
+	// line comes at column 0 too.
+	s.flat = l.line[0] != ' ' && l.line[0] != '\t'
 	if s.cur.Frames == nil {
 		if k := len(x.spare); k > 0 {
 			b := x.spare[k-1]
@@ -1422,7 +1519,7 @@ func (x *Extractor) finish(s *stream) {
 // crash loop) would otherwise keep whole, with each frame slice's spare
 // capacity. The strings go into one buffer per traceback.
 func detach(tb *Traceback) {
-	n := 0
+	n := len(tb.Head)
 	for i := range tb.Chain {
 		e := &tb.Chain[i]
 		n += len(e.Type) + len(e.Message) + len(e.Relation)
@@ -1452,6 +1549,7 @@ func detach(tb *Traceback) {
 		return c
 	}
 	for pass := 0; pass < 2; pass++ {
+		tb.Head = put(tb.Head)
 		for i := range tb.Chain {
 			e := &tb.Chain[i]
 			e.Type, e.Message, e.Relation = put(e.Type), put(e.Message), put(e.Relation)

@@ -43,9 +43,12 @@ var frameTable = []framePhase{
 	// the next frame out decides (phase "").
 	{file: `torch/_dynamo/(eval_frame|external_utils)\.py$`},
 	{file: `torch/_functorch/_aot_autograd/(runtime_wrappers|utils)\.py$`},
-	{file: `torch/_inductor/(output_code|utils)\.py$`, fn: `__call__|run|call`},
+	{file: `torch/_inductor/(output_code|utils)\.py$`, fn: `__call__|run|call|^copy_misaligned_inputs$`},
 	{file: `torch/_inductor/compile_fx\.py$`, fn: `runtime_wrapper|__call__|forward`},
 	{file: `torch/nn/modules/module\.py$`},
+	// Compiled autograd's enable() is the context manager a training step
+	// enters around its backward: it traces nothing itself.
+	{file: `torch/_dynamo/compiled_autograd\.py$`, fn: `^enable$`},
 	{fn: `^(?:__|\*\*)(?:setstate|getstate|reduce|reduce_ex|deepcopy|copy)(?:__|\*\*)$`}, // pickling a pass is not running it
 	{file: `(vllm|sglang|atom)/.*compil.*/(cuda_graph|cuda_piecewise_backend|decorators|wrapper)\.py$`, fn: `__call__|_call|wrapper|forward`},
 	{file: `torch/_ops\.py$|torch/utils/_contextlib\.py$|functools\.py$|contextlib\.py$`},

@@ -39,6 +39,9 @@ func TestPhaseOfFrames(t *testing.T) {
 		{PhaseRuntime, record.Stack{fr("execute_model", sp+"vllm/v1/worker/gpu_worker.py"), fr("run_busy_loop", sp+"vllm/v1/engine/core.py")}},
 		{PhaseCacheSave, record.Stack{fr("write", sp+"torchinductor/codecache.py"), fr("load", sp+"torchinductor/codecache.py"), fr("<module>", "/tmp/torchinductor_u/s7/cs7y.py"), fr("load", sp+"torchinductor/codecache.py")}},
 		{"", record.Stack{fr("<module>", "serve.py")}}, // a script's own top level is no import
+		{"", record.Stack{fr("enable", sp+"torch/_dynamo/compiled_autograd.py"), fr("<cell line: 1>", "<ipython-input-11-3d62>")}},
+		{PhaseDynamo, record.Stack{fr("enable", sp+"torch/_dynamo/compiled_autograd.py"), fr("_compile", sp+"torch/_dynamo/convert_frame.py")}},
+		{"", record.Stack{fr("copy_misaligned_inputs", sp+"torch/_inductor/utils.py")}}, // the compiled graph's call checking its inputs
 	}
 	for _, c := range cases {
 		if got, why := PhaseOfFrames(c.st); got != c.want {

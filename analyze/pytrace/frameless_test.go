@@ -1,0 +1,155 @@
+package pytrace
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// feedLines feeds one record per line, numbered from 1, on one rank.
+func feedLines(lines ...string) []Traceback {
+	x := NewExtractor()
+	for i, l := range lines {
+		x.Add(record.Record{Source: "s", Line: i + 1, EndLine: i + 1, Rank: record.NoRank, Text: l})
+	}
+	return x.Finish()
+}
+
+// feedN is feedLines that fails the test unless want tracebacks come out.
+func feedN(t *testing.T, want int, lines ...string) []Traceback {
+	t.Helper()
+	tbs := feedLines(lines...)
+	if len(tbs) != want {
+		t.Fatalf("%d tracebacks, want %d: %+v", len(tbs), want, tbs)
+	}
+	return tbs
+}
+
+// A build log quotes a Python traceback's tail under its own "error:"
+// line: the frame ends that frameless message and the exception after it
+// is a traceback of its own, with the frame.
+func TestFrameEndsFramelessMessage(t *testing.T) {
+	tbs := feedN(t, 2,
+		"error: builder for 'x.drv' failed with exit code 1;",
+		"       last 25 log lines:",
+		`  File "/site-packages/triton/runtime/cache.py", line 115, in put`,
+		"    f.write(data)",
+		"OSError: [Errno 28] No space left on device",
+	)
+	if r := tbs[0].Root(); !tbs[0].Frameless || r.Message != "builder for 'x.drv' failed with exit code 1;\n       last 25 log lines:" {
+		t.Errorf("first: %+v", tbs[0])
+	}
+	r := tbs[1].Root()
+	if r.Type != "OSError" || r.Line != 5 || len(r.Frames) != 1 || r.Frames[0].Func != "put" || r.Code[0] != "f.write(data)" {
+		t.Errorf("second: %+v", tbs[1])
+	}
+}
+
+// Dynamo prints an exception without frames, its "Developer debug
+// context", two blank lines, then "from user code:": those frames are the
+// exception's user code; two blank lines before anything else still end
+// the message.
+func TestFramelessUserCodeAfterTwoBlanks(t *testing.T) {
+	tbs := feedN(t, 1,
+		"torch._dynamo.exc.Unsupported: Observed exception",
+		"  Explanation: Dynamo found no exception handler",
+		"  Developer debug context: raised exception KeyError('down')",
+		"",
+		"",
+		"from user code:",
+		`   File "/w/model.py", line 19, in forward`,
+		"    return self.d['down'](x)",
+	)
+	r := tbs[0].Root()
+	if r.Type != "torch._dynamo.exc.Unsupported" || len(r.UserCode) != 1 || r.UserCode[0].Func != "forward" || r.UserCode[0].Line != 19 {
+		t.Errorf("root: %+v", r)
+	}
+	if want := "Observed exception\n  Explanation: Dynamo found no exception handler\n  Developer debug context: raised exception KeyError('down')"; r.Message != want {
+		t.Errorf("message %q, want %q", r.Message, want)
+	}
+
+	tbs = feedLines(
+		"RuntimeError: first",
+		"  detail",
+		"",
+		"",
+		"  indented after two blank lines",
+		"ValueError: second",
+	)
+	if len(tbs) != 2 || tbs[0].Root().Message != "first\n  detail" || tbs[1].Root().Type != "ValueError" {
+		t.Errorf("two blank lines must end the message: %+v", tbs)
+	}
+}
+
+// Head is the line a traceback started on, trimmed and clipped to
+// maxHead bytes on a UTF-8 boundary.
+func TestHead(t *testing.T) {
+	tbs := feedN(t, 1,
+		"  Scheduler hit an exception: Traceback (most recent call last):",
+		`  File "/a.py", line 1, in f`,
+	)
+	if len(tbs) != 1 || tbs[0].Head != "Scheduler hit an exception: Traceback (most recent call last):" || !tbs[0].Truncated {
+		t.Fatalf("%+v", tbs)
+	}
+	if tbs := feedN(t, 1, `  File "/a.py", line 1, in f`); tbs[0].Head != "" {
+		t.Errorf("a traceback whose header was cut off has no head: %q", tbs[0].Head)
+	}
+	long := "RuntimeError: " + strings.Repeat("é", maxHead)
+	tbs = feedLines(long)
+	if len(tbs) != 1 || len(tbs[0].Head) > maxHead || !utf8.ValidString(tbs[0].Head) || !strings.HasPrefix(long, tbs[0].Head) || len(tbs[0].Head) < maxHead-1 {
+		t.Fatalf("head of a long line: %q", tbs[0].Head)
+	}
+}
+
+// Frames whose indent a launcher's prefix ate (Ray's "(Actor pid=N) "
+// before every line, a "~/" path): each frame's source line comes at
+// column 0 too and is its source, not the end of the traceback; a second
+// line at column 0 that is no frame still cuts it.
+func TestFramesAtColumnZero(t *testing.T) {
+	tbs := feedLines(
+		`File "~/.venv/lib/python3.12/site-packages/openrlhf/trainer/ray/vllm_engine.py", line 58, in init_process_group`,
+		"return self.llm.collective_rpc(",
+		"^^^^^^^^^^^^^^^^^^^^^^^^",
+		`File "~/.venv/lib/python3.12/site-packages/vllm/entrypoints/llm.py", line 495, in collective_rpc`,
+		"executor = self.llm_engine.model_executor",
+		"AttributeError: 'LLMEngine' object has no attribute 'model_executor'",
+	)
+	r := tbs[0].Root()
+	if r.Type != "AttributeError" || len(r.Frames) != 2 || r.Frames[0].Func != "collective_rpc" || r.Frames[1].File != "~/.venv/lib/python3.12/site-packages/openrlhf/trainer/ray/vllm_engine.py" ||
+		r.Code[0] != "executor = self.llm_engine.model_executor" || r.Code[1] != "return self.llm.collective_rpc(" {
+		t.Errorf("root: %+v", r)
+	}
+
+	tbs = feedLines(
+		`File "/a.py", line 1, in f`,
+		"g()",
+		"and then something else",
+	)
+	if len(tbs) != 1 || !tbs[0].Truncated || tbs[0].Final().Code[0] != "g()" || len(tbs[0].Final().Frames) != 1 {
+		t.Errorf("cut after the source line: %+v", tbs)
+	}
+}
+
+// "  at FILE:LINE func" lines under an exception line (the form loggers
+// and summaries print, innermost first) are its frames.
+func TestAtFrames(t *testing.T) {
+	tbs := feedN(t, 1,
+		"AssertionError: Expected tensors only, but got: <class 'int'>",
+		"  at torch/_inductor/utils.py:3442 copy_misaligned_inputs",
+		"  at torch/_inductor/output_code.py:460 __call__",
+		"  at the end of the day", // no frame: part of the message
+	)
+	r := tbs[0].Root()
+	want := record.Stack{{File: "torch/_inductor/utils.py", Line: 3442, Func: "copy_misaligned_inputs"}, {File: "torch/_inductor/output_code.py", Line: 460, Func: "__call__"}}
+	if !reflect.DeepEqual(r.Frames, want) || len(r.Code) != 2 || r.Message != "Expected tensors only, but got: <class 'int'>\n  at the end of the day" {
+		t.Errorf("%+v", r)
+	}
+	for _, l := range []string{"at x.py:1 f", "  at x.py:0 f", "  at x.py:3 f()", "  at x.pyc:3 f", "  at x.py:3"} {
+		if f, ok := parseAtFrame(l); ok {
+			t.Errorf("%q read as a frame: %+v", l, f)
+		}
+	}
+}
