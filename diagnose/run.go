@@ -310,6 +310,7 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 
 	// The floor: every fatal error, explained by a rule or on its own.
 	d.Errors = floor(results, set, v, hits, torchDir)
+	d.Inputs = append(d.Inputs, registryInputs(torchDir, d.Errors)...)
 
 	addTimeline(d, results, set, v, hits, gpuUtil)
 	d.Findings = append(d.Findings, gatedFindings(hits, v)...)
