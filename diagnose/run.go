@@ -675,10 +675,12 @@ func shortWhy(why string) string {
 }
 
 // stuck: the finding's phase is still open at the end of the log on one
-// of its ranks and failed on none of them: the boot hung there rather than
-// crashed.
+// of its ranks and failed on none of them, and the finding holds no
+// concrete error: the boot hung there rather than crashed.
 func stuck(d *Diagnosis, f record.Finding) bool {
-	if f.Phase == "" {
+	if f.Phase == "" || f.Root != "" {
+		// A finding with a concrete error (an exception, a crash line) says
+		// how the phase ended: not a hang.
 		return false
 	}
 	ranks := map[string]bool{}
