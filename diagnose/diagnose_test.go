@@ -169,8 +169,8 @@ func TestExampleInductorHang(t *testing.T) {
 }
 
 // TestVerdictStuckOnlyWhenOpen: a finding is called STUCK only when its
-// phase is still open on one of its ranks and failed on none; a crash
-// stays FAILED.
+// phase is still open on one of its ranks, failed on none, and no
+// concrete error ended it; a crash stays FAILED.
 func TestVerdictStuckOnlyWhenOpen(t *testing.T) {
 	f := record.Finding{Rule: "r", Title: "t", Severity: record.SeverityError, Phase: "inductor", Ranks: []string{"TP0", "TP1"}}
 	for _, c := range []struct {
@@ -188,6 +188,14 @@ func TestVerdictStuckOnlyWhenOpen(t *testing.T) {
 		if status, v := verdict(d, &rules.Set{}); status != "failed" || v != c.want {
 			t.Errorf("%s: %q %q, want %q", c.name, status, v, c.want)
 		}
+	}
+	// A concrete error raised in the open phase ended it: a crash, not a
+	// hang (a scheduler's traceback cut before its exception line, inside
+	// the cuda-graph capture its marker opened).
+	f.Root = "Traceback: cut off before its exception line"
+	d := &Diagnosis{Findings: []record.Finding{f}, Timeline: []record.Phase{{Rank: "TP0", Name: "inductor", Status: "unfinished"}}}
+	if status, v := verdict(d, &rules.Set{}); status != "failed" || v != "FAILED in phase inductor on TP0, TP1: t: "+f.Root+" [r]" {
+		t.Errorf("an open phase with a concrete error: %q %q, want FAILED with the error", status, v)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/bringup-tool/bringup/record"
-	"go.yaml.in/yaml/v3"
 )
 
 // fieldExpect is a field-corpus sidecar (corpus/field/X.expect.yaml): what
@@ -136,32 +135,15 @@ func checkField(t *testing.T, logPath string, want fieldExpect) []fieldCheck {
 // TestFieldCorpus -v` prints the accuracy per class (scripts/field-accuracy).
 func TestFieldCorpus(t *testing.T) {
 	dir := fieldDir(t)
-	sides, _ := filepath.Glob(filepath.Join(dir, "*.expect.yaml"))
-	if len(sides) == 0 {
-		t.Skipf("no sidecars in %s", dir)
-	}
+	cases := fieldCases(t)
 	misses := fieldMisses(t)
 	type tally struct{ files, right, inferred, inferredRight int }
 	perClass := map[string]*tally{}
 	perCheck := map[string]*tally{}
 	total := tally{}
 	var wrong []string
-	for _, side := range sides {
-		name := strings.TrimSuffix(filepath.Base(side), ".expect.yaml")
-		logPath := filepath.Join(dir, name+".log")
-		data, err := os.ReadFile(side)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want fieldExpect
-		if err := yaml.Unmarshal(data, &want); err != nil {
-			t.Errorf("%s: %v", side, err)
-			continue
-		}
-		if _, err := os.Stat(logPath); err != nil {
-			t.Errorf("%s: no log beside the sidecar", side)
-			continue
-		}
+	for _, fc := range cases {
+		name, logPath, want := fc.name, fc.log, fc.want
 		checks := checkField(t, logPath, want)
 		cls := perClass[want.Class]
 		if cls == nil {

@@ -585,6 +585,12 @@ func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.S
 			// the log's own words for it (who reported it).
 			sub.Evidence.Text = clip(o.tb.Head)
 		}
+		if sub.RaisedIn == "" && len(o.frames) > 0 && !o.peerFrames {
+			// Printed without frames, then its traceback cut before its
+			// exception line: raised in a call at or below the last frame
+			// shown. (A peer's traceback says where the peer was, not this.)
+			sub.RaisedIn = "a call at or below " + timeline.ShortFrame(o.frames[0]) + " (its traceback, printed right after it, is cut there)"
+		}
 	} else {
 		h := o.fl.hit
 		fact := "fatal"
@@ -704,8 +710,17 @@ func (o *occurrence) content(torchDir string) rules.Subject {
 	} else if len(o.root.Frames) > 0 {
 		sub.RaisedIn = timeline.ShortFrame(o.root.Frames[0])
 	}
-	if len(o.root.UserCode) > 0 {
-		sub.RaisedIn = strings.TrimSpace(sub.RaisedIn + " (user code " + timeline.ShortFrame(o.root.UserCode[0]) + ")")
+	user := o.root.UserCode
+	if len(user) == 0 && len(o.root.Frames) == 0 {
+		user = causedUserCode(o.tb, o.root)
+	}
+	switch c, ok := callerOfDynamo(o.tb, o.root); {
+	case len(user) > 0 && sub.RaisedIn == "":
+		sub.RaisedIn = "user code " + timeline.ShortFrame(user[0])
+	case len(user) > 0:
+		sub.RaisedIn += " (user code " + timeline.ShortFrame(user[0]) + ")"
+	case ok:
+		sub.RaisedIn += " (compiling the call at " + timeline.ShortFrame(c) + ")"
 	}
 	printed(&sub, o.tb, o.root, torchDir)
 	if o.mask != "" {
@@ -720,6 +735,66 @@ func (o *occurrence) content(torchDir string) rules.Subject {
 		sub.Fields["package"] = p
 	}
 	return sub
+}
+
+// causedUserCode is the user code of the exception root caused, for a root
+// printed without frames (the first of a chain whose own traceback was not
+// printed, as Dynamo shows an Observed exception: "KeyError('down')", then
+// "Unsupported: Observed exception" with "from user code:"): Dynamo's
+// user-code section names the line it was tracing when the error was
+// raised. Nil when no later exception of the chain has one.
+func causedUserCode(tb *pytrace.Traceback, root pytrace.Exception) record.Stack {
+	after := false
+	for _, e := range tb.Chain {
+		switch {
+		case !after:
+			after = sameRaise(e, root)
+		case len(e.UserCode) > 0:
+			return e.UserCode
+		}
+	}
+	return nil
+}
+
+// callerOfDynamo: the root was raised inside Dynamo itself (its innermost
+// frame is in torch/_dynamo, e.g. exc.py's unimplemented), which says
+// nothing of the user's code; the call being compiled is the innermost
+// frame outside torch, installed packages and the standard library, of
+// the root or of the exceptions the chain raised after it.
+func callerOfDynamo(tb *pytrace.Traceback, root pytrace.Exception) (record.Frame, bool) {
+	if len(root.Frames) == 0 || !strings.Contains(root.Frames[0].File, "/torch/_dynamo/") {
+		return record.Frame{}, false
+	}
+	stacks := []record.Stack{root.Frames}
+	after := false
+	for _, e := range tb.Chain {
+		if after {
+			stacks = append(stacks, e.Frames)
+		}
+		after = after || sameRaise(e, root)
+	}
+	for _, st := range stacks {
+		for _, f := range st {
+			if !userFrame(f.File) {
+				continue
+			}
+			return f, true
+		}
+	}
+	return record.Frame{}, false
+}
+
+// sameRaise: e is the exception root of its chain (same type, message and
+// line).
+func sameRaise(e, root pytrace.Exception) bool {
+	return e.Type == root.Type && e.Message == root.Message && e.Line == root.Line
+}
+
+// userFrame: a frame file is the user's own code, not torch, an installed
+// package, the standard library or generated code ("<eval_with_key>").
+func userFrame(file string) bool {
+	return !strings.Contains(file, "/torch/") && !strings.Contains(file, "site-packages/") &&
+		!strings.Contains(file, "dist-packages/") && !strings.Contains(file, "/lib/python3") && !strings.HasPrefix(file, "<")
 }
 
 // libraries are the packages a frame path is read for (packageOf), as

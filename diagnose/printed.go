@@ -2,6 +2,9 @@ package diagnose
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -186,7 +189,93 @@ type gbEntry struct {
 	Hints       []string `json:"Hints"`
 }
 
-var registries sync.Map // dir -> map[string][]gbEntry (nil when unreadable)
+var registries sync.Map // dir -> *registry
+
+// registry is one torch's graph-break registry as read: its entries, or
+// why it could not be used.
+type registry struct {
+	path    string
+	entries map[string][]gbEntry
+	// problem: it exists but could not be read or is not valid JSON
+	// ("not valid JSON: … at byte N"); missing: there is none.
+	problem string
+	missing bool
+}
+
+// registryPath is the registry a torch package in dir ships.
+func registryPath(dir string) string {
+	return filepath.Join(dir, "_dynamo", "graph_break_registry.json")
+}
+
+// loadRegistry reads dir's registry once per process.
+func loadRegistry(dir string) *registry {
+	if v, ok := registries.Load(dir); ok {
+		return v.(*registry)
+	}
+	r := &registry{path: registryPath(dir)}
+	data, err := os.ReadFile(r.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.missing = true
+	case err != nil:
+		r.problem = reason(err)
+	default:
+		if err := json.Unmarshal(data, &r.entries); err != nil {
+			r.entries = nil
+			r.problem = "not valid JSON: " + err.Error()
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				r.problem += fmt.Sprintf(" at byte %d", se.Offset)
+			}
+		}
+	}
+	v, _ := registries.LoadOrStore(dir, r)
+	return v.(*registry)
+}
+
+// registryInputs are the graph-break registries this diagnosis looked to
+// (for an error with a structured graph-break message to explain) that it
+// could not use, as inputs with their path and why (the rest of the
+// diagnosis stands without them): the one --torch-dir names (also when it
+// ships none), and those of the torch the errors' frames lie in that exist
+// here but are unreadable or not valid JSON.
+func registryInputs(torchDir string, errs []Error) []Input {
+	var looked []Error
+	for _, e := range errs {
+		if st := parseStructured(e.Message); st.gb != "" || st.gbType != "" {
+			looked = append(looked, e)
+		}
+	}
+	if len(looked) == 0 {
+		return nil
+	}
+	var out []Input
+	seen := map[string]bool{}
+	add := func(dir string, given bool) {
+		if dir == "" || seen[dir] {
+			return
+		}
+		seen[dir] = true
+		r := loadRegistry(dir)
+		switch {
+		case r.problem != "":
+			out = append(out, Input{Path: r.path, Kind: KindRegistry, Error: r.problem + "; graph-break ids are not explained from it"})
+		case r.missing && given:
+			out = append(out, Input{Path: r.path, Kind: KindRegistry, Error: "no such file (--torch-dir names a directory that is not a torch package, or a torch that ships no graph-break registry)"})
+		}
+	}
+	add(torchDir, true)
+	if torchDir == "" {
+		for _, e := range looked {
+			add(registryDir("", pytrace.Exception{Frames: e.Frames}), false)
+		}
+	}
+	return out
+}
+
+// KindRegistry is the input kind of a graph-break registry that could not
+// be used.
+const KindRegistry = "graph-break-registry"
 
 // registryEntry looks a graph break up by id, else by gb_type, in the
 // registry that the torch in dir ships; read at run time, never copied.
@@ -194,17 +283,7 @@ func registryEntry(dir, id, gbType string) (gbEntry, bool) {
 	if dir == "" {
 		return gbEntry{}, false
 	}
-	v, ok := registries.Load(dir)
-	if !ok {
-		var reg map[string][]gbEntry
-		if data, err := os.ReadFile(filepath.Join(dir, "_dynamo", "graph_break_registry.json")); err == nil {
-			if json.Unmarshal(data, &reg) != nil {
-				reg = nil
-			}
-		}
-		v, _ = registries.LoadOrStore(dir, reg)
-	}
-	reg, _ := v.(map[string][]gbEntry)
+	reg := loadRegistry(dir).entries
 	if es := reg[id]; len(es) > 0 {
 		e := es[0]
 		e.id = id

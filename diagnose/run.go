@@ -310,6 +310,7 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 
 	// The floor: every fatal error, explained by a rule or on its own.
 	d.Errors = floor(results, set, v, hits, torchDir)
+	d.Inputs = append(d.Inputs, registryInputs(torchDir, d.Errors)...)
 
 	addTimeline(d, results, set, v, hits, gpuUtil)
 	d.Findings = append(d.Findings, gatedFindings(hits, v)...)
@@ -603,23 +604,7 @@ func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 			// A hang is not a crash: say that the phase was still running.
 			return "failed", fmt.Sprintf("STUCK%s%s (still running when the log ends): %s [%s]", phase, where, f.Title, f.Rule)
 		}
-		r := set.Rule(f.Rule)
-		catchAll := r != nil && r.CatchAll
-		// Say what happened: a catch-all's title is general, and a rule's
-		// evidence may be another line than the error (a ptxas line, the
-		// error printed before its traceback).
-		if f.Root != "" && (catchAll || len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Text, f.Root)) {
-			what := f.Root
-			if len(what) > maxVerdictRoot {
-				cut := maxVerdictRoot
-				for cut > 0 && what[cut]&0xC0 == 0x80 {
-					cut--
-				}
-				what = what[:cut] + "…"
-			}
-			if f.RaisedIn != "" {
-				what += " (raised in " + f.RaisedIn + ")"
-			}
+		if what := happened(f); what != "" {
 			return "failed", fmt.Sprintf("FAILED%s%s: %s: %s [%s]", phase, where, f.Title, what, f.Rule)
 		}
 		return "failed", fmt.Sprintf("FAILED%s%s: %s [%s]", phase, where, f.Title, f.Rule)
@@ -627,6 +612,37 @@ func verdict(d *Diagnosis, set *rules.Set) (string, string) {
 		return "warnings", fmt.Sprintf("no error-level finding; warning%s%s: %s [%s]", phase, where, f.Title, f.Rule)
 	}
 	return "ok", fmt.Sprintf("no error-level finding; note: %s [%s]", f.Title, f.Rule)
+}
+
+// happened is what the evidence shows happened, for the verdict next to
+// the rule's title: the concrete error (the finding's root, else the line
+// the rule matched), clipped, and where it was raised. A rule's title says
+// what the failure is; this says which one the log holds (the exception
+// and its message, the raising frame), whatever rule explained it. "" when
+// the finding knows neither, or its title already quotes the line.
+func happened(f record.Finding) string {
+	what := strings.TrimSpace(firstMsgLine(f.Root))
+	if what == "" && len(f.Evidence) > 0 {
+		what = strings.TrimSpace(firstMsgLine(f.Evidence[0].Text))
+	}
+	if strings.Contains(f.Title, what) {
+		what = ""
+	}
+	if len(what) > maxVerdictRoot {
+		cut := maxVerdictRoot
+		for cut > 0 && what[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		what = what[:cut] + "…"
+	}
+	switch {
+	case f.RaisedIn == "":
+	case what == "":
+		what = "raised in " + f.RaisedIn
+	default:
+		what += " (raised in " + f.RaisedIn + ")"
+	}
+	return what
 }
 
 // maxVerdictRoot bounds the concrete error quoted in the verdict (the
@@ -659,10 +675,12 @@ func shortWhy(why string) string {
 }
 
 // stuck: the finding's phase is still open at the end of the log on one
-// of its ranks and failed on none of them: the boot hung there rather than
-// crashed.
+// of its ranks and failed on none of them, and the finding holds no
+// concrete error: the boot hung there rather than crashed.
 func stuck(d *Diagnosis, f record.Finding) bool {
-	if f.Phase == "" {
+	if f.Phase == "" || f.Root != "" {
+		// A finding with a concrete error (an exception, a crash line) says
+		// how the phase ended: not a hang.
 		return false
 	}
 	ranks := map[string]bool{}

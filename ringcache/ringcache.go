@@ -18,6 +18,10 @@ type Ring[E any] struct {
 	n     int // slots filled, from 0 up
 	next  int // the slot the next Put takes
 	last  int // the slot of the last hit or Put
+	// guess is Probe(0): the follower of last (last itself when that
+	// slot is not filled yet), kept by Hit and Add so that the first,
+	// usually the only, probe of a search is one load.
+	guess int
 }
 
 type slot[E any] struct {
@@ -54,14 +58,11 @@ func (r *Ring[E]) Find(match func(*E) bool) *E {
 // each once. A hot loop calls Probe, At and Hit, small enough to be
 // inlined, where Find would call match through a func value.
 func (r *Ring[E]) Probe(k int) int {
-	last := r.last
-	g := r.slots[last].follow
-	if g >= r.n {
-		g = last
-	}
+	g := r.guess
 	if k == 0 {
 		return g
 	}
+	last := r.last
 	d := g - last // where the guess is in ring order from last
 	if d < 0 {
 		d += r.n
@@ -84,7 +85,17 @@ func (r *Ring[E]) At(at int) *E { return &r.slots[at].e }
 func (r *Ring[E]) Hit(at int) *E {
 	r.slots[r.last].follow = at
 	r.last = at
+	r.setGuess()
 	return &r.slots[at].e
+}
+
+// setGuess recomputes guess after last or its follower changed.
+func (r *Ring[E]) setGuess() {
+	g := r.slots[r.last].follow
+	if g >= r.n {
+		g = r.last
+	}
+	r.guess = g
 }
 
 // Put stores e in place of the oldest entry (in an empty slot while there
@@ -119,11 +130,12 @@ func (r *Ring[E]) Add() *E {
 		r.slots[r.last].follow = at
 	}
 	r.last = at
+	r.setGuess()
 	return &r.slots[at].e
 }
 
 // Reset forgets every entry.
 func (r *Ring[E]) Reset() {
 	clear(r.slots)
-	r.n, r.next, r.last = 0, 0, 0
+	r.n, r.next, r.last, r.guess = 0, 0, 0, 0
 }

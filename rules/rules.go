@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bringup-tool/bringup/litscan"
 	"github.com/bringup-tool/bringup/record"
@@ -431,15 +432,25 @@ func knownKeys(n *yaml.Node, t reflect.Type) error {
 }
 
 func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == key && name != "-" {
-			return f, true
+	byTag, ok := yamlFields.Load(t)
+	if !ok {
+		m := map[string]reflect.StructField{}
+		for i := t.NumField() - 1; i >= 0; i-- { // the first field of a tag wins
+			f := t.Field(i)
+			if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "-" {
+				m[name] = f
+			}
 		}
+		byTag, _ = yamlFields.LoadOrStore(t, m)
 	}
-	return reflect.StructField{}, false
+	f, ok := byTag.(map[string]reflect.StructField)[key]
+	return f, ok
 }
+
+// yamlFields caches fieldByTag's table per struct type: a knowledge base
+// of hundreds of rules asks for the same few types' keys thousands of
+// times.
+var yamlFields sync.Map // reflect.Type -> map[string]reflect.StructField
 
 var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
