@@ -254,7 +254,7 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 					m.fatal(&r, fatals)
 				}
 				if mask&gAdvice != 0 {
-					res.advice = noteAdvice(res.advice, &r, advSeen)
+					res.advice = noteAdvice(res.advice, &r, m.rankString(r.Rank), advSeen)
 				}
 				if mask&gEnded != 0 {
 					res.ended = noteEnded(res.ended, &r)

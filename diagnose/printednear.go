@@ -51,12 +51,12 @@ const (
 
 // noteAdvice adds the lines of rec that offer a workaround to as, once per
 // process and advice (a crash loop prints it on every try: the first is
-// kept), skipping source lines a traceback quotes.
-func noteAdvice(as []adviceLine, rec *record.Record, seen map[adviceKey]bool) []adviceLine {
+// kept), skipping source lines a traceback quotes. rank is rec.Rank.String(),
+// which the caller keeps per rank rather than formats per record.
+func noteAdvice(as []adviceLine, rec *record.Record, rank string, seen map[adviceKey]bool) []adviceLine {
 	if rec.Level == record.LevelDebug || len(as) >= maxAdviceLines {
 		return as
 	}
-	rank := rec.Rank.String()
 	// A record printed again by the same process offers nothing new (a
 	// crash loop): only the first is read.
 	k := adviceKey{rank, "\x00" + strconv.FormatUint(maphash.String(keySeed, rec.Text), 36)}
