@@ -328,10 +328,10 @@ mixed-prefixes freetoken-issue-490 rule: frames of one traceback under two proce
 ansi-esc lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 mixed-prefixes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 two-processes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
-ansi-esc nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
 ansi-esc nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote
-mixed-prefixes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
+ansi-esc nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
 mixed-prefixes nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote
+mixed-prefixes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
 two-processes nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote
 two-processes nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote
 wrap-80 nixpkgs-issue-453992 root: the wrap cuts the nested-quoted frame line and its rest at column 0 is under no quote; the join does not rejoin it, so the OSError stays in the Nix line's message
@@ -350,13 +350,17 @@ wrap-80 pytorch-issue-15592 root: too little evidence of the wrap to join (one w
 cut-first pytorch-issue-174138 ok: the cut took the exception name; the floor needs it
 wrap-80 pytorch-issue-193693 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 mixed-prefixes pytorch-issue-98237 rule: frames of one traceback under two process prefixes
-mixed-prefixes pytorch-pr-177472 root: frames of one traceback under two process prefixes
 mixed-prefixes pytorch-pr-177472 rule: frames of one traceback under two process prefixes
-two-processes pytorch-pr-177472 rule: frames of one traceback under two process prefixes
+mixed-prefixes pytorch-pr-177472 root: frames of one traceback under two process prefixes
 two-processes pytorch-pr-177472 root: frames of one traceback under two process prefixes
-two-processes sglang-issue-2468 rule: frames of one traceback under two process prefixes
+two-processes pytorch-pr-177472 rule: frames of one traceback under two process prefixes
+late-indent sglang-issue-11218 ok: batch F's excerpt starts inside a traceback under a docker-compose prefix, its exception message empty; with lines put before it or a second process, it reads ok (merged last this session, not yet investigated)
+mixed-prefixes sglang-issue-11218 ok: batch F's excerpt starts inside a traceback under a docker-compose prefix, its exception message empty; with lines put before it or a second process, it reads ok (merged last this session, not yet investigated)
+two-processes sglang-issue-11218 ok: batch F's excerpt starts inside a traceback under a docker-compose prefix, its exception message empty; with lines put before it or a second process, it reads ok (merged last this session, not yet investigated)
 two-processes sglang-issue-2468 root: frames of one traceback under two process prefixes
+two-processes sglang-issue-2468 rule: frames of one traceback under two process prefixes
 wrap-80 sglang-issue-4253 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
+cut-first sglang-issue-6033 ok: the cut took the exception name; the floor needs it
 two-processes sglang-pr-17460 root: the exception line and its message under two process prefixes
 cut-first sglang-pr-23351 root: the cut took the exception name; the floor needs it
 quote-wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
@@ -365,8 +369,8 @@ wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrap
 wrap-80 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 mixed-prefixes sglang-pr-34231 root: frames of one traceback under two process prefixes
 mixed-prefixes tgi-issue-686 root: frames of one traceback under two process prefixes
-ansi-esc triton-windows-issue-23 rule: real ESC before a CI prefix: the peeler drops the code, not the depaster
 ansi-esc triton-windows-issue-23 root: real ESC before a CI prefix: the peeler drops the code, not the depaster
+ansi-esc triton-windows-issue-23 rule: real ESC before a CI prefix: the peeler drops the code, not the depaster
 wrap-100 vllm-ascend-issue-1115 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-80 vllm-ascend-issue-2533 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 mixed-prefixes vllm-ascend-issue-686 root: a c10::Error report's lines under two process prefixes no longer continue its first line
