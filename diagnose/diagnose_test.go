@@ -185,7 +185,7 @@ func TestVerdictStuckOnlyWhenOpen(t *testing.T) {
 		{"no timeline", nil, "FAILED in phase inductor on TP0, TP1: t [r]"},
 	} {
 		d := &Diagnosis{Findings: []record.Finding{f}, Timeline: c.timeline}
-		if status, v := verdict(d, &rules.Set{}); status != "failed" || v != c.want {
+		if status, v := verdict(d); status != "failed" || v != c.want {
 			t.Errorf("%s: %q %q, want %q", c.name, status, v, c.want)
 		}
 	}
@@ -194,7 +194,7 @@ func TestVerdictStuckOnlyWhenOpen(t *testing.T) {
 	// the cuda-graph capture its marker opened).
 	f.Root = "Traceback: cut off before its exception line"
 	d := &Diagnosis{Findings: []record.Finding{f}, Timeline: []record.Phase{{Rank: "TP0", Name: "inductor", Status: "unfinished"}}}
-	if status, v := verdict(d, &rules.Set{}); status != "failed" || v != "FAILED in phase inductor on TP0, TP1: t: "+f.Root+" [r]" {
+	if status, v := verdict(d); status != "failed" || v != "FAILED in phase inductor on TP0, TP1: t: "+f.Root+" [r]" {
 		t.Errorf("an open phase with a concrete error: %q %q, want FAILED with the error", status, v)
 	}
 }

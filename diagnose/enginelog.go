@@ -619,13 +619,4 @@ func lineAt(rec record.Record, off int) (int, string) {
 	return rec.Line + n, clip(strings.TrimSpace(text[start:end]))
 }
 
-func clip(s string) string {
-	if len(s) <= maxEvidenceText {
-		return s
-	}
-	cut := maxEvidenceText
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut-- // do not split a UTF-8 sequence
-	}
-	return s[:cut] + "…"
-}
+func clip(s string) string { return clipTo(s, maxEvidenceText) }

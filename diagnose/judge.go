@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/bringup-tool/bringup/record"
-	"github.com/bringup-tool/bringup/rules"
 	"github.com/bringup-tool/bringup/stacks"
 )
 
@@ -64,20 +63,13 @@ const CaptureRemedy = "Unconfirmed: the log only says the boot went quiet in thi
 // Conclude sets d's status ("failed", "warnings", "ok"), verdict and top
 // finding facts (Root, RaisedIn, PhaseWhy) from its findings and errors,
 // as Run does: for a diagnosis whose findings a caller changed (watch
-// judging one with what it saw). set nil: the builtin rules.
-func Conclude(d *Diagnosis, set *rules.Set) error {
-	if set == nil {
-		var err error
-		if set, err = rules.Builtin(); err != nil {
-			return err
-		}
-	}
+// judging one with what it saw).
+func Conclude(d *Diagnosis) {
 	d.Root, d.RaisedIn, d.PhaseWhy = "", "", ""
 	if len(d.Findings) > 0 {
 		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
 	}
-	d.Status, d.Verdict = verdict(d, set)
-	return nil
+	d.Status, d.Verdict = verdict(d)
 }
 
 // stacksOf is what the stack dumps among the inputs showed; nil when
@@ -153,9 +145,14 @@ func DropAfterStop(d *Diagnosis, logs map[string]bool, stopLine int64, byItself 
 	return notes
 }
 
+// clipTo cuts s to at most n bytes (never inside a UTF-8 sequence) and
+// marks the cut with "…"; the one clip of diagnose's texts.
 func clipTo(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n-- // do not split a UTF-8 sequence
 	}
 	return s[:n] + "…"
 }

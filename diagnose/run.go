@@ -128,7 +128,7 @@ func Run(paths []string, opt Options) (*Diagnosis, error) {
 		applyRun(d, r.dir, r.rf, r.in, set)
 	}
 	if formHang(d, runs) {
-		d.Status, d.Verdict = verdict(d, set)
+		d.Status, d.Verdict = verdict(d)
 	}
 	used := 0
 	for _, in := range d.Inputs {
@@ -325,7 +325,7 @@ func assemble(results []fileResult, set *rules.Set, torchDir string, pr *ProbeIn
 	if len(d.Findings) > 0 {
 		d.Root, d.RaisedIn, d.PhaseWhy = d.Findings[0].Root, d.Findings[0].RaisedIn, d.Findings[0].PhaseWhy
 	}
-	d.Status, d.Verdict = verdict(d, set)
+	d.Status, d.Verdict = verdict(d)
 	return d
 }
 
@@ -573,7 +573,7 @@ func innermost(st record.Stack) string {
 }
 
 // verdict states the outcome in one sentence, most important finding first.
-func verdict(d *Diagnosis, set *rules.Set) (string, string) {
+func verdict(d *Diagnosis) (string, string) {
 	if d.hangLine != "" {
 		return "failed", d.hangLine
 	}
@@ -628,13 +628,7 @@ func happened(f record.Finding) string {
 	if strings.Contains(f.Title, what) {
 		what = ""
 	}
-	if len(what) > maxVerdictRoot {
-		cut := maxVerdictRoot
-		for cut > 0 && what[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		what = what[:cut] + "…"
-	}
+	what = clipTo(what, maxVerdictRoot)
 	switch {
 	case f.RaisedIn == "":
 	case what == "":

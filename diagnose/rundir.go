@@ -101,7 +101,7 @@ func applyRun(d *Diagnosis, dir string, rf *RunFacts, in *Input, set *rules.Set)
 		logs := map[string]bool{filepath.Join(dir, "output.log"): true}
 		byItself := rf.Outcome == "failed" || rf.Outcome == "exited"
 		if rf.AfterStop = DropAfterStop(d, logs, st.Line, byItself); len(rf.AfterStop) > 0 {
-			Conclude(d, set)
+			Conclude(d)
 		}
 	}
 	runLengths(d, dir, rf)

@@ -49,9 +49,7 @@ func PipelineDiagnose(set *rules.Set, style report.Style) Diagnose {
 			return nil, err
 		}
 		if judge(d, run, ev) {
-			if err := diagnose.Conclude(d, set); err != nil {
-				return nil, err
-			}
+			diagnose.Conclude(d)
 		}
 		if v := hangVerdict(run, lastWhere(ev.Captures)); v != "" {
 			d.Verdict = v
