@@ -53,13 +53,20 @@ type occurrence struct {
 	// mask is the exception that hid root while re-raising it ("TypeError:
 	// __init__() missing … 'inner_exception'"), "" when none.
 	mask string
+	// sameWork: for a watchdog line, the lines of the log's other
+	// watchdog lines about the same collective (fatal.Work): a rule that
+	// explained one of them explains it, on whichever rank.
+	sameWork []int
 	// sub and added: the subject matched and the rules it was added to.
 	sub   rules.Subject
 	added []*rules.Rule
 }
 
 var (
-	rankInText   = regexp.MustCompile(`\[(?:Rank|rank|RANK) ?(\d+)\]`)
+	// rankInText: "[Rank 3]", and ProcessGroupNCCL's log prefix, which
+	// names the process group before the rank: "[PG 1 Rank 3]", "[PG 0
+	// (default_pg) Rank 1]", "[PG ID 0 PG GUID 0(default_pg) Rank 1]".
+	rankInText   = regexp.MustCompile(`\[(?:PG [^\]\n]{0,160}? )?(?:Rank|rank|RANK) ?(\d+)\]`)
 	workerInText = regexp.MustCompile(`\b(VllmWorker-\d+|Worker_TP\d+|VllmWorker TP\d+|VllmWorker rank=\d+)\b`)
 )
 
@@ -386,6 +393,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			}
 		}
 		cov := newCoverage(occs[first:])
+		var works map[string][]int // see sameWork
 		for i := range lg.fatals {
 			fl := &lg.fatals[i]
 			if cov.covers(fl) {
@@ -393,7 +401,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			}
 			rank := rankNamed(fl.rank, fl.hit.Text)
 			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: max(fl.line, fl.end), rank: rank,
-				wrapper: fl.hit.Kind.Consequence()})
+				wrapper: fl.hit.Kind.Consequence(), sameWork: sameWork(lg.fatals, i, &works)})
 		}
 		diagnosticOf(occs[first:], first)
 	}
@@ -1044,7 +1052,7 @@ func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
 			continue
 		}
 		for _, l := range ls {
-			in := l.line >= o.line && l.line <= o.end
+			in := l.line >= o.line && l.line <= o.end || slices.Contains(o.sameWork, l.line)
 			before := l.line < o.line && l.line >= o.line-nearLines && (l.rank == rank || l.rank == "" || rank == "")
 			if in || before {
 				out = append(out, r)
@@ -1055,6 +1063,45 @@ func (o *occurrence) nearRules(v rules.Versions) []*rules.Rule {
 	slices.SortFunc(out, func(a, b *rules.Rule) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
+
+// sameWork is, for fatals[i], the lines of the log's other collective
+// lines that name the collective it names (fatal.Work), nil when it names
+// none: a rank whose excerpt shows only the watchdog's report of the work
+// it aborted on ("[PG 1 Rank 3] Exception (either an error or timeout)
+// detected by watchdog at work: 1580") failed on the collective whose
+// timeout other ranks printed ("WorkNCCL(SeqNum=1580, …) ran for 600060
+// milliseconds"). works is the log's index of them, built on first use.
+func sameWork(fatals []fatalLine, i int, works *map[string][]int) []int {
+	fl := &fatals[i]
+	if fl.hit.Kind != fatal.Collective {
+		return nil
+	}
+	w := fatal.Work(fl.hit.Text)
+	if w == "" {
+		return nil
+	}
+	if *works == nil {
+		*works = map[string][]int{}
+		for j := range fatals {
+			if o := &fatals[j]; o.hit.Kind == fatal.Collective {
+				if k := fatal.Work(o.hit.Text); k != "" && len((*works)[k]) < maxSameWork {
+					(*works)[k] = append((*works)[k], j)
+				}
+			}
+		}
+	}
+	var out []int
+	for _, j := range (*works)[w] {
+		if j != i {
+			out = append(out, fatals[j].line)
+		}
+	}
+	return out
+}
+
+// maxSameWork bounds the lines sameWork lists for one collective (a rule
+// that explained any of them explains the rest).
+const maxSameWork = 16
 
 // cutFramesAfter: the frames of a traceback cut before its exception line
 // that starts within a few lines after o ends, on o's rank; else those of

@@ -59,3 +59,33 @@ func TestRankFromOwnExitWarning(t *testing.T) {
 		}
 	}
 }
+
+// ProcessGroupNCCL's watchdog names the rank in its log prefix, after the
+// process group ("[PG 1 Rank 3]", "[PG ID 0 PG GUID 0(default_pg) Rank 2]"):
+// a watchdog line with no rank prefix of its own is that rank's (and the
+// line is fatal: the watchdog takes the process down after it).
+func TestRankFromProcessGroupPrefix(t *testing.T) {
+	for name, c := range map[string]struct {
+		log   string
+		ranks []string
+	}{
+		"detected by watchdog":      {"[E321 02:07:08.465224069 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work: 1579.\n", []string{"rank3"}},
+		"timeout at work, named pg": {"[E1003 18:37:01.833621509 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 1] Timeout at NCCL work: 6463, last enqueued NCCL work: 6463, last completed NCCL work: 6462.\n", []string{"rank1"}},
+		"heartbeat, guid form":      {"[E409 05:10:01.9 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 2] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1\n", []string{"rank2"}},
+		// A viewer's line numbers before the rank prefix; rank 6 shows only
+		// the watchdog's report of the work rank 1 timed out on: one error.
+		"same work": {"[1201] [rank1]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLGATHER, NumelIn=4, NumelOut=32, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n" +
+			"[1202] [rank6]:[E321 02:07:08.465224069 ProcessGroupNCCL.cpp:1664] [PG ID 1 PG GUID 1 Rank 6] Exception (either an error or timeout) detected by watchdog at work: 77, last enqueued NCCL work: 78, last completed NCCL work: 76.\n", []string{"rank1", "rank6"}},
+		// Another work: rank 6's report is an error of its own.
+		"other work": {"[1201] [rank1]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLGATHER, NumelIn=4, NumelOut=32, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n" +
+			"[1202] [rank6]:[E321 02:07:08.465224069 ProcessGroupNCCL.cpp:1664] [PG ID 1 PG GUID 1 Rank 6] Exception (either an error or timeout) detected by watchdog at work: 91, last enqueued NCCL work: 92, last completed NCCL work: 90.\n", []string{"rank1"}},
+	} {
+		f := topError(diagnoseText(t, c.log, Options{}))
+		if f == nil {
+			t.Fatalf("%s: no error finding", name)
+		}
+		if !slices.Equal(f.Ranks, c.ranks) {
+			t.Errorf("%s: ranks %q, want %q", name, f.Ranks, c.ranks)
+		}
+	}
+}

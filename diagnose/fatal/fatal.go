@@ -142,6 +142,13 @@ var patterns = []pattern{
 	{Collective, []string{"ncclInternalError", "ncclUnhandledCudaError", "ncclSystemError", "ncclInvalidUsage", "ncclRemoteError", "ncclInvalidArgument"},
 		regexp.MustCompile(`nccl(InternalError|UnhandledCudaError|SystemError|InvalidUsage|RemoteError|InvalidArgument)`)},
 	{Collective, []string{"atchdog caught", "atchdog got stuck", "atchdog thread terminated"}, regexp.MustCompile(`(?i)watchdog (caught collective operation timeout|caught|got stuck|thread terminated)`)},
+	// ProcessGroupNCCL's watchdog reporting the work it found failed or
+	// timed out, before it takes the process down ("[PG 1 Rank 3] Exception
+	// (either an error or timeout) detected by watchdog at work: 1580, …",
+	// "[PG 0 Rank 7] Timeout at NCCL work: 1, …"), and its heartbeat
+	// monitor finding the watchdog itself stuck.
+	{Collective, []string{"detected by watchdog", "Timeout at NCCL work: ", "Heartbeat monitor timed out"},
+		regexp.MustCompile(`\(either an error or timeout\) detected by watchdog|Timeout at NCCL work: \d|Heartbeat monitor timed out`)},
 	{Collective, []string{"connectFullMesh", "enforce fail at", "Connection closed by peer", "Connection reset by peer"},
 		regexp.MustCompile(`(?i)connectFullMesh failed|enforce fail at .*gloo|gloo.*Connection (closed|reset) by peer`)},
 	// NCCL's own WARN lines for failures ("transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'").
@@ -207,6 +214,29 @@ var literals = func() []string {
 	}
 	return out
 }()
+
+// workRe reads the collective a ProcessGroupNCCL watchdog line is about:
+// its work's sequence number, as the timeout names it ("WorkNCCL(SeqNum=1580,")
+// and as the watchdog's later reports do ("detected by watchdog at work:
+// 1580", "Timeout at NCCL work: 1580").
+var workRe = regexp.MustCompile(`WorkNCCL\(SeqNum=(\d+)|detected by watchdog at work: (\d+)|Timeout at NCCL work: (\d+)`)
+
+// Work is the sequence number of the collective a watchdog line of a
+// process group is about, "" when the line names none. The ranks of one
+// process group number their collectives alike, so lines that name the
+// same number in one log are about the same collective.
+func Work(line string) string {
+	if !strings.Contains(line, "ork") {
+		return ""
+	}
+	m := workRe.FindStringSubmatch(line)
+	for _, g := range m[min(len(m), 1):] {
+		if g != "" {
+			return g
+		}
+	}
+	return ""
+}
 
 // Hit is one fatal line of a text.
 type Hit struct {

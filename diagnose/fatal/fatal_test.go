@@ -18,12 +18,15 @@ func TestClassify(t *testing.T) {
 		"./serve.sh: line 3:  4242 Killed                  vllm serve /models/x":          Killed,
 		"Killed":                                Killed,
 		"srun: error: node7: tasks 0-1: Killed": Killed,
-		"RuntimeError: CUDA error: an illegal memory access was encountered":                                            DeviceError,
-		"HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices":                         DeviceError,
-		"fail to call hipModuleLaunchKernel(...) ---> [HIP error](invalid resource handle)":                             DeviceError,
-		"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1333":                                  Collective,
-		"[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4)":                                     Collective,
-		"RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.2]:22183": Collective,
+		"RuntimeError: CUDA error: an illegal memory access was encountered":                                                       DeviceError,
+		"HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices":                                    DeviceError,
+		"fail to call hipModuleLaunchKernel(...) ---> [HIP error](invalid resource handle)":                                        DeviceError,
+		"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1333":                                             Collective,
+		"[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4)":                                                Collective,
+		"RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.2]:22183":            Collective,
+		"[PG 1 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582":   Collective,
+		"[rank7]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 7] Timeout at NCCL work: 1, last enqueued NCCL work: 1":                  Collective,
+		"[PG ID 0 PG GUID 0(default_pg) Rank 2] Heartbeat monitor timed out! Process will be terminated after dumping debug info.": Collective,
 		"  exitcode  : -9 (pid: 4242)":                                                                                     ChildExit,
 		"Worker proc VllmWorker-0 died unexpectedly, shutting down executor.":                                              ChildExit,
 		"Rank 0 scheduler is dead. Please check if there are relevant logs.":                                               ChildExit,
@@ -61,6 +64,8 @@ func TestClassify(t *testing.T) {
 		"node1:42:42 [0] NCCL WARN NET/Plugin: Could not find: libnccl-net.so",
 		"note: in a comment, error: is only a word",
 		"the watchdog is enabled",
+		"an error detected by watchdog code is logged here",
+		"INFO timeout at NCCL work is set to 600s",
 		"(raylet) 0 Workers (tasks / actors) killed due to memory pressure, 0 Workers crashed",
 		"Search for cudaError in the docs",
 		"ld: cannot find the answer in the FAQ",
@@ -113,4 +118,19 @@ func FuzzClassify(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWork: the timeout and the watchdog's reports name the same work.
+func TestWork(t *testing.T) {
+	for line, want := range map[string]string{
+		"[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE": "1580",
+		"[PG 1 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 1580, last": "1580",
+		"[PG 0 (default_pg) Rank 1] Timeout at NCCL work: 6463, last enqueued NCCL work: 6463":          "6463",
+		"[PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated":                         "",
+		"NCCL work queue is empty": "",
+	} {
+		if got := Work(line); got != want {
+			t.Errorf("%q: %q, want %q", line, got, want)
+		}
+	}
 }

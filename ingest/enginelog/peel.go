@@ -729,6 +729,16 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 				return i + k + 1
 			}
 		}
+		// "[80746] [rank0]:…": a bracketed number that a collector put
+		// before each line (a viewer's line number, a sequence), seen
+		// only in front of a process prefix: taken alone, "[3] x" is as
+		// likely a message's own list item or a shell's job number.
+		if _, e := atoi(r, 1); e > 1 && e+1 < len(r) && r[e] == ']' && r[e+1] == ' ' {
+			if next := i + e + 2; p.procPrefixAt(b, next) {
+				l.addLabel(i, i+e+1)
+				return next
+			}
+		}
 		return i
 	case isDigit(r[0]):
 		// "YYYY-MM-DD HH:MM:SS[.fff] | "
@@ -917,6 +927,17 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 		e++
 	}
 	return i + e
+}
+
+// procPrefixAt reports whether a process prefix starts at b[i:], as
+// procPrefix would read one, without touching the line being peeled.
+func (p *peeler) procPrefixAt(b []byte, i int) bool {
+	if i >= len(b) || b[i] != '[' && b[i] != '(' {
+		return false
+	}
+	var tmp peeled
+	tmp.rank = record.NoRank
+	return p.procPrefix(&tmp, b, i, false) > i
 }
 
 // roleAndIndices splits "EngineCore_DP0", "Worker_PP1_TP3", "EngineCore_0"

@@ -48,3 +48,35 @@ func TestRankPrefixSpace(t *testing.T) {
 		t.Errorf("traceback %q, want %q (after a cached \"[rank0]:\")", recs[1].Text, want[1].text)
 	}
 }
+
+// A bracketed number before each line ("[80746] [rank0]:…", a viewer's
+// line number) is a collector's prefix when a process prefix follows it:
+// left in the body, every line of the paste read as one record with no
+// rank. Without a process prefix after it, "[3] x" is the body's.
+func TestNumberedLinePrefix(t *testing.T) {
+	log := "[80746] [rank0]:[E321 02:07:08.4 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout\n" +
+		"[80747] [rank4]:[E321 02:07:08.4 ProcessGroupNCCL.cpp:607] [Rank 4] Watchdog caught collective operation timeout\n" +
+		"[12] (Worker_TP3 pid=77) ERROR 03-21 02:07:08 [a.py:1] boom\n" +
+		"[3] not a prefix\n" +
+		"[3] [note] nor this\n"
+	var recs []record.Record
+	if _, err := Parse(strings.NewReader(log), "r.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		rank, labels, text string
+	}{
+		{"rank0", "[80746]|[rank0]:", "[E321 02:07:08.4 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout"},
+		{"rank4", "[80747]|[rank4]:", "[E321 02:07:08.4 ProcessGroupNCCL.cpp:607] [Rank 4] Watchdog caught collective operation timeout"},
+		{"TP3", "[12]|(Worker_TP3 pid=77)", "boom"},
+		{"", "", "[3] not a prefix\n[3] [note] nor this"},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records, want %d: %+v", len(recs), len(want), recs)
+	}
+	for i, w := range want {
+		if r := recs[i]; r.Rank.String() != w.rank || strings.Join(r.Labels, "|") != w.labels || r.Text != w.text {
+			t.Errorf("record %d: rank %q labels %q text %q, want %q %q %q", i, r.Rank.String(), r.Labels, r.Text, w.rank, w.labels, w.text)
+		}
+	}
+}
