@@ -84,8 +84,21 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 		var target *occurrence // the error printed last before it
 		for j := range occs {
 			p := &occs[j]
-			if p.log == o.log && len(p.added) > 0 && !p.wrapper && p.line <= o.line && (target == nil || p.line > target.line) {
+			// (A wrapper was matched only when no root error was found:
+			// then it is what the consequence tells of.)
+			if p.log == o.log && len(p.added) > 0 && p.line <= o.line && (target == nil || p.line > target.line) {
 				target = p
+			}
+		}
+		if target == nil && o.headerOnly() {
+			// A report whose traceback is not shown, before any error: the
+			// error printed next (a paste that split one rank's traceback
+			// from its header).
+			for j := range occs {
+				p := &occs[j]
+				if p.log == o.log && len(p.added) > 0 && p.line > o.line && (target == nil || p.line < target.line) {
+					target = p
+				}
 			}
 		}
 		if o.crash > 0 {
@@ -100,6 +113,9 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 			sub.Evidence = record.Evidence{Path: o.tb.Source, Line: o.line, Rank: o.rank.String(), Text: o.root.Type + ": " + firstLine(o.root.Message)}
 		case o.tb != nil && o.root.Type == "Traceback" && o.rank.String() != "" && o.rank.String() != target.rank.String():
 			ev := record.Evidence{Path: o.tb.Source, Line: o.tb.Line, Rank: o.rank.String(), Text: "a traceback on " + o.rank.String() + " too, cut off before its exception line"}
+			if o.headerOnly() && o.tb.Head != "" {
+				ev.Text = clip(o.tb.Head + " (on " + o.rank.String() + " too; nothing of its traceback follows)")
+			}
 			sub.Evidence = ev
 		case o.fl != nil && target.rank.String() == "":
 			m := workerInText.FindString(o.fl.hit.Text)
@@ -408,10 +424,19 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 
 	// A wrapper, or a launcher's word that a child died, is the error only
 	// when nothing else fatal was found.
-	onlyWrappers := true
-	for _, o := range occs {
-		if !o.wrapper && o.dupOf == 0 {
-			onlyWrappers = false
+	// Among wrappers, a traceback cut off at its header (an engine's
+	// "Scheduler hit an exception:" and nothing after it) tells only who
+	// reported an error: it is the error only when nothing else is, and
+	// otherwise names its rank on the error before it (attachConsequences).
+	onlyWrappers, onlyHeaders := true, true
+	for i := range occs {
+		if o := &occs[i]; o.dupOf == 0 {
+			if !o.wrapper {
+				onlyWrappers = false
+			}
+			if !o.headerOnly() {
+				onlyHeaders = false
+			}
 		}
 	}
 	var errs []listed
@@ -439,7 +464,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			cutInTracing(&sub)
 		}
 		var matched []*rules.Rule
-		if o.dupOf == 0 && (!o.wrapper || onlyWrappers) {
+		if o.dupOf == 0 && (!o.wrapper || onlyWrappers && (onlyHeaders || !o.headerOnly())) {
 			if !dv.haveMatched {
 				dv.matched, dv.haveMatched = set.Match(sub, v), true
 			}
@@ -487,15 +512,16 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 		}
 		errs = o.addError(errs, errIdx, matched, occs)
 	}
-	if !onlyWrappers {
+	if !onlyWrappers || !onlyHeaders {
 		attachConsequences(occs, hits)
 	}
 	attachEnded(occs, hits)
-	// A wrapper is listed only when no root error was found at all.
-	if !onlyWrappers {
+	// A wrapper is listed only when no root error was found at all, a
+	// header alone only when nothing else was.
+	if !onlyWrappers || !onlyHeaders {
 		kept := errs[:0]
 		for _, e := range errs {
-			if !e.wrapper {
+			if !e.wrapper || onlyWrappers && !e.header {
 				kept = append(kept, e)
 			}
 		}
@@ -508,10 +534,17 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 	return out
 }
 
-// listed is an Error and whether it only wraps another.
+// listed is an Error and whether it only wraps another, or is a
+// traceback cut off at its header (occurrence.headerOnly).
 type listed struct {
 	Error
-	wrapper bool
+	wrapper, header bool
+}
+
+// headerOnly: o is a traceback cut off right after the line it started
+// on (its header, or an engine's report line), with no frame shown.
+func (o *occurrence) headerOnly() bool {
+	return o.cut && len(o.root.Frames) == 0 && len(o.frames) == 0
 }
 
 // addError lists the occurrence's error, once per distinct error with
@@ -546,7 +579,7 @@ func (o *occurrence) addError(errs []listed, idx map[string]int, matched []*rule
 		i = len(errs)
 		idx[key] = i
 		errs = append(errs, listed{Error: Error{Rank: o.rank.String(), PID: o.rank.PID, Ranks: []string{},
-			Exception: typ, Message: msg, Frames: frames, Path: src, Line: line, Rules: []string{}}, wrapper: o.wrapper})
+			Exception: typ, Message: msg, Frames: frames, Path: src, Line: line, Rules: []string{}}, wrapper: o.wrapper, header: o.headerOnly()})
 	}
 	o.errIndex = i
 	e := &errs[i]

@@ -354,9 +354,8 @@ mixed-prefixes pytorch-pr-177472 rule: frames of one traceback under two process
 mixed-prefixes pytorch-pr-177472 root: frames of one traceback under two process prefixes
 two-processes pytorch-pr-177472 root: frames of one traceback under two process prefixes
 two-processes pytorch-pr-177472 rule: frames of one traceback under two process prefixes
-late-indent sglang-issue-11218 ok: batch F's excerpt starts inside a traceback under a docker-compose prefix, its exception message empty; with lines put before it or a second process, it reads ok (merged last this session, not yet investigated)
-mixed-prefixes sglang-issue-11218 ok: batch F's excerpt starts inside a traceback under a docker-compose prefix, its exception message empty; with lines put before it or a second process, it reads ok (merged last this session, not yet investigated)
-two-processes sglang-issue-11218 ok: batch F's excerpt starts inside a traceback under a docker-compose prefix, its exception message empty; with lines put before it or a second process, it reads ok (merged last this session, not yet investigated)
+mixed-prefixes sglang-issue-11218 root: the transform puts a process prefix before docker compose's, which is always outermost: the compose prefix is read as the line's body, and the traceback under it is not read
+two-processes sglang-issue-11218 root: the transform puts a process prefix before docker compose's, which is always outermost: the compose prefix is read as the line's body, and the traceback under it is not read
 two-processes sglang-issue-2468 root: frames of one traceback under two process prefixes
 two-processes sglang-issue-2468 rule: frames of one traceback under two process prefixes
 wrap-80 sglang-issue-4253 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
@@ -379,7 +378,6 @@ ansi-esc vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put befor
 mixed-prefixes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
 two-processes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
 wrap-80 vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
-late-indent vllm-issue-10439 root: the lines before the first line that starts as a paste are read unrepaired
 mixed-prefixes vllm-issue-10439 root: frames of one traceback under two process prefixes
 cut-first vllm-issue-15598 ok: the cut took the exception name; the floor needs it
 late-indent vllm-issue-15598 ok: the lines before the first line that starts as a paste are read unrepaired

@@ -316,6 +316,10 @@ type stream struct {
 	flat bool
 	// ipy: the exception's traceback is IPython's (see ipythonHeader).
 	ipy bool
+	// report: the traceback began at an engine's report line whose
+	// message was to follow ("Scheduler hit an exception:"), and nothing
+	// of it has yet (see reportHeader).
+	report bool
 }
 
 // maxFramelessLines bounds the message of an exception printed without
@@ -868,6 +872,26 @@ var oneLiners = []string{"hit an exception:", "failed to start:", "failed with e
 // line follows the phrase.
 var reportPhrases = []string{"failed with error:", "hit an exception:"}
 
+// reportHeader: t, a trimmed line of rec, is an engine's report of an
+// error whose text was to follow on the next lines ("[2025-10-04 02:29:36
+// DP7 TP7] Scheduler hit an exception:" with the traceback after it): a
+// report phrase that ends the line, logged at no level below error.
+func reportHeader(rec *record.Record, t string) bool {
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+		return false
+	}
+	if len(t) == 0 || t[len(t)-1] != ':' {
+		return false
+	}
+	for _, p := range reportPhrases {
+		if strings.HasSuffix(t, p) && len(t) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // framelessLine returns the exception an exception line without frames,
 // or a one-liner that names one, holds.
 func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
@@ -1007,7 +1031,7 @@ func (x *Extractor) start(s *stream, l *fedLine, headless bool) {
 	if at, ok := x.ignored[streamKey{rec.Source, rec.Rank}]; ok && n-at >= 0 && n-at <= 2 {
 		s.tb.Ignored = true
 	}
-	s.frameless, s.wrapped, s.nativeDone, s.nativeCur, s.header, s.blanks = false, "", false, false, !headless, 0
+	s.frameless, s.wrapped, s.nativeDone, s.nativeCur, s.header, s.blanks, s.report = false, "", false, false, !headless, 0, false
 	s.id = l.id
 	s.state = stFrames
 	s.inGroup = false
@@ -1143,6 +1167,13 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		s.state = stNative
 		return
 	}
+	if reportHeader(l.rec, l.t) {
+		// The report's traceback follows (or the excerpt ends here: the
+		// header alone is kept, a traceback cut before its exception line).
+		x.start(s, l, false)
+		s.report = true
+		return
+	}
 	if typ, msg, ok := framelessLine(l.rec, l.line); ok {
 		x.start(s, l, false)
 		s.tb.Frameless, s.frameless = true, true
@@ -1228,8 +1259,16 @@ func (x *Extractor) feedLink(s *stream, l *fedLine) bool {
 			s.lastLine = l.n
 			return true
 		}
-		x.finish(s)
-		x.start(s, l, false)
+		if s.report && len(s.tb.Chain) == 1 && len(s.cur.Frames) == 0 && s.cur.Type == "" {
+			// The traceback of the report line before it: one traceback,
+			// headed by the report's words.
+			head := s.tb.Head
+			x.start(s, l, false)
+			s.tb.Head = head
+		} else {
+			x.finish(s)
+			x.start(s, l, false)
+		}
 		s.inGroup = l.group
 		return true
 	}

@@ -352,5 +352,7 @@ func startsWithPrefix(t []byte) bool {
 			return true
 		}
 	}
-	return false
+	// docker compose's "name  | " (an indented excerpt of a compose log).
+	_, e := composePrefix(t)
+	return e > 0
 }

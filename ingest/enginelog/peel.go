@@ -784,27 +784,35 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 		}
 		fallthrough
 	default:
-		// docker compose: "name<pad>| " with at least one pad space.
-		k := 0
-		for k < len(r) && k < 64 && (isWord(r[k]) || r[k] == '-' || r[k] == '.') {
-			k++
-		}
-		if k == 0 || k >= len(r) || r[k] != ' ' {
-			return i
-		}
-		e := k
-		for e < len(r) && r[e] == ' ' {
-			e++
-		}
-		if e < len(r) && r[e] == '|' && (e+1 == len(r) || r[e+1] == ' ') {
+		if k, e := composePrefix(r); e > 0 {
 			l.addLabel(i, i+k)
-			if e+1 == len(r) {
-				return i + e + 1
-			}
-			return i + e + 2
+			return i + e
 		}
 		return i
 	}
+}
+
+// composePrefix reads docker compose's "name<pad>| " (at least one pad
+// space) at the start of r: the name's end k and the body's start e, 0
+// when r does not start so.
+func composePrefix(r []byte) (k, e int) {
+	for k < len(r) && k < 64 && (isWord(r[k]) || r[k] == '-' || r[k] == '.') {
+		k++
+	}
+	if k == 0 || k >= len(r) || r[k] != ' ' {
+		return 0, 0
+	}
+	e = k
+	for e < len(r) && r[e] == ' ' {
+		e++
+	}
+	if e < len(r) && r[e] == '|' && (e+1 == len(r) || r[e+1] == ' ') {
+		if e+1 == len(r) {
+			return k, e + 1
+		}
+		return k, e + 2
+	}
+	return 0, 0
 }
 
 // frac reads fractional-second digits at b[i:] and returns nanoseconds.
