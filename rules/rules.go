@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"reflect"
 	"regexp"
@@ -167,6 +166,9 @@ type Rule struct {
 	// examples are texts or subjects the rule must fire on and must not
 	// (TestRuleExamples runs them all), as written; see Examples.
 	examples *yaml.Node
+	// generated: compiled from builtin_gen.go, whose rules carry no
+	// examples node (Examples reads them from the YAML).
+	generated bool
 
 	// Source is where the rule was defined, "file:line".
 	Source string `yaml:"-"`
@@ -217,10 +219,18 @@ func (r *Rule) SeverityFor(sub *Subject) string {
 // Examples decodes the rule's examples (the YAML key examples:).
 func (r *Rule) Examples() (Examples, error) {
 	var ex Examples
-	if r.examples == nil {
+	n := r.examples
+	if n == nil && r.generated {
+		m, err := builtinExamples()
+		if err != nil {
+			return ex, err
+		}
+		n = m[r.Source]
+	}
+	if n == nil {
 		return ex, nil
 	}
-	if err := r.examples.Decode(&ex); err != nil {
+	if err := n.Decode(&ex); err != nil {
 		return ex, fmt.Errorf("%s: rule %q: examples: %v", r.Source, r.ID, err)
 	}
 	return ex, nil
@@ -274,32 +284,12 @@ func (e Example) Subject() (Subject, Versions) {
 type Set struct {
 	rules  []*Rule
 	byID   map[string]*Rule
-	ac     *automaton
 	win    *litscan.Set     // literal scan; nil (a literal under 4 bytes): the automaton scans
+	ac     *automaton       // built only when win is nil; both nil: no literal (or too many), s.always has the rules
 	lits   []string         // the prefilter literals, by index
 	litOf  [][]int          // literal index -> rules needing it
 	always []int            // rules with a text regex but no derivable literal: always run
 	byFact map[string][]int // rules triggered by a fact ("" = any subject with frames or a fact)
-}
-
-// Builtin returns the embedded knowledge base.
-func Builtin() (*Set, error) {
-	s := &Set{byID: map[string]*Rule{}}
-	entries, err := fs.ReadDir(builtinFS, ".")
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		data, err := builtinFS.ReadFile(e.Name())
-		if err != nil {
-			return nil, err
-		}
-		if err := s.add("rules/"+e.Name(), data); err != nil {
-			return nil, err
-		}
-	}
-	s.build()
-	return s, nil
 }
 
 // LoadFile adds user rules from a YAML file. A rule with the id of an
@@ -366,18 +356,27 @@ func (s *Set) add(path string, data []byte) error {
 			return fmt.Errorf("%s:%d: %v", path, n.Line, err)
 		}
 		r.Source = fmt.Sprintf("%s:%d", path, n.Line)
-		if err := r.compile(); err != nil {
-			return fmt.Errorf("%s: rule %q: %v", r.Source, r.ID, err)
+		if err := s.put(&r); err != nil {
+			return err
 		}
-		if old, ok := s.byID[r.ID]; ok {
-			r.index = old.index
-			s.rules[old.index] = &r
-		} else {
-			r.index = len(s.rules)
-			s.rules = append(s.rules, &r)
-		}
-		s.byID[r.ID] = s.rules[r.index]
 	}
+	return nil
+}
+
+// put compiles a decoded rule and adds it; a rule with the id of one
+// already in s replaces it in its place.
+func (s *Set) put(r *Rule) error {
+	if err := r.compile(); err != nil {
+		return fmt.Errorf("%s: rule %q: %v", r.Source, r.ID, err)
+	}
+	if old, ok := s.byID[r.ID]; ok {
+		r.index = old.index
+		s.rules[old.index] = r
+	} else {
+		r.index = len(s.rules)
+		s.rules = append(s.rules, r)
+	}
+	s.byID[r.ID] = r
 	return nil
 }
 
@@ -779,13 +778,16 @@ func (s *Set) build() {
 			s.byFact[f] = append(s.byFact[f], r.index)
 		}
 	}
-	s.ac = newAutomaton(lits)
 	s.lits = lits
-	s.win = nil
-	if s.ac != nil {
-		s.win = litscan.New(lits)
+	// The window scan takes every literal of 4 bytes or more; the
+	// automaton, whose table costs more to build than all the rest of the
+	// index, only a set that has a shorter one.
+	s.ac = nil
+	s.win = litscan.New(lits)
+	if s.win == nil {
+		s.ac = newAutomaton(lits)
 	}
-	if s.ac == nil && len(lits) > 0 {
+	if s.win == nil && s.ac == nil && len(lits) > 0 {
 		// No automaton (too many literals): run those rules on every subject.
 		seen := map[int]bool{}
 		for _, rs := range s.litOf {
@@ -809,7 +811,7 @@ func (s *Set) TextLiterals() (lits []string, always bool) {
 	if len(s.always) > 0 {
 		return nil, true
 	}
-	if s.ac == nil {
+	if s.win == nil && s.ac == nil {
 		return nil, false // no literal at all: no text rule
 	}
 	return s.lits, false
@@ -830,10 +832,10 @@ func prefilterKey(l string) string {
 func (s *Set) Match(sub Subject, v Versions) []*Rule {
 	var cand []int
 	switch {
-	case sub.Text == "" || s.ac == nil:
+	case sub.Text == "":
 	case s.win != nil:
 		s.win.Each(sub.Text, func(li int) { cand = append(cand, s.litOf[li]...) })
-	default:
+	case s.ac != nil:
 		cand = s.ac.scan(sub.Text, s.litOf, cand)
 	}
 	cand = append(cand, s.always...)
