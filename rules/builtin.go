@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"slices"
+	"sort"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -114,3 +115,21 @@ var builtinExamples = sync.OnceValues(func() (map[string]*yaml.Node, error) {
 	}
 	return m, nil
 })
+
+// requiredLits is requiredOf's answer for one expression.
+type requiredLits struct {
+	expr string
+	lits []string
+}
+
+// generatedRequired is requiredOf(expr) as builtin_gen.go's table has it
+// (builtinRequired, sorted by expression): the generated rules' literals
+// without parsing their patterns; ok is false for an expression not in it.
+// TestBuiltinGenerated regenerates the table, so it follows requiredOf.
+func generatedRequired(expr string) (lits []string, ok bool) {
+	i := sort.Search(len(builtinRequired), func(i int) bool { return builtinRequired[i].expr >= expr })
+	if i < len(builtinRequired) && builtinRequired[i].expr == expr {
+		return builtinRequired[i].lits, true
+	}
+	return nil, false
+}

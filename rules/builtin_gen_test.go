@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -105,6 +106,28 @@ func genSource(t *testing.T, digest string, s *Set) []byte {
 	for _, r := range s.rules {
 		goValue(&b, reflect.ValueOf(*r), true)
 		b.WriteString(",\n")
+	}
+	b.WriteString("}\n\n")
+	// The literals of every text pattern (requiredOf), so that compiling
+	// the table parses no pattern.
+	req := map[string][]string{}
+	for _, r := range s.rules {
+		for _, m := range append([]Match{r.Match}, r.Match.Any...) {
+			for _, t := range m.Text {
+				req[t] = requiredOf(t)
+			}
+		}
+	}
+	b.WriteString("// builtinRequired is requiredOf of each text pattern of builtinRules, sorted by pattern; see generatedRequired.\n")
+	b.WriteString("var builtinRequired = []requiredLits{\n")
+	for _, t := range slices.Sorted(maps.Keys(req)) {
+		b.WriteString("{" + strconv.Quote(t) + ", ")
+		if req[t] == nil {
+			b.WriteString("nil")
+		} else {
+			goValue(&b, reflect.ValueOf(req[t]), false)
+		}
+		b.WriteString("},\n")
 	}
 	b.WriteString("}\n")
 	src, err := format.Source([]byte(b.String()))

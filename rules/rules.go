@@ -128,16 +128,19 @@ type Match struct {
 	// from). Lower than the rule's; see Rule.SeverityFor.
 	Severity string `yaml:"severity,omitempty"`
 
-	text     []*regexp.Regexp
-	frames   []*regexp.Regexp
-	repeat   *regexp.Regexp
-	fields   map[string]*regexp.Regexp
+	text     []*pattern
+	frames   []*pattern
+	repeat   *pattern
+	fields   map[string]*pattern
 	versions map[string]constraint
 	// notOnWarning: a text match on a line Python's warnings module printed
 	// ("functions.py:2607: UserWarning: Dynamo does not know how to trace
 	// …") does not count (set for error-level rules: a warning is not the
 	// failure, though its words may be).
 	notOnWarning bool
+	// lazy: the patterns compile when first used, and their literals are
+	// the generated table's (see pattern, builtinRequired).
+	lazy bool
 }
 
 // Rule is one known signature.
@@ -468,7 +471,7 @@ func (r *Rule) compile() error {
 	if r.Title == "" || strings.TrimSpace(r.Cause) == "" || len(r.Remedy) == 0 {
 		return fmt.Errorf("title, cause and remedy are required")
 	}
-	if err := r.Match.compile(true); err != nil {
+	if err := r.Match.compile(true, r.generated); err != nil {
 		return err
 	}
 	for i := range r.Match.Any {
@@ -487,8 +490,12 @@ func (r *Rule) compile() error {
 			r.Match.Any[i].notOnWarning = r.Match.Any[i].Severity == ""
 		}
 	}
-	if err := r.SeenOn.check(r); err != nil {
-		return err
+	// A generated rule was checked when its YAML was (TestBuiltinGenerated);
+	// the check would compile the patterns it quotes.
+	if !r.generated {
+		if err := r.SeenOn.check(r); err != nil {
+			return err
+		}
 	}
 	for _, rem := range r.Remedy {
 		r.templated = r.templated || placeholder.MatchString(rem)
@@ -496,43 +503,63 @@ func (r *Rule) compile() error {
 	return nil
 }
 
-func (m *Match) compile(top bool) error {
+// compile checks m and prepares its patterns: compiled now, or, lazy
+// (a generated rule, whose patterns compiled when it was generated), the
+// first time one is used.
+func (m *Match) compile(top, lazy bool) error {
 	empty := len(m.Text) == 0 && len(m.Frames) == 0 && m.FrameRepeat == nil && m.Fact == "" && len(m.Any) == 0
 	if empty && (top || len(m.Fields) == 0) {
 		return fmt.Errorf("match needs at least one of text, frames, frame_repeat, fact or any (a rule that matches everything is a bug)")
 	}
-	for _, t := range m.Text {
-		re, err := regexp.Compile(t)
+	n := len(m.Text) + len(m.Frames) + len(m.Fields)
+	if m.FrameRepeat != nil {
+		n++
+	}
+	m.lazy = lazy
+	pats := make([]pattern, n) // one allocation for all of m's
+	pat := func(expr string) (*pattern, error) {
+		p := &pats[0]
+		pats = pats[1:]
+		return p, p.init(expr, lazy)
+	}
+	if len(m.Text) > 0 {
+		m.text = make([]*pattern, len(m.Text))
+	}
+	for i, t := range m.Text {
+		p, err := pat(t)
 		if err != nil {
 			return fmt.Errorf("match.text %q: %v", t, err)
 		}
-		m.text = append(m.text, re)
+		m.text[i] = p
 	}
-	for _, t := range m.Frames {
-		re, err := regexp.Compile(t)
+	if len(m.Frames) > 0 {
+		m.frames = make([]*pattern, len(m.Frames))
+	}
+	for i, t := range m.Frames {
+		p, err := pat(t)
 		if err != nil {
 			return fmt.Errorf("match.frames %q: %v", t, err)
 		}
-		m.frames = append(m.frames, re)
+		m.frames[i] = p
 	}
 	if m.FrameRepeat != nil {
-		re, err := regexp.Compile(m.FrameRepeat.Pattern)
+		p, err := pat(m.FrameRepeat.Pattern)
 		if err != nil {
 			return fmt.Errorf("match.frame_repeat %q: %v", m.FrameRepeat.Pattern, err)
 		}
 		if m.FrameRepeat.Min < 1 {
 			return fmt.Errorf("match.frame_repeat.min must be at least 1")
 		}
-		m.repeat = re
+		m.repeat = p
 	}
 	if len(m.Fields) > 0 {
-		m.fields = map[string]*regexp.Regexp{}
+		m.fields = make(map[string]*pattern, len(m.Fields))
 		for k, v := range m.Fields {
-			re, err := regexp.Compile(v)
+			p, err := pat(v)
 			if err != nil {
 				return fmt.Errorf("match.fields.%s %q: %v", k, v, err)
 			}
-			m.fields[k] = re
+			m.fields[k] = p
 		}
 	}
 	if len(m.Versions) > 0 {
@@ -557,7 +584,7 @@ func (m *Match) compile(top bool) error {
 			// all known (Allows), so they live at the top of match only.
 			return fmt.Errorf("match.any[%d]: versions belong at the top of match", i)
 		}
-		if err := m.Any[i].compile(false); err != nil {
+		if err := m.Any[i].compile(false, lazy); err != nil {
 			return fmt.Errorf("match.any[%d]: %v", i, err)
 		}
 	}
@@ -572,8 +599,14 @@ func (m *Match) textLiterals() []string {
 		return nil
 	}
 	var all []string
-	for _, re := range m.text {
-		l := requiredOf(re.String())
+	for _, p := range m.text {
+		l, ok := []string(nil), false
+		if m.lazy {
+			l, ok = generatedRequired(p.expr)
+		}
+		if !ok {
+			l = requiredOf(p.expr)
+		}
 		if l == nil {
 			return nil
 		}
@@ -589,7 +622,8 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 	}
 	if len(m.text) > 0 {
 		ok := false
-		for _, re := range m.text {
+		for _, p := range m.text {
+			re := p.get()
 			if re.MatchString(sub.Text) && (!m.notOnWarning || !strings.Contains(sub.Text, "Warning: ") || matchesOffWarning(re, sub.Text)) {
 				ok = true
 				break
@@ -599,9 +633,9 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 			return false
 		}
 	}
-	for k, re := range m.fields {
+	for k, p := range m.fields {
 		val, ok := sub.Fields[k]
-		if !ok || !re.MatchString(val) {
+		if !ok || !p.get().MatchString(val) {
 			return false
 		}
 	}
@@ -610,8 +644,9 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 	}
 	if m.repeat != nil {
 		n := 0
+		re := m.repeat.get()
 		for _, f := range sub.Frames {
-			if m.repeat.MatchString(frameString(f)) {
+			if re.MatchString(frameString(f)) {
 				n++
 			}
 		}
@@ -647,13 +682,13 @@ func frameString(f record.Frame) string { return f.Func + " (" + f.File + ")" }
 
 // matchFrames: each pattern must match a frame, in order, innermost first
 // (an ordered subsequence, so unrelated frames may sit between them).
-func matchFrames(pats []*regexp.Regexp, st record.Stack) bool {
+func matchFrames(pats []*pattern, st record.Stack) bool {
 	i := 0
 	for _, f := range st {
 		if i == len(pats) {
 			break
 		}
-		if pats[i].MatchString(frameString(f)) {
+		if pats[i].get().MatchString(frameString(f)) {
 			i++
 		}
 	}
@@ -689,12 +724,12 @@ func (r *Rule) LocateFrom(text string, from int) int {
 	// are listed most telling first: a compiler's "fatal error: Python.h"
 	// before the CalledProcessError that reports it).
 	best := -1
-	try := func(res []*regexp.Regexp) {
-		for _, re := range res {
+	try := func(ps []*pattern) {
+		for _, p := range ps {
 			if best >= 0 {
 				return
 			}
-			if loc := re.FindStringIndex(text[from:]); loc != nil {
+			if loc := p.get().FindStringIndex(text[from:]); loc != nil {
 				best = from + loc[0]
 			}
 		}
@@ -876,8 +911,9 @@ func (r *Rule) remedyFor(sub *Subject) []string {
 		return r.Remedy
 	}
 	vals := map[string]string{}
-	grab := func(res []*regexp.Regexp) {
-		for _, re := range res {
+	grab := func(ps []*pattern) {
+		for _, p := range ps {
+			re := p.get()
 			m := re.FindStringSubmatch(sub.Text)
 			if m == nil {
 				continue
