@@ -67,22 +67,22 @@ func builtinFromYAML() (*Set, error) {
 // builtinGenCurrent reports whether builtin_gen.go was generated from the
 // embedded YAML (once a process: the embedded files do not change).
 var builtinGenCurrent = sync.OnceValue(func() bool {
-	d, err := builtinYAMLDigest()
+	d, err := yamlDigest(builtinFS)
 	return err == nil && d == builtinDigest
 })
 
-// builtinYAMLDigest is the CRC-32C of the embedded YAML files, each
-// one's name, size and content in the order Builtin reads them: enough to
-// tell an edited file (TestBuiltinGenerated compares the whole table), and
-// a fraction of a million instructions where SHA-256 took 9 M.
-func builtinYAMLDigest() (string, error) {
+// yamlDigest is the CRC-32C of the files of fsys's top folder (the
+// embedded YAML), each one's name, size and content in the order Builtin
+// reads them: enough to tell an edited file (TestBuiltinGenerated compares
+// the whole table), and a million instructions where SHA-256 took 9 M.
+func yamlDigest(fsys fs.FS) (string, error) {
 	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
-	entries, err := fs.ReadDir(builtinFS, ".")
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return "", err
 	}
 	for _, e := range entries {
-		f, err := builtinFS.Open(e.Name())
+		f, err := fsys.Open(e.Name())
 		if err != nil {
 			return "", err
 		}

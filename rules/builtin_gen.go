@@ -3,7 +3,7 @@
 
 package rules
 
-// builtinDigest is builtinYAMLDigest of the YAML builtinRules was decoded from.
+// builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
 const builtinDigest = "crc32c:798bb5b2"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
