@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"regexp"
 	"testing"
 )
 
@@ -34,7 +33,7 @@ func TestRuleExamples(t *testing.T) {
 				t.Errorf("%s (%s): quiet example %d fired: %q", r.ID, r.Source, i, sub.Text)
 			}
 		}
-		alts := func(where string, res []*regexp.Regexp) {
+		alts := func(where string, res []*pattern) {
 			for _, re := range res {
 				hit := false
 				for _, sub := range subs {

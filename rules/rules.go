@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"reflect"
 	"regexp"
@@ -129,16 +128,19 @@ type Match struct {
 	// from). Lower than the rule's; see Rule.SeverityFor.
 	Severity string `yaml:"severity,omitempty"`
 
-	text     []*regexp.Regexp
-	frames   []*regexp.Regexp
-	repeat   *regexp.Regexp
-	fields   map[string]*regexp.Regexp
+	text     []*pattern
+	frames   []*pattern
+	repeat   *pattern
+	fields   map[string]*pattern
 	versions map[string]constraint
 	// notOnWarning: a text match on a line Python's warnings module printed
 	// ("functions.py:2607: UserWarning: Dynamo does not know how to trace
 	// …") does not count (set for error-level rules: a warning is not the
 	// failure, though its words may be).
 	notOnWarning bool
+	// lazy: the patterns compile when first used, and their literals are
+	// the generated table's (see pattern, builtinRequired).
+	lazy bool
 }
 
 // Rule is one known signature.
@@ -167,6 +169,9 @@ type Rule struct {
 	// examples are texts or subjects the rule must fire on and must not
 	// (TestRuleExamples runs them all), as written; see Examples.
 	examples *yaml.Node
+	// generated: compiled from builtin_gen.go, whose rules carry no
+	// examples node (Examples reads them from the YAML).
+	generated bool
 
 	// Source is where the rule was defined, "file:line".
 	Source string `yaml:"-"`
@@ -217,10 +222,18 @@ func (r *Rule) SeverityFor(sub *Subject) string {
 // Examples decodes the rule's examples (the YAML key examples:).
 func (r *Rule) Examples() (Examples, error) {
 	var ex Examples
-	if r.examples == nil {
+	n := r.examples
+	if n == nil && r.generated {
+		m, err := builtinExamples()
+		if err != nil {
+			return ex, err
+		}
+		n = m[r.Source]
+	}
+	if n == nil {
 		return ex, nil
 	}
-	if err := r.examples.Decode(&ex); err != nil {
+	if err := n.Decode(&ex); err != nil {
 		return ex, fmt.Errorf("%s: rule %q: examples: %v", r.Source, r.ID, err)
 	}
 	return ex, nil
@@ -274,32 +287,12 @@ func (e Example) Subject() (Subject, Versions) {
 type Set struct {
 	rules  []*Rule
 	byID   map[string]*Rule
-	ac     *automaton
 	win    *litscan.Set     // literal scan; nil (a literal under 4 bytes): the automaton scans
+	ac     *automaton       // built only when win is nil; both nil: no literal (or too many), s.always has the rules
 	lits   []string         // the prefilter literals, by index
 	litOf  [][]int          // literal index -> rules needing it
 	always []int            // rules with a text regex but no derivable literal: always run
 	byFact map[string][]int // rules triggered by a fact ("" = any subject with frames or a fact)
-}
-
-// Builtin returns the embedded knowledge base.
-func Builtin() (*Set, error) {
-	s := &Set{byID: map[string]*Rule{}}
-	entries, err := fs.ReadDir(builtinFS, ".")
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		data, err := builtinFS.ReadFile(e.Name())
-		if err != nil {
-			return nil, err
-		}
-		if err := s.add("rules/"+e.Name(), data); err != nil {
-			return nil, err
-		}
-	}
-	s.build()
-	return s, nil
 }
 
 // LoadFile adds user rules from a YAML file. A rule with the id of an
@@ -366,18 +359,27 @@ func (s *Set) add(path string, data []byte) error {
 			return fmt.Errorf("%s:%d: %v", path, n.Line, err)
 		}
 		r.Source = fmt.Sprintf("%s:%d", path, n.Line)
-		if err := r.compile(); err != nil {
-			return fmt.Errorf("%s: rule %q: %v", r.Source, r.ID, err)
+		if err := s.put(&r); err != nil {
+			return err
 		}
-		if old, ok := s.byID[r.ID]; ok {
-			r.index = old.index
-			s.rules[old.index] = &r
-		} else {
-			r.index = len(s.rules)
-			s.rules = append(s.rules, &r)
-		}
-		s.byID[r.ID] = s.rules[r.index]
 	}
+	return nil
+}
+
+// put compiles a decoded rule and adds it; a rule with the id of one
+// already in s replaces it in its place.
+func (s *Set) put(r *Rule) error {
+	if err := r.compile(); err != nil {
+		return fmt.Errorf("%s: rule %q: %v", r.Source, r.ID, err)
+	}
+	if old, ok := s.byID[r.ID]; ok {
+		r.index = old.index
+		s.rules[old.index] = r
+	} else {
+		r.index = len(s.rules)
+		s.rules = append(s.rules, r)
+	}
+	s.byID[r.ID] = r
 	return nil
 }
 
@@ -469,7 +471,7 @@ func (r *Rule) compile() error {
 	if r.Title == "" || strings.TrimSpace(r.Cause) == "" || len(r.Remedy) == 0 {
 		return fmt.Errorf("title, cause and remedy are required")
 	}
-	if err := r.Match.compile(true); err != nil {
+	if err := r.Match.compile(true, r.generated); err != nil {
 		return err
 	}
 	for i := range r.Match.Any {
@@ -488,8 +490,12 @@ func (r *Rule) compile() error {
 			r.Match.Any[i].notOnWarning = r.Match.Any[i].Severity == ""
 		}
 	}
-	if err := r.SeenOn.check(r); err != nil {
-		return err
+	// A generated rule was checked when its YAML was (TestBuiltinGenerated);
+	// the check would compile the patterns it quotes.
+	if !r.generated {
+		if err := r.SeenOn.check(r); err != nil {
+			return err
+		}
 	}
 	for _, rem := range r.Remedy {
 		r.templated = r.templated || placeholder.MatchString(rem)
@@ -497,43 +503,63 @@ func (r *Rule) compile() error {
 	return nil
 }
 
-func (m *Match) compile(top bool) error {
+// compile checks m and prepares its patterns: compiled now, or, lazy
+// (a generated rule, whose patterns compiled when it was generated), the
+// first time one is used.
+func (m *Match) compile(top, lazy bool) error {
 	empty := len(m.Text) == 0 && len(m.Frames) == 0 && m.FrameRepeat == nil && m.Fact == "" && len(m.Any) == 0
 	if empty && (top || len(m.Fields) == 0) {
 		return fmt.Errorf("match needs at least one of text, frames, frame_repeat, fact or any (a rule that matches everything is a bug)")
 	}
-	for _, t := range m.Text {
-		re, err := regexp.Compile(t)
+	n := len(m.Text) + len(m.Frames) + len(m.Fields)
+	if m.FrameRepeat != nil {
+		n++
+	}
+	m.lazy = lazy
+	pats := make([]pattern, n) // one allocation for all of m's
+	pat := func(expr string) (*pattern, error) {
+		p := &pats[0]
+		pats = pats[1:]
+		return p, p.init(expr, lazy)
+	}
+	if len(m.Text) > 0 {
+		m.text = make([]*pattern, len(m.Text))
+	}
+	for i, t := range m.Text {
+		p, err := pat(t)
 		if err != nil {
 			return fmt.Errorf("match.text %q: %v", t, err)
 		}
-		m.text = append(m.text, re)
+		m.text[i] = p
 	}
-	for _, t := range m.Frames {
-		re, err := regexp.Compile(t)
+	if len(m.Frames) > 0 {
+		m.frames = make([]*pattern, len(m.Frames))
+	}
+	for i, t := range m.Frames {
+		p, err := pat(t)
 		if err != nil {
 			return fmt.Errorf("match.frames %q: %v", t, err)
 		}
-		m.frames = append(m.frames, re)
+		m.frames[i] = p
 	}
 	if m.FrameRepeat != nil {
-		re, err := regexp.Compile(m.FrameRepeat.Pattern)
+		p, err := pat(m.FrameRepeat.Pattern)
 		if err != nil {
 			return fmt.Errorf("match.frame_repeat %q: %v", m.FrameRepeat.Pattern, err)
 		}
 		if m.FrameRepeat.Min < 1 {
 			return fmt.Errorf("match.frame_repeat.min must be at least 1")
 		}
-		m.repeat = re
+		m.repeat = p
 	}
 	if len(m.Fields) > 0 {
-		m.fields = map[string]*regexp.Regexp{}
+		m.fields = make(map[string]*pattern, len(m.Fields))
 		for k, v := range m.Fields {
-			re, err := regexp.Compile(v)
+			p, err := pat(v)
 			if err != nil {
 				return fmt.Errorf("match.fields.%s %q: %v", k, v, err)
 			}
-			m.fields[k] = re
+			m.fields[k] = p
 		}
 	}
 	if len(m.Versions) > 0 {
@@ -558,7 +584,7 @@ func (m *Match) compile(top bool) error {
 			// all known (Allows), so they live at the top of match only.
 			return fmt.Errorf("match.any[%d]: versions belong at the top of match", i)
 		}
-		if err := m.Any[i].compile(false); err != nil {
+		if err := m.Any[i].compile(false, lazy); err != nil {
 			return fmt.Errorf("match.any[%d]: %v", i, err)
 		}
 	}
@@ -573,8 +599,14 @@ func (m *Match) textLiterals() []string {
 		return nil
 	}
 	var all []string
-	for _, re := range m.text {
-		l := requiredOf(re.String())
+	for _, p := range m.text {
+		l, ok := []string(nil), false
+		if m.lazy {
+			l, ok = generatedRequired(p.expr)
+		}
+		if !ok {
+			l = requiredOf(p.expr)
+		}
 		if l == nil {
 			return nil
 		}
@@ -590,7 +622,8 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 	}
 	if len(m.text) > 0 {
 		ok := false
-		for _, re := range m.text {
+		for _, p := range m.text {
+			re := p.get()
 			if re.MatchString(sub.Text) && (!m.notOnWarning || !strings.Contains(sub.Text, "Warning: ") || matchesOffWarning(re, sub.Text)) {
 				ok = true
 				break
@@ -600,9 +633,9 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 			return false
 		}
 	}
-	for k, re := range m.fields {
+	for k, p := range m.fields {
 		val, ok := sub.Fields[k]
-		if !ok || !re.MatchString(val) {
+		if !ok || !p.get().MatchString(val) {
 			return false
 		}
 	}
@@ -611,8 +644,9 @@ func (m *Match) matchNoAny(sub *Subject, v Versions) bool {
 	}
 	if m.repeat != nil {
 		n := 0
+		re := m.repeat.get()
 		for _, f := range sub.Frames {
-			if m.repeat.MatchString(frameString(f)) {
+			if re.MatchString(frameString(f)) {
 				n++
 			}
 		}
@@ -648,13 +682,13 @@ func frameString(f record.Frame) string { return f.Func + " (" + f.File + ")" }
 
 // matchFrames: each pattern must match a frame, in order, innermost first
 // (an ordered subsequence, so unrelated frames may sit between them).
-func matchFrames(pats []*regexp.Regexp, st record.Stack) bool {
+func matchFrames(pats []*pattern, st record.Stack) bool {
 	i := 0
 	for _, f := range st {
 		if i == len(pats) {
 			break
 		}
-		if pats[i].MatchString(frameString(f)) {
+		if pats[i].get().MatchString(frameString(f)) {
 			i++
 		}
 	}
@@ -690,12 +724,12 @@ func (r *Rule) LocateFrom(text string, from int) int {
 	// are listed most telling first: a compiler's "fatal error: Python.h"
 	// before the CalledProcessError that reports it).
 	best := -1
-	try := func(res []*regexp.Regexp) {
-		for _, re := range res {
+	try := func(ps []*pattern) {
+		for _, p := range ps {
 			if best >= 0 {
 				return
 			}
-			if loc := re.FindStringIndex(text[from:]); loc != nil {
+			if loc := p.get().FindStringIndex(text[from:]); loc != nil {
 				best = from + loc[0]
 			}
 		}
@@ -779,13 +813,16 @@ func (s *Set) build() {
 			s.byFact[f] = append(s.byFact[f], r.index)
 		}
 	}
-	s.ac = newAutomaton(lits)
 	s.lits = lits
-	s.win = nil
-	if s.ac != nil {
-		s.win = litscan.New(lits)
+	// The window scan takes every literal of 4 bytes or more; the
+	// automaton, whose table costs more to build than all the rest of the
+	// index, only a set that has a shorter one.
+	s.ac = nil
+	s.win = litscan.New(lits)
+	if s.win == nil {
+		s.ac = newAutomaton(lits)
 	}
-	if s.ac == nil && len(lits) > 0 {
+	if s.win == nil && s.ac == nil && len(lits) > 0 {
 		// No automaton (too many literals): run those rules on every subject.
 		seen := map[int]bool{}
 		for _, rs := range s.litOf {
@@ -809,7 +846,7 @@ func (s *Set) TextLiterals() (lits []string, always bool) {
 	if len(s.always) > 0 {
 		return nil, true
 	}
-	if s.ac == nil {
+	if s.win == nil && s.ac == nil {
 		return nil, false // no literal at all: no text rule
 	}
 	return s.lits, false
@@ -830,10 +867,10 @@ func prefilterKey(l string) string {
 func (s *Set) Match(sub Subject, v Versions) []*Rule {
 	var cand []int
 	switch {
-	case sub.Text == "" || s.ac == nil:
+	case sub.Text == "":
 	case s.win != nil:
 		s.win.Each(sub.Text, func(li int) { cand = append(cand, s.litOf[li]...) })
-	default:
+	case s.ac != nil:
 		cand = s.ac.scan(sub.Text, s.litOf, cand)
 	}
 	cand = append(cand, s.always...)
@@ -874,8 +911,9 @@ func (r *Rule) remedyFor(sub *Subject) []string {
 		return r.Remedy
 	}
 	vals := map[string]string{}
-	grab := func(res []*regexp.Regexp) {
-		for _, re := range res {
+	grab := func(ps []*pattern) {
+		for _, p := range ps {
+			re := p.get()
 			m := re.FindStringSubmatch(sub.Text)
 			if m == nil {
 				continue

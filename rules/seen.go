@@ -91,14 +91,14 @@ func (s *SeenOn) check(r *Rule) error {
 
 // quotes reports whether one of the rule's text alternatives matches text.
 func (r *Rule) quotes(text string) bool {
-	for _, re := range r.Match.text {
-		if re.MatchString(text) {
+	for _, p := range r.Match.text {
+		if p.get().MatchString(text) {
 			return true
 		}
 	}
 	for i := range r.Match.Any {
-		for _, re := range r.Match.Any[i].text {
-			if re.MatchString(text) {
+		for _, p := range r.Match.Any[i].text {
+			if p.get().MatchString(text) {
 				return true
 			}
 		}
