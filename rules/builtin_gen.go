@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:798bb5b2"
+const builtinDigest = "crc32c:0f5185b1"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -147,22 +147,25 @@ var builtinRules = []Rule{
 	},
 	{
 		ID:         "compile-cache-unreadable",
-		Title:      "A compile-cache file could not be read (truncated, or written while read)",
+		Title:      "A compile-cache file could not be read (truncated, corrupt, or written while read)",
 		Severity:   "error",
 		Phase:      "cache-load",
 		Confidence: "E/P",
 		Match: Match{
-			Text: []string{"UnpicklingError|pickle data was truncated|EOFError: Ran out of input|Ran out of input"},
 			Fact: "exception",
 			Any: []Match{{
+				Text:   []string{"UnpicklingError|pickle data was truncated|EOFError: Ran out of input|Ran out of input"},
 				Fields: map[string]string{"printed": "BackendCompilerFailed|InductorError"},
 			}, {
+				Text:   []string{"UnpicklingError|pickle data was truncated|EOFError: Ran out of input|Ran out of input"},
 				Frames: []string{"(codecache|compile_fx|compiler_interface|caching|aot_compile|autograd_cache|package)\\w*\\.py\\)"},
+			}, {
+				Text: []string{"Bytes object is corrupted, checksum does not match"},
 			}},
 		},
-		Cause:      "A compiled artifact in the compile cache ended early: an earlier compile\ndied while writing it, or several engine instances started at once on\none node share the cache directory and one read an artifact another was\nstill writing.\n",
-		Remedy:     []string{"Give each concurrent instance its own cache directory (VLLM_CACHE_ROOT / TORCHINDUCTOR_CACHE_DIR), or start them one after another", "Delete the cache directory (default ~/.cache/vllm/torch_compile_cache) and rerun, or run with VLLM_DISABLE_COMPILE_CACHE=1"},
-		References: []string{"https://github.com/vllm-project/vllm/issues/31199"},
+		Cause:      "A compiled artifact read back from the compile cache is not what was\nwritten: it ends early (a pickle cut short) or fails its checksum. An\nearlier compile died while writing it, or several engine instances on\none node share the cache directory and one read an artifact another was\nstill writing (CI runners and RL trainers that start several engines at\nonce, all on the default ~/.cache/vllm/torch_compile_cache).\n",
+		Remedy:     []string{"Give each concurrent instance its own cache directory (VLLM_CACHE_ROOT / TORCHINDUCTOR_CACHE_DIR), or start them one after another", "Delete the cache directory (default ~/.cache/vllm/torch_compile_cache) and rerun, or run with VLLM_DISABLE_COMPILE_CACHE=1 where instances must share it", "Upgrade the engine: newer vLLM writes its compile artifacts atomically"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/31199", "https://github.com/ray-project/ray/pull/59319", "https://github.com/rllm-org/rllm/pull/490"},
 		Unless:     []string{"compile-cache-corrupt", "compile-cache-shared"},
 		SeenOn: &SeenOn{
 			Testbed: "environment",
@@ -193,7 +196,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton's kernel cache",
 		},
-		Source: "rules/cache.yaml:250",
+		Source: "rules/cache.yaml:265",
 	},
 	{
 		ID:         "inductor-autotune-cache-unreadable",
@@ -211,7 +214,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the autotune cache holds configs of Triton kernels, which Inductor autotunes on a GPU only; a CPU compile (C++ backend) writes none",
 		},
-		Source: "rules/cache.yaml:283",
+		Source: "rules/cache.yaml:298",
 	},
 	{
 		ID:         "compile-cache-disk-full",
@@ -235,7 +238,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a full disk or an exhausted quota under the compile cache's directory",
 		},
-		Source: "rules/cache.yaml:312",
+		Source: "rules/cache.yaml:327",
 	},
 	{
 		ID:         "compiled-graph-input-not-tensor",
@@ -253,7 +256,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "a stale artifact of vLLM's AOT compile cache, loaded for a graph whose inputs changed",
 		},
-		Source: "rules/cache.yaml:348",
+		Source: "rules/cache.yaml:363",
 	},
 	{
 		ID:         "cudagraph-capture-oom",
@@ -428,7 +431,7 @@ var builtinRules = []Rule{
 		Cause:      "Something inside the captured forward is not allowed during CUDA-graph\ncapture: a synchronising or host-side call, an allocation outside the\ngraph's pool, or a library (cuBLAS/hipBLASLt, a custom all-reduce)\nwhose workspace was not set up on the capture stream before capture.\n",
 		Remedy:     []string{"Find the op from the first error of the capture ({what|see the evidence}); run one warm-up pass before capture so libraries create their workspaces, or keep that op out of the graph (piecewise capture, --cuda-graph-max-bs, a custom op that graph-breaks)", "Workaround: --enforce-eager (vLLM), --disable-cuda-graph (SGLang)"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/1117"},
-		Unless:     []string{"cudagraph-capture-oom", "illegal-op-during-capture", "custom-allreduce-capture", "sglang-customop-no-native", "vllm-buffer-mutation-in-cudagraph", "vllm-capture-at-wrong-time"},
+		Unless:     []string{"cudagraph-capture-oom", "illegal-op-during-capture", "custom-allreduce-capture", "sglang-customop-no-native", "vllm-buffer-mutation-in-cudagraph", "vllm-capture-at-wrong-time", "out-arg-requires-grad"},
 		SeenOn: &SeenOn{
 			Testbed: "gpu-only",
 			Why:     "CUDA graph capture",
@@ -677,6 +680,25 @@ var builtinRules = []Rule{
 		Source: "rules/dynamo.yaml:313",
 	},
 	{
+		ID:         "out-arg-requires-grad",
+		Title:      "An op writing into out= ran with autograd on (a tensor requires grad)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"(?:(?P<op>\\w+)\\(\\): )?functions with out=\\.\\.\\. arguments don't support\\s+automatic differentiation"},
+		},
+		Cause:      "An operator called with out= (torch.sum(x, out=buf), or the addmm/mm\nout= kernels Inductor's generated code calls) ran while grad mode was on\nand one of its tensors requires grad; autograd cannot record a write\ninto a caller's buffer, so it refuses. Under torch.compile it shows as\nDynamo failing to run the node on fake tensors, or as the compiled\ngraph failing: a helper that writes with out= was traced or run outside\nthe engine's inference_mode/no_grad (a CUDA-graph capture or warm-up\npath, a separately compiled kernel helper), or a graph compiled for\ninference (no grad) was run with grad enabled.\n",
+		Remedy:     []string{"Run that code under torch.no_grad() / torch.inference_mode() (decorate the compiled helper, or the capture/warm-up path that calls it), or write the result without out= (y = torch.sum(x, dim=1); buf.copy_(y))", "A graph compiled under no_grad and then run with grad enabled: upgrade torch (later releases guard on grad mode and recompile); AOTInductor runs its entries under no_grad", "Until the engine is fixed, skip the path that calls it: --disable-cuda-graph (SGLang) or --enforce-eager (vLLM) when it failed while capturing CUDA graphs"},
+		References: []string{"https://github.com/sgl-project/sglang/pull/31246", "https://github.com/pytorch/pytorch/issues/93683", "https://github.com/pytorch/torchdynamo/issues/1786", "https://github.com/pytorch/pytorch/pull/111613"},
+		SeenOn: &SeenOn{
+			Torch:   []string{"1.13.0", "2.0.0"},
+			Testbed: "not-recorded",
+			Why:     "autograd's out= check (throw_error_out_requires_grad) fires on the CPU in eager too; no testbed scenario records it yet",
+		},
+		Source: "rules/dynamo.yaml:345",
+	},
+	{
 		ID:         "fake-tensor-data-pointer",
 		Title:      "A custom kernel or op cannot run on fake tensors",
 		Severity:   "error",
@@ -688,11 +710,12 @@ var builtinRules = []Rule{
 		Cause:      "Dynamo traced into a custom kernel that reads the tensor's data pointer,\nor ran an operator without a fake (meta) implementation; under tracing\ntensors are fake and have no storage.\n",
 		Remedy:     []string{"Wrap the kernel into an opaque custom op (torch.library.custom_op) with a fake/meta implementation", "A custom op \"with no fake impl registered\": add @op.register_fake (or torch.library.register_fake) returning empty tensors of the outputs' shapes and dtypes", "Workaround: -O.mode=0 or --enforce-eager"},
 		References: []string{"https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html"},
+		Unless:     []string{"out-arg-requires-grad"},
 		SeenOn: &SeenOn{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"fake_impl_missing/stderr.txt", "fake_impl_missing/trace"},
 		},
-		Source: "rules/dynamo.yaml:345",
+		Source: "rules/dynamo.yaml:388",
 	},
 	{
 		ID:         "vllm-aot-unsupported-config",
@@ -711,7 +734,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's AOT compile check",
 		},
-		Source: "rules/dynamo.yaml:379",
+		Source: "rules/dynamo.yaml:423",
 	},
 	{
 		ID:         "vllm-unbacked-needs-bytecode-hook-off",
@@ -730,7 +753,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's dynamic-shapes config check",
 		},
-		Source: "rules/dynamo.yaml:406",
+		Source: "rules/dynamo.yaml:450",
 	},
 	{
 		ID:         "dynamo-unsupported",
@@ -749,7 +772,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"logger_in_fullgraph/stderr.txt", "logger_in_fullgraph/trace"},
 		},
-		Source: "rules/dynamo.yaml:433",
+		Source: "rules/dynamo.yaml:477",
 	},
 	{
 		ID:         "dynamo-graph-break-in-context-manager",
@@ -768,7 +791,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"unsupported_context_manager/stderr.txt", "unsupported_context_manager/trace"},
 		},
-		Source: "rules/dynamo.yaml:465",
+		Source: "rules/dynamo.yaml:509",
 	},
 	{
 		ID:         "dynamo-frame-skipped-context-manager",
@@ -789,7 +812,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"graph_break_in_context_manager/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:498",
+		Source: "rules/dynamo.yaml:542",
 	},
 	{
 		ID:         "dynamo-observed-exception",
@@ -807,7 +830,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"inlined_exception_fullgraph/stderr.txt", "inlined_exception_fullgraph/trace", "inlined_exception_graph_break/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:530",
+		Source: "rules/dynamo.yaml:574",
 	},
 	{
 		ID:         "compile-error-masked-by-ray",
@@ -825,7 +848,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Ray's exception transport between processes",
 		},
-		Source: "rules/dynamo.yaml:571",
+		Source: "rules/dynamo.yaml:615",
 	},
 	{
 		ID:         "compiled-autograd-threaded-backward",
@@ -843,7 +866,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a CPU scenario would have to switch compiled autograd on from inside a running backward, as a patched training step does; none records it yet",
 		},
-		Source: "rules/dynamo.yaml:601",
+		Source: "rules/dynamo.yaml:645",
 	},
 	{
 		ID:         "dynamo-internal-signature-drift",
@@ -862,7 +885,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "needs a library that patches a torch internal with a signature of another release (depyf on a newer torch); none is installed in the testbed's venv and no scenario records it yet",
 		},
-		Source: "rules/dynamo.yaml:633",
+		Source: "rules/dynamo.yaml:677",
 	},
 	{
 		ID:         "traceback-cut-in-dynamo-tracing",
@@ -878,7 +901,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Get the whole traceback: TORCH_LOGS=graph_breaks prints each graph break with its reason (TORCHDYNAMO_VERBOSE=1 the full stack)", "If the program stopped there, it compiled with fullgraph=True (or error_on_graph_break): the same error then fails the compile; its exception line names it"},
 		References: []string{"https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/dynamo.yaml:665",
+		Source:     "rules/dynamo.yaml:709",
 	},
 	{
 		ID:         "implicit-fallback-format-hang",
@@ -1574,6 +1597,24 @@ var builtinRules = []Rule{
 		Source: "rules/libraries.yaml:318",
 	},
 	{
+		ID:         "npu-atb-op-setup-failed",
+		Title:      "An Ascend ATB kernel rejected its inputs at setup (a layer configuration the NPU kernel does not support)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/P",
+		Match: Match{
+			Text: []string{"(?P<op>\\w+Operation) setup failed!", "setup failed![^\\n]*Exception raised from OperationSetup at \\S*op_plugin_atb"},
+		},
+		Cause:      "On Ascend NPUs, torch_npu's op-plugin runs fused kernels of the ATB\nlibrary (RopeOperation, SelfAttentionOperation, …), and vllm-ascend\nreplaces vLLM's layers with them through its out-of-tree overrides\n(forward_oot of the rotary embedding, attention, norms). Before\nlaunching, the {op|ATB operator} checked the shapes, dtypes and\nparameters it was given and refused them: this model's layer has a\nvariant the kernel does not support on this NPU or CANN release (a\npartial rotary embedding whose rotary_dim is smaller than the head size,\na long sequence, a head size or dtype the 310P kernels lack), or the\nvllm-ascend, torch_npu and CANN versions do not go together.\n",
+		Remedy:     []string{"Upgrade vllm-ascend (with the torch_npu and CANN it names) to a release that supports this model's {op|operator}; the ATB log (~/atb/log, or ASCEND_LAUNCH_BLOCKING=1 for the exact call) says which parameter was rejected", "Until then run that layer with vLLM's native implementation instead of the vllm-ascend override (its forward_oot, e.g. the rotary embedding's), or pick an attention backend / graph mode the NPU supports for this model"},
+		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/686", "https://github.com/vllm-project/vllm-ascend/issues/6060", "https://github.com/vllm-project/vllm-ascend/issues/6842", "https://github.com/vllm-project/vllm-ascend/issues/2525"},
+		SeenOn: &SeenOn{
+			Testbed: "environment",
+			Why:     "needs an Ascend NPU with torch_npu's ATB op-plugin",
+		},
+		Source: "rules/libraries.yaml:351",
+	},
+	{
 		ID:         "model-file-corrupt",
 		Title:      "A model weight file is truncated or not a weight file",
 		Severity:   "error",
@@ -1788,17 +1829,36 @@ var builtinRules = []Rule{
 		Phase:      "runtime",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) out of memory", "OutOfMemoryError(?:: (?:[^o]|o[^u]|out of [^r])|[^:]|:?$)", "hipErrorOutOfMemory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED"},
+			Text: []string{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) (?:[Ee]rror: )?out of memory", "OutOfMemoryError(?:: (?:[^o]|o[^u]|out of [^r])|[^:]|:?$)", "hipErrorOutOfMemory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED"},
 		},
 		Cause:      "An allocation on the device failed: the weights, activations, KV cache\nor CUDA graphs of this configuration need more memory than the device\nhas free (other processes included).\n",
 		Remedy:     []string{"Leave more headroom: a lower --gpu-memory-utilization (vLLM) / --mem-fraction-static (SGLang), a smaller --max-model-len or --max-num-seqs", "Split the model over more devices: a larger --tensor-parallel-size (tensor_parallel_size in the Python API), or pipeline/multi-node parallelism when one node is not enough", "Check that no other process holds {dev|device} memory; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation", "Training or an offline run: a smaller (per-device) batch size or sequence length, activation checkpointing, or the model sharded over more devices (FSDP / tensor parallel; TGI --num-shard)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/9290", "https://github.com/vllm-project/vllm-ascend/issues/19"},
-		Unless:     []string{"cudagraph-capture-oom", "gpu-memory-budget", "kv-cache-too-small"},
+		Unless:     []string{"cudagraph-capture-oom", "gpu-memory-budget", "kv-cache-too-small", "engine-sleep-wake-oom"},
 		SeenOn: &SeenOn{
 			Testbed: "gpu-only",
 			Why:     "device memory (CUDA, HIP, NPU, XPU)",
 		},
 		Source: "rules/platform.yaml:134",
+	},
+	{
+		ID:         "engine-sleep-wake-oom",
+		Title:      "Waking the engine from sleep mode ran out of GPU memory (its memory is held by something else)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Engines:    []string{"vllm"},
+		Confidence: "E/P",
+		Match: Match{
+			Text: []string{"(?:CUDA|cuda) [Ee]rror: out of memory at \\S*cumem_allocator\\.cpp"},
+		},
+		Cause:      "vLLM's sleep mode puts the engine's weights and KV cache in its own\nallocator (cumem_allocator.cpp, CUDA virtual memory): sleep() releases\nthe physical memory and wake_up() maps it again, the whole of the\nengine's gpu_memory_utilization share at once. Trainers that colocate\nthe rollout engine with the training actors (verl, OpenRLHF and its\nforks) let the actors use the GPU while the engine sleeps; what the\nactors still hold at wake-up (parameters, optimizer state, the caching\nallocator's cached blocks) left too little for that share, so mapping\nit back failed with out of memory.\n",
+		Remedy:     []string{"Give the engine a smaller share of the GPU: lower its gpu_memory_utilization (the trainer's setting for it, e.g. vllm_gpu_memory_utilization or rollout.gpu_memory_utilization) so its weights and KV cache fit beside what the trainer keeps", "Free the trainer's memory before wake_up: offload its parameters and optimizer state and call torch.cuda.empty_cache() first", "Or spread each engine over more GPUs (a larger tensor_parallel_size) so each GPU holds less of it"},
+		References: []string{"https://github.com/TideDra/lmm-r1/issues/43", "https://github.com/verl-project/verl/issues/302", "https://github.com/vllm-project/vllm/pull/12981"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "vLLM's sleep-mode allocator",
+		},
+		Source: "rules/platform.yaml:172",
 	},
 	{
 		ID:         "no-gpu-visible",
@@ -1816,7 +1876,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"no_gpu_visible/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:168",
+		Source: "rules/platform.yaml:214",
 	},
 	{
 		ID:         "gpu-arch-unsupported",
@@ -1834,7 +1894,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/platform.yaml:210",
+		Source: "rules/platform.yaml:256",
 	},
 	{
 		ID:         "nccl-shared-memory",
@@ -1852,7 +1912,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:242",
+		Source: "rules/platform.yaml:288",
 	},
 	{
 		ID:         "nccl-cuda-error",
@@ -1871,7 +1931,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:280",
+		Source: "rules/platform.yaml:326",
 	},
 	{
 		ID:         "nccl-nvls-failed",
@@ -1889,7 +1949,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on NVLink SHARP",
 		},
-		Source: "rules/platform.yaml:312",
+		Source: "rules/platform.yaml:358",
 	},
 	{
 		ID:         "collective-timeout",
@@ -1903,11 +1963,31 @@ var builtinRules = []Rule{
 		Cause:      "One collective (an all-reduce of tensor parallelism, usually) did not\ncomplete within the process group's timeout (30 minutes by default): a\nrank is stuck elsewhere, crashed, or the ranks issued collectives in a\ndifferent order. The first rank to stop is the one to look at.\n",
 		Remedy:     []string{"Find the rank that stopped first (its error or its last log line comes before the timeouts); take stack dumps of every rank (bringup stacks / py-spy dump) while it hangs", "Upgrade the engine: old vLLM releases (before 0.3.2) hung in tensor-parallel all-reduce after long serving; NCCL_DEBUG=INFO shows the collective each rank is in"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3071"},
+		Unless:     []string{"vllm-logits-gather-timeout"},
 		SeenOn: &SeenOn{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL)",
 		},
-		Source: "rules/platform.yaml:344",
+		Source: "rules/platform.yaml:390",
+	},
+	{
+		ID:         "vllm-logits-gather-timeout",
+		Title:      "A tensor-parallel rank never joined vLLM's logits GATHER (often a rank stuck in the custom all-reduce)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Engines:    []string{"vllm"},
+		Confidence: "P",
+		Match: Match{
+			Text: []string{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=GATHER, NumelIn=\\d+, NumelOut=0\\b"},
+		},
+		Cause:      "The NCCL collective that timed out is a GATHER in which this rank only\nsends: vLLM's gather of each step's logits to the driver rank. vLLM's\ntensor-parallel all-reduces do not go through NCCL when its custom\nall-reduce is on, so a rank stuck in one is invisible to the NCCL\nwatchdog; the other ranks wait, and time out, in the next NCCL\ncollective they enqueued, this gather. Users of vLLM 0.4.1 and 0.4.2\nwhose servers died this way mid-serving found it went away with the\ncustom all-reduce turned off (the hang of vllm#4430, fixed by #4557).\nA rank that crashed or stalled elsewhere (its own error comes first in\nthe log) looks the same.\n",
+		Remedy:     []string{"Start vLLM with --disable-custom-all-reduce (NCCL does the all-reduce; slightly slower on NVLink), and upgrade vLLM past 0.4.2 for the custom all-reduce fix", "If it persists: find the rank that stopped first (its error or last log line comes before the timeouts) and take stack dumps of every rank while it hangs (bringup stacks / py-spy dump); NCCL_DEBUG=INFO shows the collective each rank is in"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/4653", "https://github.com/vllm-project/vllm/issues/4430", "https://github.com/vllm-project/vllm/pull/4557", "https://github.com/vllm-project/vllm/issues/5484"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL) in a tensor-parallel vLLM engine",
+		},
+		Source: "rules/platform.yaml:421",
 	},
 	{
 		ID:         "custom-allreduce-capture",
@@ -1921,7 +2001,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error.\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
-		Source:     "rules/platform.yaml:374",
+		Source:     "rules/platform.yaml:466",
 	},
 	{
 		ID:         "nccl-no-socket-interface",
@@ -1935,7 +2015,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:404",
+		Source:     "rules/platform.yaml:496",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -1953,7 +2033,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:430",
+		Source: "rules/platform.yaml:522",
 	},
 	{
 		ID:         "port-in-use",
@@ -1972,7 +2052,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:462",
+		Source: "rules/platform.yaml:554",
 	},
 	{
 		ID:         "model-files-missing",
@@ -1986,7 +2066,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:492",
+		Source:     "rules/platform.yaml:584",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2000,7 +2080,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:522",
+		Source:     "rules/platform.yaml:614",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2020,7 +2100,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:557",
+		Source: "rules/platform.yaml:649",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2038,7 +2118,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:593",
+		Source: "rules/platform.yaml:685",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2056,7 +2136,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:636",
+		Source: "rules/platform.yaml:728",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2074,7 +2154,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:666",
+		Source: "rules/platform.yaml:758",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2092,7 +2172,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:697",
+		Source: "rules/platform.yaml:789",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2111,7 +2191,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:731",
+		Source: "rules/platform.yaml:823",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2135,7 +2215,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:761",
+		Source: "rules/platform.yaml:853",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2154,7 +2234,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:798",
+		Source: "rules/platform.yaml:890",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2172,7 +2252,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:827",
+		Source: "rules/platform.yaml:919",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2190,7 +2270,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:861",
+		Source: "rules/platform.yaml:953",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2208,7 +2288,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:888",
+		Source: "rules/platform.yaml:980",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2226,7 +2306,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:918",
+		Source: "rules/platform.yaml:1010",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -2912,7 +2992,9 @@ var builtinRequired = []requiredLits{
 	{"'CompiledKernel' has no attribute 'launch_enter_hook'", []string{"'CompiledKernel' has no attribute 'launch_enter_hook'"}},
 	{"'KernelMetadata' object has no attribute 'cluster_dims'", []string{"'KernelMetadata' object has no attribute 'cluster_dims'"}},
 	{"'_OpNamespace' '(?P<ns>\\w*_C(?:_\\w+)?|sgl_kernel\\w*)' object has no attribute '(?P<op>\\w+)'", []string{"' object has no attribute '"}},
+	{"(?:(?P<op>\\w+)\\(\\): )?functions with out=\\.\\.\\. arguments don't support\\s+automatic differentiation", []string{"functions with out=... arguments don't support"}},
 	{"(?:/|^|\\s)(?P<lib>sgl_kernel|flash_attn|xformers|vllm|aiter|torch_npu|deep_gemm|flashinfer|transformer_engine|mamba_ssm|causal_conv1d|apex|bitsandbytes|Ascend)[/\\w.-]*\\.so[\\w.]*: undefined symbol", []string{": undefined symbol"}},
+	{"(?:CUDA|cuda) [Ee]rror: out of memory at \\S*cumem_allocator\\.cpp", []string{"rror: out of memory at "}},
 	{"(?:FlashAttention|flash attention|FP8|fp8|Marlin|Machete|cutlass)\\S* (?:only supports|is only supported on) .*(?:Ampere|Hopper|sm_?\\d+|compute capability|GPU)", []string{"only supports", "is only supported on"}},
 	{"(?:JSONDecodeError|UnpicklingError|EOFError: Ran out of input)[^\\n]*\\n[^\\n]*triton/runtime/cache\\.py", []string{"triton/runtime/cache.py"}},
 	{"(?:NCCL|collective) (?:operation )?(?:timeout|timed out)", []string{"time"}},
@@ -2921,10 +3003,11 @@ var builtinRequired = []requiredLits{
 	{"(?:Workers? \\(tasks /\\s*actors\\) )?killed due to memory pressure \\(OOM\\)", []string{"killed due to memory pressure (OOM)"}},
 	{"(?:hip|cuda)ErrorStreamCaptureUnsupported", []string{"ErrorStreamCaptureUnsupported"}},
 	{"(?:posix_fallocate|shm_open|/dev/shm).*No space left on device|Call to posix_fallocate failed|shm_open failed", []string{"No space left on device", "Call to posix_fallocate failed", "shm_open failed"}},
-	{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) out of memory", []string{" out of memory"}},
+	{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) (?:[Ee]rror: )?out of memory", []string{"out of memory"}},
 	{"(?P<dtype>\\w+) data type is not supported on CUDA arch < (?P<arch>\\d+)", []string{" data type is not supported on CUDA arch < "}},
 	{"(?P<exc>BackendCompilerFailed|InductorError)\\.__init__\\(\\) missing \\d+ required (?:positional|keyword-only) arguments?: [^\\n]*'inner_exception'", []string{".__init__() missing "}},
 	{"(?P<lib>lib(?:cudart|cublas|cublasLt|cudnn|nvrtc|cusparse|cufft|curand|nvJitLink|nccl)\\w*\\.so\\.(?P<ver>\\d+)[\\d.]*): cannot open shared object file", []string{": cannot open shared object file"}},
+	{"(?P<op>\\w+Operation) setup failed!", []string{" setup failed!"}},
 	{"(?P<package>[A-Za-z][\\w.-]*) version (?P<have>[\\w.+-]+) (?:is )?not supported\\. Currently supported versions are (?P<supported>[^\\n]+?)\\.?$", []string{"not supported. Currently supported versions are "}},
 	{"(?i)backend compiler|fall(?:ing)? back|not supported|unsupported|graph break", nil},
 	{"(?i)out of memory", nil},
@@ -2942,6 +3025,7 @@ var builtinRequired = []requiredLits{
 	{"Bfloat16 is only supported on GPUs with compute capability of at least (?P<cc>[\\d.]+)", []string{"Bfloat16 is only supported on GPUs with compute capability of at least "}},
 	{"Bootstrap ?: no socket interface found", []string{": no socket interface found"}},
 	{"BrokenProcessPool: A (?:process in the process pool was terminated abruptly|child process terminated abruptly)", []string{"process in the process pool was terminated abruptly", "child process terminated abruptly"}},
+	{"Bytes object is corrupted, checksum does not match", []string{"Bytes object is corrupted, checksum does not match"}},
 	{"CUBLAS_STATUS_NOT_SUPPORTED when calling [^\\n]* capture", []string{"CUBLAS_STATUS_NOT_SUPPORTED when calling "}},
 	{"CUDA driver initialization failed|torch\\.cuda\\.is_available\\(\\) is False|no CUDA-capable device is detected", []string{"CUDA driver initialization failed", "torch.cuda.is_available() is False", "no CUDA-capable device is detected"}},
 	{"CUDA driver version is insufficient for CUDA runtime version", []string{"CUDA driver version is insufficient for CUDA runtime version"}},
@@ -3068,6 +3152,7 @@ var builtinRequired = []requiredLits{
 	{"User-specified max_model_len \\((?P<want>\\d+)\\) is greater than the derived max_model_len \\((?P<key>\\w+)=(?P<derived>\\d+)", []string{") is greater than the derived max_model_len ("}},
 	{"Watchdog caught collective operation timeout", []string{"Watchdog caught collective operation timeout"}},
 	{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=(?P<op>\\w+)", []string{"Watchdog caught collective operation timeout: WorkNCCL("}},
+	{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=GATHER, NumelIn=\\d+, NumelOut=0\\b", []string{"Watchdog caught collective operation timeout: WorkNCCL("}},
 	{"You are trying to access a gated repo", []string{"You are trying to access a gated repo"}},
 	{"You marked (?P<dim>L\\[[^\\n]*?\\]) as dynamic but your code specialized it to be a constant", []string{" as dynamic but your code specialized it to be a constant"}},
 	{"[Gg]raph break [^\\n]*context manager", []string{"context manager"}},
@@ -3128,6 +3213,7 @@ var builtinRequired = []requiredLits{
 	{"requires you to execute the (?:configuration|tokenizer|modeling)? ?files? in that repo on your local machine", []string{" in that repo on your local machine"}},
 	{"safetensors_rust\\.SafetensorError", []string{"safetensors_rust.SafetensorError"}},
 	{"server socket has failed to (?:listen on any local network address|bind to \\S+:(?P<port>\\d+))", []string{"server socket has failed to "}},
+	{"setup failed![^\\n]*Exception raised from OperationSetup at \\S*op_plugin_atb", []string{"Exception raised from OperationSetup at "}},
 	{"size mismatch at index \\d+", []string{"size mismatch at index "}},
 	{"the provided PTX was compiled with an unsupported toolchain|cudaErrorUnsupportedPtxVersion", []string{"the provided PTX was compiled with an unsupported toolchain", "cudaErrorUnsupportedPtxVersion"}},
 	{"torch\\._dynamo hit config\\.(?:recompile_limit|accumulated_recompile_limit|cache_size_limit|accumulated_cache_size_limit)", []string{"torch._dynamo hit config."}},
