@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/bringup-tool/bringup/diagnose/fatal"
 	"github.com/bringup-tool/bringup/record"
 	"github.com/bringup-tool/bringup/rules"
 )
@@ -42,12 +43,16 @@ var endedRows = []endedRow{
 // right after printing it.
 const ownExitLines = 3
 
+// torchrunRootCause heads the entry of torchrun's ChildFailedError table
+// for the child that failed first: the others ("Failures:") followed it.
+const torchrunRootCause = "Root Cause (first observed failure):"
+
 func endedLiterals() []string {
-	out := make([]string, len(endedRows))
+	out := make([]string, len(endedRows), len(endedRows)+1)
 	for i, r := range endedRows {
 		out[i] = r.lit
 	}
-	return out
+	return append(out, torchrunRootCause)
 }
 
 // endedLine is a line that says a rank's process ended.
@@ -56,6 +61,9 @@ type endedLine struct {
 	rank record.Rank
 	text string
 	own  bool // the process's own word, under its rank prefix
+	// rootCause: the line is torchrun's torchrunRootCause, which names
+	// no rank itself; the child exit after it is the first failure.
+	rootCause bool
 }
 
 // noteEnded adds the lines of rec that say a rank ended to es.
@@ -63,6 +71,10 @@ func noteEnded(es []endedLine, rec *record.Record) []endedLine {
 	for i, l := range strings.Split(rec.Text, "\n") {
 		if len(es) >= maxAdviceLines {
 			break
+		}
+		if strings.Contains(l, torchrunRootCause) {
+			es = append(es, endedLine{line: rec.Line + i, rank: record.NoRank, text: torchrunRootCause, rootCause: true})
+			continue
 		}
 		for _, row := range endedRows {
 			if !strings.Contains(l, row.lit) {
@@ -94,7 +106,7 @@ func attachEnded(occs []occurrence, hits *rules.Collector) {
 			continue
 		}
 		for _, e := range o.log.ended {
-			if e.line < o.line || e.line > o.end+nearLines || laterError(occs, o, e.line) {
+			if e.rootCause || e.line < o.line || e.line > o.end+nearLines || laterError(occs, o, e.line) {
 				continue
 			}
 			if e.own && (o.rank.Key() != "" || e.line > o.end+ownExitLines) {
@@ -127,4 +139,23 @@ func laterError(occs []occurrence, o *occurrence, line int) bool {
 // sameIndex: a names the global rank b does.
 func sameIndex(a, b record.Rank) bool {
 	return a.Global >= 0 && a.Global == b.Global
+}
+
+// firstObserved moves the child exit that torchrun's table names as the
+// first observed failure before the log's other fatal lines, so that when
+// only children's exits are known the verdict's root is that child's, not
+// the one the table happened to list first.
+func firstObserved(lg *logResult) {
+	for _, e := range lg.ended {
+		if !e.rootCause {
+			continue
+		}
+		for i := range lg.fatals {
+			if fl := lg.fatals[i]; fl.hit.Kind == fatal.ChildExit && fl.line > e.line {
+				copy(lg.fatals[1:i+1], lg.fatals[:i])
+				lg.fatals[0] = fl
+				return
+			}
+		}
+	}
 }

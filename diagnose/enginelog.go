@@ -451,14 +451,6 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 	}
 }
 
-// suppressedByDynamo: rec is a warning of Dynamo's convert_frame, which
-// logs there a compile error it suppressed ("WON'T CONVERT … due to:" and
-// the traceback, under suppress_errors) before running the frame eagerly:
-// the error is a warning, whatever rule explains it.
-func suppressedByDynamo(rec *record.Record) bool {
-	return rec.Level == record.LevelWarning && strings.Contains(rec.Emitter, "convert_frame")
-}
-
 // ruleAt is a rule that matched a text, and where (see locate).
 type ruleAt struct {
 	rule *rules.Rule
@@ -538,7 +530,17 @@ func (m *matcher) match(rec *record.Record, mask uint64, e *memoEntry) {
 	}
 	m.fields["role"] = rec.Rank.Role
 	delete(m.fields, rules.Recovered)
-	if suppressedByDynamo(rec) {
+	// A text logged as a warning did not end the boot by itself: Dynamo's
+	// compile error it suppressed (convert_frame's warning, traceback and
+	// all), a sentence that the program went on without something
+	// ("Failed to import from vllm._C with ImportError(…)"). An error
+	// rule's finding for it is a warning; when an error follows, the
+	// floor's finding for that error carries the rule (nearRules) at the
+	// error's severity. Another warning that prints a traceback or starts
+	// with an exception line keeps the rule's severity: torch logs some
+	// compile failures at W before raising them.
+	if rec.Level == record.LevelWarning && (strings.Contains(rec.Emitter, "convert_frame") ||
+		!strings.Contains(rec.Text, "\n") && !pytrace.LeadsException([]byte(rec.Text))) {
 		m.fields[rules.Recovered] = "true"
 	}
 	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
@@ -556,6 +558,8 @@ func (m *matcher) match(rec *record.Record, mask uint64, e *memoEntry) {
 			}
 		}
 	}
+	// (m.fields outlives the record: the floor's subjects start from it.)
+	delete(m.fields, rules.Recovered)
 }
 
 // locate finds where a rule's text matched, skipping matches on the source

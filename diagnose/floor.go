@@ -410,6 +410,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 		}
 		cov := newCoverage(occs[first:])
 		var works map[string][]int // see sameWork
+		firstObserved(lg)
 		for i := range lg.fatals {
 			fl := &lg.fatals[i]
 			if cov.covers(fl) {

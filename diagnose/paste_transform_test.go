@@ -390,6 +390,17 @@ late-indent vllm-issue-40587 rule: the lines before the first line that starts a
 late-indent vllm-issue-40587 root: the lines before the first line that starts as a paste are read unrepaired
 mixed-prefixes vllm-issue-40587 ok: frames of one traceback under two process prefixes
 two-processes vllm-issue-40587 ok: frames of one traceback under two process prefixes
+late-indent mlcommons-training-pr-826 root: the lines before the first line that starts as a paste are read unrepaired
+two-processes gpustack-issue-4372 root: the exception line and its message under two process prefixes
+two-processes gpustack-issue-4372 rule: the exception line and its message under two process prefixes
+two-processes mlcommons-training-pr-826 root: the transform puts a process prefix before the log file's step name, which is always outermost: the step name is read as the line's body
+two-processes pytorch-issue-175666 ok: the transform puts a process prefix before the CI system's timestamp, which is always outermost: the stamp is read as the line's body
+two-processes sglang-pr-31246 root: the exception line and its message under two process prefixes
+two-processes sglang-pr-31246 rule: the exception line and its message under two process prefixes
+mixed-prefixes mlcommons-training-pr-826 root: the transform puts a process prefix before the log file's step name, which is always outermost: the step name is read as the line's body
+mixed-prefixes pytorch-issue-175666 ok: the transform puts a process prefix before the CI system's timestamp, which is always outermost: the stamp is read as the line's body
+mixed-prefixes sglang-pr-31246 rule: the exception's message lines under two prefixes are not one record, and the rule's wording spans them
+cut-first ai-dynamo-issue-5099 ok: the excerpt is one exception and its message; cut at half its first line, no exception type is left to read
 `
 
 func knownPasteGaps() map[string]string {

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:0f5185b1"
+const builtinDigest = "crc32c:be3f8dd7"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1603,7 +1603,7 @@ var builtinRules = []Rule{
 		Phase:      "runtime",
 		Confidence: "E/P",
 		Match: Match{
-			Text: []string{"(?P<op>\\w+Operation) setup failed!", "setup failed![^\\n]*Exception raised from OperationSetup at \\S*op_plugin_atb"},
+			Text: []string{"(?P<op>\\w+Operation) setup failed!", "Exception raised from OperationSetup at \\S*op_plugin_atb"},
 		},
 		Cause:      "On Ascend NPUs, torch_npu's op-plugin runs fused kernels of the ATB\nlibrary (RopeOperation, SelfAttentionOperation, …), and vllm-ascend\nreplaces vLLM's layers with them through its out-of-tree overrides\n(forward_oot of the rotary embedding, attention, norms). Before\nlaunching, the {op|ATB operator} checked the shapes, dtypes and\nparameters it was given and refused them: this model's layer has a\nvariant the kernel does not support on this NPU or CANN release (a\npartial rotary embedding whose rotary_dim is smaller than the head size,\na long sequence, a head size or dtype the 310P kernels lack), or the\nvllm-ascend, torch_npu and CANN versions do not go together.\n",
 		Remedy:     []string{"Upgrade vllm-ascend (with the torch_npu and CANN it names) to a release that supports this model's {op|operator}; the ATB log (~/atb/log, or ASCEND_LAUNCH_BLOCKING=1 for the exact call) says which parameter was rejected", "Until then run that layer with vLLM's native implementation instead of the vllm-ascend override (its forward_oot, e.g. the rotary embedding's), or pick an attention backend / graph mode the NPU supports for this model"},
@@ -2255,6 +2255,24 @@ var builtinRules = []Rule{
 		Source: "rules/platform.yaml:919",
 	},
 	{
+		ID:         "cuda-driver-compat-mismatch",
+		Title:      "The CUDA driver library loaded is not the one of the host's kernel driver (CUDA forward compatibility, or a driver upgraded under a running system)",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"system has unsupported display driver / cuda driver combination", "forward compatibility was attempted on non supported HW", "Driver/library version mismatch"},
+		},
+		Cause:      "CUDA's user-space driver (libcuda.so) must match the kernel driver\nthe host runs. Error 803 says it does not: most often a container\nimage ships CUDA's forward-compatibility libcuda (the cuda-compat\npackage, /usr/local/cuda/compat) and its ld.so.conf or LD_LIBRARY_PATH\nputs it before the host's libcuda that the NVIDIA container runtime\nmounts, for a host driver it was not made for; or the driver packages\nwere upgraded on the host and the old kernel module is still loaded.\nError 804 says forward compatibility was tried on a GPU that does not\nsupport it (it is for data-center GPUs only). The same mismatch makes\nNVML report \"Driver/library version mismatch\".\n",
+		Remedy:     []string{"In a container, make the host driver's libraries win: put the directory the runtime mounts them in first (LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/local/nvidia/lib, or the host's /usr/lib/x86_64-linux-gnu), or drop the image's cuda-compat directory from ld.so.conf and LD_LIBRARY_PATH; check with ldconfig -p | grep libcuda and nvidia-smi", "Start the container the way the image expects (docker run --gpus all rather than only the NVIDIA runtime's device variables), or use an image built for a CUDA the host driver supports", "On the host, after a driver upgrade, reboot (or reload the nvidia kernel modules) so the kernel driver and libcuda are the same version"},
+		References: []string{"https://github.com/gpustack/gpustack/issues/4678", "https://docs.nvidia.com/deploy/cuda-compatibility/"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "a libcuda that does not match the host's kernel driver",
+		},
+		Source: "rules/platform.yaml:953",
+	},
+	{
 		ID:         "torch-without-cuda",
 		Title:      "The installed torch is a CPU-only build",
 		Severity:   "error",
@@ -2270,7 +2288,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:953",
+		Source: "rules/platform.yaml:992",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2288,7 +2306,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:980",
+		Source: "rules/platform.yaml:1019",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2306,7 +2324,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1010",
+		Source: "rules/platform.yaml:1049",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -2651,6 +2669,37 @@ var builtinRules = []Rule{
 		Source:     "rules/startup.yaml:111",
 	},
 	{
+		ID:         "engine-arg-rejected-by-backend",
+		Title:      "An engine argument belongs to another backend of the engine",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"arguments? (?:are|is) specific to (?P<other>[\\w.-]+) backend(?:\\s+and cannot be used with (?P<this>[\\w.-]+) backend(?:: (?P<args>\\[[^\\]\\n]*\\]))?)?"},
+		},
+		Cause:      "The engine has several backends (TensorRT-LLM: the TensorRT engine\nbuilder and the PyTorch backend) and checks the arguments it was given\nagainst the backend that was chosen: {args|an argument} only means\nsomething to the {other} backend, and the {this|chosen} backend\nrefuses to start with it. A launcher or wrapper (Dynamo's trtllm worker, a\nconfig file written for the other backend) passed it along.\n",
+		Remedy:     []string{"Drop {args|the argument} from the engine arguments (or the wrapper's config) when the backend is {this|another one}; a wrapper that always passes it needs its fix or a newer release", "Use the {other} backend if {args|the argument} is really needed"},
+		References: []string{"https://github.com/ai-dynamo/dynamo/issues/5099"},
+		Source:     "rules/startup.yaml:138",
+	},
+	{
+		ID:         "engine-component-attribute-missing",
+		Title:      "The engine's own code read an attribute its component does not have (an engine regression)",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/I",
+		Match: Match{
+			Text:   []string{"AttributeError: '(?P<cls>(?:[A-Z]\\w*)?(?:Scheduler|Runner|Worker|Engine|Manager|Executor|Processor))' object has no attribute '(?P<attr>\\w+)'"},
+			Fact:   "exception",
+			Fields: map[string]string{"package": "^(?:vllm|sglang|tensorrt-llm|atom|lmdeploy|vllm-ascend)$"},
+		},
+		Cause:      "The AttributeError was raised inside {package|the engine}'s own code,\non one of its own components ({cls|a component}): the engine's code\nreads {attr|an attribute} that the object does not have at that\npoint. Nothing in the configuration sets engine attributes: most\noften a change in the engine (a constructor reordered so a method runs\nbefore the attribute is set, an attribute renamed in one file and not\nanother) or two parts of the engine from different versions (a plugin\nor patched file beside a newer install).\n",
+		Remedy:     []string{"Update {package|the engine} to a release (or main) that fixes it, or go back to the last release that started; search its issues for \"{cls|object} object has no attribute {attr|…}\"", "If files of the engine were patched or a plugin overrides its classes, make sure they come from the same version as the installed engine (pip show, and the paths in the traceback)"},
+		References: []string{"https://github.com/sgl-project/sglang/pull/15470"},
+		Unless:     []string{"vllm-engine-internals-moved"},
+		Source:     "rules/startup.yaml:164",
+	},
+	{
 		ID:         "oom-killer",
 		Title:      "The kernel's OOM killer killed a process (host memory ran out)",
 		Severity:   "error",
@@ -2662,7 +2711,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel's OOM killer killed the process: host memory (or the\ncontainer's memory cgroup) ran out, usually while loading weights or\nwith many worker processes each holding a copy.\n",
 		Remedy:     []string{"Check dmesg / the container's memory limit; give the container more memory or shared memory (--shm-size)", "Load with fewer copies in host memory: fewer workers loading at once, safetensors (mmap), a smaller --max-model-len or swap space"},
 		References: []string{"https://www.kernel.org/doc/gorman/html/understand/understand016.html"},
-		Source:     "rules/startup.yaml:138",
+		Source:     "rules/startup.yaml:201",
 	},
 	{
 		ID:         "process-killed",
@@ -2679,7 +2728,7 @@ var builtinRules = []Rule{
 		References: []string{"https://www.kernel.org/doc/gorman/html/understand/understand016.html", "https://slurm.schedmd.com/sacct.html"},
 		CatchAll:   true,
 		Unless:     []string{"oom-killer"},
-		Source:     "rules/startup.yaml:170",
+		Source:     "rules/startup.yaml:233",
 	},
 	{
 		ID:         "device-runtime-error",
@@ -2695,7 +2744,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1 on ROCm, ASCEND_LAUNCH_BLOCKING=1 on Ascend NPUs) to make the error point at the kernel that failed", "Check that the GPU architecture, driver and the torch/kernel build match (nvidia-smi / rocm-smi, torch.version.cuda / hip)"},
 		References: []string{"https://pytorch.org/docs/stable/notes/cuda.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:202",
+		Source:     "rules/startup.yaml:265",
 	},
 	{
 		ID:         "collective-error",
@@ -2711,7 +2760,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the first rank that failed or stalled (its own error comes before the others' timeouts)", "A peer that closed or reset the connection exited: if it exited cleanly, it left while this rank still waited on it; end every rank with dist.barrier() (and wait() on the work isend/irecv return) before it exits", "Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) to see the transport and the failing peer", "Check NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME and that every node reaches the master address and port"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:226",
+		Source:     "rules/startup.yaml:289",
 	},
 	{
 		ID:         "gloo-connect-refused",
@@ -2729,7 +2778,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"gloo_peer_gone/stderr.txt"},
 		},
-		Source: "rules/startup.yaml:252",
+		Source: "rules/startup.yaml:315",
 	},
 	{
 		ID:         "child-process-failed",
@@ -2745,7 +2794,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the log of the child process (its rank or worker) and diagnose it; an exit code of -9 / 137 is a SIGKILL, often the OOM killer"},
 		References: []string{"https://pytorch.org/docs/stable/elastic/errors.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:286",
+		Source:     "rules/startup.yaml:349",
 	},
 	{
 		ID:         "build-command-failed",
@@ -2761,7 +2810,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Read the compiler output before this line; missing headers or a missing compiler mean the image lacks build tools (gcc, python3-dev / the Python headers)", "Run the command it names by hand to see the full error"},
 		References: []string{"https://docs.python.org/3/library/subprocess.html#subprocess.CalledProcessError"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:309",
+		Source:     "rules/startup.yaml:372",
 	},
 	{
 		ID:         "engine-core-died-unseen",
@@ -2777,7 +2826,7 @@ var builtinRules = []Rule{
 		Cause:      "The API server reports that the engine core process failed to start,\nbut the core's own traceback is not in the inputs: it went to another\nstream or file, or the process was killed (the kernel's OOM killer, a\nsignal) before it could print one. A memory budget that leaves no\nheadroom (--gpu-memory-utilization close to 1) is a common cause.\n",
 		Remedy:     []string{"Find the engine core's output (EngineCore_DP0 lines, stderr, the container log) and diagnose it; dmesg shows an OOM kill", "If --gpu-memory-utilization is set close to 1.0, lower it (the default 0.9 leaves headroom for the CUDA context and other processes)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/17939"},
-		Source:     "rules/startup.yaml:333",
+		Source:     "rules/startup.yaml:396",
 	},
 	{
 		ID:         "trace-compile-failed",
@@ -3020,6 +3069,7 @@ var builtinRequired = []requiredLits{
 	{"AssertionError", []string{"AssertionError"}},
 	{"AssertionError: type\\(self\\)=<class 'torch\\._inductor\\.scheduler\\.Scheduler'>", []string{"AssertionError: type(self)=<class 'torch._inductor.scheduler.Scheduler'>"}},
 	{"Assigning / modifying buffers of nn\\.Module during forward pass is not allowed", []string{"Assigning / modifying buffers of nn.Module during forward pass is not allowed"}},
+	{"AttributeError: '(?P<cls>(?:[A-Z]\\w*)?(?:Scheduler|Runner|Worker|Engine|Manager|Executor|Processor))' object has no attribute '(?P<attr>\\w+)'", []string{"' object has no attribute '"}},
 	{"Available KV cache memory: -\\d", []string{"Available KV cache memory: -"}},
 	{"BasevLLMParameter", []string{"BasevLLMParameter"}},
 	{"Bfloat16 is only supported on GPUs with compute capability of at least (?P<cc>[\\d.]+)", []string{"Bfloat16 is only supported on GPUs with compute capability of at least "}},
@@ -3058,11 +3108,13 @@ var builtinRequired = []requiredLits{
 	{"DLL load failed while importing __triton_launcher", []string{"DLL load failed while importing __triton_launcher"}},
 	{"Detected recompile when torch\\.compile stance is .fail_on_recompile.", []string{"Detected recompile when torch.compile stance is "}},
 	{"Developer debug context: raised exception (?P<raised>\\w+\\([^\\n]*\\))", []string{"Developer debug context: raised exception "}},
+	{"Driver/library version mismatch", []string{"Driver/library version mismatch"}},
 	{"Duplicate GPU detected : rank (?P<a>\\d+) and rank (?P<b>\\d+) both on CUDA device", []string{"Duplicate GPU detected : rank "}},
 	{"Dynamo does not know how to trace the builtin", []string{"Dynamo does not know how to trace the builtin"}},
 	{"Dynamo failed to run FX node with fake tensors", []string{"Dynamo failed to run FX node with fake tensors"}},
 	{"Engine core initialization failed\\. See root cause above", []string{"Engine core initialization failed. See root cause above"}},
 	{"Error while creating shared memory segment", []string{"Error while creating shared memory segment"}},
+	{"Exception raised from OperationSetup at \\S*op_plugin_atb", []string{"Exception raised from OperationSetup at "}},
 	{"Executor creation failed due to insufficient GPU memory", []string{"Executor creation failed due to insufficient GPU memory"}},
 	{"Expected tensors only, but got: <class '(?P<got>[\\w.]+)'>", []string{"Expected tensors only, but got: <class '"}},
 	{"FailOnRecompileLimitHit", []string{"FailOnRecompileLimitHit"}},
@@ -3168,6 +3220,7 @@ var builtinRequired = []requiredLits{
 	{"_local_scalar_dense", []string{"_local_scalar_dense"}},
 	{"`?num_(?:attention_|key_value_)?heads`? must be divisible by `?num_shards`?", []string{" must be divisible by "}},
 	{"aot_compile is not supported by the current configuration", []string{"aot_compile is not supported by the current configuration"}},
+	{"arguments? (?:are|is) specific to (?P<other>[\\w.-]+) backend(?:\\s+and cannot be used with (?P<this>[\\w.-]+) backend(?:: (?P<args>\\[[^\\]\\n]*\\]))?)?", []string{" specific to "}},
 	{"cannot import name '(?P<name>\\w+)' from '(?P<package>[\\w.]+)'", []string{"cannot import name '"}},
 	{"cannot import name 'triton_key' from 'triton\\.compiler\\.compiler'", []string{"cannot import name 'triton_key' from 'triton.compiler.compiler'"}},
 	{"collect2: fatal error: cannot find 'ld'", []string{"collect2: fatal error: cannot find 'ld'"}},
@@ -3185,6 +3238,7 @@ var builtinRequired = []requiredLits{
 	{"failed to get the hash of the compiled graph", []string{"failed to get the hash of the compiled graph"}},
 	{"fatal error: Python\\.h: No such file or directory", []string{"fatal error: Python.h: No such file or directory"}},
 	{"fatal error: stddef\\.h: No such file or directory", []string{"fatal error: stddef.h: No such file or directory"}},
+	{"forward compatibility was attempted on non supported HW", []string{"forward compatibility was attempted on non supported HW"}},
 	{"gloo.*connect \\[[^\\]]+\\]:\\d+: Connection refused", []string{": Connection refused"}},
 	{"gloo/transport/tcp/pair\\.cc:\\d+\\] timed out connecting: SO_ERROR: Connection refused", []string{"] timed out connecting: SO_ERROR: Connection refused"}},
 	{"graph break in an active context manager|Graph break under GenericContextWrappingVariable", []string{"graph break in an active context manager", "Graph break under GenericContextWrappingVariable"}},
@@ -3213,8 +3267,8 @@ var builtinRequired = []requiredLits{
 	{"requires you to execute the (?:configuration|tokenizer|modeling)? ?files? in that repo on your local machine", []string{" in that repo on your local machine"}},
 	{"safetensors_rust\\.SafetensorError", []string{"safetensors_rust.SafetensorError"}},
 	{"server socket has failed to (?:listen on any local network address|bind to \\S+:(?P<port>\\d+))", []string{"server socket has failed to "}},
-	{"setup failed![^\\n]*Exception raised from OperationSetup at \\S*op_plugin_atb", []string{"Exception raised from OperationSetup at "}},
 	{"size mismatch at index \\d+", []string{"size mismatch at index "}},
+	{"system has unsupported display driver / cuda driver combination", []string{"system has unsupported display driver / cuda driver combination"}},
 	{"the provided PTX was compiled with an unsupported toolchain|cudaErrorUnsupportedPtxVersion", []string{"the provided PTX was compiled with an unsupported toolchain", "cudaErrorUnsupportedPtxVersion"}},
 	{"torch\\._dynamo hit config\\.(?:recompile_limit|accumulated_recompile_limit|cache_size_limit|accumulated_cache_size_limit)", []string{"torch._dynamo hit config."}},
 	{"torch\\._dynamo\\.exc\\.Unsupported: (?P<what>[^\\n]+)", []string{"torch._dynamo.exc.Unsupported: "}},

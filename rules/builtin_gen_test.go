@@ -171,7 +171,7 @@ func TestGeneratedPatternsConcurrent(t *testing.T) {
 				got[w][i] = strings.Join(ids(s.Match(e.sub, e.v)), ",")
 				for _, r := range s.Match(e.sub, e.v) {
 					r.Locate(e.sub.Text)
-					r.remedyFor(&e.sub)
+					r.causeAndRemedyFor(&e.sub)
 				}
 			}
 		}()

@@ -67,7 +67,8 @@ func (c *Collector) Add(r *Rule, sub Subject) {
 		if col.f.References == nil {
 			col.f.References = []string{}
 		}
-		col.f.Remedy = r.remedyFor(&sub)
+		cause, remedy := r.causeAndRemedyFor(&sub)
+		col.f.Cause, col.f.Remedy = strings.TrimSpace(cause), remedy
 		enrich(&col.f, sub, col.rule)
 		c.byRule[key] = col
 	}
@@ -112,14 +113,16 @@ func (c *Collector) Enrich(id string, sub Subject) {
 }
 
 // WeakPhase starts the PhaseWhy of a phase read from an error's words
-// only: it refines the phase of a catch-all rule, not a rule's own.
+// only: it refines the phase of a catch-all rule, or a rule's generic one
+// (runtime: the rule's error may come up in any phase), not a rule's own.
 const WeakPhase = "the error's words"
 
 func enrich(f *record.Finding, sub Subject, r *Rule) {
 	if f.Root == "" && sub.Root != "" {
 		f.Root, f.RaisedIn = sub.Root, sub.RaisedIn
 	}
-	weak := strings.HasPrefix(sub.PhaseWhy, WeakPhase) && !r.CatchAll
+	parts, known := refines[f.Phase]
+	weak := strings.HasPrefix(sub.PhaseWhy, WeakPhase) && !r.CatchAll && !(known && parts == nil)
 	if sub.Phase != "" && sub.Phase != "unknown" && f.PhaseWhy == "" && !weak {
 		if p := RefinePhase(f.Phase, sub.Phase); p != f.Phase || f.Phase == sub.Phase {
 			f.Phase, f.PhaseWhy = p, sub.PhaseWhy

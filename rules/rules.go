@@ -178,7 +178,7 @@ type Rule struct {
 
 	index     int
 	literals  []string // any-of prefilter literals (for tests and docs)
-	templated bool     // a remedy has a {placeholder}
+	templated bool     // the cause or a remedy has a {placeholder}
 	// severities: an any-block names a severity of its own (SeverityFor).
 	severities bool
 }
@@ -497,6 +497,7 @@ func (r *Rule) compile() error {
 			return err
 		}
 	}
+	r.templated = placeholder.MatchString(r.Cause)
 	for _, rem := range r.Remedy {
 		r.templated = r.templated || placeholder.MatchString(rem)
 	}
@@ -903,12 +904,13 @@ func (s *Set) Match(sub Subject, v Versions) []*Rule {
 // "{name|default}" in a remedy.
 var placeholder = regexp.MustCompile(`\{([a-z_]+(?:,[a-z_]+)*)(?:\|([^{}]*))?\}`)
 
-// remedyFor is the rule's remedy with its placeholders filled: from the
-// named groups of the text regex that matched sub ("(?P<lib>…)"), else
-// from sub's fields ("package", "engine", …), else the default after '|'.
-func (r *Rule) remedyFor(sub *Subject) []string {
+// causeAndRemedyFor are the rule's cause and remedy with their
+// placeholders filled: from the named groups of the text regex that
+// matched sub ("(?P<lib>…)"), else from sub's fields ("package", "engine",
+// …), else the default after '|'.
+func (r *Rule) causeAndRemedyFor(sub *Subject) (string, []string) {
 	if !r.templated {
-		return r.Remedy
+		return r.Cause, r.Remedy
 	}
 	vals := map[string]string{}
 	grab := func(ps []*pattern) {
@@ -929,9 +931,8 @@ func (r *Rule) remedyFor(sub *Subject) []string {
 	for i := range r.Match.Any {
 		grab(r.Match.Any[i].text)
 	}
-	out := make([]string, len(r.Remedy))
-	for i, rem := range r.Remedy {
-		out[i] = placeholder.ReplaceAllStringFunc(rem, func(ph string) string {
+	fill := func(s string) string {
+		return placeholder.ReplaceAllStringFunc(s, func(ph string) string {
 			m := placeholder.FindStringSubmatch(ph)
 			for _, name := range strings.Split(m[1], ",") {
 				if v := vals[name]; v != "" {
@@ -944,7 +945,11 @@ func (r *Rule) remedyFor(sub *Subject) []string {
 			return m[2]
 		})
 	}
-	return out
+	out := make([]string, len(r.Remedy))
+	for i, rem := range r.Remedy {
+		out[i] = fill(rem)
+	}
+	return fill(r.Cause), out
 }
 
 // yield drops the rules that give way to another one matched (Unless).

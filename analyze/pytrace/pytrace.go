@@ -210,6 +210,17 @@ func exceptionLine(s string) (typ, msg string, ok bool) {
 	if i == 0 || s[i-1] == '.' {
 		return "", "", false
 	}
+	// Ray's "ray.exceptions.RayTaskError(ValueError): …" names the
+	// remote exception's class in parentheses.
+	if i < len(s) && s[i] == '(' && looksLikeExceptionType(s[:i]) {
+		j := i + 1
+		for j < len(s) && (s[j] == '_' || s[j] == '.' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		if j > i+1 && j < len(s) && s[j] == ')' {
+			i = j + 1
+		}
+	}
 	typ = s[:i]
 	switch {
 	case i == len(s):
@@ -227,9 +238,19 @@ func exceptionLine(s string) (typ, msg string, ok bool) {
 	return "", "", false
 }
 
+// remoteless is typ without the remote class Ray names after it:
+// "ray.exceptions.RayTaskError(ValueError)" → "ray.exceptions.RayTaskError".
+func remoteless(typ string) string {
+	if k := strings.IndexByte(typ, '('); k > 0 && typ[len(typ)-1] == ')' {
+		return typ[:k]
+	}
+	return typ
+}
+
 // looksLikeExceptionType: Python exception classes end in Error, Exception,
 // Warning, Interrupt, Exit, Failed… or are dotted (torch._dynamo.exc.Unsupported).
 func looksLikeExceptionType(t string) bool {
+	t = remoteless(t)
 	short := t[strings.LastIndexByte(t, '.')+1:]
 	if short == "" || !(short[0] >= 'A' && short[0] <= 'Z') {
 		return false
@@ -474,13 +495,20 @@ func leadsException(body string) bool {
 	for k < len(b) && k < 120 && (b[k] == '_' || b[k] == '.' || b[k] >= 'a' && b[k] <= 'z' || b[k] >= 'A' && b[k] <= 'Z' || k > 0 && b[k] >= '0' && b[k] <= '9') {
 		k++
 	}
-	if k == 0 || k >= len(b) || b[k] != ':' || !(b[0] >= 'A' && b[0] <= 'Z' || b[0] >= 'a' && b[0] <= 'z' || b[0] == '_') {
+	t := b[:k]
+	// Ray's "ray.exceptions.RayTaskError(ValueError): …" (exceptionLine).
+	if k < len(b) && b[k] == '(' {
+		if e := strings.IndexByte(b[k:min(len(b), k+80)], ')'); e > 0 && k+e+1 < len(b) {
+			k += e + 1
+		}
+	}
+	if len(t) == 0 || k >= len(b) || b[k] != ':' || !(b[0] >= 'A' && b[0] <= 'Z' || b[0] >= 'a' && b[0] <= 'z' || b[0] == '_') {
 		return false
 	}
 	// (Also a type whose start an excerpt cut off, "untimeError:": the
 	// reader decides.)
-	l := strings.ToLower(b[:k])
-	return fatalType(b[:k]) || strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception")
+	l := strings.ToLower(t)
+	return fatalType(t) || strings.HasSuffix(l, "error") || strings.HasSuffix(l, "exception")
 }
 
 // pydanticErrors are how pydantic prints an exception a validator raised,
@@ -764,6 +792,7 @@ func mayStartFrameless(rec *record.Record) bool {
 // fatalType: an exception type that is an error (not a warning or an
 // iteration signal) as an exception line without frames shows it.
 func fatalType(typ string) bool {
+	typ = remoteless(typ)
 	short := typ[strings.LastIndexByte(typ, '.')+1:]
 	if short == "" || short[0] < 'A' || short[0] > 'Z' {
 		return false

@@ -315,6 +315,8 @@ func TestExceptionLine(t *testing.T) {
 		"main":                           "",
 		"x.py:1: warning":                "",
 		"RuntimeError: CUDA error: x":    "RuntimeError",
+		"ray.exceptions.RayTaskError(ValueError): ray::W.execute_method()": "ray.exceptions.RayTaskError(ValueError)",
+		"Foo(bar) baz: x": "",
 	} {
 		typ, _, ok := exceptionLine(in)
 		if typ != want || ok != (want != "") {

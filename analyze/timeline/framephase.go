@@ -129,6 +129,11 @@ var textTable = []struct{ re, phase, why string }{
 	{`(?i)loading (model|weights|checkpoint)|safetensors|load_weights|from_pretrained`, PhaseLoad, "it names loading the model"},
 }
 
+// textNoise are words a message prints whatever the phase, which
+// PhaseOfText does not read: every CUDA OOM message of torch counts the
+// memory "allocated in private pools (e.g., CUDA Graphs)".
+var textNoise = []string{"private pools (e.g., CUDA Graphs)"}
+
 var textRes = func() []*regexp.Regexp {
 	out := make([]*regexp.Regexp, len(textTable))
 	for i, r := range textTable {
@@ -140,6 +145,9 @@ var textRes = func() []*regexp.Regexp {
 // PhaseOfText returns the phase the words of an error name, and why; ""
 // when none.
 func PhaseOfText(text string) (phase, why string) {
+	for _, n := range textNoise {
+		text = strings.ReplaceAll(text, n, "")
+	}
 	for i, re := range textRes {
 		if re.MatchString(text) {
 			return textTable[i].phase, textTable[i].why

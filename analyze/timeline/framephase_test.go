@@ -84,6 +84,9 @@ func TestPhaseOfText(t *testing.T) {
 		// LLVM elsewhere (a system LLVM under another compiler) says nothing.
 		{"clang: /usr/include/llvm/Support/Casting.h:566: Assertion `isa<To>(Val)' failed.", ""},
 		{"RuntimeError: the frobnicator stalled", ""},
+		// torch's OOM message counts CUDA-graph pools in every phase.
+		{"CUDA out of memory. Of the allocated memory 71.57 GiB is allocated by PyTorch, with 39.77 MiB allocated in private pools (e.g., CUDA Graphs), and 611.60 MiB is reserved", ""},
+		{"Exception: Capture cuda graph failed: RuntimeError when making fake tensor call", PhaseCUDAGraph},
 	}
 	for _, c := range cases {
 		if got, why := PhaseOfText(c.text); got != c.want {

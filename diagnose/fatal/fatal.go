@@ -172,6 +172,13 @@ var patterns = []pattern{
 	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, regexp.MustCompile(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},
 	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
 	{ChildExit, []string{"scheduler is dead", "detokenizer is dead", "Received sigquit"}, regexp.MustCompile(`(scheduler|detokenizer) is dead|Received sigquit from a child process`)},
+	// A supervisor telling that a worker it depends on went away: Ray's
+	// raylet ("(raylet) A worker died or was killed while executing a task
+	// by an unexpected system error"), an engine-core manager told to shut
+	// down while it was still starting ("Received unexpected SHUTDOWN signal
+	// from DP rank 0 during initialization", ATOM).
+	{ChildExit, []string{"worker died or was killed", "unexpected SHUTDOWN signal"},
+		regexp.MustCompile(`[Ww]orker died or was killed while executing|[Rr]eceived unexpected SHUTDOWN signal`)},
 	{ChildExit, []string{"received by PID", "terminated with signal"}, regexp.MustCompile(`Signal \d+ \(SIG[A-Z]+\) received by PID \d+|terminated with signal`)},
 }
 

@@ -30,6 +30,8 @@ func TestClassify(t *testing.T) {
 		"  exitcode  : -9 (pid: 4242)":                                                                                     ChildExit,
 		"Worker proc VllmWorker-0 died unexpectedly, shutting down executor.":                                              ChildExit,
 		"Rank 0 scheduler is dead. Please check if there are relevant logs.":                                               ChildExit,
+		"(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot":       ChildExit,
+		"Engine Core Mgr: Received unexpected SHUTDOWN signal from DP rank 0 during initialization":                        ChildExit,
 		"subprocess.CalledProcessError: Command '['/usr/bin/gcc', 'main.c']' returned non-zero exit status 1.":             BuildFailed,
 		"libc++abi: terminating due to uncaught exception of type c10::Error: Only a single TORCH_LIBRARY":                 NativeCrash,
 		"Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Killed":                                           Killed,

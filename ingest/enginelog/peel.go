@@ -133,7 +133,32 @@ func (c civil) time() time.Time {
 // after '.' (or ',' too when comma is set, as Python's logging prints
 // it); end is 0 when b does not start with one.
 func dateTime(b []byte, comma bool) (c civil, end int) {
-	if len(b) < 19 || b[4] != '-' || b[7] != '-' || b[10] != ' ' {
+	return dateTimeSep(b, ' ', comma)
+}
+
+// isoStamp parses ISO 8601's "YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]" at the
+// start of b (what CI systems put before each line: Buildkite in
+// brackets, GitHub Actions bare with seven fraction digits); fd is the
+// number of fraction digits, end 0 when b does not start with one.
+func isoStamp(b []byte) (c civil, fd, end int) {
+	c, end = dateTimeSep(b, 'T', false)
+	if end == 0 {
+		return c, 0, 0
+	}
+	if end > 19 {
+		fd = end - 20
+	}
+	switch {
+	case end < len(b) && b[end] == 'Z':
+		end++
+	case end+6 <= len(b) && (b[end] == '+' || b[end] == '-') && b[end+3] == ':' && digits(b, end+1, 2) >= 0 && digits(b, end+4, 2) >= 0:
+		end += 6
+	}
+	return c, fd, end
+}
+
+func dateTimeSep(b []byte, sep byte, comma bool) (c civil, end int) {
+	if len(b) < 19 || b[4] != '-' || b[7] != '-' || b[10] != sep {
 		return c, 0
 	}
 	c.y, c.mo, c.d = digits(b, 0, 4), digits(b, 5, 2), digits(b, 8, 2)
@@ -495,6 +520,9 @@ func (p *peeler) peel(l *peeled) {
 	for k := 0; k < 2; k++ {
 		j := p.collector(l, b, i)
 		if j == i {
+			j = p.tokenBeforeProc(l, b, i)
+		}
+		if j == i {
 			break
 		}
 		i = j
@@ -729,6 +757,14 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 				return i + k + 1
 			}
 		}
+		// "[2026-02-24T20:21:58Z] ": a CI system's stamp (Buildkite).
+		if len(r) > 21 && isDigit(r[1]) {
+			if c, _, e := isoStamp(r[1:]); e > 0 && e+2 < len(r) && r[e+1] == ']' && r[e+2] == ' ' {
+				l.tm = c.time()
+				l.addLabel(i, i+e+2)
+				return i + e + 3
+			}
+		}
 		// "[80746] [rank0]:…": a bracketed number that a collector put
 		// before each line (a viewer's line number, a sequence), seen
 		// only in front of a process prefix: taken alone, "[3] x" is as
@@ -746,6 +782,15 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 			l.tm = dt.time()
 			l.addLabel(i, i+j)
 			return i + j + 3
+		}
+		// "2024-05-01T10:00:00.1234567Z ": GitHub Actions' stamp (seven
+		// fraction digits), or any ISO stamp before a process prefix. A
+		// bare stamp before other text is left to the header (TGI's
+		// "…Z ERROR text_generation_launcher: …").
+		if c, fd, j := isoStamp(r); j > 0 && j+1 < len(r) && r[j] == ' ' && (fd == 7 || p.procPrefixAt(b, i+j+1)) {
+			l.tm = c.time()
+			l.addLabel(i, i+j)
+			return i + j + 1
 		}
 		return i
 	case r[0] >= 'A' && r[0] <= 'Z' && len(r) > 16 && r[3] == ' ':
@@ -790,6 +835,41 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 		}
 		return i
 	}
+}
+
+// tokenBeforeProc takes a word with a digit in it before a process prefix
+// as a collector's prefix: srun --label's "0: [rank0]:…", pdsh's
+// "node01: [default3]:…", a log file's step name "0000-steps/0
+// [default6]:[rank6]:…". A word that ends in ':' is taken only when it is
+// a task number or a lower-case host name, not an exception's type
+// ("RuntimeError: [Rank 0] …"). It returns i when there is none.
+func (p *peeler) tokenBeforeProc(l *peeled, b []byte, i int) int {
+	j, digit, upper := i, false, false
+	for j < len(b) && j-i < 80 {
+		c := b[j]
+		switch {
+		case isDigit(c):
+			digit = true
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z' || c == '_' || c == '-' || c == '.' || c == '/' || c == ':':
+		default:
+			goto end
+		}
+		j++
+	}
+end:
+	if !digit || j == i || j+1 >= len(b) || b[j] != ' ' || b[j+1] != '[' && b[j+1] != '(' {
+		return i
+	}
+	if b[j-1] == ':' && upper {
+		return i
+	}
+	if !p.procPrefixAt(b, j+1) {
+		return i
+	}
+	l.addLabel(i, j)
+	return j + 1
 }
 
 // composePrefix reads docker compose's "name<pad>| " (at least one pad

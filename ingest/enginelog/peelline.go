@@ -89,13 +89,16 @@ func (lp *LinePeeler) Peel(line string) Peeled {
 }
 
 // collectorStream keeps the part of a collector prefix that names the
-// producer: not a log shipper's timestamp, and a journald prefix
+// producer: not a log shipper's or CI system's timestamp nor a viewer's
+// line number, and a journald prefix
 // without its time ("Aug 19 18:30:22 host unit[pid]:" → "host unit[pid]:").
 func collectorStream(label []byte) []byte {
 	switch {
 	case len(label) == 0:
 		return nil
-	case isDigit(label[0]):
+	case isDigit(label[0]) && len(label) >= 10 && label[4] == '-' && label[7] == '-',
+		label[0] == '[' && len(label) > 1 && isDigit(label[1]):
+		// A stamp, bare or bracketed, or a viewer's line number.
 		return nil
 	case len(label) > 16 && label[3] == ' ' && label[15] == ' ' && label[0] >= 'A' && label[0] <= 'Z' && label[len(label)-1] == ':':
 		return label[16:]

@@ -23,6 +23,15 @@ func TestLinePeeler(t *testing.T) {
 		{"2026-04-19 12:10:56.886 | (Worker pid=9) x", "x", "|(Worker pid=9) ", "", "", true},
 		{"Aug 19 18:30:22 host unit[42]: Thread 0x1 (most recent call first):", "Thread 0x1 (most recent call first):", "host unit[42]:|", "", "", true},
 		{"\x1b[32mINFO\x1b[0m 12-17 13:32:44 [a.py:1] coloured", "coloured", "", "vllm", "", false},
+		{"[2026-02-24T20:21:58Z] (EngineCore_DP0 pid=6940) ValueError: x", "ValueError: x", "|(EngineCore_DP0 pid=6940) ", "", "DP0", true},
+		{"2024-05-01T10:00:00.1234567Z Traceback (most recent call last):", "Traceback (most recent call last):", "|", "", "", false},
+		{"2024-05-01T10:00:00+02:00 [rank3]:boom", "boom", "|[rank3]:", "", "rank3", true},
+		{"2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: x", "2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: x", "", "", "", false},
+		{"0000-steps/0 [default6]:[rank6]: RuntimeError: x", "RuntimeError: x", "0000-steps/0|[default6]:[rank6]: ", "", "rank6", true},
+		{"3: [rank3]:boom", "boom", "3:|[rank3]:", "", "rank3", true},
+		{"gpu-node-01: (Worker_TP1 pid=7) boom", "boom", "gpu-node-01:|(Worker_TP1 pid=7) ", "", "TP1", true},
+		{"RuntimeError: [Rank 0] Watchdog caught collective operation timeout", "RuntimeError: [Rank 0] Watchdog caught collective operation timeout", "", "", "", false},
+		{"Traceback (most recent call last):", "Traceback (most recent call last):", "", "", "", false},
 		{"    forward (vllm/model.py:10)", "    forward (vllm/model.py:10)", "", "", "", false},
 	}
 	for _, c := range cases {
