@@ -417,8 +417,15 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				continue
 			}
 			rank := rankNamed(fl.rank, fl.hit.Text)
-			occs = append(occs, occurrence{log: lg, fl: fl, line: fl.line, end: max(fl.line, fl.end), rank: rank,
-				wrapper: fl.hit.Kind.Consequence(), sameWork: sameWork(lg.fatals, i, &works)})
+			o := occurrence{log: lg, fl: fl, line: fl.line, end: max(fl.line, fl.end), rank: rank,
+				wrapper: fl.hit.Kind.Consequence(), sameWork: sameWork(lg.fatals, i, &works)}
+			if !o.wrapper {
+				// A traceback cut before its exception line right after
+				// the line (NCCL's "Cuda failure …", then the Python frames
+				// that were capturing) says what was running: its phase.
+				o.frames = framesAfterLine(occs[first:], &o)
+			}
+			occs = append(occs, o)
 		}
 		diagnosticOf(occs[first:], first)
 	}
@@ -1164,6 +1171,23 @@ func cutFramesAfter(occs []occurrence, o *occurrence) (frames record.Stack, peer
 		}
 	}
 	return nil, false
+}
+
+// framesAfterLine is, for a fatal line, the frames of a traceback cut
+// before its exception line that starts right after it, on its rank or
+// printed with no rank at all (a library's own line prefix, then Python's
+// traceback unprefixed); nil when none.
+func framesAfterLine(tbs []occurrence, o *occurrence) record.Stack {
+	for j := range tbs {
+		c := &tbs[j]
+		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.line <= o.line || c.line > o.end+maxCutGap {
+			continue
+		}
+		if c.rank == o.rank || c.rank.Key() == "" {
+			return c.root.Frames
+		}
+	}
+	return nil
 }
 
 // maxCutGap is how many lines after an exception printed without frames

@@ -519,7 +519,7 @@ func (p *peeler) peel(l *peeled) {
 	// container name).
 	for k := 0; k < 2; k++ {
 		j := p.collector(l, b, i)
-		if j == i {
+		if j == i && i < len(b) && (isDigit(b[i]) || b[i] >= 'a' && b[i] <= 'z') {
 			j = p.tokenBeforeProc(l, b, i)
 		}
 		if j == i {
@@ -837,8 +837,8 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 	}
 }
 
-// tokenBeforeProc takes a word with a digit in it before a process prefix
-// as a collector's prefix: srun --label's "0: [rank0]:…", pdsh's
+// tokenBeforeProc takes a word with a digit in it, starting with a digit
+// or a lower-case letter, before a process prefix as a collector's prefix: srun --label's "0: [rank0]:…", pdsh's
 // "node01: [default3]:…", a log file's step name "0000-steps/0
 // [default6]:[rank6]:…". A word that ends in ':' is taken only when it is
 // a task number or a lower-case host name, not an exception's type
