@@ -92,6 +92,10 @@ var frameTable = []framePhase{
 	// EngineCore._initialize_kv_caches and what it calls, the V0 worker's
 	// initialize_cache, ATOM's allocate_kv_cache).
 	{fn: `^(initialize_cache|initialize_from_config|raise_if_cache_size_invalid|_?check_enough_kv_cache_memory|get_kv_cache_configs?|get_kv_cache_spec|get_kv_cache_groups|unify_kv_cache_spec_page_size|estimate_max_model_len|_?allocate_kv_cache|initialize_attn_backend|may_reinitialize_input_batch)$`, phase: PhaseProfile, why: "sizing and allocating the KV cache"},
+	// The engine building its model runner (SGLang's TpModelWorker and
+	// ModelRunner, which load the model): outer frames, read only when no
+	// frame inside says more.
+	{file: `(sglang|vllm|atom|vllm_ascend)/`, fn: `^(_?init_model_runner|init_tp_model_worker|init_model_worker)$`, phase: PhaseLoad, why: "building the model runner, which loads the model"},
 	{fn: `^(load_model|load_weights|_load_weights|get_model|initialize_model|_initialize_model|load_state_dict|safetensors_weights_iterator|download_weights_from_hf|hf_hub_download|snapshot_download|from_pretrained|get_config|load_checkpoint)$`, phase: PhaseLoad, why: "loading the model"},
 	// The model built before its weights load: the engine's model loader,
 	// a model's or layer's constructor, a quantization method creating or
