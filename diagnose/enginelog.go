@@ -545,6 +545,7 @@ func (m *matcher) match(rec *record.Record, mask uint64, e *memoEntry) {
 	}
 	sub := rules.Subject{Text: rec.Text, Fields: m.fields}
 	sub.Phase, sub.PhaseWhy = causedByPhase(rec.Text)
+	printedInRecord(&sub, rec.Text)
 	for _, h := range hits {
 		ev := record.Evidence{Path: rec.Source, Line: rec.Line}
 		ev.Line, ev.Text = lineAt(*rec, h.off)

@@ -771,7 +771,7 @@ func (o *occurrence) content(torchDir string) rules.Subject {
 	case ok:
 		sub.RaisedIn += " (compiling the call at " + timeline.ShortFrame(c) + ")"
 	}
-	printed(&sub, o.tb, o.root, torchDir)
+	printed(&sub, o.root, torchDir)
 	if o.mask != "" {
 		sub.Fields["masked_by"] = o.mask
 		if o.mask == sub.Root {

@@ -71,8 +71,10 @@ const maxPrinted = 3
 
 // printed adds to sub what PyTorch or the engine printed about the error:
 // from the exception's message (and, for an exception without frames, the
-// lines printed under it).
-func printed(sub *rules.Subject, tb *pytrace.Traceback, root pytrace.Exception, torchDir string) {
+// lines printed under it). A record that a text rule matched (a graph
+// break Dynamo logged and recovered from) is read the same way, as the
+// message of an exception of torch's (printedInRecord).
+func printed(sub *rules.Subject, root pytrace.Exception, torchDir string) {
 	msg := root.Message
 	st := parseStructured(msg)
 	by := "the engine"
@@ -301,4 +303,17 @@ func registryEntry(dir, id, gbType string) (gbEntry, bool) {
 		}
 	}
 	return gbEntry{}, false
+}
+
+// printedInRecord adds to sub what a record a text rule matched prints
+// in Dynamo's structured form ("Explanation: …", "Hint: …", a GB id): a
+// graph break logged as a warning says its cause and workaround as the
+// exception of a fullgraph compile would.
+func printedInRecord(sub *rules.Subject, text string) {
+	if !strings.Contains(text, "Explanation:") && !strings.Contains(text, "Hint:") {
+		return
+	}
+	s := rules.Subject{Fields: map[string]string{}}
+	printed(&s, pytrace.Exception{Type: "torch._dynamo", Message: text}, "")
+	sub.Cause, sub.Remedy = s.Cause, s.Remedy
 }
