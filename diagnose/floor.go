@@ -377,7 +377,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				line = tb.Line
 			}
 			end := max(tb.EndLine, line)
-			if tb.Frameless {
+			if tb.Frameless && len(tb.Chain) <= 1 {
 				end = line // the lines after it are its message at most
 			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
@@ -652,6 +652,13 @@ func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.S
 		sub = rules.Subject{Text: h.Text, Fact: fact,
 			Fields:   map[string]string{"kind": string(h.Kind), "role": o.rank.Role},
 			Evidence: record.Evidence{Path: o.log.input.Path, Line: o.fl.line, Rank: o.rank.String(), Text: h.Text}}
+		if h.Kind == fatal.BuildFailed {
+			// A compiler's error on a source an installed package ships
+			// (its JIT kernels): the package, as for a Python error.
+			if m := shippedSource.FindStringSubmatch(h.Text); m != nil {
+				sub.Fields["source_package"] = strings.ReplaceAll(m[1], "_", "-")
+			}
+		}
 		sub.Root = h.Text
 		d = &derived{}
 		d.wordPhase, d.wordWhy = o.wordPhase()
@@ -871,6 +878,10 @@ func packageOf(st record.Stack) string {
 	}
 	return ""
 }
+
+// shippedSource is a CUDA source file inside an installed package, as a
+// compiler's diagnostic names it ("…/site-packages/sglang/jit_kernel/…/activation.cuh:95:52: error:").
+var shippedSource = regexp.MustCompile(`-packages/(\w+)/\S*\.cuh?:\d+:\d+: (?:fatal )?error: `)
 
 // masks are exceptions raised while an engine re-raised another one, which
 // they hide: the wrapper class could not be built with the arguments its

@@ -341,7 +341,6 @@ cut-first pytorch-issue-101137 root: the cut took the start of the glued LLVM ER
 mixed-prefixes pytorch-issue-119698 root: frames of one traceback under two process prefixes
 quote-wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-80 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 cut-first pytorch-issue-136361 ok: the cut took the exception name; the floor needs it
 cut-first pytorch-issue-155426 ok: the cut took the exception name; the floor needs it
 quote-wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
@@ -401,6 +400,13 @@ mixed-prefixes mlcommons-training-pr-826 root: the transform puts a process pref
 mixed-prefixes pytorch-issue-175666 ok: the transform puts a process prefix before the CI system's timestamp, which is always outermost: the stamp is read as the line's body
 mixed-prefixes sglang-pr-31246 rule: the exception's message lines under two prefixes are not one record, and the rule's wording spans them
 cut-first ai-dynamo-issue-5099 ok: the excerpt is one exception and its message; cut at half its first line, no exception type is left to read
+wrap-100 xinference-issue-2420 root: the wrap cuts the message inside the words the root names, and its tail after a space is read as a line of its own
+late-indent tensorrt-llm-issue-583 ok: the lines before the first line that starts as a paste are read unrepaired
+wrap-100 unsloth-zoo-issue-356 ok: the excerpt is one line; wrapped at 100, the words that name its exception ("cannot import name … from …") fall on two lines
+quote-wrap-100 unsloth-zoo-issue-356 ok: the excerpt is one line; wrapped at 100, the words that name its exception ("cannot import name … from …") fall on two lines
+cut-first machin-issue-25 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
+cut-first vllm-issue-11653 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
+cut-last vllm-pr-53467 ok: the excerpt's only fatal line is its last; cut at half, argparse's words after "error:" are gone
 `
 
 func knownPasteGaps() map[string]string {

@@ -134,11 +134,22 @@ var wrapperMessages = []string{
 	"Scheduler hit an exception",
 	"please check the stack trace above for the root cause", // vLLM collective_rpc re-raise
 	"See root cause above",
+	// torch's wrapper of a device backend's import error, printed after it.
+	"Failed to load the backend extension",
 }
+
+// launcherErrors are the errors TGI's launcher ends with when its shards
+// or its webserver failed ("Error: ShardCannotStart"): the shard's own
+// error is logged before it. Only the whole first line of the message
+// counts (a traceback's message may run on into the line).
+var launcherErrors = map[string]bool{"ShardCannotStart": true, "ShardFailed": true, "WebserverFailed": true}
 
 // IsWrapper reports whether e only wraps another error.
 func IsWrapper(e Exception) bool {
-	short := e.Type[strings.LastIndexByte(e.Type, '.')+1:]
+	if first, _, _ := strings.Cut(e.Message, "\n"); e.Type == "Error" && launcherErrors[strings.TrimSpace(first)] {
+		return true
+	}
+	short := shortType(e.Type)
 	for _, w := range wrapperTypes {
 		if short == w {
 			return true
@@ -157,7 +168,7 @@ func IsWrapper(e Exception) bool {
 func Unwrap(e Exception) (Exception, bool) {
 	msg := e.Message
 	var inner string
-	switch short := e.Type[strings.LastIndexByte(e.Type, '.')+1:]; {
+	switch short := shortType(e.Type); {
 	case short == "BackendCompilerFailed":
 		// "backend='inductor' raised:\nAssertionError: …" or older
 		// "inductor raised AssertionError: …".
@@ -205,6 +216,11 @@ func exceptionLine(s string) (typ, msg string, ok bool) {
 			i++
 			continue
 		}
+		// A C++ exception's qualified type ("tensorrt_llm::common::TllmException: …").
+		if c == ':' && i > 0 && i+2 < len(s) && s[i+1] == ':' && (s[i+2] == '_' || s[i+2] >= 'A' && s[i+2] <= 'Z' || s[i+2] >= 'a' && s[i+2] <= 'z') {
+			i += 2
+			continue
+		}
 		break
 	}
 	if i == 0 || s[i-1] == '.' {
@@ -238,6 +254,13 @@ func exceptionLine(s string) (typ, msg string, ok bool) {
 	return "", "", false
 }
 
+// shortType is a type's name without its module or namespace
+// ("torch._dynamo.exc.Unsupported" → "Unsupported",
+// "tensorrt_llm::common::TllmException" → "TllmException").
+func shortType(t string) string {
+	return t[max(strings.LastIndexByte(t, '.'), strings.LastIndexByte(t, ':'))+1:]
+}
+
 // remoteless is typ without the remote class Ray names after it:
 // "ray.exceptions.RayTaskError(ValueError)" → "ray.exceptions.RayTaskError".
 func remoteless(typ string) string {
@@ -251,7 +274,7 @@ func remoteless(typ string) string {
 // Warning, Interrupt, Exit, Failed… or are dotted (torch._dynamo.exc.Unsupported).
 func looksLikeExceptionType(t string) bool {
 	t = remoteless(t)
-	short := t[strings.LastIndexByte(t, '.')+1:]
+	short := shortType(t)
 	if short == "" || !(short[0] >= 'A' && short[0] <= 'Z') {
 		return false
 	}
@@ -492,8 +515,14 @@ func leadsException(body string) bool {
 		}
 	}
 	k := 0
-	for k < len(b) && k < 120 && (b[k] == '_' || b[k] == '.' || b[k] >= 'a' && b[k] <= 'z' || b[k] >= 'A' && b[k] <= 'Z' || k > 0 && b[k] >= '0' && b[k] <= '9') {
-		k++
+	for k < len(b) && k < 120 {
+		if c := b[k]; c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || k > 0 && c >= '0' && c <= '9' {
+			k++
+		} else if c == ':' && k > 0 && k+2 < len(b) && b[k+1] == ':' && b[k+2] != ' ' {
+			k += 2 // a C++ namespace (exceptionLine)
+		} else {
+			break
+		}
 	}
 	t := b[:k]
 	// Ray's "ray.exceptions.RayTaskError(ValueError): …" (exceptionLine).
@@ -793,9 +822,16 @@ func mayStartFrameless(rec *record.Record) bool {
 // iteration signal) as an exception line without frames shows it.
 func fatalType(typ string) bool {
 	typ = remoteless(typ)
-	short := typ[strings.LastIndexByte(typ, '.')+1:]
+	short := shortType(typ)
 	if short == "" || short[0] < 'A' || short[0] > 'Z' {
 		return false
+	}
+	// A class of a module of exceptions ("torch._dynamo.exc.FailOnRecompileLimitHit",
+	// "ray.exceptions.RayActorError"), whatever its name ends in.
+	for _, m := range []string{".exc.", ".exceptions.", ".errors."} {
+		if strings.Contains(typ, m) {
+			return true
+		}
 	}
 	for _, s := range []string{"Error", "Exception", "Failed", "Unsupported", "Timeout", "NotFound", "Missing", "Violation"} {
 		if strings.HasSuffix(short, s) {

@@ -96,7 +96,13 @@ var frameTable = []framePhase{
 	// ModelRunner, which load the model): outer frames, read only when no
 	// frame inside says more.
 	{file: `(sglang|vllm|atom|vllm_ascend)/`, fn: `^(_?init_model_runner|init_tp_model_worker|init_model_worker)$`, phase: PhaseLoad, why: "building the model runner, which loads the model"},
-	{fn: `^(load_model|load_weights|_load_weights|get_model|initialize_model|_initialize_model|load_state_dict|safetensors_weights_iterator|download_weights_from_hf|hf_hub_download|snapshot_download|from_pretrained|get_config|load_checkpoint)$`, phase: PhaseLoad, why: "loading the model"},
+	{fn: `^(load_model|load_weights|_load_weights|get_model|initialize_model|_initialize_model|load_state_dict|safetensors_weights_iterator|download_weights_from_hf|hf_hub_download|snapshot_download|from_pretrained|from_hugging_face|get_config|load_checkpoint)$`, phase: PhaseLoad, why: "loading the model"},
+	// TensorRT-LLM's LLM API working out what the model directory holds
+	// (a checkpoint, an engine, Hugging Face weights) before loading it; a
+	// serving wrapper's model class loading its engine (Xinference's
+	// model/llm/vllm/core.py load).
+	{file: `tensorrt_llm/llmapi/llm_utils\.py$`, fn: `^(get_model_format|_load_model_from_hf|_load_model_from_ckpt|_build_model|_download_hf_model)$`, phase: PhaseLoad, why: "TensorRT-LLM loading the model"},
+	{file: `/models?/`, fn: `^load$`, phase: PhaseLoad, why: "a model class loading its model"},
 	// The model built before its weights load: the engine's model loader,
 	// a model's or layer's constructor, a quantization method creating or
 	// converting its parameters.

@@ -19,6 +19,8 @@ func TestPhaseOfFrames(t *testing.T) {
 		{PhasePostGradPass, record.Stack{fr("__call__", sp+"vllm/compilation/fix_functionalization.py"), fr("post_grad_passes", sp+"torch/_inductor/fx_passes/post_grad.py")}},
 		{PhaseAOTAutograd, record.Stack{fr("aot_dispatch_base", sp+"torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py")}},
 		{PhaseDynamo, record.Stack{fr("step", sp+"torch/_dynamo/symbolic_convert.py"), fr("_compile", sp+"torch/_dynamo/convert_frame.py")}},
+		{PhaseLoad, record.Stack{fr("get_model_format", sp+"tensorrt_llm/llmapi/llm_utils.py"), fr("main", sp+"click/core.py")}},
+		{PhaseLoad, record.Stack{fr("load", sp+"xinference/model/llm/vllm/core.py"), fr("load", sp+"xinference/core/model.py")}},
 		// A CUDA check in a library, under SGLang building its model runner.
 		{PhaseLoad, record.Stack{fr("checkCudaErrors", sp+"flashinfer/cuda_utils.py"), fr("_init_model_runner", sp+"sglang/srt/managers/tp_worker.py"), fr("__init__", sp+"sglang/srt/managers/scheduler.py")}},
 		{PhaseCacheLoad, record.Stack{fr("load", sp+"torch/_inductor/codecache.py")}},

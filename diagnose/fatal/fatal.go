@@ -8,6 +8,7 @@
 package fatal
 
 import (
+	"bytes"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,6 +28,14 @@ const (
 	Collective  Kind = "collective-error" // NCCL / RCCL / gloo errors, watchdog and store timeouts
 	ChildExit   Kind = "child-exit"       // a launcher saying a child exited non-zero or died
 	BuildFailed Kind = "build-failed"     // a compiler or build command failed (a JIT build, Triton's launcher)
+	// UsageError: a command line the program rejected before doing
+	// anything (argparse's "prog: error: unrecognized arguments: …"); the
+	// process exits with status 2.
+	UsageError Kind = "usage-error"
+	// LibraryLoad: the dynamic loader found no shared library a module
+	// needs ("libascend_hal.so: cannot open shared object file"), printed
+	// without the ImportError around it or before a wrapper's error.
+	LibraryLoad Kind = "library-load"
 	// ErrorLine: an error-level log line saying a component failed to
 	// start or was killed ("[E] Failed to initialize executor", "ERROR …
 	// Failed to load NCCL library"). Fatal only when nothing else is: an
@@ -53,6 +62,10 @@ func (k Kind) Title() string {
 		return "A build command failed"
 	case ErrorLine:
 		return "A component failed to start"
+	case UsageError:
+		return "The command line was rejected"
+	case LibraryLoad:
+		return "A shared library could not be loaded"
 	}
 	return "Fatal error"
 }
@@ -161,9 +174,17 @@ var patterns = []pattern{
 	{BuildFailed, []string{": cannot find -l", "ld returned 1 exit status"},
 		regexp.MustCompile(`\bld(?:\.\w+)?: cannot find -l\S+|collect2: error: ld returned [1-9]\d* exit status`)},
 	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "Error building extension"}, regexp.MustCompile(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
-	// The C++ compiler's error on code Inductor generated (a JIT extension's
-	// build ends in "Error building extension").
-	{BuildFailed, []string{"torchinductor_"}, regexp.MustCompile(`torchinductor_\S*\.(?:c|cc|cpp|h|hpp):\d+(?::\d+)?: (?:fatal )?error: \S`)},
+	// The C or CUDA compiler's error on a source file (code Inductor
+	// generated, a JIT kernel's .cuh: its build then ends in "Error building
+	// extension" or a Python exception, when the paste shows them), and
+	// nvcc's own refusal ("nvcc fatal   : Unsupported gpu architecture").
+	{BuildFailed, []string{": error: ", ": fatal error: ", "torchinductor_"}, regexp.MustCompile(`\S\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|inc)(?::\d+){1,2}: (?:fatal )?error: \S`)},
+	{BuildFailed, []string{"nvcc fatal"}, regexp.MustCompile(`\bnvcc fatal\s*:?\s+\S`)},
+	// argparse rejecting the command line ("vllm serve: error: argument
+	// --quantization/-q: invalid choice: …", "vllm: error: unrecognized
+	// arguments: --task embedding"), at the start of its line.
+	{UsageError, []string{": error: "}, regexp.MustCompile(`^[\w./-]+(?: [\w-]+)?: error: (?:argument |unrecognized arguments|the following arguments are required|ambiguous option|one of the arguments|invalid choice)`)},
+	{LibraryLoad, []string{"cannot open shared object file"}, regexp.MustCompile(`^\S+\.so(?:\.\d+)*: cannot open shared object file`)},
 	// A c10::Error report with its native stack, logged without a Python
 	// traceback (torch_npu's op plugin, a watchdog): the line before it
 	// is the error's message (c10Report).
@@ -180,6 +201,9 @@ var patterns = []pattern{
 	{ChildExit, []string{"worker died or was killed", "unexpected SHUTDOWN signal"},
 		regexp.MustCompile(`[Ww]orker died or was killed while executing|[Rr]eceived unexpected SHUTDOWN signal`)},
 	{ChildExit, []string{"received by PID", "terminated with signal"}, regexp.MustCompile(`Signal \d+ \(SIG[A-Z]+\) received by PID \d+|terminated with signal`)},
+	// TGI's shard manager: its Python shard died of a signal (4, SIGILL: a
+	// kernel built for a CPU or GPU this one is not).
+	{NativeCrash, []string{"signaled to shutdown with signal"}, regexp.MustCompile(`Shard process was signaled to shutdown with signal \d+`)},
 }
 
 // errorLines are the rows that count only on a line logged at error level
@@ -199,18 +223,44 @@ var errorLines = []pattern{
 // caller must not modify the slice.
 func Literals() []string { return literals }
 
-// Leads reports whether a line's body starts with a fatal word that is too
-// short for a literal scan ("Aborted"); it reads only the first bytes.
+// Leads reports whether a line's body is one that a literal scan cannot
+// find cheaply, by its start: a fatal word too short for the scan
+// ("Aborted"), nvcc's "nvcc fatal", a compiler's diagnostic on an absolute
+// path ("/…/activation.cuh:95:52: error: …", the only such lines it reads
+// further), argparse's "prog[ sub]: error: " (its first colon, within
+// the first bytes).
 func Leads(body []byte) bool {
-	return len(body) >= 7 && string(body[:7]) == "Aborted"
+	// (A paste's quoting or indent before it: "> /tmp/…cpp:6:21: error: …".)
+	for k := 0; k < 4 && len(body) > 0 && (body[0] == '>' || body[0] == ' ' || body[0] == '\t'); k++ {
+		body = body[1:]
+	}
+	if len(body) < 7 {
+		return false
+	}
+	switch c := body[0]; {
+	case c == 'A':
+		return string(body[:7]) == "Aborted"
+	case c == '/':
+		return bytes.Contains(body, []byte(": error: ")) || bytes.Contains(body, []byte(": fatal error: "))
+	case c >= 'a' && c <= 'z':
+		if bytes.HasPrefix(body, []byte("nvcc fatal")) {
+			return true
+		}
+		k := bytes.IndexByte(body[:min(len(body), 48)], ':')
+		return k > 0 && bytes.HasPrefix(body[k:], []byte(": error: "))
+	}
+	return false
 }
+
+// leadLits are the rows' literals that Leads stands for in the scan.
+var leadLits = map[string]bool{"Aborted": true, ": error: ": true, ": fatal error: ": true, "nvcc fatal": true}
 
 var literals = func() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range append(slices.Clip(patterns), errorLines...) {
 		for _, l := range p.lits {
-			if l == "Aborted" {
+			if leadLits[l] {
 				continue // Leads
 			}
 			if !seen[l] {

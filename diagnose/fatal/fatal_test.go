@@ -51,11 +51,25 @@ func TestClassify(t *testing.T) {
 		"RuntimeError: DataLoader worker (pid 1234) is killed by signal: Killed.":                                          Killed,
 		"RuntimeError: ACL stream synchronize failed, error code:507014":                                                   DeviceError,
 		"LLVM ERROR: Failed to translate TritonGPU to LLVM IR.":                                                            NativeCrash,
+		"/sgl/jit_kernel/csrc/elementwise/activation.cuh:95:52: error: type/value mismatch at argument 1":                  BuildFailed,
+		"nvcc fatal   : Unsupported gpu architecture 'compute_86'":                                                         BuildFailed,
+		"vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from 'aqlm', 'awq')":              UsageError,
+		"vllm: error: unrecognized arguments: --task embedding":                                                            UsageError,
+		"libascend_hal.so: cannot open shared object file: No such file or directory":                                      LibraryLoad,
+		"Shard process was signaled to shutdown with signal 4 rank=0":                                                      NativeCrash,
 	}
 	for line, want := range fatal {
 		h, ok := Classify(line)
 		if !ok || h.Kind != want || !strings.Contains(line, h.Match) {
 			t.Errorf("%q: %+v %v, want %s", line, h, ok, want)
+		}
+		// The parser's gate finds the line: by a literal, or by Leads.
+		found := Leads([]byte(strings.TrimSpace(line)))
+		for _, l := range Literals() {
+			found = found || strings.Contains(line, l)
+		}
+		if !found {
+			t.Errorf("%q: neither a literal of Literals() nor Leads finds it", line)
 		}
 	}
 	for _, line := range []string{
@@ -75,6 +89,9 @@ func TestClassify(t *testing.T) {
 		"the page cache ran out of memory: Killing idle readers",
 		"WARNING: the DataLoader worker (pid 1234) is killed by signal: Terminated.",
 		"check for floating point exceptions with torch.autograd.detect_anomaly",
+		"the parser prints usage: error: argument lists are described below",
+		"ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
+		"a.cuh:95:1: note: candidate: template<class T>",
 	} {
 		if h, ok := Classify(line); ok {
 			t.Errorf("%q is not fatal: %+v", line, h)

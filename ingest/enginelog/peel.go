@@ -1339,6 +1339,9 @@ func isCompileTag(t []byte) bool {
 // "[atom 06:33:57] ".
 func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 	r := b[i:]
+	if bytes.HasPrefix(r, []byte(trtCppTag)) {
+		return p.trtCppHeader(l, b, i)
+	}
 	cl := bytes.IndexByte(r[:min(len(r), 128)], ']')
 	if cl < 0 {
 		return i
@@ -1417,6 +1420,57 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 	l.tm = time.Date(0, 1, 1, h, m, s, 0, time.UTC)
 	l.keyEnd = int32(i + cl + 1)
 	return i + next
+}
+
+// trtCppTag starts the lines of TensorRT-LLM's C++ logger:
+// "[TensorRT-LLM][ERROR] …", "[TensorRT-LLM][RANK 0][INFO] …".
+const trtCppTag = "[TensorRT-LLM]"
+
+// trtCppHeader reads TensorRT-LLM's C++ logger header at b[i:], which
+// starts with trtCppTag.
+func (p *peeler) trtCppHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	k := len(trtCppTag)
+	rk := l.rank
+	if bytes.HasPrefix(r[k:], []byte("[RANK ")) {
+		n, e := atoi(r, k+6)
+		if e == k+6 || e >= len(r) || r[e] != ']' {
+			return i
+		}
+		rk.Global = n
+		k = e + 1
+	}
+	if k >= len(r) || r[k] != '[' {
+		return i
+	}
+	e := bytes.IndexByte(r[k:min(len(r), k+10)], ']')
+	if e < 0 {
+		return i
+	}
+	var lvl record.Level
+	switch string(r[k+1 : k+e]) {
+	case "TRACE", "DEBUG", "VERBOSE":
+		lvl = record.LevelDebug
+	case "INFO":
+		lvl = record.LevelInfo
+	case "WARNING", "WARN":
+		lvl = record.LevelWarning
+	case "ERROR":
+		lvl = record.LevelError
+	case "FATAL", "CRITICAL":
+		lvl = record.LevelCritical
+	default:
+		return i
+	}
+	k += e + 1
+	l.rank = rk
+	l.level = lvl
+	l.hdr = hdrTRT
+	l.keyEnd = int32(i + k)
+	if k < len(r) && r[k] == ' ' {
+		k++
+	}
+	return i + k
 }
 
 // trtHeader: TensorRT-LLM's Python logger, "[MM/DD/YYYY-HH:MM:SS]

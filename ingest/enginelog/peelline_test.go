@@ -32,6 +32,8 @@ func TestLinePeeler(t *testing.T) {
 		{"gpu-node-01: (Worker_TP1 pid=7) boom", "boom", "gpu-node-01:|(Worker_TP1 pid=7) ", "", "TP1", true},
 		{"RuntimeError: [Rank 0] Watchdog caught collective operation timeout", "RuntimeError: [Rank 0] Watchdog caught collective operation timeout", "", "", "", false},
 		{"Traceback (most recent call last):", "Traceback (most recent call last):", "", "", "", false},
+		{"[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: x", "tensorrt_llm::common::TllmException: x", "", "tensorrt-llm", "", false},
+		{"[TensorRT-LLM][RANK 1][INFO] Loaded engine size: 15448 MiB", "Loaded engine size: 15448 MiB", "", "tensorrt-llm", "rank1", true},
 		{"    forward (vllm/model.py:10)", "    forward (vllm/model.py:10)", "", "", "", false},
 	}
 	for _, c := range cases {
