@@ -407,6 +407,7 @@ quote-wrap-100 unsloth-zoo-issue-356 ok: the excerpt is one line; wrapped at 100
 cut-first machin-issue-25 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 cut-first vllm-issue-11653 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 cut-last vllm-pr-53467 ok: the excerpt's only fatal line is its last; cut at half, argparse's words after "error:" are gone
+mixed-prefixes torchtitan-issue-3898 root: a chain of exceptions without frames under two prefixes is not one rank's, so the cause and the exception it caused are read apart
 `
 
 func knownPasteGaps() map[string]string {

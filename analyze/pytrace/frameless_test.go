@@ -153,3 +153,25 @@ func TestAtFrames(t *testing.T) {
 		}
 	}
 }
+
+// Two exceptions printed without frames and joined by "The above
+// exception was the direct cause …" are one chain (Dynamo under
+// fullgraph: "Unsupported: Dynamo recompile limit exceeded", then
+// "FailOnRecompileLimitHit"): the root is the cause, the first one.
+func TestFramelessChain(t *testing.T) {
+	tbs := feedN(t, 1,
+		"torch._dynamo.exc.Unsupported: Dynamo recompile limit exceeded",
+		"  Explanation: the recompile limit was reached",
+		"",
+		"The above exception was the direct cause of the following exception:",
+		"",
+		"torch._dynamo.exc.FailOnRecompileLimitHit: Hard failure due to fullgraph=True",
+	)
+	tb := tbs[0]
+	if len(tb.Chain) != 2 || tb.Chain[1].Type != "torch._dynamo.exc.FailOnRecompileLimitHit" || tb.Chain[1].Line != 6 {
+		t.Fatalf("chain: %+v", tb.Chain)
+	}
+	if r := tb.Root(); r.Type != "torch._dynamo.exc.Unsupported" || r.Line != 1 {
+		t.Errorf("root %+v, want the Unsupported of line 1", r)
+	}
+}

@@ -1301,6 +1301,20 @@ func (x *Extractor) feedChainWait(s *stream, l *fedLine) {
 	if l.t == "" || l.id != s.id {
 		return
 	}
+	if s.frameless {
+		// The next exception of a chain of exceptions printed without
+		// frames.
+		if typ, msg, ok := framelessLine(l.rec, l.line); ok {
+			x.newException(s)
+			s.cur.Type, s.cur.Line = typ, l.n
+			s.msg = append(s.msg[:0], msg)
+			s.msgClosed = false
+			s.blanks = 0
+			s.state = stMessage
+			s.tb.EndLine, s.lastLine = l.n, l.n
+			return
+		}
+	}
 	x.finish(s)
 	x.feed(s, l.rec, l.id, l.raw, l.n)
 	return
@@ -1482,6 +1496,13 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 		x.finish(s)
 		x.start(s, l, true)
 		x.addFrame(s, f, l)
+		return
+	}
+	if s.frameless && (l.t == causeMarker || l.t == contextMarker) {
+		// Chained to the exception printed next, itself without frames
+		// (Dynamo's "Unsupported: …", then "The above exception was the
+		// direct cause …", then "FailOnRecompileLimitHit: …").
+		x.feedLink(s, l)
 		return
 	}
 	if s.frameless {
