@@ -408,6 +408,7 @@ cut-first machin-issue-25 ok: the excerpt's only exception line is its first; cu
 cut-first vllm-issue-11653 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 cut-last vllm-pr-53467 ok: the excerpt's only fatal line is its last; cut at half, argparse's words after "error:" are gone
 mixed-prefixes torchtitan-issue-3898 root: a chain of exceptions without frames under two prefixes is not one rank's, so the cause and the exception it caused are read apart
+wrap-80 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 `
 
 func knownPasteGaps() map[string]string {

@@ -174,11 +174,15 @@ var patterns = []pattern{
 	{BuildFailed, []string{": cannot find -l", "ld returned 1 exit status"},
 		regexp.MustCompile(`\bld(?:\.\w+)?: cannot find -l\S+|collect2: error: ld returned [1-9]\d* exit status`)},
 	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "Error building extension"}, regexp.MustCompile(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
-	// The C or CUDA compiler's error on a source file (code Inductor
-	// generated, a JIT kernel's .cuh: its build then ends in "Error building
-	// extension" or a Python exception, when the paste shows them), and
+	// The C or CUDA compiler's error on a source file that is part of the
+	// boot: code Inductor generated, a CUDA source, a source an installed
+	// package ships (its JIT kernels; the build then ends in "Error building
+	// extension" or a Python exception, when the paste shows them). Not a
+	// probe's test program (DeepSpeed's "/tmp/tmpab12/test.c:1:10: fatal
+	// error: libaio.h: No such file", printed by a healthy start). And
 	// nvcc's own refusal ("nvcc fatal   : Unsupported gpu architecture").
-	{BuildFailed, []string{": error: ", ": fatal error: ", "torchinductor_"}, regexp.MustCompile(`\S\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|inc)(?::\d+){1,2}: (?:fatal )?error: \S`)},
+	{BuildFailed, []string{": error: ", ": fatal error: ", "torchinductor_"},
+		regexp.MustCompile(`(?:torchinductor_\S*\.(?:c|cc|cpp|h|hpp)|\S\.cuh?|-packages/\S*\.(?:c|cc|cpp|cxx|h|hpp|inc))(?::\d+){1,2}: (?:fatal )?error: \S`)},
 	{BuildFailed, []string{"nvcc fatal"}, regexp.MustCompile(`\bnvcc fatal\s*:?\s+\S`)},
 	// argparse rejecting the command line ("vllm serve: error: argument
 	// --quantization/-q: invalid choice: …", "vllm: error: unrecognized

@@ -92,6 +92,7 @@ func TestClassify(t *testing.T) {
 		"the parser prints usage: error: argument lists are described below",
 		"ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
 		"a.cuh:95:1: note: candidate: template<class T>",
+		"/tmp/tmpb2y6rt0r/test.c:1:10: fatal error: libaio.h: No such file or directory",
 	} {
 		if h, ok := Classify(line); ok {
 			t.Errorf("%q is not fatal: %+v", line, h)
