@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:ff0823bc"
+const builtinDigest = "crc32c:7dff7f28"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -2316,7 +2316,11 @@ var builtinRules = []Rule{
 		Cause:      "The torch release installed refuses torch.compile on this platform\n(older releases: Windows) or on this Python version (a Python newer\nthan the release supports in Dynamo) as soon as a function is\ncompiled.\n",
 		Remedy:     []string{"Run without torch.compile here (turn the script's compile option off, or guard the call by platform and version), or run on Linux (WSL) with a Python the torch release supports for compile; a newer torch supports more"},
 		References: []string{"https://github.com/tloen/alpaca-lora/issues/80"},
-		Source:     "rules/platform.yaml:1040",
+		SeenOn: &SeenOn{
+			Testbed: "environment",
+			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
+		},
+		Source: "rules/platform.yaml:1040",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2335,7 +2339,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1063",
+		Source: "rules/platform.yaml:1066",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2350,7 +2354,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1095",
+		Source:     "rules/platform.yaml:1098",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2368,7 +2372,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1123",
+		Source: "rules/platform.yaml:1126",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2386,7 +2390,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1150",
+		Source: "rules/platform.yaml:1153",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2404,7 +2408,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1177",
+		Source: "rules/platform.yaml:1180",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2422,7 +2426,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1207",
+		Source: "rules/platform.yaml:1210",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",

@@ -838,27 +838,24 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 }
 
 // tokenBeforeProc takes a word with a digit in it, starting with a digit
-// or a lower-case letter, before a process prefix as a collector's prefix: srun --label's "0: [rank0]:…", pdsh's
-// "node01: [default3]:…", a log file's step name "0000-steps/0
-// [default6]:[rank6]:…". A word that ends in ':' is taken only when it is
-// a task number or a lower-case host name, not an exception's type
-// ("RuntimeError: [Rank 0] …"). It returns i when there is none.
+// or a lower-case letter, before a process prefix as a collector's
+// prefix: srun --label's "0: [rank0]:…", pdsh's "node01: [default3]:…", a
+// log file's step name "0000-steps/0 [default6]:[rank6]:…". A word that
+// ends in ':' is taken only when it is a task number or a lower-case host
+// name, not an exception's type ("RuntimeError: [Rank 0] …"). It returns
+// i when there is none.
 func (p *peeler) tokenBeforeProc(l *peeled, b []byte, i int) int {
 	j, digit, upper := i, false, false
-	for j < len(b) && j-i < 80 {
+	for ; j < len(b) && j-i < 80; j++ {
 		c := b[j]
-		switch {
-		case isDigit(c):
+		if isDigit(c) {
 			digit = true
-		case c >= 'A' && c <= 'Z':
+		} else if c >= 'A' && c <= 'Z' {
 			upper = true
-		case c >= 'a' && c <= 'z' || c == '_' || c == '-' || c == '.' || c == '/' || c == ':':
-		default:
-			goto end
+		} else if !(c >= 'a' && c <= 'z' || c == '_' || c == '-' || c == '.' || c == '/' || c == ':') {
+			break
 		}
-		j++
 	}
-end:
 	if !digit || j == i || j+1 >= len(b) || b[j] != ' ' || b[j+1] != '[' && b[j+1] != '(' {
 		return i
 	}
