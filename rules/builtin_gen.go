@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:7dff7f28"
+const builtinDigest = "crc32c:507d7986"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1613,6 +1613,20 @@ var builtinRules = []Rule{
 			Why:     "needs an Ascend NPU with torch_npu's ATB op-plugin",
 		},
 		Source: "rules/libraries.yaml:351",
+	},
+	{
+		ID:         "trl-grpo-batch-not-divisible",
+		Title:      "TRL's GRPO global batch is not a multiple of the generations per prompt",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"global (?:train|eval) batch size \\((?P<procs>\\d+) x (?P<per>\\d+)\\) must be evenly divisible by the number of generations per prompt \\((?P<gens>\\d+)\\)"},
+		},
+		Cause:      "GRPOTrainer groups the {gens|num_generations} completions of each\nprompt into one global batch, so num_processes x\nper_device_train_batch_size ({procs|the processes} x {per|the batch}) must be\na multiple of num_generations. A launch that gives some GPUs to the\nvLLM server (accelerate's num_processes one lower than the node's GPUs)\nchanges the process count under a recipe written for another one.\n",
+		Remedy:     []string{"Set num_generations to a divisor of the global batch (the error lists the valid values), or change per_device_train_batch_size or the number of training processes so their product is a multiple of num_generations"},
+		References: []string{"https://github.com/huggingface/open-r1/issues/249"},
+		Source:     "rules/libraries.yaml:396",
 	},
 	{
 		ID:         "model-file-corrupt",
@@ -3392,6 +3406,7 @@ var builtinRequired = []requiredLits{
 	{"fatal error: Python\\.h: No such file or directory", []string{"fatal error: Python.h: No such file or directory"}},
 	{"fatal error: stddef\\.h: No such file or directory", []string{"fatal error: stddef.h: No such file or directory"}},
 	{"forward compatibility was attempted on non supported HW", []string{"forward compatibility was attempted on non supported HW"}},
+	{"global (?:train|eval) batch size \\((?P<procs>\\d+) x (?P<per>\\d+)\\) must be evenly divisible by the number of generations per prompt \\((?P<gens>\\d+)\\)", []string{") must be evenly divisible by the number of generations per prompt ("}},
 	{"gloo.*connect \\[[^\\]]+\\]:\\d+: Connection refused", []string{": Connection refused"}},
 	{"gloo/transport/tcp/pair\\.cc:\\d+\\] timed out connecting: SO_ERROR: Connection refused", []string{"] timed out connecting: SO_ERROR: Connection refused"}},
 	{"graph break in an active context manager|Graph break under GenericContextWrappingVariable", []string{"graph break in an active context manager", "Graph break under GenericContextWrappingVariable"}},
