@@ -609,6 +609,16 @@ func readBlocks(r io.Reader, next func() *block, out func(*block) bool, done <-c
 func (p *peeler) nextLine(b *block, data []byte, cutLen, n int64, l *peeled) []byte {
 	raw, rest, noCtl, ascii := scanLine(data)
 	l.n, l.cutLen, l.skip, l.line = n, 0, "", nil
+	if len(raw) > 0 && (raw[0] == '{' || raw[0] == 't' || raw[0] == 'l') {
+		// A collector's or logger's structured record: its message is
+		// the line (structured.go), cleaned as any other.
+		start := len(b.clean)
+		if c, ok := structuredMessage(b.clean, raw); ok {
+			b.clean = c
+			raw = b.clean[start:len(b.clean):len(b.clean)]
+			noCtl, ascii = false, false
+		}
+	}
 	l.noCtl, l.ascii = noCtl, ascii
 	if noCtl {
 		// No '\r', NUL or ESC to look for.

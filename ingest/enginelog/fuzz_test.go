@@ -34,6 +34,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte("(Worker pid=1) \x1b[31mERROR\x1b[0m 01-02 03:04:05 [a.py:1]\r\n\x00\xff"))
+	f.Add([]byte(`{"log":"\u001b[31mERROR\u0000 x\r\n","stream":"stderr"}` + "\n" + `time="t" level=error msg="a \"b\"\n c"` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var recs []record.Record
 		st, err := Parse(bytes.NewReader(data), "f.log", func(r record.Record) { recs = append(recs, r) })
