@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:507d7986"
+const builtinDigest = "crc32c:3c0b836b"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1233,7 +1233,7 @@ var builtinRules = []Rule{
 		Phase:      "triton-compile",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"ptxas fatal\\s*: Value '(?P<arch>sm_\\w+)' is not defined for option 'gpu-name'", "PTXASError: PTXAS error", "ptxas .*(?:Unsupported gpu architecture|Unknown option|Value '\\w+' is not defined)"},
+			Text: []string{"ptxas fatal\\s*: Value '(?P<arch>sm_\\w+)' is not defined for option 'gpu-name'", "PTXASError: PTXAS error", "ptxas .*(?:Unsupported gpu architecture|Unknown option|Value '\\w+' is not defined)", "triton/backends/nvidia/bin/ptxas'[^\\n]*'--gpu-name=(?P<arch>sm_1\\d\\d\\w*)'[^\\n]*returned non-zero exit status"},
 		},
 		Cause:      "Triton compiles kernels with the ptxas it bundles; a ptxas older than\nthe GPU (a new architecture such as sm_100/sm_103/sm_120) rejects its\ngpu-name, so every kernel compile fails (seen as \"Failed to run\nautotuning code block: No valid triton configs\").\n",
 		Remedy:     []string{"Point Triton at the ptxas of a CUDA toolkit that knows {arch|this GPU}: export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas", "Or install a Triton release built for this architecture"},
@@ -1268,7 +1268,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:574",
+		Source: "rules/inductor.yaml:578",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1286,7 +1286,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:607",
+		Source: "rules/inductor.yaml:611",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1307,7 +1307,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:635",
+		Source: "rules/inductor.yaml:639",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1330,7 +1330,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:663",
+		Source: "rules/inductor.yaml:667",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1349,7 +1349,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:693",
+		Source: "rules/inductor.yaml:697",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1367,7 +1367,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:730",
+		Source: "rules/inductor.yaml:734",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1385,7 +1385,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:761",
+		Source: "rules/inductor.yaml:765",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1405,7 +1405,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:790",
+		Source: "rules/inductor.yaml:794",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -3441,6 +3441,7 @@ var builtinRequired = []requiredLits{
 	{"torch\\._dynamo hit config\\.(?:recompile_limit|accumulated_recompile_limit|cache_size_limit|accumulated_cache_size_limit)", []string{"torch._dynamo hit config."}},
 	{"torch\\._dynamo\\.exc\\.Unsupported: (?P<what>[^\\n]+)", []string{"torch._dynamo.exc.Unsupported: "}},
 	{"transport/nvls\\.cc:\\d+ NCCL WARN", []string{"transport/nvls.cc:"}},
+	{"triton/backends/nvidia/bin/ptxas'[^\\n]*'--gpu-name=(?P<arch>sm_1\\d\\d\\w*)'[^\\n]*returned non-zero exit status", []string{"triton/backends/nvidia/bin/ptxas'"}},
 	{"unrecognized arguments:[^\\n]*--task\\b", []string{"unrecognized arguments:"}},
 	{"vLLM failed to compile the model\\. The most likely reason", []string{"vLLM failed to compile the model. The most likely reason"}},
 	{"version `GLIBCXX_[0-9.]+' not found", []string{"version `GLIBCXX_"}},
