@@ -272,6 +272,9 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		// fed, and a record of each would be allocated (Feed's recursion
 		// hides that from escape analysis).
 		var r record.Record
+		// The log's first record is read whatever its words: an excerpt
+		// may start inside a frame cut before its "File \"" (pytrace).
+		firstRec := true
 		for c := range toTrace {
 			b := c.b
 			if x.Full() {
@@ -282,6 +285,10 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 			}
 			for i := 0; i < b.Len(); i++ {
 				mask := b.Mask(i) | always
+				if firstRec {
+					mask |= gTraceback
+					firstRec = false
+				}
 				if mask&gTraceback == 0 && x.Idle(path) {
 					continue // the common case, told without reading the record
 				}

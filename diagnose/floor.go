@@ -427,6 +427,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			}
 			occs = append(occs, o)
 		}
+		buildReports(occs[first:])
 		diagnosticOf(occs[first:], first)
 	}
 
@@ -658,8 +659,16 @@ func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.S
 			if m := shippedSource.FindStringSubmatch(h.Text); m != nil {
 				sub.Fields["source_package"] = strings.ReplaceAll(m[1], "_", "-")
 			}
+			// The root is the diagnostic from the file's name on: the
+			// path before it is in the evidence, and would crowd the
+			// compiler's words out of the verdict.
+			if loc := compilerDiagnostic.FindStringIndex(h.Text); loc != nil {
+				sub.Root = h.Text[loc[0]:]
+			}
 		}
-		sub.Root = h.Text
+		if sub.Root == "" {
+			sub.Root = h.Text
+		}
 		d = &derived{}
 		d.wordPhase, d.wordWhy = o.wordPhase()
 	}
@@ -878,6 +887,10 @@ func packageOf(st record.Stack) string {
 	}
 	return ""
 }
+
+// compilerDiagnostic is a compiler's error from its file's name on
+// ("gemm_test.h:6:10: fatal error: cuda_profiler_api.h: No such file …").
+var compilerDiagnostic = regexp.MustCompile(`[^\s/]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|inc)(?::\d+){1,2}: (?:fatal )?error: \S`)
 
 // shippedSource is a CUDA source file inside an installed package, as a
 // compiler's diagnostic names it ("…/site-packages/sglang/jit_kernel/…/activation.cuh:95:52: error:").
@@ -1183,6 +1196,34 @@ func cutFramesAfter(occs []occurrence, o *occurrence) (frames record.Stack, peer
 	}
 	return nil, false
 }
+
+// buildReports marks as a wrapper a build command's exception
+// (subprocess.CalledProcessError of ninja, gcc or nvcc; torch's "Error
+// building extension") printed after the compiler's or linker's own error
+// on its rank: that line says why, the exception only reports the exit.
+func buildReports(occs []occurrence) {
+	for i := range occs {
+		o := &occs[i]
+		if o.tb == nil || o.wrapper || !strings.HasSuffix(o.root.Type, "CalledProcessError") && !strings.Contains(o.root.Message, "Error building extension") {
+			continue
+		}
+		for j := range occs {
+			c := &occs[j]
+			if c.fl == nil || c.fl.hit.Kind != fatal.BuildFailed || c.line >= o.line || c.line < o.line-maxBuildGap ||
+				c.rank != o.rank && c.rank.Key() != "" {
+				continue
+			}
+			if m := c.fl.hit.Match; strings.Contains(m, "error: ") || strings.Contains(m, "nvcc fatal") || strings.Contains(m, "cannot find -l") {
+				o.wrapper = true
+				break
+			}
+		}
+	}
+}
+
+// maxBuildGap is how many lines before a build command's exception the
+// compiler's error it reports may be (the build's other output between).
+const maxBuildGap = 60
 
 // framesAfterLine is, for a fatal line, the frames of a traceback cut
 // before its exception line that starts right after it, on its rank or

@@ -13,6 +13,9 @@ func TestPrintedCallAdvice(t *testing.T) {
 		"Please call torch.cuda.set_device() before init":                           "Please call torch.cuda.set_device() before init",
 		"Call stack:":           "",
 		"Call to cuInit failed": "",
+		// DDP's unused-parameter error names its own switch.
+		"This error indicates that your module has parameters that were not used in producing loss. You can enable unused parameter detection by (1) passing the keyword argument `find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`; (2) making sure": "You can enable unused parameter detection by (1) passing the keyword argument `find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`",
+		"You can read more about it in the docs": "",
 	} {
 		if got := adviceIn(in); got != want {
 			t.Errorf("adviceIn(%q) = %q, want %q", in, got, want)

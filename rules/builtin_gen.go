@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:3c0b836b"
+const builtinDigest = "crc32c:c20b10b4"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1899,7 +1899,7 @@ var builtinRules = []Rule{
 		Phase:      "load",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"GPUs? with compute capability (?:below|<) (?P<cc>[\\d.]+) (?:are|is) not supported", "(?P<dtype>\\w+) data type is not supported on CUDA arch < (?P<arch>\\d+)", "Bfloat16 is only supported on GPUs with compute capability of at least (?P<cc>[\\d.]+)", "(?:FlashAttention|flash attention|FP8|fp8|Marlin|Machete|cutlass)\\S* (?:only supports|is only supported on) .*(?:Ampere|Hopper|sm_?\\d+|compute capability|GPU)"},
+			Text: []string{"GPUs? with compute capability (?:below|<) (?P<cc>[\\d.]+) (?:are|is) not supported", "Bfloat16 is only supported on GPUs with compute capability of at least (?P<cc>[\\d.]+)", "(?:FlashAttention|flash attention|FP8|fp8|Marlin|Machete|cutlass)\\S* (?:only supports|is only supported on) .*(?:Ampere|Hopper|sm_?\\d+|compute capability|GPU)"},
 		},
 		Cause:      "The engine, a data type (bfloat16, fp8) or a kernel needs a newer GPU\narchitecture (compute capability) than this one.\n",
 		Remedy:     []string{"Choose what this GPU supports: --dtype half (float16) instead of bfloat16; --kv-cache-dtype auto instead of fp8 (fp8 needs compute capability 8.9+); a quantisation whose kernels run on it", "Turn off the feature whose kernel needs it (e.g. chunked prefill or an attention backend), or use a newer GPU"},
@@ -1926,7 +1926,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:288",
+		Source: "rules/platform.yaml:286",
 	},
 	{
 		ID:         "nccl-cuda-error",
@@ -1945,7 +1945,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:326",
+		Source: "rules/platform.yaml:324",
 	},
 	{
 		ID:         "nccl-nvls-failed",
@@ -1963,7 +1963,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on NVLink SHARP",
 		},
-		Source: "rules/platform.yaml:358",
+		Source: "rules/platform.yaml:356",
 	},
 	{
 		ID:         "collective-timeout",
@@ -1982,7 +1982,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL)",
 		},
-		Source: "rules/platform.yaml:390",
+		Source: "rules/platform.yaml:388",
 	},
 	{
 		ID:         "vllm-logits-gather-timeout",
@@ -2001,7 +2001,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL) in a tensor-parallel vLLM engine",
 		},
-		Source: "rules/platform.yaml:421",
+		Source: "rules/platform.yaml:419",
 	},
 	{
 		ID:         "custom-allreduce-capture",
@@ -2015,7 +2015,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error.\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
-		Source:     "rules/platform.yaml:466",
+		Source:     "rules/platform.yaml:464",
 	},
 	{
 		ID:         "nccl-no-socket-interface",
@@ -2029,7 +2029,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:496",
+		Source:     "rules/platform.yaml:494",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -2047,7 +2047,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:522",
+		Source: "rules/platform.yaml:520",
 	},
 	{
 		ID:         "port-in-use",
@@ -2066,7 +2066,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:554",
+		Source: "rules/platform.yaml:552",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2080,7 +2080,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:584",
+		Source:     "rules/platform.yaml:582",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2094,7 +2094,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:614",
+		Source:     "rules/platform.yaml:612",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2114,7 +2114,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:649",
+		Source: "rules/platform.yaml:647",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2132,7 +2132,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:685",
+		Source: "rules/platform.yaml:683",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2150,7 +2150,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:728",
+		Source: "rules/platform.yaml:726",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2168,7 +2168,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:758",
+		Source: "rules/platform.yaml:756",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2186,7 +2186,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:789",
+		Source: "rules/platform.yaml:787",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2205,7 +2205,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:823",
+		Source: "rules/platform.yaml:821",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2229,7 +2229,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:853",
+		Source: "rules/platform.yaml:851",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2248,7 +2248,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:890",
+		Source: "rules/platform.yaml:888",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2266,7 +2266,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:919",
+		Source: "rules/platform.yaml:917",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2284,7 +2284,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:953",
+		Source: "rules/platform.yaml:951",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2302,7 +2302,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:992",
+		Source: "rules/platform.yaml:990",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2316,7 +2316,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1019",
+		Source:     "rules/platform.yaml:1017",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2334,7 +2334,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1040",
+		Source: "rules/platform.yaml:1038",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2353,7 +2353,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1066",
+		Source: "rules/platform.yaml:1064",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2368,7 +2368,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1098",
+		Source:     "rules/platform.yaml:1096",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2386,7 +2386,123 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1126",
+		Source: "rules/platform.yaml:1124",
+	},
+	{
+		ID:         "triton-fp8e4nv-unsupported-arch",
+		Title:      "A Triton kernel uses FP8 e4m3 (fp8e4nv), which this GPU does not have",
+		Severity:   "error",
+		Phase:      "triton-compile",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"fp8e4nv (?:not supported in this architecture|data type is not supported on CUDA arch < 89)"},
+		},
+		Cause:      "Triton's fp8e4nv type (torch.float8_e4m3fn) exists on NVIDIA GPUs of\ncompute capability 8.9 and up (Ada, Hopper, Blackwell); older GPUs\n(Ampere's A100 and RTX 30xx, Turing) and AMD's RDNA3 (whose FP8 types\nare fp8e4b15 and fp8e5) have none, so a kernel that loads or computes\nin it does not compile. The engine picked such a kernel: FP8 weights or\nactivations (a block-scaled FP8 GEMM), an FP8 (e4m3) KV cache, or a path\na release routes there by mistake.\n",
+		Remedy:     []string{"Run FP8 (e4m3) models and kernels on a GPU of compute capability 8.9 or later (L4/L40, H100/H200 Hopper, Blackwell)", "For an FP8 KV cache on an older GPU use --kv-cache-dtype fp8_e5m2, or no FP8 KV cache (and not together with prefix caching where that path has only the e4m3 kernel)", "On Ampere, FP8 checkpoints run weight-only through the FP8 Marlin kernels in the engine releases that have them; when a new release broke that fallback, go back (downgrade) to the last release that worked or take the fix"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/39610", "https://github.com/skypilot-org/skypilot/issues/4723"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
+		},
+		Source: "rules/platform.yaml:1151",
+	},
+	{
+		ID:         "quantization-needs-gpu-capability",
+		Title:      "The model's quantization method needs a newer GPU than this one",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"The quantization method (?P<q>\\w+) is not supported for the current GPU\\. Minimum capability: (?P<min>\\d+)\\. Current capability: (?P<cur>\\d+)"},
+		},
+		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
+		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
+		Source:     "rules/platform.yaml:1183",
+	},
+	{
+		ID:         "etcd-unreachable",
+		Title:      "The serving framework's etcd (service discovery) is not reachable",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"Failed to connect to etcd server"},
+		},
+		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
+		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
+		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
+		Source:     "rules/platform.yaml:1206",
+	},
+	{
+		ID:         "ray-placement-group-unsatisfiable",
+		Title:      "Ray cannot place the engine's workers (the cluster has fewer GPUs than tensor x pipeline parallel)",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"Cannot provide a placement group requiring (?P<n>[\\d.]+) GPUs"},
+		},
+		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
+		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
+		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
+		Source:     "rules/platform.yaml:1229",
+	},
+	{
+		ID:         "tgi-shard-count-unsupported",
+		Title:      "TGI cannot shard this model over this number of shards",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"The choosen size \\d+ is not compatible with sharding on (?P<n>\\d+) shards|sharded is not supported for this model"},
+		},
+		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
+		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
+		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
+		Source:     "rules/platform.yaml:1251",
+	},
+	{
+		ID:         "trtllm-engine-world-size-mismatch",
+		Title:      "TensorRT-LLM runs with another number of ranks than its engine was built for",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"Assertion failed: mpiSize == tp \\* pp|Engine world size \\(\\d+\\) != Runtime world size \\(\\d+\\)"},
+		},
+		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
+		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
+		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
+		Source:     "rules/platform.yaml:1274",
+	},
+	{
+		ID:         "triton-language-attr-missing",
+		Title:      "A kernel uses a triton.language function this Triton does not have (Triton too old)",
+		Severity:   "error",
+		Phase:      "triton-compile",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"module 'triton.language' has no attribute '(?P<attr>\\w+)'"},
+		},
+		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
+		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
+		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
+		Source:     "rules/platform.yaml:1297",
+	},
+	{
+		ID:         "apex-extensions-not-built",
+		Title:      "NVIDIA apex was installed without its C++/CUDA extensions",
+		Severity:   "error",
+		Phase:      "import",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"No module named '(?P<mod>fused_layer_norm_cuda|amp_C)'"},
+		},
+		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
+		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
+		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
+		Source:     "rules/platform.yaml:1319",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2404,7 +2520,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1153",
+		Source: "rules/platform.yaml:1342",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2422,7 +2538,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1180",
+		Source: "rules/platform.yaml:1369",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2440,7 +2556,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1210",
+		Source: "rules/platform.yaml:1399",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3215,7 +3331,6 @@ var builtinRequired = []requiredLits{
 	{"(?:hip|cuda)ErrorStreamCaptureUnsupported", []string{"ErrorStreamCaptureUnsupported"}},
 	{"(?:posix_fallocate|shm_open|/dev/shm).*No space left on device|Call to posix_fallocate failed|shm_open failed", []string{"No space left on device", "Call to posix_fallocate failed", "shm_open failed"}},
 	{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) (?:[Ee]rror: )?out of memory", []string{"out of memory"}},
-	{"(?P<dtype>\\w+) data type is not supported on CUDA arch < (?P<arch>\\d+)", []string{" data type is not supported on CUDA arch < "}},
 	{"(?P<exc>BackendCompilerFailed|InductorError)\\.__init__\\(\\) missing \\d+ required (?:positional|keyword-only) arguments?: [^\\n]*'inner_exception'", []string{".__init__() missing "}},
 	{"(?P<lib>[\\w.+-]+\\.so(?:\\.\\d+)*): cannot open shared object file", []string{": cannot open shared object file"}},
 	{"(?P<lib>lib(?:cudart|cublas|cublasLt|cudnn|nvrtc|cusparse|cufft|curand|nvJitLink|nccl)\\w*\\.so\\.(?P<ver>\\d+)[\\d.]*): cannot open shared object file", []string{": cannot open shared object file"}},
@@ -3230,6 +3345,7 @@ var builtinRequired = []requiredLits{
 	{"<Response \\[50[234]\\]>", []string{"<Response [50"}},
 	{"@jit functions should be defined in a Python file", []string{"@jit functions should be defined in a Python file"}},
 	{"Address already in use|address already in use", []string{"Address already in use", "address already in use"}},
+	{"Assertion failed: mpiSize == tp \\* pp|Engine world size \\(\\d+\\) != Runtime world size \\(\\d+\\)", []string{"Assertion failed: mpiSize == tp * pp", ") != Runtime world size ("}},
 	{"AssertionError", []string{"AssertionError"}},
 	{"AssertionError: type\\(self\\)=<class 'torch\\._inductor\\.scheduler\\.Scheduler'>", []string{"AssertionError: type(self)=<class 'torch._inductor.scheduler.Scheduler'>"}},
 	{"Assigning / modifying buffers of nn\\.Module during forward pass is not allowed", []string{"Assigning / modifying buffers of nn.Module during forward pass is not allowed"}},
@@ -3254,6 +3370,7 @@ var builtinRequired = []requiredLits{
 	{"Cannot find ptxas(?:\\.exe)?", []string{"Cannot find ptxas"}},
 	{"Cannot load aot compilation from path", []string{"Cannot load aot compilation from path"}},
 	{"Cannot precompile with torch\\._inductor\\.config\\.force_disable_caches=True", []string{"Cannot precompile with torch._inductor.config.force_disable_caches=True"}},
+	{"Cannot provide a placement group requiring (?P<n>[\\d.]+) GPUs", []string{"Cannot provide a placement group requiring "}},
 	{"Cannot re-initialize (?P<dev>CUDA|XPU|NPU|MPS) in forked subprocess", []string{"Cannot re-initialize "}},
 	{"Cannot save aot compilation to path", []string{"Cannot save aot compilation to path"}},
 	{"Capture (?:cuda|CUDA|Prefill cuda) graph failed: (?P<what>[^\\n]+)", []string{" graph failed: "}},
@@ -3283,6 +3400,7 @@ var builtinRequired = []requiredLits{
 	{"Expected tensors only, but got: <class '(?P<got>[\\w.]+)'>", []string{"Expected tensors only, but got: <class '"}},
 	{"FailOnRecompileLimitHit", []string{"FailOnRecompileLimitHit"}},
 	{"Failed to bind NVLink SHARP \\(NVLS\\)", []string{"Failed to bind NVLink SHARP (NVLS)"}},
+	{"Failed to connect to etcd server", []string{"Failed to connect to etcd server"}},
 	{"Failed to find C compiler", []string{"Failed to find C compiler"}},
 	{"Failed to infer device type", []string{"Failed to infer device type"}},
 	{"Failed to load NCCL library from (?P<path>[^\\s]+?)\\.?(?:\\s|$)", []string{"Failed to load NCCL library from "}},
@@ -3322,6 +3440,7 @@ var builtinRequired = []requiredLits{
 	{"No available memory for the cache blocks", []string{"No available memory for the cache blocks"}},
 	{"No compatible code objects found for: (?P<arch>[\\w:+-]+)", []string{"No compatible code objects found for: "}},
 	{"No module named '(?P<mod>(?:\\w+\\.)*_\\w+)'", []string{"No module named '"}},
+	{"No module named '(?P<mod>fused_layer_norm_cuda|amp_C)'", []string{"No module named '"}},
 	{"No module named 'triton'", []string{"No module named 'triton'"}},
 	{"No module named 'triton\\.common'", []string{"No module named 'triton.common'"}},
 	{"No module named .(?P<ns>vllm\\._C|vllm\\._rocm_C|vllm\\._moe_C|sgl_kernel\\.common_ops)", []string{"No module named "}},
@@ -3347,8 +3466,10 @@ var builtinRequired = []requiredLits{
 	{"Skipping standalone compiled graph save for", []string{"Skipping standalone compiled graph save for"}},
 	{"Skipping the function and falling back to eager", []string{"Skipping the function and falling back to eager"}},
 	{"The NVIDIA driver on your system is too old \\(found version (?P<found>\\d+)\\)", []string{"The NVIDIA driver on your system is too old (found version "}},
+	{"The choosen size \\d+ is not compatible with sharding on (?P<n>\\d+) shards|sharded is not supported for this model", []string{" is not compatible with sharding on ", "sharded is not supported for this model"}},
 	{"The client socket has timed out after (?P<ms>\\d+)ms while trying to connect to \\((?P<addr>[^,)]+), (?P<port>\\d+)\\)", []string{"The client socket has timed out after "}},
 	{"The output of this custom operator \\(1\\) must not also be an input to this custom operator", []string{"The output of this custom operator (1) must not also be an input to this custom operator"}},
+	{"The quantization method (?P<q>\\w+) is not supported for the current GPU\\. Minimum capability: (?P<min>\\d+)\\. Current capability: (?P<cur>\\d+)", []string{" is not supported for the current GPU. Minimum capability: "}},
 	{"There was no fake impl registered for", []string{"There was no fake impl registered for"}},
 	{"Timed out after (?P<secs>\\d+) seconds waiting for clients\\. (?P<joined>\\d+)/(?P<want>\\d+) clients joined", []string{" seconds waiting for clients. "}},
 	{"Torch not compiled with CUDA enabled", []string{"Torch not compiled with CUDA enabled"}},
@@ -3406,6 +3527,7 @@ var builtinRequired = []requiredLits{
 	{"fatal error: Python\\.h: No such file or directory", []string{"fatal error: Python.h: No such file or directory"}},
 	{"fatal error: stddef\\.h: No such file or directory", []string{"fatal error: stddef.h: No such file or directory"}},
 	{"forward compatibility was attempted on non supported HW", []string{"forward compatibility was attempted on non supported HW"}},
+	{"fp8e4nv (?:not supported in this architecture|data type is not supported on CUDA arch < 89)", []string{"not supported in this architecture", "data type is not supported on CUDA arch < 89"}},
 	{"global (?:train|eval) batch size \\((?P<procs>\\d+) x (?P<per>\\d+)\\) must be evenly divisible by the number of generations per prompt \\((?P<gens>\\d+)\\)", []string{") must be evenly divisible by the number of generations per prompt ("}},
 	{"gloo.*connect \\[[^\\]]+\\]:\\d+: Connection refused", []string{": Connection refused"}},
 	{"gloo/transport/tcp/pair\\.cc:\\d+\\] timed out connecting: SO_ERROR: Connection refused", []string{"] timed out connecting: SO_ERROR: Connection refused"}},
@@ -3421,6 +3543,7 @@ var builtinRequired = []requiredLits{
 	{"local_world_size \\((?P<want>\\d+)\\) must be less than or equal to the number", []string{") must be less than or equal to the number"}},
 	{"miopenStatus(?:UnknownError|InternalError|NotImplemented|BadParm|AllocFailed)", []string{"miopenStatus"}},
 	{"module 'torch\\._C' has no attribute '_PYBIND11_", []string{"module 'torch._C' has no attribute '_PYBIND11_"}},
+	{"module 'triton.language' has no attribute '(?P<attr>\\w+)'", []string{"language' has no attribute '"}},
 	{"ncclInvalidUsage", []string{"ncclInvalidUsage"}},
 	{"ncclUnhandledCudaError", []string{"ncclUnhandledCudaError"}},
 	{"no kernel image is available for execution on the device", []string{"no kernel image is available for execution on the device"}},

@@ -175,3 +175,18 @@ func TestFramelessChain(t *testing.T) {
 		t.Errorf("root %+v, want the Unsupported of line 1", r)
 	}
 }
+
+// An excerpt whose first line is a frame cut inside its path (no
+// `File "`) still starts a traceback: a bare exception name after its
+// frames is its exception line.
+func TestFirstLineCutFrame(t *testing.T) {
+	tbs := feedN(t, 1,
+		`lmdeploy/turbomind/deploy/target_model/base.py", line 240, in save_split`,
+		"    assert tensor.shape[split_dim] % tp == 0",
+		"AssertionError",
+	)
+	r := tbs[0].Root()
+	if r.Type != "AssertionError" || len(r.Frames) != 1 || r.Frames[0].Func != "save_split" || r.Frames[0].Line != 240 {
+		t.Errorf("root %+v", r)
+	}
+}

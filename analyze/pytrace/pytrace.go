@@ -179,6 +179,12 @@ func Unwrap(e Exception) (Exception, bool) {
 		}
 	case short == "InductorError":
 		inner = msg
+	case short == "CompilationError" && strings.Contains(e.Type, "triton"):
+		// Triton's "at 1:0:", the kernel's source, a caret, then the
+		// cause's repr on the last line: ValueError("type fp8e4nv not
+		// supported in this architecture. …").
+		m := strings.TrimRight(msg, "\n ")
+		inner = strings.TrimSpace(m[strings.LastIndexByte(m, '\n')+1:])
 	default:
 		for _, m := range []string{"Capture cuda graph failed: ", "Capture CUDA graph failed: ", "Capture Prefill cuda graph failed: "} {
 			if k := strings.Index(msg, m); k >= 0 {
@@ -225,6 +231,11 @@ func exceptionLine(s string) (typ, msg string, ok bool) {
 	}
 	if i == 0 || s[i-1] == '.' {
 		return "", "", false
+	}
+	// An exception's repr ("ValueError(\"type fp8e4nv not supported …\")"),
+	// as Triton prints its cause and an engine logs an error it caught.
+	if i+2 < len(s) && s[i] == '(' && (s[i+1] == '"' || s[i+1] == '\'') && s[len(s)-1] == ')' && s[len(s)-2] == s[i+1] && fatalType(s[:i]) {
+		return s[:i], s[i+2 : len(s)-2], true
 	}
 	// Ray's "ray.exceptions.RayTaskError(ValueError): …" names the
 	// remote exception's class in parentheses.
@@ -525,6 +536,10 @@ func leadsException(body string) bool {
 		}
 	}
 	t := b[:k]
+	// An exception's repr, "ValueError(\"…\")" (exceptionLine).
+	if k+1 < len(b) && b[k] == '(' && (b[k+1] == '"' || b[k+1] == '\'') {
+		return fatalType(t)
+	}
 	// Ray's "ray.exceptions.RayTaskError(ValueError): …" (exceptionLine).
 	if k < len(b) && b[k] == '(' {
 		if e := strings.IndexByte(b[k:min(len(b), k+80)], ')'); e > 0 && k+e+1 < len(b) {
@@ -611,7 +626,8 @@ func (x *Extractor) Feed(rec *record.Record) {
 	s := x.streams[k]
 	if s == nil {
 		// Cheap test first: most records hold no traceback at all.
-		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) && !mayStartFrameless(rec) {
+		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) && !mayStartFrameless(rec) &&
+			!(rec.Line == 1 && strings.Contains(rec.Text, `", line `)) {
 			if strings.Contains(rec.Text, ignoredWords) {
 				x.noteIgnored(k, rec)
 			}
@@ -964,7 +980,8 @@ func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
 	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
 		return "", "", false
 	}
-	if typ, msg, ok := exceptionLine(line); ok && strings.IndexByte(line, ':') > 0 && fatalType(typ) {
+	if typ, msg, ok := exceptionLine(line); ok && (strings.IndexByte(line, ':') > 0 || strings.HasSuffix(line, "\")") || strings.HasSuffix(line, "')")) && fatalType(typ) {
+		// (A name alone is too little; its repr, "ValueError(\"…\")", is not.)
 		return typ, msg, true
 	}
 	if rec.Line == 1 {
@@ -1224,6 +1241,17 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		x.start(s, l, true)
 		x.addFrame(s, f, l)
 		return
+	}
+	if l.rec.Line == 1 && l.n == 1 {
+		// The excerpt's first line is a frame cut before its path's end
+		// ("target_model/base.py\", line 240, in save_split").
+		if k := strings.Index(l.t, `", line `); k > 0 && !strings.ContainsAny(l.t[:k], "\" ") && strings.HasSuffix(l.t[:k], ".py") {
+			if f, ok := parseFrame(`File "` + l.t); ok && f.Func != "" {
+				x.start(s, l, true)
+				x.addFrame(s, f, l)
+				return
+			}
+		}
 	}
 	if strings.HasPrefix(l.t, "Fatal Python error: ") {
 		x.start(s, l, false)

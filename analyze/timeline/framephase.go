@@ -103,6 +103,7 @@ var frameTable = []framePhase{
 	// model/llm/vllm/core.py load).
 	{file: `tensorrt_llm/llmapi/llm_utils\.py$`, fn: `^(get_model_format|_load_model_from_hf|_load_model_from_ckpt|_build_model|_download_hf_model)$`, phase: PhaseLoad, why: "TensorRT-LLM loading the model"},
 	{file: `/models?/`, fn: `^load$`, phase: PhaseLoad, why: "a model class loading its model"},
+	{file: `lmdeploy/turbomind/deploy/`, phase: PhaseLoad, why: "LMDeploy converting the model's weights for TurboMind"},
 	// The model built before its weights load: the engine's model loader,
 	// a model's or layer's constructor, a quantization method creating or
 	// converting its parameters.
@@ -131,7 +132,7 @@ var textTable = []struct{ re, phase, why string }{
 	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording`, PhaseCUDAGraph, "it names graph capture"},
 	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
 	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},
-	{`nvls\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)`, PhaseDistributedInit, "it names setting up the communicators"},
+	{`nvls\.cc|graph/(?:rings|trees|topo|search|connect)\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)`, PhaseDistributedInit, "it names setting up the communicators"},
 	{`backend='aot_eager'`, PhaseAOTAutograd, "the backend that failed is aot_eager (AOTAutograd without Inductor)"},
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},

@@ -165,8 +165,10 @@ var patterns = []pattern{
 	{Collective, []string{"connectFullMesh", "enforce fail at", "Connection closed by peer", "Connection reset by peer"},
 		regexp.MustCompile(`(?i)connectFullMesh failed|enforce fail at .*gloo|gloo.*Connection (closed|reset) by peer`)},
 	// NCCL's own WARN lines for failures ("transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'").
-	{Collective, []string{"NCCL WARN Cuda failure", "RCCL WARN Cuda failure", "NCCL WARN Call to", "RCCL WARN Call to"},
-		regexp.MustCompile(`[NR]CCL WARN (?:Cuda failure|Call to \S+ failed)`)},
+	// And its topology check failing ("graph/rings.cc:38 NCCL WARN Error :
+	// ring 0 does not loop back to start").
+	{Collective, []string{"NCCL WARN Cuda failure", "RCCL WARN Cuda failure", "NCCL WARN Call to", "RCCL WARN Call to", "NCCL WARN Error :", "RCCL WARN Error :"},
+		regexp.MustCompile(`[NR]CCL WARN (?:Cuda failure|Call to \S+ failed|Error :)`)},
 	{Collective, []string{"Socket Timeout", "DistStoreError"}, regexp.MustCompile(`Socket Timeout|DistStoreError`)},
 	{BuildFailed, []string{"returned non-zero exit status"}, regexp.MustCompile(`Command '\[?.*' returned non-zero exit status [1-9]`)},
 	// The linker under a compiler driver (Triton's launcher build, a JIT

@@ -515,6 +515,17 @@ func (p *peeler) peel(l *peeled) {
 	l.tm = time.Time{}
 	i := 0
 
+	// A paste's indent before a process prefix (" (Worker_TP0 pid=1) …"),
+	// when the depaster had no run of lines to tell it by.
+	if len(b) > 2 && b[0] == ' ' {
+		k := 1
+		for k < 4 && k < len(b) && b[k] == ' ' {
+			k++
+		}
+		if p.procPrefixAt(b, k) {
+			i = k
+		}
+	}
 	// Collector prefixes: at most two (e.g. a shipper timestamp and a
 	// container name).
 	for k := 0; k < 2; k++ {
