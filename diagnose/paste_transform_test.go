@@ -445,6 +445,7 @@ late-indent lmdeploy-pr-1430 ok: the excerpt starts with a frame cut inside its 
 late-tab lmdeploy-pr-1430 ok: the excerpt starts with a frame cut inside its path, taken as a frame only on the log's first line; its bare exception name, moved off the frames' margin, is not read as their exception line
 late-ansi lmdeploy-pr-1430 ok: the excerpt starts with a frame cut inside its path, taken as a frame only on the log's first line; its bare exception name, moved off the frames' margin, is not read as their exception line
 mixed-prefixes lmdeploy-pr-1430 root: the excerpt starts with a frame cut inside its path, taken as a frame only on the log's first line; under another prefix its exception line is another stream
+cut-last dynamo-issue-1188 root: the innermost cause of the Rust error chain is the excerpt's last line; cut at half, the words the root names are gone
 `
 
 func knownPasteGaps() map[string]string {

@@ -190,3 +190,18 @@ func TestFirstLineCutFrame(t *testing.T) {
 		t.Errorf("root %+v", r)
 	}
 }
+
+// A Rust program's error chain ("Error: …", "Caused by:", numbered
+// causes) is one exception whose root is its innermost cause.
+func TestRustErrorChain(t *testing.T) {
+	tbs := feedN(t, 1,
+		"Error: Failed to connect to etcd server",
+		"",
+		"Caused by:",
+		"    0: creating primary lease",
+		`    1: grpc request error: message: "tcp connect error: Connection refused (os error 111)"`,
+	)
+	if r := tbs[0].Root(); r.Type != "Error" || r.Message != `grpc request error: message: "tcp connect error: Connection refused (os error 111)"` {
+		t.Errorf("root %+v", r)
+	}
+}

@@ -118,6 +118,9 @@ func (t Traceback) Root() Exception {
 	return Exception{}
 }
 
+// rustCauses heads the causes of a Rust program's error chain.
+const rustCauses = "Caused by:"
+
 // wrapperTypes are exception types that only carry another error.
 var wrapperTypes = []string{"BackendCompilerFailed", "InductorError"}
 
@@ -179,6 +182,29 @@ func Unwrap(e Exception) (Exception, bool) {
 		}
 	case short == "InductorError":
 		inner = msg
+	case e.Type == "Error" && strings.Contains(msg, "\n"+rustCauses):
+		// A Rust error chain: its innermost cause, the last one listed
+		// ("    1: grpc request error: … tcp connect error: Connection
+		// refused (os error 111)").
+		causes := msg[strings.Index(msg, "\n"+rustCauses)+1+len(rustCauses):]
+		first, last := "", ""
+		for _, l := range strings.Split(causes, "\n") {
+			t := strings.TrimSpace(l)
+			if k := strings.Index(t, ": "); k > 0 && strings.Trim(t[:k], "0123456789") == "" {
+				last = t[k+2:]
+			} else if first == "" {
+				first = t // one cause is printed without a number
+			}
+		}
+		if last == "" {
+			last = first
+		}
+		if last == "" {
+			return Exception{}, false
+		}
+		out := e
+		out.Message = last
+		return out, true
 	case short == "CompilationError" && strings.Contains(e.Type, "triton"):
 		// Triton's "at 1:0:", the kernel's source, a caret, then the
 		// cause's repr on the last line: ValueError("type fp8e4nv not
@@ -1546,6 +1572,14 @@ func (x *Extractor) feedMessage(s *stream, l *fedLine) {
 				s.cur.Code = slices.Insert(s.cur.Code, 0, "")
 			}
 			s.blanks = 0
+			s.tb.EndLine = l.n
+			return
+		}
+		if l.t == rustCauses && len(s.msg) > 0 {
+			// A Rust program's error chain (anyhow): "Error: …", a blank,
+			// "Caused by:", then its causes indented and numbered.
+			s.blanks = 0
+			s.msg = append(s.msg, l.line)
 			s.tb.EndLine = l.n
 			return
 		}
