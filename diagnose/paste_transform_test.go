@@ -446,6 +446,9 @@ late-tab lmdeploy-pr-1430 ok: the excerpt starts with a frame cut inside its pat
 late-ansi lmdeploy-pr-1430 ok: the excerpt starts with a frame cut inside its path, taken as a frame only on the log's first line; its bare exception name, moved off the frames' margin, is not read as their exception line
 mixed-prefixes lmdeploy-pr-1430 root: the excerpt starts with a frame cut inside its path, taken as a frame only on the log's first line; under another prefix its exception line is another stream
 cut-last dynamo-issue-1188 root: the innermost cause of the Rust error chain is the excerpt's last line; cut at half, the words the root names are gone
+duplicated pytorch-issue-107021 root: the wrapper's message (no frames) runs on into the repeated paste, whose c10d line its words then hold, so that line is read as part of it
+duplicated pytorch-issue-107021 rule: the wrapper's message (no frames) runs on into the repeated paste, whose c10d line its words then hold, so that line is read as part of it
+cut-last pytorch-issue-107021 root: the wrapper is the excerpt's last line; cut at half, "See inner exception for details" is gone and it is no longer read as a wrapper
 `
 
 func knownPasteGaps() map[string]string {

@@ -139,6 +139,9 @@ var wrapperMessages = []string{
 	"See root cause above",
 	// torch's wrapper of a device backend's import error, printed after it.
 	"Failed to load the backend extension",
+	// torch elastic's RendezvousConnectionError: the store's own error (the
+	// c10d socket's timeout) is logged before it.
+	"See inner exception for details",
 }
 
 // launcherErrors are the errors TGI's launcher ends with when its shards

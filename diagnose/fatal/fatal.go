@@ -169,7 +169,8 @@ var patterns = []pattern{
 	// ring 0 does not loop back to start").
 	{Collective, []string{"NCCL WARN Cuda failure", "RCCL WARN Cuda failure", "NCCL WARN Call to", "RCCL WARN Call to", "NCCL WARN Error :", "RCCL WARN Error :"},
 		regexp.MustCompile(`[NR]CCL WARN (?:Cuda failure|Call to \S+ failed|Error :)`)},
-	{Collective, []string{"Socket Timeout", "DistStoreError"}, regexp.MustCompile(`Socket Timeout|DistStoreError`)},
+	{Collective, []string{"Socket Timeout", "DistStoreError", "client socket has timed out"},
+		regexp.MustCompile(`Socket Timeout|DistStoreError|\[c10d\] The client socket has timed out after \d+`)},
 	{BuildFailed, []string{"returned non-zero exit status"}, regexp.MustCompile(`Command '\[?.*' returned non-zero exit status [1-9]`)},
 	// The linker under a compiler driver (Triton's launcher build, a JIT
 	// extension): a library it cannot find, or its own exit.
