@@ -202,6 +202,11 @@ func diagnosticOf(occs []occurrence, base int) {
 // locationOnly reports whether a message line is only a source location,
 // after an optional "[tag] ": "path/file.cu:540", "[AITER] /x/y.cpp:12".
 func locationOnly(line string) bool {
+	// c10's enforce report cut after its location: "[enforce fail at
+	// …/gloo/transport/tcp/device.cc:84]", the condition on the next line.
+	if l, ok := strings.CutPrefix(line, "[enforce fail at "); ok && strings.HasSuffix(l, "]") {
+		line = strings.TrimSuffix(l, "]")
+	}
 	if strings.HasPrefix(line, "[") {
 		if k := strings.Index(line, "] "); k > 0 {
 			line = line[k+2:]

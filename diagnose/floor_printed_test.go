@@ -48,6 +48,8 @@ func TestRootTextAfterLocation(t *testing.T) {
 		"version 1.2:3":             false,
 		"[rank0]: /a/b:12":          false,
 		"http://host:8000":          false,
+		"[enforce fail at .../gloo/transport/tcp/device.cc:84]":                         true,
+		"[enforce fail at .../gloo/transport/tcp/pair.cc:446] op.preamble.length <= op": false,
 	} {
 		if got := locationOnly(line); got != want {
 			t.Errorf("locationOnly(%q) = %v, want %v", line, got, want)

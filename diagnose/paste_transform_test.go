@@ -449,6 +449,7 @@ cut-last dynamo-issue-1188 root: the innermost cause of the Rust error chain is 
 duplicated pytorch-issue-107021 root: the wrapper's message (no frames) runs on into the repeated paste, whose c10d line its words then hold, so that line is read as part of it
 duplicated pytorch-issue-107021 rule: the wrapper's message (no frames) runs on into the repeated paste, whose c10d line its words then hold, so that line is read as part of it
 cut-last pytorch-issue-107021 root: the wrapper is the excerpt's last line; cut at half, "See inner exception for details" is gone and it is no longer read as a wrapper
+mixed-prefixes aws-do-eks-pr-51 root: the exception's two lines (the location, then the condition) fall under two prefixes and are not one record
 `
 
 func knownPasteGaps() map[string]string {
