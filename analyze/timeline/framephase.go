@@ -132,7 +132,7 @@ var textTable = []struct{ re, phase, why string }{
 	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording`, PhaseCUDAGraph, "it names graph capture"},
 	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
 	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},
-	{`nvls\.cc|graph/(?:rings|trees|topo|search|connect)\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)|client socket has timed out`, PhaseDistributedInit, "it names setting up the communicators"},
+	{`nvls\.cc|graph/(?:rings|trees|topo|search|connect)\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)|client socket has timed out|gloo/transport/tcp/device\.cc|Unable to find address for`, PhaseDistributedInit, "it names setting up the communicators"},
 	{`backend='aot_eager'`, PhaseAOTAutograd, "the backend that failed is aot_eager (AOTAutograd without Inductor)"},
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
