@@ -877,7 +877,7 @@ var libraries = []string{"aiter", "sgl_kernel", "flash_attn", "xformers", "vllm_
 func packageOf(st record.Stack) string {
 	for _, f := range st {
 		for _, lib := range libraries {
-			if strings.Contains(f.File, "/"+lib+"/") {
+			if strings.Contains(f.File, "/"+lib+"/") || strings.HasPrefix(f.File, lib+"/") {
 				return strings.ReplaceAll(lib, "_", "-")
 			}
 		}

@@ -450,6 +450,17 @@ duplicated pytorch-issue-107021 root: the wrapper's message (no frames) runs on 
 duplicated pytorch-issue-107021 rule: the wrapper's message (no frames) runs on into the repeated paste, whose c10d line its words then hold, so that line is read as part of it
 cut-last pytorch-issue-107021 root: the wrapper is the excerpt's last line; cut at half, "See inner exception for details" is gone and it is no longer read as a wrapper
 mixed-prefixes aws-do-eks-pr-51 root: the exception's two lines (the location, then the condition) fall under two prefixes and are not one record
+indent intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+tab intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+tab-and-spaces intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+ansi-esc intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+late-indent intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+late-tab intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+quote-indent-prefix intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+two-processes intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+mixed-prefixes intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
+cut-first sglang-pr-36473 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
+mixed-prefixes vllm-ascend-pr-8856 rule: its frames and its exception line fall under two prefixes and are not one traceback, so the exception has no frames to tell its package
 `
 
 func knownPasteGaps() map[string]string {

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:c20b10b4"
+const builtinDigest = "crc32c:f7e6b256"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1843,7 +1843,7 @@ var builtinRules = []Rule{
 		Phase:      "runtime",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) (?:[Ee]rror: )?out of memory", "OutOfMemoryError(?:: (?:[^o]|o[^u]|out of [^r])|[^:]|:?$)", "hipErrorOutOfMemory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED"},
+			Text: []string{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) (?:[Ee]rror: |runtime error: )?out of memory", "OutOfMemoryError(?:: (?:[^o]|o[^u]|out of [^r])|[^:]|:?$)", "hipErrorOutOfMemory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED"},
 		},
 		Cause:      "An allocation on the device failed: the weights, activations, KV cache\nor CUDA graphs of this configuration need more memory than the device\nhas free (other processes included).\n",
 		Remedy:     []string{"Leave more headroom: a lower --gpu-memory-utilization (vLLM) / --mem-fraction-static (SGLang), a smaller --max-model-len or --max-num-seqs", "Split the model over more devices: a larger --tensor-parallel-size (tensor_parallel_size in the Python API), or pipeline/multi-node parallelism when one node is not enough", "Check that no other process holds {dev|device} memory; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation", "Training or an offline run: a smaller (per-device) batch size or sequence length, activation checkpointing, or the model sharded over more devices (FSDP / tensor parallel; TGI --num-shard)"},
@@ -1872,7 +1872,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's sleep-mode allocator",
 		},
-		Source: "rules/platform.yaml:172",
+		Source: "rules/platform.yaml:173",
 	},
 	{
 		ID:         "no-gpu-visible",
@@ -1890,7 +1890,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"no_gpu_visible/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:214",
+		Source: "rules/platform.yaml:215",
 	},
 	{
 		ID:         "gpu-arch-unsupported",
@@ -1908,7 +1908,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/platform.yaml:256",
+		Source: "rules/platform.yaml:257",
 	},
 	{
 		ID:         "nccl-shared-memory",
@@ -1926,7 +1926,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:286",
+		Source: "rules/platform.yaml:287",
 	},
 	{
 		ID:         "nccl-cuda-error",
@@ -1945,7 +1945,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:324",
+		Source: "rules/platform.yaml:325",
 	},
 	{
 		ID:         "nccl-nvls-failed",
@@ -1963,7 +1963,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on NVLink SHARP",
 		},
-		Source: "rules/platform.yaml:356",
+		Source: "rules/platform.yaml:357",
 	},
 	{
 		ID:         "collective-timeout",
@@ -1982,7 +1982,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL)",
 		},
-		Source: "rules/platform.yaml:388",
+		Source: "rules/platform.yaml:389",
 	},
 	{
 		ID:         "vllm-logits-gather-timeout",
@@ -2001,7 +2001,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL) in a tensor-parallel vLLM engine",
 		},
-		Source: "rules/platform.yaml:419",
+		Source: "rules/platform.yaml:420",
 	},
 	{
 		ID:         "custom-allreduce-capture",
@@ -2015,7 +2015,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error.\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
-		Source:     "rules/platform.yaml:464",
+		Source:     "rules/platform.yaml:465",
 	},
 	{
 		ID:         "nccl-no-socket-interface",
@@ -2029,7 +2029,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:494",
+		Source:     "rules/platform.yaml:495",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -2047,7 +2047,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:520",
+		Source: "rules/platform.yaml:521",
 	},
 	{
 		ID:         "port-in-use",
@@ -2066,7 +2066,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:552",
+		Source: "rules/platform.yaml:553",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2080,7 +2080,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:582",
+		Source:     "rules/platform.yaml:583",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2094,7 +2094,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:612",
+		Source:     "rules/platform.yaml:613",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2114,7 +2114,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:647",
+		Source: "rules/platform.yaml:648",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2132,7 +2132,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:683",
+		Source: "rules/platform.yaml:684",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2150,7 +2150,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:726",
+		Source: "rules/platform.yaml:727",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2168,7 +2168,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:756",
+		Source: "rules/platform.yaml:757",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2186,7 +2186,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:787",
+		Source: "rules/platform.yaml:788",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2205,7 +2205,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:821",
+		Source: "rules/platform.yaml:822",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2229,7 +2229,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:851",
+		Source: "rules/platform.yaml:852",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2248,7 +2248,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:888",
+		Source: "rules/platform.yaml:889",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2266,7 +2266,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:917",
+		Source: "rules/platform.yaml:918",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2284,7 +2284,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:951",
+		Source: "rules/platform.yaml:952",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2302,7 +2302,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:990",
+		Source: "rules/platform.yaml:991",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2316,7 +2316,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1017",
+		Source:     "rules/platform.yaml:1018",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2334,7 +2334,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1038",
+		Source: "rules/platform.yaml:1039",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2353,7 +2353,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1064",
+		Source: "rules/platform.yaml:1065",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2368,7 +2368,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1096",
+		Source:     "rules/platform.yaml:1097",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2386,7 +2386,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1124",
+		Source: "rules/platform.yaml:1125",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2404,7 +2404,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1151",
+		Source: "rules/platform.yaml:1152",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2413,12 +2413,12 @@ var builtinRules = []Rule{
 		Phase:      "load",
 		Confidence: "E",
 		Match: Match{
-			Text: []string{"The quantization method (?P<q>\\w+) is not supported for the current GPU\\. Minimum capability: (?P<min>\\d+)\\. Current capability: (?P<cur>\\d+)"},
+			Text: []string{"The quantization method (?P<q>\\w+) is not supported for the current GPU\\. Minimum capability: (?P<min>\\d+)\\. Current capability: (?P<cur>\\d+)", "Quantization scheme is not supported for ', 'the current GPU\\. Min capability: (?P<min>\\d+)\\. ', 'Current capability: (?P<cur>\\d+)"},
 		},
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1183",
+		Source:     "rules/platform.yaml:1184",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2432,7 +2432,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1206",
+		Source:     "rules/platform.yaml:1211",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2446,7 +2446,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1229",
+		Source:     "rules/platform.yaml:1234",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2460,7 +2460,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1251",
+		Source:     "rules/platform.yaml:1256",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2474,7 +2474,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1274",
+		Source:     "rules/platform.yaml:1279",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2488,7 +2488,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1297",
+		Source:     "rules/platform.yaml:1302",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2502,7 +2502,37 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1319",
+		Source:     "rules/platform.yaml:1324",
+	},
+	{
+		ID:         "cudagraph-capture-size-unsupported",
+		Title:      "A CUDA-graph capture size is larger than full CUDA graphs support here",
+		Severity:   "error",
+		Phase:      "cudagraph",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"Capture size larger than (?P<max>\\d+) is not supported for full cuda graph"},
+		},
+		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
+		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
+		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
+		Source:     "rules/platform.yaml:1347",
+	},
+	{
+		ID:         "platform-plugin-api-drift",
+		Title:      "The engine's platform plugin and the engine are versions that do not go together",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text:   []string{"(?P<fn>[\\w.]+)\\(\\) got an unexpected keyword argument '(?P<kw>\\w+)'"},
+			Fact:   "exception",
+			Fields: map[string]string{"package": "^(?:vllm-ascend|vllm-gaudi|vllm-spyre|vllm-neuron|vllm-metax)$"},
+		},
+		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
+		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
+		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
+		Source:     "rules/platform.yaml:1370",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2520,7 +2550,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1342",
+		Source: "rules/platform.yaml:1394",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2538,7 +2568,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1369",
+		Source: "rules/platform.yaml:1421",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2556,7 +2586,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1399",
+		Source: "rules/platform.yaml:1451",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3330,8 +3360,9 @@ var builtinRequired = []requiredLits{
 	{"(?:Workers? \\(tasks /\\s*actors\\) )?killed due to memory pressure \\(OOM\\)", []string{"killed due to memory pressure (OOM)"}},
 	{"(?:hip|cuda)ErrorStreamCaptureUnsupported", []string{"ErrorStreamCaptureUnsupported"}},
 	{"(?:posix_fallocate|shm_open|/dev/shm).*No space left on device|Call to posix_fallocate failed|shm_open failed", []string{"No space left on device", "Call to posix_fallocate failed", "shm_open failed"}},
-	{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) (?:[Ee]rror: )?out of memory", []string{"out of memory"}},
+	{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) (?:[Ee]rror: |runtime error: )?out of memory", []string{"out of memory"}},
 	{"(?P<exc>BackendCompilerFailed|InductorError)\\.__init__\\(\\) missing \\d+ required (?:positional|keyword-only) arguments?: [^\\n]*'inner_exception'", []string{".__init__() missing "}},
+	{"(?P<fn>[\\w.]+)\\(\\) got an unexpected keyword argument '(?P<kw>\\w+)'", []string{"() got an unexpected keyword argument '"}},
 	{"(?P<lib>[\\w.+-]+\\.so(?:\\.\\d+)*): cannot open shared object file", []string{": cannot open shared object file"}},
 	{"(?P<lib>lib(?:cudart|cublas|cublasLt|cudnn|nvrtc|cusparse|cufft|curand|nvJitLink|nccl)\\w*\\.so\\.(?P<ver>\\d+)[\\d.]*): cannot open shared object file", []string{": cannot open shared object file"}},
 	{"(?P<op>\\w+Operation) setup failed!", []string{" setup failed!"}},
@@ -3376,6 +3407,7 @@ var builtinRequired = []requiredLits{
 	{"Capture (?:cuda|CUDA|Prefill cuda) graph failed: (?P<what>[^\\n]+)", []string{" graph failed: "}},
 	{"Capture (?:cuda|CUDA|Prefill cuda) graph failed: CUDA out of memory", []string{" graph failed: CUDA out of memory"}},
 	{"Capture piecewise cuda graph failed|piecewise_cuda_graph_runner.*(?:Error|failed)", []string{"Capture piecewise cuda graph failed", "piecewise_cuda_graph_runner"}},
+	{"Capture size larger than (?P<max>\\d+) is not supported for full cuda graph", []string{" is not supported for full cuda graph"}},
 	{"Client Error: Unauthorized for url: https://huggingface|RepositoryNotFoundError", []string{"Client Error: Unauthorized for url: https://huggingface", "RepositoryNotFoundError"}},
 	{"Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status", []string{" returned non-zero exit status"}},
 	{"CompiledArtifact\\.save failed", []string{"CompiledArtifact.save failed"}},
@@ -3460,6 +3492,7 @@ var builtinRequired = []requiredLits{
 	{"PTXASError: PTXAS error", []string{"PTXASError: PTXAS error"}},
 	{"PassManager::run failed", []string{"PassManager::run failed"}},
 	{"Piecewise CUDA Graph failed with error: (?P<what>[^\\n]+)", []string{"Piecewise CUDA Graph failed with error: "}},
+	{"Quantization scheme is not supported for ', 'the current GPU\\. Min capability: (?P<min>\\d+)\\. ', 'Current capability: (?P<cur>\\d+)", []string{"Quantization scheme is not supported for ', 'the current GPU. Min capability: "}},
 	{"Runtime error during autotuning", []string{"Runtime error during autotuning"}},
 	{"RuntimeError: No valid triton configs", []string{"RuntimeError: No valid triton configs"}},
 	{"SafetensorError: Error while deserializing header", []string{"SafetensorError: Error while deserializing header"}},

@@ -151,6 +151,9 @@ var patterns = []pattern{
 	{DeviceError, []string{"illegal memory access"}, regexp.MustCompile(`illegal memory access was encountered`)},
 	{DeviceError, []string{"device-side assert"}, regexp.MustCompile(`device-side assert(ion)? triggered`)},
 	{DeviceError, []string{"CUDA out of memory", "HIP out of memory", "GPU out of memory"}, regexp.MustCompile(`(CUDA|HIP|GPU) out of memory`)},
+	// A C++ runtime's own check of a CUDA call (LMDeploy's TurboMind:
+	// "[TM][ERROR] CUDA runtime error: out of memory …/allocator.cc:49").
+	{DeviceError, []string{"CUDA runtime error: "}, regexp.MustCompile(`CUDA runtime error: \S`)},
 	{Collective, []string{"NCCL error in", "RCCL error in", "NCCL error: ", "RCCL error: "}, regexp.MustCompile(`[NR]CCL error(?: in|:)`)},
 	{Collective, []string{"ncclInternalError", "ncclUnhandledCudaError", "ncclSystemError", "ncclInvalidUsage", "ncclRemoteError", "ncclInvalidArgument"},
 		regexp.MustCompile(`nccl(InternalError|UnhandledCudaError|SystemError|InvalidUsage|RemoteError|InvalidArgument)`)},
