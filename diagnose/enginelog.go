@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/bringup-tool/bringup/analyze/pytrace"
@@ -430,7 +431,7 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 			hits = fatal.Scan(rec.Text)
 		}
 		for i := range hits {
-			hits[i].Text = clip(hits[i].Text)
+			hits[i].Text = clipAround(hits[i].Text, hits[i].Match)
 		}
 		if memo && len(fm) < maxMemoTexts {
 			fm[rec.Text] = hits
@@ -632,3 +633,19 @@ func lineAt(rec record.Record, off int) (int, string) {
 }
 
 func clip(s string) string { return clipTo(s, maxEvidenceText) }
+
+// clipAround is clip(s) that keeps match, the words that made s fatal:
+// when they lie past the clip (a launcher's line that lists a whole
+// command line before "exits with return code = -9"), s is cut before
+// them instead, from a little ahead of them.
+func clipAround(s, match string) string {
+	k := strings.Index(s, match)
+	if len(s) <= maxEvidenceText || k < 0 || k+len(match) < maxEvidenceText-1 {
+		return clip(s)
+	}
+	from := max(0, k-60)
+	for from > 0 && !utf8.RuneStart(s[from]) {
+		from--
+	}
+	return clip("…" + s[from:])
+}

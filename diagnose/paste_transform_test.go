@@ -461,6 +461,8 @@ two-processes intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's l
 mixed-prefixes intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
 cut-first sglang-pr-36473 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 mixed-prefixes vllm-ascend-pr-8856 rule: its frames and its exception line fall under two prefixes and are not one traceback, so the exception has no frames to tell its package
+cut-first pytorch-issue-124507 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
+cut-last anomalygpt-issue-43 ok: the excerpt's only fatal line ends it; cut at half, "exits with return code = -9" is gone
 `
 
 func knownPasteGaps() map[string]string {

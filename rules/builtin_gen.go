@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:f7e6b256"
+const builtinDigest = "crc32c:514c7a70"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -968,7 +968,7 @@ var builtinRules = []Rule{
 		Phase:      "triton-launcher-build",
 		Confidence: "T/P",
 		Match: Match{
-			Text: []string{"fatal error: Python\\.h: No such file or directory", "fatal error: stddef\\.h: No such file or directory", "collect2: fatal error: cannot find 'ld'", "/usr/bin/ld: cannot find -lcuda", "Failed to find C compiler", "Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status"},
+			Text: []string{"fatal error: Python\\.h: No such file or directory", "fatal error: stddef\\.h: No such file or directory", "collect2: fatal error: cannot find 'ld'", "/usr/bin/ld: cannot find -lcuda", "libcuda\\.so cannot found", "Failed to find C compiler", "Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status"},
 		},
 		Cause:      "Triton JIT-compiles a small C launcher (main.c / cuda_utils.c, which\nincludes Python.h) the first time a kernel runs — in the profile run or\ninside CUDA-graph capture — and the image lacks python3-dev, gcc/binutils\nor a libcuda.so link (Inductor's C++ compiler: inductor-cxx-compiler-missing).\n",
 		Remedy:     []string{"Install the Python development headers matching the running interpreter (apt-get install python3-dev, or python3.X-dev) and build-essential", "Install a C compiler (apt-get install gcc / build-essential) or set CC to a working one: Triton builds its launcher with it", "For -lcuda: create the libcuda.so symlink or set TRITON_LIBCUDA_PATH"},
@@ -995,7 +995,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"cxx_compiler_missing/stderr.txt", "cxx_compiler_missing/trace"},
 		},
-		Source: "rules/inductor.yaml:146",
+		Source: "rules/inductor.yaml:149",
 	},
 	{
 		ID:         "custom-op-output-aliases-input",
@@ -1013,7 +1013,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"custom_op_alias/stderr.txt"},
 		},
-		Source: "rules/inductor.yaml:180",
+		Source: "rules/inductor.yaml:183",
 	},
 	{
 		ID:         "triton-torch-mismatch",
@@ -1031,7 +1031,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton kernels compile for a GPU only",
 		},
-		Source: "rules/inductor.yaml:211",
+		Source: "rules/inductor.yaml:214",
 	},
 	{
 		ID:         "triton-out-of-shared-memory",
@@ -1049,7 +1049,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a Triton kernel's shared memory on a GPU",
 		},
-		Source: "rules/inductor.yaml:247",
+		Source: "rules/inductor.yaml:250",
 	},
 	{
 		ID:         "triton-template-out-of-resources",
@@ -1067,7 +1067,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton templates during max-autotune on a GPU",
 		},
-		Source: "rules/inductor.yaml:277",
+		Source: "rules/inductor.yaml:280",
 	},
 	{
 		ID:         "autotune-choice-skipped",
@@ -1085,7 +1085,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "GPU autotuning choices",
 		},
-		Source: "rules/inductor.yaml:304",
+		Source: "rules/inductor.yaml:307",
 	},
 	{
 		ID:         "rocm-cluster-dims",
@@ -1103,7 +1103,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ROCm Triton",
 		},
-		Source: "rules/inductor.yaml:331",
+		Source: "rules/inductor.yaml:334",
 	},
 	{
 		ID:         "gpu-too-old-for-triton",
@@ -1121,7 +1121,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/inductor.yaml:357",
+		Source: "rules/inductor.yaml:360",
 	},
 	{
 		ID:         "inductor-lowering-failed",
@@ -1139,7 +1139,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"missing_lowering/stderr.txt", "missing_lowering/trace"},
 		},
-		Source: "rules/inductor.yaml:383",
+		Source: "rules/inductor.yaml:386",
 	},
 	{
 		ID:         "triton-ptxas-not-found",
@@ -1157,7 +1157,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton runs ptxas only when it compiles a kernel for an NVIDIA GPU",
 		},
-		Source: "rules/inductor.yaml:415",
+		Source: "rules/inductor.yaml:418",
 	},
 	{
 		ID:         "triton-not-installed",
@@ -1181,7 +1181,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Python without Triton",
 		},
-		Source: "rules/inductor.yaml:443",
+		Source: "rules/inductor.yaml:446",
 	},
 	{
 		ID:         "triton-jit-source-unavailable",
@@ -1199,7 +1199,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a compile cache removed by another process mid-compile",
 		},
-		Source: "rules/inductor.yaml:481",
+		Source: "rules/inductor.yaml:484",
 	},
 	{
 		ID:         "inductor-cache-rename-failed",
@@ -1224,7 +1224,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a rename onto an existing file fails on Windows (WinError 183) or when processes race on one cache directory; the testbed runs on Linux with a cache per run",
 		},
-		Source: "rules/inductor.yaml:510",
+		Source: "rules/inductor.yaml:513",
 	},
 	{
 		ID:         "triton-ptxas-arch",
@@ -1242,7 +1242,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas of the CUDA toolkit",
 		},
-		Source: "rules/inductor.yaml:543",
+		Source: "rules/inductor.yaml:546",
 	},
 	{
 		ID:         "fx-pass-pattern-assert",
@@ -1268,7 +1268,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:578",
+		Source: "rules/inductor.yaml:581",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1286,7 +1286,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:611",
+		Source: "rules/inductor.yaml:614",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1307,7 +1307,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:639",
+		Source: "rules/inductor.yaml:642",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1330,7 +1330,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:667",
+		Source: "rules/inductor.yaml:670",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1349,7 +1349,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:697",
+		Source: "rules/inductor.yaml:700",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1367,7 +1367,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:734",
+		Source: "rules/inductor.yaml:737",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1385,7 +1385,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:765",
+		Source: "rules/inductor.yaml:768",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1405,7 +1405,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:794",
+		Source: "rules/inductor.yaml:797",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -1621,7 +1621,7 @@ var builtinRules = []Rule{
 		Phase:      "load",
 		Confidence: "E",
 		Match: Match{
-			Text: []string{"global (?:train|eval) batch size \\((?P<procs>\\d+) x (?P<per>\\d+)\\) must be evenly divisible by the number of generations per prompt \\((?P<gens>\\d+)\\)"},
+			Text: []string{"global (?:train|eval) batch size \\((?P<procs>\\d+) x (?P<per>\\d+)\\) must be evenly divisible by the number of generation(?:s per prompt \\((?P<gens>\\d+)\\))?"},
 		},
 		Cause:      "GRPOTrainer groups the {gens|num_generations} completions of each\nprompt into one global batch, so num_processes x\nper_device_train_batch_size ({procs|the processes} x {per|the batch}) must be\na multiple of num_generations. A launch that gives some GPUs to the\nvLLM server (accelerate's num_processes one lower than the node's GPUs)\nchanges the process count under a recipe written for another one.\n",
 		Remedy:     []string{"Set num_generations to a divisor of the global batch (the error lists the valid values), or change per_device_train_batch_size or the number of training processes so their product is a multiple of num_generations"},
@@ -3098,7 +3098,7 @@ var builtinRules = []Rule{
 			Fields: map[string]string{"kind": "^child-exit$", "unexplained": "^true$"},
 		},
 		Cause:      "A launcher (torchrun, multiprocessing, the engine's process manager)\nreported that a child process exited with a non-zero code or died; the\nchild's own error is not in these inputs.\n",
-		Remedy:     []string{"Find the log of the child process (its rank or worker) and diagnose it; an exit code of -9 / 137 is a SIGKILL, often the OOM killer"},
+		Remedy:     []string{"Find the log of the child process (its rank or worker) and diagnose it; an exit code of -9 / 137 is a SIGKILL, often the kernel's OOM killer when the host ran out of memory (dmesg says so)"},
 		References: []string{"https://pytorch.org/docs/stable/elastic/errors.html"},
 		CatchAll:   true,
 		Source:     "rules/startup.yaml:428",
@@ -3561,7 +3561,7 @@ var builtinRequired = []requiredLits{
 	{"fatal error: stddef\\.h: No such file or directory", []string{"fatal error: stddef.h: No such file or directory"}},
 	{"forward compatibility was attempted on non supported HW", []string{"forward compatibility was attempted on non supported HW"}},
 	{"fp8e4nv (?:not supported in this architecture|data type is not supported on CUDA arch < 89)", []string{"not supported in this architecture", "data type is not supported on CUDA arch < 89"}},
-	{"global (?:train|eval) batch size \\((?P<procs>\\d+) x (?P<per>\\d+)\\) must be evenly divisible by the number of generations per prompt \\((?P<gens>\\d+)\\)", []string{") must be evenly divisible by the number of generations per prompt ("}},
+	{"global (?:train|eval) batch size \\((?P<procs>\\d+) x (?P<per>\\d+)\\) must be evenly divisible by the number of generation(?:s per prompt \\((?P<gens>\\d+)\\))?", []string{") must be evenly divisible by the number of generation"}},
 	{"gloo.*connect \\[[^\\]]+\\]:\\d+: Connection refused", []string{": Connection refused"}},
 	{"gloo/transport/tcp/pair\\.cc:\\d+\\] timed out connecting: SO_ERROR: Connection refused", []string{"] timed out connecting: SO_ERROR: Connection refused"}},
 	{"graph break in an active context manager|Graph break under GenericContextWrappingVariable", []string{"graph break in an active context manager", "Graph break under GenericContextWrappingVariable"}},
@@ -3572,6 +3572,7 @@ var builtinRequired = []requiredLits{
 	{"invoked oom-killer|oom-kill:constraint|oom_kill_process", []string{"invoked oom-killer", "-kill:constraint", "_kill_process"}},
 	{"is larger than the maximum number of tokens that can be stored in KV cache", []string{"is larger than the maximum number of tokens that can be stored in KV cache"}},
 	{"is not a local folder and is not a valid model identifier", []string{"is not a local folder and is not a valid model identifier"}},
+	{"libcuda\\.so cannot found", []string{"libcuda.so cannot found"}},
 	{"load_cached_autotuning\\(", []string{"load_cached_autotuning("}},
 	{"local_world_size \\((?P<want>\\d+)\\) must be less than or equal to the number", []string{") must be less than or equal to the number"}},
 	{"miopenStatus(?:UnknownError|InternalError|NotImplemented|BadParm|AllocFailed)", []string{"miopenStatus"}},

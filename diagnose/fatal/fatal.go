@@ -190,6 +190,9 @@ var patterns = []pattern{
 	{BuildFailed, []string{": error: ", ": fatal error: ", "torchinductor_"},
 		regexp.MustCompile(`(?:torchinductor_\S*\.(?:c|cc|cpp|h|hpp)|\S\.cuh?|-packages/\S*\.(?:c|cc|cpp|cxx|h|hpp|inc))(?::\d+){1,2}: (?:fatal )?error: \S`)},
 	{BuildFailed, []string{"nvcc fatal"}, regexp.MustCompile(`\bnvcc fatal\s*:?\s+\S`)},
+	// Triton's launcher build on Windows (triton-windows) failing to run
+	// its compiler: "Failed to compile. cc_cmd: ['…cl.exe', …]".
+	{BuildFailed, []string{"Failed to compile. cc_cmd"}, regexp.MustCompile(`Failed to compile\. cc_cmd: `)},
 	// argparse rejecting the command line ("vllm serve: error: argument
 	// --quantization/-q: invalid choice: …", "vllm: error: unrecognized
 	// arguments: --task embedding"), at the start of its line.
@@ -201,6 +204,8 @@ var patterns = []pattern{
 	{ErrorLine, []string{"Exception raised from "}, regexp.MustCompile(`^Exception raised from \S+ at \S+ \(most recent call first\):$`)},
 	{ChildExit, []string{"exitcode  : ", "stopped exitcode=", "failed (exitcode:"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
 	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, regexp.MustCompile(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},
+	// DeepSpeed's launcher: "[ERROR] [launch.py:320:sigkill_handler] […] exits with return code = -9".
+	{ChildExit, []string{"exits with return code = "}, regexp.MustCompile(`exits with return code = -?[1-9]\d*`)},
 	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
 	{ChildExit, []string{"scheduler is dead", "detokenizer is dead", "Received sigquit"}, regexp.MustCompile(`(scheduler|detokenizer) is dead|Received sigquit from a child process`)},
 	// A supervisor telling that a worker it depends on went away: Ray's

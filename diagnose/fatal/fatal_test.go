@@ -57,6 +57,8 @@ func TestClassify(t *testing.T) {
 		"vllm: error: unrecognized arguments: --task embedding":                                                            UsageError,
 		"libascend_hal.so: cannot open shared object file: No such file or directory":                                      LibraryLoad,
 		"Shard process was signaled to shutdown with signal 4 rank=0":                                                      NativeCrash,
+		"[ERROR] [launch.py:320:sigkill_handler] ['/opt/conda/bin/python', '-u', 'train.py'] exits with return code = -9":  ChildExit,
+		"Failed to compile. cc_cmd: ['C:\\BuildTools\\cl.exe', 'main.c']":                                                  BuildFailed,
 		"[TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/core/allocator.cc:49":                       DeviceError,
 		"[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to 192.0.0.1:1234":    Collective,
 		"card-16:22789:28201 [0] graph/rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (14 != 0)":         Collective,
