@@ -658,20 +658,13 @@ func (o *occurrence) subject(torchDir string, memo map[uint64]*derived) (rules.S
 		sub = rules.Subject{Text: h.Text, Fact: fact,
 			Fields:   map[string]string{"kind": string(h.Kind), "role": o.rank.Role},
 			Evidence: record.Evidence{Path: o.log.input.Path, Line: o.fl.line, Rank: o.rank.String(), Text: h.Text}}
-		if h.Kind == fatal.BuildFailed {
-			// A compiler's error on a source an installed package ships
-			// (its JIT kernels): the package, as for a Python error.
-			if m := shippedSource.FindStringSubmatch(h.Text); m != nil {
-				sub.Fields["source_package"] = strings.ReplaceAll(m[1], "_", "-")
-			}
-			// The root is the diagnostic from the file's name on: the
-			// path before it is in the evidence, and would crowd the
-			// compiler's words out of the verdict.
-			if loc := compilerDiagnostic.FindStringIndex(h.Text); loc != nil {
-				sub.Root = h.Text[loc[0]:]
-			}
+		// A compiler's error on a source an installed package ships: the
+		// package, as for a Python error; the root is the diagnostic from
+		// the file's name on (the whole line is the evidence).
+		if p := h.ShippedCUDA(); p != "" {
+			sub.Fields["source_package"] = p
 		}
-		if sub.Root == "" {
+		if sub.Root = h.Diagnostic(); sub.Root == "" {
 			sub.Root = h.Text
 		}
 		d = &derived{}
@@ -892,14 +885,6 @@ func packageOf(st record.Stack) string {
 	}
 	return ""
 }
-
-// compilerDiagnostic is a compiler's error from its file's name on
-// ("gemm_test.h:6:10: fatal error: cuda_profiler_api.h: No such file …").
-var compilerDiagnostic = regexp.MustCompile(`[^\s/]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|inc)(?::\d+){1,2}: (?:fatal )?error: \S`)
-
-// shippedSource is a CUDA source file inside an installed package, as a
-// compiler's diagnostic names it ("…/site-packages/sglang/jit_kernel/…/activation.cuh:95:52: error:").
-var shippedSource = regexp.MustCompile(`-packages/(\w+)/\S*\.cuh?:\d+:\d+: (?:fatal )?error: `)
 
 // masks are exceptions raised while an engine re-raised another one, which
 // they hide: the wrapper class could not be built with the arguments its
@@ -1214,11 +1199,7 @@ func buildReports(occs []occurrence) {
 		}
 		for j := range occs {
 			c := &occs[j]
-			if c.fl == nil || c.fl.hit.Kind != fatal.BuildFailed || c.line >= o.line || c.line < o.line-maxBuildGap ||
-				c.rank != o.rank && c.rank.Key() != "" {
-				continue
-			}
-			if m := c.fl.hit.Match; strings.Contains(m, "error: ") || strings.Contains(m, "nvcc fatal") || strings.Contains(m, "cannot find -l") {
+			if c.fl != nil && c.fl.hit.Compiler() && c.line < o.line && c.line >= o.line-maxBuildGap && (c.rank == o.rank || c.rank.Key() == "") {
 				o.wrapper = true
 				break
 			}

@@ -318,6 +318,46 @@ type Hit struct {
 	Text  string // the whole line, trimmed
 }
 
+// Compiler reports whether h is a compiler's or linker's own error (a
+// diagnostic on a source, nvcc's refusal, a library the linker cannot
+// find) rather than a build command's exit.
+func (h Hit) Compiler() bool {
+	m := h.Match
+	return h.Kind == BuildFailed && (strings.Contains(m, "error: ") || strings.Contains(m, "nvcc fatal") || strings.Contains(m, "cannot find -l"))
+}
+
+// Diagnostic is h's compiler diagnostic from its source file's name on
+// ("gemm_test.h:6:10: fatal error: cuda_profiler_api.h: No such file …"),
+// "" when h is none: the path before it would crowd the compiler's words
+// out of a verdict.
+func (h Hit) Diagnostic() string {
+	if h.Kind != BuildFailed {
+		return ""
+	}
+	if loc := diagnosticRe.FindStringIndex(h.Text); loc != nil {
+		return h.Text[loc[0]:]
+	}
+	return ""
+}
+
+// ShippedCUDA is the installed package (as pip names it) whose CUDA source
+// h's diagnostic is on ("…/site-packages/sglang/jit_kernel/…/activation.cuh:95:52:
+// error:", its JIT kernels), "" when none.
+func (h Hit) ShippedCUDA() string {
+	if h.Kind != BuildFailed {
+		return ""
+	}
+	if m := shippedCUDARe.FindStringSubmatch(h.Text); m != nil {
+		return strings.ReplaceAll(m[1], "_", "-")
+	}
+	return ""
+}
+
+var (
+	diagnosticRe  = regexp.MustCompile(`[^\s/]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|inc)(?::\d+){1,2}: (?:fatal )?error: \S`)
+	shippedCUDARe = regexp.MustCompile(`-packages/(\w+)/\S*\.cuh?:\d+:\d+: (?:fatal )?error: `)
+)
+
 // Scan returns the fatal lines of text (lines separated by '\n').
 func Scan(text string) []Hit { return scan(text, false) }
 

@@ -159,3 +159,21 @@ func TestWork(t *testing.T) {
 		}
 	}
 }
+
+// A compiler's own error line: its diagnostic from the file's name on, the
+// installed package whose CUDA source it is on, and that it is the
+// compiler's (not the build command's exit, which only reports it).
+func TestCompilerLine(t *testing.T) {
+	h, ok := Classify("/opt/conda/lib/python3.12/site-packages/sgl_kernel/csrc/act.cuh:95:52: error: type/value mismatch")
+	if !ok || !h.Compiler() || h.Diagnostic() != "act.cuh:95:52: error: type/value mismatch" || h.ShippedCUDA() != "sgl-kernel" {
+		t.Errorf("cuh line: %+v compiler %v diagnostic %q package %q", h, h.Compiler(), h.Diagnostic(), h.ShippedCUDA())
+	}
+	h, ok = Classify("/x/site-packages/deepspeed/ops/csrc/includes/gemm_test.h:6:10: fatal error: cuda_profiler_api.h: No such file or directory")
+	if !ok || h.Diagnostic() != "gemm_test.h:6:10: fatal error: cuda_profiler_api.h: No such file or directory" || h.ShippedCUDA() != "" {
+		t.Errorf("header line: diagnostic %q package %q", h.Diagnostic(), h.ShippedCUDA())
+	}
+	h, ok = Classify("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.")
+	if !ok || h.Compiler() || h.Diagnostic() != "" {
+		t.Errorf("build command's exit: %+v compiler %v diagnostic %q", h, h.Compiler(), h.Diagnostic())
+	}
+}
