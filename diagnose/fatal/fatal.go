@@ -196,7 +196,8 @@ var patterns = []pattern{
 	// argparse rejecting the command line ("vllm serve: error: argument
 	// --quantization/-q: invalid choice: …", "vllm: error: unrecognized
 	// arguments: --task embedding"), at the start of its line.
-	{UsageError, []string{": error: "}, regexp.MustCompile(`^[\w./-]+(?: [\w-]+)?: error: (?:argument |unrecognized arguments|the following arguments are required|ambiguous option|one of the arguments|invalid choice)`)},
+	// (A wrapper that printed the parser's message alone: "error: unrecognized arguments: …".)
+	{UsageError, []string{": error: ", "error: "}, regexp.MustCompile(`^(?:[\w./-]+(?: [\w-]+)?: )?error: (?:argument |unrecognized arguments|the following arguments are required|ambiguous option|one of the arguments|invalid choice)`)},
 	{LibraryLoad, []string{"cannot open shared object file"}, regexp.MustCompile(`^\S+\.so(?:\.\d+)*: cannot open shared object file`)},
 	// A c10::Error report with its native stack, logged without a Python
 	// traceback (torch_npu's op plugin, a watchdog): the line before it
@@ -261,6 +262,9 @@ func Leads(body []byte) bool {
 		if bytes.HasPrefix(body, []byte("nvcc fatal")) {
 			return true
 		}
+		if bytes.HasPrefix(body, []byte("error: ")) {
+			return true
+		}
 		k := bytes.IndexByte(body[:min(len(body), 48)], ':')
 		return k > 0 && bytes.HasPrefix(body[k:], []byte(": error: "))
 	}
@@ -268,7 +272,7 @@ func Leads(body []byte) bool {
 }
 
 // leadLits are the rows' literals that Leads stands for in the scan.
-var leadLits = map[string]bool{"Aborted": true, ": error: ": true, ": fatal error: ": true, "nvcc fatal": true}
+var leadLits = map[string]bool{"Aborted": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true}
 
 var literals = func() []string {
 	var out []string
