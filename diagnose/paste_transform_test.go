@@ -327,6 +327,7 @@ cut-first freetoken-issue-490 ok: the cut took the exception name; the floor nee
 mixed-prefixes freetoken-issue-490 rule: frames of one traceback under two process prefixes
 ansi-esc lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 mixed-prefixes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
+two-processes pytorch-issue-146260 rule: interleaved line by line, the message's indented lines are records of their own, and their rank lacks the one the logger's header named ([Rank 0]): the exception's message ends at its first line, without the target: line the rule reads
 two-processes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 ansi-esc nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote
 ansi-esc nixpkgs-issue-453992 rule: the excerpt is quoted already; a form put before its quote

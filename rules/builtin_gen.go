@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:514c7a70"
+const builtinDigest = "crc32c:bdb27b16"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1135,11 +1135,30 @@ var builtinRules = []Rule{
 		Cause:      "Inductor failed while lowering one FX node; the message names the\ntarget op and its IR arguments.\n",
 		Remedy:     []string{"Read the target: line; a custom op needs a registered fake/meta impl or a fallback (torch._inductor.lowering.make_fallback)", "MissingOperatorWithoutDecomp: Inductor raises it for an op without a lowering only when torch._inductor.config.implicit_fallbacks is False (the default True runs the op as a fallback kernel): turn it back on, or register a lowering or make_fallback for the op", "Isolate with -O.backend=eager (Dynamo without Inductor) and report the op upstream"},
 		References: []string{"https://github.com/pytorch/pytorch/blob/main/torch/_inductor/exc.py"},
+		Unless:     []string{"inductor-flex-attention-no-valid-choices"},
 		SeenOn: &SeenOn{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"missing_lowering/stderr.txt", "missing_lowering/trace"},
 		},
 		Source: "rules/inductor.yaml:386",
+	},
+	{
+		ID:         "inductor-flex-attention-no-valid-choices",
+		Title:      "Inductor found no kernel configuration it could use for flex attention",
+		Severity:   "error",
+		Phase:      "inductor",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"NoValidChoicesError: No choices to select[^\\n]*\\n[ \\t]*target: flex_attention"},
+		},
+		Cause:      "Inductor lowers flex_attention (forward and backward) to a Triton\ntemplate and autotunes its block sizes and stages. Every configuration\nit had for these shapes was rejected on this device (the default tiles\nneed more shared memory than the GPU has for this head dimension), so\nno choice was left. torch 2.6.0's backward configurations fail this way\non shapes that compiled under 2.5.1.\n",
+		Remedy:     []string{"Change the torch version: pin the release the model compiled under (2.5.1 in the reported 2.6.0 regression) or upgrade to one with the fixed backward configurations", "Compile flex_attention with mode=\"max-autotune\": autotuning then benchmarks the candidate tiles and keeps one that fits the shared memory", "Or pass smaller tiles: flex_attention(..., kernel_options={\"BLOCK_M\": 32, \"BLOCK_N\": 32, \"BLOCK_M1\": 32, \"BLOCK_N1\": 32, \"BLOCK_M2\": 32, \"BLOCK_N2\": 32, \"num_stages\": 1})"},
+		References: []string{"https://github.com/pytorch/pytorch/issues/146260", "https://github.com/meta-pytorch/torchtune/issues/2113"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "the flex-attention Triton template is autotuned only for a GPU",
+		},
+		Source: "rules/inductor.yaml:419",
 	},
 	{
 		ID:         "triton-ptxas-not-found",
@@ -1157,7 +1176,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton runs ptxas only when it compiles a kernel for an NVIDIA GPU",
 		},
-		Source: "rules/inductor.yaml:418",
+		Source: "rules/inductor.yaml:450",
 	},
 	{
 		ID:         "triton-not-installed",
@@ -1181,7 +1200,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Python without Triton",
 		},
-		Source: "rules/inductor.yaml:446",
+		Source: "rules/inductor.yaml:478",
 	},
 	{
 		ID:         "triton-jit-source-unavailable",
@@ -1199,7 +1218,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a compile cache removed by another process mid-compile",
 		},
-		Source: "rules/inductor.yaml:484",
+		Source: "rules/inductor.yaml:516",
 	},
 	{
 		ID:         "inductor-cache-rename-failed",
@@ -1224,7 +1243,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a rename onto an existing file fails on Windows (WinError 183) or when processes race on one cache directory; the testbed runs on Linux with a cache per run",
 		},
-		Source: "rules/inductor.yaml:513",
+		Source: "rules/inductor.yaml:545",
 	},
 	{
 		ID:         "triton-ptxas-arch",
@@ -1242,7 +1261,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas of the CUDA toolkit",
 		},
-		Source: "rules/inductor.yaml:546",
+		Source: "rules/inductor.yaml:578",
 	},
 	{
 		ID:         "fx-pass-pattern-assert",
@@ -1268,7 +1287,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:581",
+		Source: "rules/inductor.yaml:613",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1286,7 +1305,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:614",
+		Source: "rules/inductor.yaml:646",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1307,7 +1326,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:642",
+		Source: "rules/inductor.yaml:674",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1330,7 +1349,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:670",
+		Source: "rules/inductor.yaml:702",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1349,7 +1368,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:700",
+		Source: "rules/inductor.yaml:732",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1367,7 +1386,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:737",
+		Source: "rules/inductor.yaml:769",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1385,7 +1404,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:768",
+		Source: "rules/inductor.yaml:800",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1405,7 +1424,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:797",
+		Source: "rules/inductor.yaml:829",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -3478,6 +3497,7 @@ var builtinRequired = []requiredLits{
 	{"No module named .(?P<ns>vllm\\._C|vllm\\._rocm_C|vllm\\._moe_C|sgl_kernel\\.common_ops)", []string{"No module named "}},
 	{"No space left on device|Disk quota exceeded", []string{"No space left on device", "Disk quota exceeded"}},
 	{"No such file or directory: '[^']*/(?P<file>config\\.json|tokenizer[\\w.]*|[\\w-]*\\.safetensors(?:\\.index\\.json)?|[\\w-]*\\.bin)'", []string{"No such file or directory: '"}},
+	{"NoValidChoicesError: No choices to select[^\\n]*\\n[ \\t]*target: flex_attention", []string{"NoValidChoicesError: No choices to select"}},
 	{"Not all values of RelaxedUnspecConstraint", []string{"Not all values of RelaxedUnspecConstraint"}},
 	{"Not enough memory to handle \\d+ prefill tokens", []string{"Not enough memory to handle "}},
 	{"Not enough memory.*(?:KV cache|kv cache)|KV cache is needed, which is larger than the available KV cache memory", []string{"Not enough memory", "KV cache is needed, which is larger than the available KV cache memory"}},

@@ -163,7 +163,9 @@ func contains(xs []string, x string) bool {
 func (c *Collector) Findings() []record.Finding {
 	cols := make([]*collected, 0, len(c.byRule))
 	for _, col := range c.byRule {
-		cols = append(cols, col)
+		if !c.gaveWay(col) {
+			cols = append(cols, col)
+		}
 	}
 	sort.Slice(cols, func(i, j int) bool {
 		a, b := cols[i], cols[j]
@@ -182,6 +184,31 @@ func (c *Collector) Findings() []record.Finding {
 		out[i] = f
 	}
 	return out
+}
+
+// gaveWay: every line col's rule matched, a rule it gives way to (Unless)
+// matched too, as another subject (a log record holds the error's first
+// line, the error's own subject all of it): that rule explains them.
+func (c *Collector) gaveWay(col *collected) bool {
+	if len(col.rule.Unless) == 0 || len(col.seen) == 0 || len(col.seen) >= maxSeen {
+		return false
+	}
+	for _, o := range c.byRule {
+		if o == col || !contains(col.rule.Unless, o.rule.ID) {
+			continue
+		}
+		all := true
+		for k := range col.seen {
+			if !o.seen[k] {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // sortedRanks orders rank names naturally ("TP2" before "TP10").

@@ -52,3 +52,37 @@ func TestCollectorCountsEachLineOnce(t *testing.T) {
 		t.Fatalf("merged count %d, want %d", f.Count, want+1)
 	}
 }
+
+// A rule gives way (Unless) to another that matched every line it did as
+// another subject (the log record holds the error's first line, the
+// error's own subject all of it); a line only it matched keeps it.
+func TestCollectorYieldsAcrossSubjects(t *testing.T) {
+	general := &Rule{ID: "general", Title: "g", Severity: "error", Unless: []string{"specific"}}
+	specific := &Rule{ID: "specific", Title: "s", Severity: "error"}
+	at := func(line int) Subject {
+		return Subject{Evidence: record.Evidence{Path: "a.log", Line: line, Rank: "TP0", Text: "x"}}
+	}
+	ids := func(c *Collector) []string {
+		var out []string
+		for _, f := range c.Findings() {
+			out = append(out, f.Rule)
+		}
+		return out
+	}
+	c := NewCollector()
+	c.Add(general, at(3))
+	c.Add(specific, at(3))
+	if got := ids(c); len(got) != 1 || got[0] != "specific" {
+		t.Errorf("same line: %v, want [specific]", got)
+	}
+	c.Add(general, at(9))
+	if got := ids(c); len(got) != 2 {
+		t.Errorf("a line only the general rule matched: %v, want both", got)
+	}
+	c = NewCollector()
+	c.Add(general, at(3))
+	c.Add(&Rule{ID: "other", Title: "o", Severity: "error"}, at(3))
+	if got := ids(c); len(got) != 2 {
+		t.Errorf("a rule not named in Unless: %v, want both", got)
+	}
+}

@@ -205,3 +205,33 @@ func TestRustErrorChain(t *testing.T) {
 		t.Errorf("root %+v", r)
 	}
 }
+
+// A process that says an exception ends it ("Caught an exception,
+// terminating children") and then logs the exception at INFO died of it:
+// the exception is read as an error, with the line that said so. The same
+// exception line logged at INFO with no such line before it, or too far
+// after one, stays no error.
+func TestEndingLinePromotesLoggedException(t *testing.T) {
+	feed := func(gap int) []Traceback {
+		x := NewExtractor()
+		x.Add(record.Record{Source: "s", Line: 1, EndLine: 1, Rank: record.NoRank, Level: record.LevelInfo, Text: "Caught an exception, terminating children"})
+		n := 2 + gap
+		x.Add(record.Record{Source: "s", Line: n, EndLine: n + 1, Rank: record.NoRank, Level: record.LevelInfo, Text: "NoValidChoicesError: No choices to select\n  target: flex_attention_backward"})
+		return x.Finish()
+	}
+	tbs := feed(0)
+	if len(tbs) != 1 {
+		t.Fatalf("%d tracebacks, want 1: %+v", len(tbs), tbs)
+	}
+	if r := tbs[0].Root(); r.Type != "NoValidChoicesError" || tbs[0].Level != record.LevelError || tbs[0].Ending != "Caught an exception, terminating children" {
+		t.Errorf("got %+v", tbs[0])
+	}
+	if tbs := feed(endingLines); len(tbs) != 0 {
+		t.Errorf("%d lines after the ending line: %+v", endingLines+1, tbs)
+	}
+	x := NewExtractor()
+	x.Add(record.Record{Source: "s", Line: 1, EndLine: 1, Rank: record.NoRank, Level: record.LevelInfo, Text: "RuntimeError: retrying"})
+	if tbs := x.Finish(); len(tbs) != 0 {
+		t.Errorf("an exception logged at INFO alone: %+v", tbs)
+	}
+}

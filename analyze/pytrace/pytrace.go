@@ -73,6 +73,11 @@ type Traceback struct {
 	// ("Scheduler hit an exception: Traceback (most recent call last):"
 	// names who reported it).
 	Head string `json:"head,omitempty"`
+	// Ending is the line in which the process said, just before the
+	// exception, that an exception ends it ("Caught an exception,
+	// terminating children"; see endingWords), "" when none did. Level is
+	// then error: what the process logged at a lower level killed it.
+	Ending string `json:"ending,omitempty"`
 }
 
 // maxHead bounds Traceback.Head.
@@ -428,6 +433,9 @@ type Extractor struct {
 	// ignored: where a stream last printed "Exception ignored in" (the
 	// traceback after it is marked Ignored).
 	ignored map[streamKey]int
+	// ending: where a stream last said, in a record logged below error,
+	// that an exception ends it (see endingWords).
+	ending map[streamKey]endingLine
 	// frameHint is the frame count of the exception last given frames:
 	// the first capacity of the next one's (a crash loop repeats one
 	// traceback).
@@ -462,6 +470,62 @@ func (x *Extractor) recycle(bufs []frameBuf) {
 		clear(b.code[:cap(b.code)])
 		x.spare = append(x.spare, frameBuf{b.frames[:0], b.code[:0]})
 	}
+}
+
+// endingWords are how a process says, in a line of its own logged at
+// any level, that an exception it caught ends it ("Caught an exception,
+// terminating children"): an exception it logs within endingLines after
+// is fatal, whatever level it was logged at.
+var endingWords = []string{"Caught an exception", "caught an exception", "terminating due to", "shutting down due to", "exiting due to an"}
+
+// endingLines: how soon after its ending line a process logs the
+// exception the line announced.
+const endingLines = 3
+
+type endingLine struct {
+	line int
+	text string
+}
+
+// noteEnding keeps the last line of rec, a record logged below error,
+// that holds one of endingWords; it reports whether there was one.
+func (x *Extractor) noteEnding(k streamKey, rec *record.Record) bool {
+	found := false
+	n := rec.Line
+	for text := rec.Text; ; n++ {
+		line, rest, more := strings.Cut(text, "\n")
+		for _, w := range endingWords {
+			if strings.Contains(line, w) {
+				if x.ending == nil {
+					x.ending = map[streamKey]endingLine{}
+				}
+				x.ending[k] = endingLine{n, strings.Clone(clipHead(strings.TrimSpace(line)))}
+				found = true
+				break
+			}
+		}
+		if !more {
+			break
+		}
+		text = rest
+	}
+	return found
+}
+
+// endedBy: rec, logged below error, follows closely on a line of its
+// stream that said an exception ends the process; the line.
+func (x *Extractor) endedBy(k streamKey, rec *record.Record) (string, bool) {
+	e, ok := x.ending[k]
+	if !ok {
+		return "", false
+	}
+	if d := rec.Line - e.line; d <= 0 || d > endingLines {
+		if d > endingLines {
+			delete(x.ending, k)
+		}
+		return "", false
+	}
+	return e.text, true
 }
 
 func (x *Extractor) noteIgnoredAt(rec *record.Record, n int) {
@@ -507,7 +571,7 @@ func NewExtractor() *Extractor {
 // must not modify the slice.
 func GateLiterals() []string { return gateWords }
 
-var gateWords = append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error", ignoredWords}, midPhrases...)
+var gateWords = append(append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error", ignoredWords}, midPhrases...), endingWords...)
 
 // ignoredWords start the line Python prints before a traceback it ignored.
 const ignoredWords = "Exception ignored in"
@@ -653,6 +717,22 @@ func (x *Extractor) Feed(rec *record.Record) {
 	}
 	k := streamKey{rec.Source, rec.Rank}
 	s := x.streams[k]
+	ending := ""
+	switch rec.Level {
+	case record.LevelWarning, record.LevelInfo, record.LevelDebug:
+		if x.ending != nil {
+			if e, ok := x.endedBy(k, rec); ok {
+				// Logged below error, but the process said the exception
+				// ends it: read as an error.
+				up := *rec
+				up.Level = record.LevelError
+				rec, ending = &up, e
+			}
+		}
+		if s == nil && ending == "" && x.noteEnding(k, rec) {
+			return
+		}
+	}
 	if s == nil {
 		// Cheap test first: most records hold no traceback at all.
 		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) && !mayStartFrameless(rec) &&
@@ -665,6 +745,7 @@ func (x *Extractor) Feed(rec *record.Record) {
 		s = &stream{codeFor: -1}
 		x.streams[k] = s
 	}
+	nOut := len(x.out)
 	id := identityOf(rec)
 	text := rec.Text
 	n := rec.Line
@@ -684,6 +765,14 @@ func (x *Extractor) Feed(rec *record.Record) {
 		}
 		text = rest
 		n++
+	}
+	if ending != "" {
+		for i := nOut; i < len(x.out); i++ {
+			x.out[i].Ending = ending
+		}
+		if s.tb != nil && s.tb.Ending == "" && s.tb.Line >= rec.Line {
+			s.tb.Ending = ending
+		}
 	}
 	if s.state == stIdle {
 		delete(x.streams, k)
@@ -1131,13 +1220,7 @@ func (x *Extractor) start(s *stream, l *fedLine, headless bool) {
 	if headless {
 		head = ""
 	}
-	if len(head) > maxHead {
-		cut := maxHead
-		for cut > 0 && head[cut]&0xC0 == 0x80 {
-			cut-- // do not split a UTF-8 sequence
-		}
-		head = head[:cut]
-	}
+	head = clipHead(head)
 	s.tb = &Traceback{Source: rec.Source, Line: n, EndLine: n, Rank: rec.Rank, Truncated: headless, Level: rec.Level, Head: head}
 	if at, ok := x.ignored[streamKey{rec.Source, rec.Rank}]; ok && n-at >= 0 && n-at <= 2 {
 		s.tb.Ignored = true
@@ -1149,6 +1232,18 @@ func (x *Extractor) start(s *stream, l *fedLine, headless bool) {
 	s.members = 0
 	x.newException(s)
 	x.noteIPython(s, l)
+}
+
+// clipHead clips a line to maxHead bytes, not inside a UTF-8 sequence.
+func clipHead(head string) string {
+	if len(head) > maxHead {
+		cut := maxHead
+		for cut > 0 && head[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		head = head[:cut]
+	}
+	return head
 }
 
 // noteIPython: an exception of the chain starts at l; when l is an

@@ -879,7 +879,22 @@ func (j *joiner) continues(l *peeled) bool {
 	if j.hdr.repeatsHeader() {
 		return false
 	}
+	if j.hdr == hdrPython && belowError(j.rec.Level) {
+		// Python's logging: a message logged below error runs on in its
+		// indented lines ("  target: …" under an exception it quotes);
+		// a line at column 0 after it is other output (a crash's
+		// traceback, a compiler's lines), which the record's level does
+		// not cover.
+		if b := l.body.of(l.line); len(b) == 0 || b[0] != ' ' && b[0] != '\t' {
+			return false
+		}
+	}
 	return bytes.Equal(j.proc, l.line[:l.procEnd])
+}
+
+// belowError: a record logged at this level reports no failure itself.
+func belowError(lv record.Level) bool {
+	return lv == record.LevelInfo || lv == record.LevelDebug || lv == record.LevelWarning
 }
 
 // c10Tail reports whether body is a line of the native part of a c10::Error

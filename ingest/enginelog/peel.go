@@ -24,6 +24,7 @@ const (
 	hdrSGLang         // "[2025-10-29 11:25:58 TP6] "
 	hdrATOM           // "[atom 06:33:57] "
 	hdrTRT            // "[07/08/2025-19:47:15] [TRT-LLM] [RANK 1] [E] "
+	hdrPython         // "2025-03-26 13:18:06,621 - lmdeploy - ERROR - ", "22:36:40 [INFO] "
 )
 
 // repeatsHeader reports whether continuation lines of this family carry the
@@ -1176,8 +1177,96 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 			return j
 		}
 		return p.glogHeader(l, b, i)
+	case isDigit(c):
+		return p.pythonHeader(l, b, i)
 	}
 	return i
+}
+
+// pythonHeader: the formats people give Python's logging module, which
+// trainers, launchers and LMDeploy print: a time ("HH:MM:SS", or
+// "YYYY-MM-DD HH:MM:SS" with an optional ",fff" or ".fff"), then the level
+// as "[LEVEL] " or as " - LEVEL - " with an optional logger name before
+// it (" - lmdeploy - ERROR - "), then an optional "[Rank N] " that names
+// the process's global rank.
+func (p *peeler) pythonHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	var c civil
+	k := 0
+	if len(r) >= 19 && r[4] == '-' {
+		if c, k = dateTime(r, true); k == 0 {
+			return i
+		}
+	} else {
+		var ok bool
+		if c.h, c.m, c.s, ok = hms(r, 0); !ok {
+			return i
+		}
+		k = 8
+	}
+	ts, tsEnd := 0, k
+	if k+3 >= len(r) || r[k] != ' ' {
+		return i
+	}
+	k++
+	var lvl record.Level
+	switch {
+	case r[k] == '[':
+		lv, n := bracketLevel(r[k+1:])
+		if lv == "" || k+n+2 >= len(r) || r[k+n+2] != ' ' {
+			return i
+		}
+		lvl, k = lv, k+n+3
+	case r[k] == '-' && r[k+1] == ' ':
+		k += 2
+		for pass := 0; pass < 2 && lvl == ""; pass++ {
+			sp := bytes.Index(r[k:min(len(r), k+64)], []byte(" - "))
+			if sp <= 0 {
+				return i
+			}
+			w := r[k : k+sp+1] // the word and the space after it
+			if lv, n := levelWord(w); lv != "" && n == len(w) {
+				lvl = lv
+			} else if pass == 1 || bytes.IndexByte(w[:sp], ' ') >= 0 {
+				return i
+			}
+			k += sp + 3
+		}
+		if lvl == "" {
+			return i
+		}
+	default:
+		return i
+	}
+	if k > len(r) {
+		k = len(r)
+	}
+	l.hdr = hdrPython
+	l.level = lvl
+	if c.y == 0 {
+		l.tm = time.Date(0, 1, 1, c.h, c.m, c.s, 0, time.UTC)
+	} else {
+		l.tm = p.tc.time(r[ts:tsEnd], c)
+	}
+	l.keyEnd = int32(i + k - 1)
+	if bytes.HasPrefix(r[k:], []byte("[Rank ")) {
+		if n, e := atoi(r, k+6); e > k+6 && e+1 < len(r) && r[e] == ']' && r[e+1] == ' ' {
+			l.rank.Global = n
+			k = e + 2
+		}
+	}
+	return i + k
+}
+
+// bracketLevel reads a level word that ends at a ']' ("INFO]"): the level
+// and the word's length.
+func bracketLevel(r []byte) (record.Level, int) {
+	for _, lw := range levelWords {
+		if len(r) > len(lw.w) && string(r[:len(lw.w)]) == lw.w && r[len(lw.w)] == ']' {
+			return lw.lvl, len(lw.w)
+		}
+	}
+	return "", 0
 }
 
 // vllmHeader: "LEVEL MM-DD HH:MM:SS[.fff] [file.py:NN] " (brackets optional

@@ -72,3 +72,48 @@ func TestTorchLoggerField(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonLoggingHeader: the formats people give Python's logging
+// module are headers: their level and time are the record's, a
+// "[Rank N] " after them its global rank. A message logged below error
+// runs on in its indented lines only: a line at column 0 after it (a
+// crash's traceback, a compiler's output) is not covered by its level.
+func TestPythonLoggingHeader(t *testing.T) {
+	log := "22:36:40 [INFO] [Rank 0] Caught an exception, terminating children\n" +
+		"22:36:40 [INFO] [Rank 0] NoValidChoicesError: No choices to select\n" +
+		"  target: flex_attention_backward\n" +
+		"2025-03-26 13:18:06,621 - lmdeploy - ERROR - model_agent.py:470 - Task failed\n" +
+		"Traceback (most recent call last):\n" +
+		"2025-03-26 23:00:15 - INFO - __main__ - *** Train ***\n" +
+		"/usr/bin/ld: cannot find -lcurand: No such file or directory\n" +
+		"2025-03-26 23:00:16 [WARNING] low disk\n" +
+		"12:00:00 [NOTICE] not a level\n" +
+		"2025-03-26 23:00:17 - a b - INFO - a name has no space\n"
+	var got []record.Record
+	if _, err := Parse(strings.NewReader(log), "x.log", func(r record.Record) { got = append(got, r) }); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		lvl  record.Level
+		rank string
+		tm   string
+		text string
+	}{
+		{record.LevelInfo, "rank0", "22:36:40", "Caught an exception, terminating children"},
+		{record.LevelInfo, "rank0", "22:36:40", "NoValidChoicesError: No choices to select\n  target: flex_attention_backward"},
+		{record.LevelError, "", "13:18:06", "model_agent.py:470 - Task failed\nTraceback (most recent call last):"},
+		{record.LevelInfo, "", "23:00:15", "__main__ - *** Train ***"},
+		{"", "", "00:00:00", "/usr/bin/ld: cannot find -lcurand: No such file or directory"},
+		{record.LevelWarning, "", "23:00:16", "low disk"},
+		{"", "", "00:00:00", "12:00:00 [NOTICE] not a level\n2025-03-26 23:00:17 - a b - INFO - a name has no space"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Level != w.lvl || g.Rank.String() != w.rank || g.Time.Format("15:04:05") != w.tm || g.Text != w.text {
+			t.Errorf("record %d: %q %q %s %q, want %+v", i, g.Level, g.Rank.String(), g.Time.Format("15:04:05"), g.Text, w)
+		}
+	}
+}
