@@ -327,6 +327,7 @@ cut-first freetoken-issue-490 ok: the cut took the exception name; the floor nee
 mixed-prefixes freetoken-issue-490 rule: frames of one traceback under two process prefixes
 ansi-esc lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 mixed-prefixes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
+ansi-esc tgi-issue-556 root: the excerpt starts inside a JSON record's message; the escapes put before the line sit inside that cut value, which is read before escapes are stripped
 two-processes pytorch-issue-146260 rule: interleaved line by line, the message's indented lines are records of their own, and their rank lacks the one the logger's header named ([Rank 0]): the exception's message ends at its first line, without the target: line the rule reads
 two-processes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 ansi-esc nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote
@@ -416,7 +417,7 @@ tab-and-spaces deepspeed-issue-2902 root: the excerpt is pip's own indented buil
 col0 deepspeed-issue-2902 root: the excerpt is pip's own indented build output (its exception line at column 6); a form put before it hides that column, and the exception line is read without its message
 ansi-bare deepspeed-issue-2902 root: the excerpt is pip's own indented build output (its exception line at column 6); a form put before it hides that column, and the exception line is read without its message
 ansi-esc deepspeed-issue-2902 root: the excerpt is pip's own indented build output (its exception line at column 6); a form put before it hides that column, and the exception line is read without its message
-ansi-esc xinference-issue-2552 ok: not analysed yet (batch J came in at the end of the session): the exception under Xinference's actor brackets is not read once a process prefix or an escape is put before it
+ansi-esc xinference-issue-2552 root: the exception line indented under its source line is not read once an escape is put before it; the rule that reads the source line and the exception together still fires
 late-quote deepspeed-issue-2902 root: the excerpt is pip's own indented build output (its exception line at column 6); a form put before it hides that column, and the exception line is read without its message
 late-tab deepspeed-issue-2902 root: the excerpt is pip's own indented build output (its exception line at column 6); a form put before it hides that column, and the exception line is read without its message
 late-ansi deepspeed-issue-2902 root: the excerpt is pip's own indented build output (its exception line at column 6); a form put before it hides that column, and the exception line is read without its message
@@ -462,7 +463,6 @@ two-processes intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's l
 mixed-prefixes intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's lines were cut mid-word where the paste wrapped them; under a further form the pieces are not joined again and the rule's wording stays split
 cut-first sglang-pr-36473 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 mixed-prefixes vllm-ascend-pr-8856 rule: its frames and its exception line fall under two prefixes and are not one traceback, so the exception has no frames to tell its package
-cut-first pytorch-issue-124507 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 cut-last anomalygpt-issue-43 ok: the excerpt's only fatal line ends it; cut at half, "exits with return code = -9" is gone
 `
 

@@ -482,6 +482,9 @@ func exceptionSubject(tb pytrace.Traceback, root pytrace.Exception) rules.Subjec
 		text += ": " + root.Message
 	}
 	fields := map[string]string{"type": root.Type, "role": tb.Rank.Role}
+	if len(root.Frames) > 0 {
+		fields["innermost_file"] = root.Frames[0].File // where it was raised
+	}
 	for i, f := range root.Frames {
 		src := ""
 		if i < len(root.Code) {

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:bdb27b16"
+const builtinDigest = "crc32c:0a5c4859"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -580,6 +580,60 @@ var builtinRules = []Rule{
 		Source: "rules/dynamo.yaml:147",
 	},
 	{
+		ID:         "export-dim-inferred-constant",
+		Title:      "torch.export found a dimension declared dynamic fixed to a constant",
+		Severity:   "error",
+		Phase:      "dynamo",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"Not all values of (?P<dim>\\w+) = [^\\n]* are valid because \\w+ was inferred to be a constant \\((?P<value>-?\\d+)\\)"},
+		},
+		Cause:      "torch.export traced the program with {dim} declared dynamic\n(dynamic_shapes, a Dim), but tracing fixed it to the constant {value}.\nExport specializes a size of 0 or 1 in the example input to that\nconstant (the 0/1 specialization); any other value means the code\nitself pins the size (a branch on it, a view or assert with a fixed\nnumber).\n",
+		Remedy:     []string{"If the constant ({value}) is 0 or 1: export with an example input whose {dim} is at least 2 (the Dim's range may still start at 1); a batch of one as the example input fixes the batch size", "Otherwise find the code that fixes the size (TORCH_LOGS=\"+dynamic\" names the guard) and make it size-generic, or leave {dim} out of dynamic_shapes"},
+		References: []string{"https://docs.pytorch.org/docs/stable/export.html", "https://github.com/pytorch/pytorch/issues/133653"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "torch.export on the CPU raises it; no testbed scenario exports a model yet",
+		},
+		Source: "rules/dynamo.yaml:181",
+	},
+	{
+		ID:         "export-dim-guard-narrower",
+		Title:      "torch.export found a dynamic dimension the model constrains more than declared",
+		Severity:   "error",
+		Phase:      "dynamo",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"Not all values of (?P<dim>\\w+) = [^\\n]* in the specified range [^\\n]* satisfy the generated guard (?P<guard>[^\\n]+?)\\.?(?:\\n|$)"},
+		},
+		Cause:      "torch.export traced the program with {dim} declared dynamic over a\nrange, but the model's operations only work for some values in it:\ntracing produced the guard {guard} (strided convolutions and pooling\noften require an odd or even size, reshapes a multiple), which not\nevery value of the declared range satisfies.\n",
+		Remedy:     []string{"Declare {dim} so that every value satisfies the guard: a size that must be a multiple of k as k*Dim(...) (2*Dim for an even size), in dynamic_shapes", "Or narrow the Dim's range to the values the model accepts; apply the \"Suggested fixes:\" torch prints under the error"},
+		References: []string{"https://docs.pytorch.org/docs/stable/export.html", "https://github.com/pytorch/pytorch/issues/124507"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "torch.export on the CPU raises it; no testbed scenario exports a model yet",
+		},
+		Source: "rules/dynamo.yaml:211",
+	},
+	{
+		ID:         "torch-compile-mode-and-options",
+		Title:      "torch.compile was given both a mode and an options dict",
+		Severity:   "error",
+		Phase:      "dynamo",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"Either mode or options can be specified, but both can't be specified at the same time"},
+		},
+		Cause:      "torch.compile takes its Inductor settings either as a named mode\n(\"default\", \"reduce-overhead\", \"max-autotune\", …) or as an options\ndict, not both, and raises before compiling anything when a caller\npasses the two. Wrappers that build the call (a node, a trainer's\ncompile flag) hit this when a mode is chosen and they add their own\noptions.\n",
+		Remedy:     []string{"Give torch.compile either mode= or options=, not both; to combine them, drop mode and put the settings it stands for into options (torch._inductor.list_mode_options(\"max-autotune\") prints them)", "When a wrapper makes the call, update it to a release that no longer passes both (or choose no mode in it)"},
+		References: []string{"https://docs.pytorch.org/docs/stable/generated/torch.compile.html"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "torch.compile raises it on the CPU before compiling; no testbed scenario records it yet",
+		},
+		Source: "rules/dynamo.yaml:241",
+	},
+	{
 		ID:         "recompile-limit",
 		Title:      "Dynamo recompile limit hit; the function now runs eagerly",
 		Severity:   "warning",
@@ -595,7 +649,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"recompile_limit/stderr.txt", "recompile_limit/trace", "recompile_fail/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:181",
+		Source: "rules/dynamo.yaml:271",
 	},
 	{
 		ID:         "recompile-limit-fullgraph",
@@ -622,7 +676,7 @@ var builtinRules = []Rule{
 				Source: "torch/_dynamo/convert_frame.py of earlier releases",
 			}},
 		},
-		Source: "rules/dynamo.yaml:214",
+		Source: "rules/dynamo.yaml:304",
 	},
 	{
 		ID:         "fail-on-recompile",
@@ -640,7 +694,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"stance_fail_on_recompile/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:261",
+		Source: "rules/dynamo.yaml:351",
 	},
 	{
 		ID:         "backend-called-twice",
@@ -658,7 +712,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's and SGLang's compile backends",
 		},
-		Source: "rules/dynamo.yaml:288",
+		Source: "rules/dynamo.yaml:378",
 	},
 	{
 		ID:         "inlined-callee-def-line",
@@ -677,7 +731,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "the def-line symptom comes from an error at run time inside Dynamo-generated bytecode (pytorch#186469); on torch 2.15 the testbed's inlined callee (inlined_exception_graph_break) and an out-of-range index in a compiled callee both report the real line, not the def line; no CPU reproduction yet",
 		},
-		Source: "rules/dynamo.yaml:313",
+		Source: "rules/dynamo.yaml:403",
 	},
 	{
 		ID:         "out-arg-requires-grad",
@@ -696,7 +750,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "autograd's out= check (throw_error_out_requires_grad) fires on the CPU in eager too; no testbed scenario records it yet",
 		},
-		Source: "rules/dynamo.yaml:345",
+		Source: "rules/dynamo.yaml:435",
 	},
 	{
 		ID:         "fake-tensor-data-pointer",
@@ -715,7 +769,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"fake_impl_missing/stderr.txt", "fake_impl_missing/trace"},
 		},
-		Source: "rules/dynamo.yaml:388",
+		Source: "rules/dynamo.yaml:478",
 	},
 	{
 		ID:         "vllm-aot-unsupported-config",
@@ -734,7 +788,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's AOT compile check",
 		},
-		Source: "rules/dynamo.yaml:423",
+		Source: "rules/dynamo.yaml:513",
 	},
 	{
 		ID:         "vllm-unbacked-needs-bytecode-hook-off",
@@ -753,7 +807,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's dynamic-shapes config check",
 		},
-		Source: "rules/dynamo.yaml:450",
+		Source: "rules/dynamo.yaml:540",
 	},
 	{
 		ID:         "dynamo-unsupported",
@@ -772,7 +826,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"logger_in_fullgraph/stderr.txt", "logger_in_fullgraph/trace"},
 		},
-		Source: "rules/dynamo.yaml:477",
+		Source: "rules/dynamo.yaml:567",
 	},
 	{
 		ID:         "dynamo-graph-break-in-context-manager",
@@ -791,7 +845,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"unsupported_context_manager/stderr.txt", "unsupported_context_manager/trace"},
 		},
-		Source: "rules/dynamo.yaml:509",
+		Source: "rules/dynamo.yaml:599",
 	},
 	{
 		ID:         "dynamo-frame-skipped-context-manager",
@@ -812,7 +866,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"graph_break_in_context_manager/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:542",
+		Source: "rules/dynamo.yaml:632",
 	},
 	{
 		ID:         "dynamo-observed-exception",
@@ -830,7 +884,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"inlined_exception_fullgraph/stderr.txt", "inlined_exception_fullgraph/trace", "inlined_exception_graph_break/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:574",
+		Source: "rules/dynamo.yaml:664",
 	},
 	{
 		ID:         "compile-error-masked-by-ray",
@@ -848,7 +902,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Ray's exception transport between processes",
 		},
-		Source: "rules/dynamo.yaml:615",
+		Source: "rules/dynamo.yaml:705",
 	},
 	{
 		ID:         "compiled-autograd-threaded-backward",
@@ -866,7 +920,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a CPU scenario would have to switch compiled autograd on from inside a running backward, as a patched training step does; none records it yet",
 		},
-		Source: "rules/dynamo.yaml:645",
+		Source: "rules/dynamo.yaml:735",
 	},
 	{
 		ID:         "dynamo-internal-signature-drift",
@@ -885,7 +939,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "needs a library that patches a torch internal with a signature of another release (depyf on a newer torch); none is installed in the testbed's venv and no scenario records it yet",
 		},
-		Source: "rules/dynamo.yaml:677",
+		Source: "rules/dynamo.yaml:767",
 	},
 	{
 		ID:         "traceback-cut-in-dynamo-tracing",
@@ -901,7 +955,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Get the whole traceback: TORCH_LOGS=graph_breaks prints each graph break with its reason (TORCHDYNAMO_VERBOSE=1 the full stack)", "If the program stopped there, it compiled with fullgraph=True (or error_on_graph_break): the same error then fails the compile; its exception line names it"},
 		References: []string{"https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/dynamo.yaml:709",
+		Source:     "rules/dynamo.yaml:799",
 	},
 	{
 		ID:         "implicit-fallback-format-hang",
@@ -1598,6 +1652,31 @@ var builtinRules = []Rule{
 		Source:     "rules/libraries.yaml:288",
 	},
 	{
+		ID:         "engine-own-module-missing",
+		Title:      "The engine's own code imports a module of the engine that is not installed",
+		Severity:   "error",
+		Phase:      "import",
+		Confidence: "E/I",
+		Match: Match{
+			Fact: "exception",
+			Any: []Match{{
+				Text:   []string{"No module named '(?P<mod>vllm\\.[\\w.]+)'"},
+				Fields: map[string]string{"innermost_file": "(?:^|/)vllm/"},
+			}, {
+				Text:   []string{"No module named '(?P<mod>sglang\\.[\\w.]+)'"},
+				Fields: map[string]string{"innermost_file": "(?:^|/)sglang/"},
+			}, {
+				Text:   []string{"No module named '(?P<mod>tensorrt_llm\\.[\\w.]+)'"},
+				Fields: map[string]string{"innermost_file": "(?:^|/)tensorrt_llm/"},
+			}},
+		},
+		Cause:      "A file of the engine imports {mod}, a part of the same engine, and\nPython finds no such module: the installed engine is incomplete or\nmixed. A wheel or image that was packaged without one of the engine's\nsubpackages, a source checkout used without installing it again after\nan update, or two installs of the engine on the path (the package\nfound first is of another version) all look like this.\n",
+		Remedy:     []string{"Reinstall the engine from a build that ships {mod} (pip install --force-reinstall the same version, or the next release when the packaging of this one left it out); check the installed files: pip show -f", "Check that only one copy of the engine is importable (python -c \"import vllm; print(vllm.__file__)\"), and after updating a source checkout install it again (pip install -e .)"},
+		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/707"},
+		Unless:     []string{"engine-ops-missing"},
+		Source:     "rules/libraries.yaml:318",
+	},
+	{
 		ID:         "mock-patch-target-missing",
 		Title:      "A mock.patch of torch internals found no such attribute (engine and torch or Python do not go together)",
 		Severity:   "error",
@@ -1613,7 +1692,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "an engine's unittest.mock patch of a torch function at import",
 		},
-		Source: "rules/libraries.yaml:318",
+		Source: "rules/libraries.yaml:354",
 	},
 	{
 		ID:         "npu-atb-op-setup-failed",
@@ -1631,7 +1710,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs an Ascend NPU with torch_npu's ATB op-plugin",
 		},
-		Source: "rules/libraries.yaml:351",
+		Source: "rules/libraries.yaml:387",
 	},
 	{
 		ID:         "trl-grpo-batch-not-divisible",
@@ -1645,7 +1724,7 @@ var builtinRules = []Rule{
 		Cause:      "GRPOTrainer groups the {gens|num_generations} completions of each\nprompt into one global batch, so num_processes x\nper_device_train_batch_size ({procs|the processes} x {per|the batch}) must be\na multiple of num_generations. A launch that gives some GPUs to the\nvLLM server (accelerate's num_processes one lower than the node's GPUs)\nchanges the process count under a recipe written for another one.\n",
 		Remedy:     []string{"Set num_generations to a divisor of the global batch (the error lists the valid values), or change per_device_train_batch_size or the number of training processes so their product is a multiple of num_generations"},
 		References: []string{"https://github.com/huggingface/open-r1/issues/249"},
-		Source:     "rules/libraries.yaml:396",
+		Source:     "rules/libraries.yaml:432",
 	},
 	{
 		ID:         "model-file-corrupt",
@@ -2102,6 +2181,20 @@ var builtinRules = []Rule{
 		Source:     "rules/platform.yaml:583",
 	},
 	{
+		ID:         "tensor-parallel-size-zero",
+		Title:      "tensor_parallel_size is 0 (no GPU was counted)",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"% ?(?P<arg>tensor_parallel_size|tp_size|world_size)\\b[^\\n]*\\n(?:[^\\n]*\\n){0,3}?[^\\n]*ZeroDivisionError: +integer (?:division or )?modulo by zero"},
+		},
+		Cause:      "The engine divides the model (heads, layers) by {arg}, which is 0\nhere. A launcher or wrapper that sets it from the number of GPUs it\nsees got none: a host without a CUDA device, CUDA_VISIBLE_DEVICES\nempty, or a container started without its GPUs.\n",
+		Remedy:     []string{"Set {arg} to 1 or more explicitly (the wrapper's option for it), and check that the process sees its GPUs (nvidia-smi and torch.cuda.device_count() in the same container)", "On a host without a GPU, run the engine's CPU build or give the model a GPU host; a wrapper that counts devices should default to 1"},
+		References: []string{"https://github.com/xorbitsai/inference/issues/2552"},
+		Source:     "rules/platform.yaml:613",
+	},
+	{
 		ID:         "engine-ops-missing",
 		Title:      "The engine's compiled ops (torch.ops._C, or its own op namespace) are missing from this build",
 		Severity:   "error",
@@ -2113,7 +2206,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:613",
+		Source:     "rules/platform.yaml:639",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2133,7 +2226,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:648",
+		Source: "rules/platform.yaml:674",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2151,7 +2244,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:684",
+		Source: "rules/platform.yaml:710",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2169,7 +2262,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:727",
+		Source: "rules/platform.yaml:753",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2187,7 +2280,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:757",
+		Source: "rules/platform.yaml:783",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2205,7 +2298,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:788",
+		Source: "rules/platform.yaml:814",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2224,7 +2317,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:822",
+		Source: "rules/platform.yaml:848",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2248,7 +2341,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:852",
+		Source: "rules/platform.yaml:878",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2267,7 +2360,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:889",
+		Source: "rules/platform.yaml:915",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2285,7 +2378,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:918",
+		Source: "rules/platform.yaml:944",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2303,7 +2396,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:952",
+		Source: "rules/platform.yaml:978",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2321,7 +2414,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:991",
+		Source: "rules/platform.yaml:1017",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2335,7 +2428,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1018",
+		Source:     "rules/platform.yaml:1044",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2353,7 +2446,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1039",
+		Source: "rules/platform.yaml:1065",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2372,7 +2465,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1065",
+		Source: "rules/platform.yaml:1091",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2387,7 +2480,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1097",
+		Source:     "rules/platform.yaml:1123",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2405,7 +2498,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1125",
+		Source: "rules/platform.yaml:1151",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2423,7 +2516,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1152",
+		Source: "rules/platform.yaml:1178",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2437,7 +2530,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1184",
+		Source:     "rules/platform.yaml:1210",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2451,7 +2544,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1211",
+		Source:     "rules/platform.yaml:1237",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2465,7 +2558,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1234",
+		Source:     "rules/platform.yaml:1260",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2479,7 +2572,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1256",
+		Source:     "rules/platform.yaml:1282",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2493,7 +2586,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1279",
+		Source:     "rules/platform.yaml:1305",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2507,7 +2600,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1302",
+		Source:     "rules/platform.yaml:1328",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2521,7 +2614,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1324",
+		Source:     "rules/platform.yaml:1350",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2535,7 +2628,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1347",
+		Source:     "rules/platform.yaml:1373",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2551,7 +2644,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1370",
+		Source:     "rules/platform.yaml:1396",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2569,7 +2662,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1394",
+		Source: "rules/platform.yaml:1420",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2587,7 +2680,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1421",
+		Source: "rules/platform.yaml:1447",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2605,7 +2698,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1451",
+		Source: "rules/platform.yaml:1477",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3155,6 +3248,34 @@ var builtinRules = []Rule{
 		Source:     "rules/startup.yaml:475",
 	},
 	{
+		ID:         "config-validation-failed",
+		Title:      "The configuration failed its schema's validation",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"ValidationError: \\d+ validation errors? for (?P<model>\\w+)\\n(?P<field>[\\w.\\[\\]-]+)\\n[ \\t]+(?P<why>Input should be[^\\[\\n]*[^\\[\\n ]|Field required|Extra inputs are not permitted)"},
+		},
+		Cause:      "A tool that validates its configuration with pydantic rejected a\nfield before anything started: {field} of {model}: {why}. The value\ngiven has another shape or type than the schema wants, or the key is\nmissing or unknown; configs copied from an example or written for\nanother version of the tool often differ this way.\n",
+		Remedy:     []string{"Fix {field} in the config or on the command line: {why} (the type= in the message names what the schema expects; for a list, wrap the single entry in a list)", "Compare with an example config of the installed version of the tool: the schema may have changed since the config was written"},
+		References: []string{"https://docs.pydantic.dev/latest/errors/validation_errors/"},
+		Source:     "rules/startup.yaml:501",
+	},
+	{
+		ID:         "config-key-not-in-schema",
+		Title:      "The configuration sets a key its schema does not have",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"omegaconf\\.errors\\.Config(?:Attribute|Key)Error: Key '(?P<key>[^']+)' is not in struct", "Could not override '(?P<key>[^']+)'\\."},
+		},
+		Cause:      "The tool's configuration is an OmegaConf structured config (hydra),\nwhich rejects a key it does not declare: {key}. The config file or an\noverride was written for another version of the tool (a newer one\nthat added the key, or an older one that had it), or the key is\nmisspelt.\n",
+		Remedy:     []string{"Use the config that ships with the installed version of the tool and put the project's own settings on top of it, or install the version (commit) the config was written for", "To add a key the schema lacks from the command line, prefix it with + (+{key}=…); a misspelt key: correct it"},
+		References: []string{"https://hydra.cc/docs/advanced/override_grammar/basic/"},
+		Source:     "rules/startup.yaml:528",
+	},
+	{
 		ID:         "trace-compile-failed",
 		Title:      "A torch.compile frame failed to compile",
 		Severity:   "error",
@@ -3363,6 +3484,7 @@ var builtinRules = []Rule{
 
 // builtinRequired is requiredOf of each text pattern of builtinRules, sorted by pattern; see generatedRequired.
 var builtinRequired = []requiredLits{
+	{"% ?(?P<arg>tensor_parallel_size|tp_size|world_size)\\b[^\\n]*\\n(?:[^\\n]*\\n){0,3}?[^\\n]*ZeroDivisionError: +integer (?:division or )?modulo by zero", []string{"ZeroDivisionError:"}},
 	{"'(?P<cls>LLMEngine|AsyncLLMEngine|AsyncLLM)' object has no attribute '(?P<attr>model_executor|driver_worker|model_runner|scheduler|workers|parallel_config|_run_workers)'", []string{"' object has no attribute '"}},
 	{"'CompiledKernel' has no attribute 'launch_enter_hook'", []string{"'CompiledKernel' has no attribute 'launch_enter_hook'"}},
 	{"'KernelMetadata' object has no attribute 'cluster_dims'", []string{"'KernelMetadata' object has no attribute 'cluster_dims'"}},
@@ -3436,6 +3558,7 @@ var builtinRequired = []requiredLits{
 	{"Could not extract specialized integer from data-dependent expression", []string{"Could not extract specialized integer from data-dependent expression"}},
 	{"Could not guard on data-dependent expression", []string{"Could not guard on data-dependent expression"}},
 	{"Could not load any (?P<lib>common_ops) library", []string{"Could not load any "}},
+	{"Could not override '(?P<key>[^']+)'\\.", []string{"Could not override '"}},
 	{"Creating implicit fallback for:", []string{"Creating implicit fallback for:"}},
 	{"DLL load failed while importing __triton_launcher", []string{"DLL load failed while importing __triton_launcher"}},
 	{"Detected recompile when torch\\.compile stance is .fail_on_recompile.", []string{"Detected recompile when torch.compile stance is "}},
@@ -3444,6 +3567,7 @@ var builtinRequired = []requiredLits{
 	{"Duplicate GPU detected : rank (?P<a>\\d+) and rank (?P<b>\\d+) both on CUDA device", []string{"Duplicate GPU detected : rank "}},
 	{"Dynamo does not know how to trace the builtin", []string{"Dynamo does not know how to trace the builtin"}},
 	{"Dynamo failed to run FX node with fake tensors", []string{"Dynamo failed to run FX node with fake tensors"}},
+	{"Either mode or options can be specified, but both can't be specified at the same time", []string{"Either mode or options can be specified, but both can't be specified at the same time"}},
 	{"Engine core initialization failed\\. See root cause above", []string{"Engine core initialization failed. See root cause above"}},
 	{"Error while creating shared memory segment", []string{"Error while creating shared memory segment"}},
 	{"Exception raised from OperationSetup at \\S*op_plugin_atb", []string{"Exception raised from OperationSetup at "}},
@@ -3492,12 +3616,17 @@ var builtinRequired = []requiredLits{
 	{"No compatible code objects found for: (?P<arch>[\\w:+-]+)", []string{"No compatible code objects found for: "}},
 	{"No module named '(?P<mod>(?:\\w+\\.)*_\\w+)'", []string{"No module named '"}},
 	{"No module named '(?P<mod>fused_layer_norm_cuda|amp_C)'", []string{"No module named '"}},
+	{"No module named '(?P<mod>sglang\\.[\\w.]+)'", []string{"No module named '"}},
+	{"No module named '(?P<mod>tensorrt_llm\\.[\\w.]+)'", []string{"No module named '"}},
+	{"No module named '(?P<mod>vllm\\.[\\w.]+)'", []string{"No module named '"}},
 	{"No module named 'triton'", []string{"No module named 'triton'"}},
 	{"No module named 'triton\\.common'", []string{"No module named 'triton.common'"}},
 	{"No module named .(?P<ns>vllm\\._C|vllm\\._rocm_C|vllm\\._moe_C|sgl_kernel\\.common_ops)", []string{"No module named "}},
 	{"No space left on device|Disk quota exceeded", []string{"No space left on device", "Disk quota exceeded"}},
 	{"No such file or directory: '[^']*/(?P<file>config\\.json|tokenizer[\\w.]*|[\\w-]*\\.safetensors(?:\\.index\\.json)?|[\\w-]*\\.bin)'", []string{"No such file or directory: '"}},
 	{"NoValidChoicesError: No choices to select[^\\n]*\\n[ \\t]*target: flex_attention", []string{"NoValidChoicesError: No choices to select"}},
+	{"Not all values of (?P<dim>\\w+) = [^\\n]* are valid because \\w+ was inferred to be a constant \\((?P<value>-?\\d+)\\)", []string{" was inferred to be a constant ("}},
+	{"Not all values of (?P<dim>\\w+) = [^\\n]* in the specified range [^\\n]* satisfy the generated guard (?P<guard>[^\\n]+?)\\.?(?:\\n|$)", []string{" satisfy the generated guard "}},
 	{"Not all values of RelaxedUnspecConstraint", []string{"Not all values of RelaxedUnspecConstraint"}},
 	{"Not enough memory to handle \\d+ prefill tokens", []string{"Not enough memory to handle "}},
 	{"Not enough memory.*(?:KV cache|kv cache)|KV cache is needed, which is larger than the available KV cache memory", []string{"Not enough memory", "KV cache is needed, which is larger than the available KV cache memory"}},
@@ -3542,6 +3671,7 @@ var builtinRequired = []requiredLits{
 	{"Unsupported: Observed exception", []string{"Unsupported: Observed exception"}},
 	{"Unsupported: Unsupported (?:function|method) call", []string{"Unsupported: Unsupported "}},
 	{"User-specified max_model_len \\((?P<want>\\d+)\\) is greater than the derived max_model_len \\((?P<key>\\w+)=(?P<derived>\\d+)", []string{") is greater than the derived max_model_len ("}},
+	{"ValidationError: \\d+ validation errors? for (?P<model>\\w+)\\n(?P<field>[\\w.\\[\\]-]+)\\n[ \\t]+(?P<why>Input should be[^\\[\\n]*[^\\[\\n ]|Field required|Extra inputs are not permitted)", []string{"ValidationError: "}},
 	{"Watchdog caught collective operation timeout", []string{"Watchdog caught collective operation timeout"}},
 	{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=(?P<op>\\w+)", []string{"Watchdog caught collective operation timeout: WorkNCCL("}},
 	{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=GATHER, NumelIn=\\d+, NumelOut=0\\b", []string{"Watchdog caught collective operation timeout: WorkNCCL("}},
@@ -3602,6 +3732,7 @@ var builtinRequired = []requiredLits{
 	{"ncclUnhandledCudaError", []string{"ncclUnhandledCudaError"}},
 	{"no kernel image is available for execution on the device", []string{"no kernel image is available for execution on the device"}},
 	{"number of attention heads \\(\\d+\\) must be divisible by tensor parallel size \\(\\d+\\)", []string{") must be divisible by tensor parallel size ("}},
+	{"omegaconf\\.errors\\.Config(?:Attribute|Key)Error: Key '(?P<key>[^']+)' is not in struct", []string{"omegaconf.errors.Config"}},
 	{"operation not permitted when stream is capturing", []string{"operation not permitted when stream is capturing"}},
 	{"port: (?P<port>\\d+), useIPv6: \\d+, code: -98, name: EADDRINUSE", []string{", code: -98, name: EADDRINUSE"}},
 	{"ptxas .*(?:Unsupported gpu architecture|Unknown option|Value '\\w+' is not defined)", []string{"supported gpu architecture", "known option", "' is not defined"}},

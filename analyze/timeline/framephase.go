@@ -137,7 +137,7 @@ var textTable = []struct{ re, phase, why string }{
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
 	{`torch\._inductor\.exc\.|InductorError|LoweringException`, PhaseInductor, "an Inductor exception"},
-	{`(?i)loading (model|weights|checkpoint)|safetensors|load_weights|from_pretrained`, PhaseLoad, "it names loading the model"},
+	{`(?i)loading (model|weights|checkpoint)|safetensors|load_weights|from_pretrained|\bweight \S+ (?:does not exist|not found)`, PhaseLoad, "it names loading the model"},
 }
 
 // textNoise are words a message prints whatever the phase, which

@@ -91,6 +91,8 @@ func TestPhaseOfText(t *testing.T) {
 		// torch's OOM message counts CUDA-graph pools in every phase.
 		{"CUDA out of memory. Of the allocated memory 71.57 GiB is allocated by PyTorch, with 39.77 MiB allocated in private pools (e.g., CUDA Graphs), and 611.60 MiB is reserved", ""},
 		{"Exception: Capture cuda graph failed: RuntimeError when making fake tensor call", PhaseCUDAGraph},
+		// TGI's weight lookup (weights.py get_filename).
+		{"RuntimeError: weight encoder.embed_tokens.weight does not exist", PhaseLoad},
 	}
 	for _, c := range cases {
 		if got, why := PhaseOfText(c.text); got != c.want {

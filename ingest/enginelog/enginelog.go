@@ -618,6 +618,14 @@ func (p *peeler) nextLine(b *block, data []byte, cutLen, n int64, l *peeled) []b
 			raw = b.clean[start:len(b.clean):len(b.clean)]
 			noCtl, ascii = false, false
 		}
+	} else if len(raw) > 2 && (raw[len(raw)-1] == '}' || raw[len(raw)-1] == '\r' && raw[len(raw)-2] == '}') {
+		// An excerpt that starts inside a structured record's message.
+		start := len(b.clean)
+		if c, ok := cutStructuredTail(b.clean, raw); ok {
+			b.clean = c
+			raw = b.clean[start:len(b.clean):len(b.clean)]
+			noCtl, ascii = false, false
+		}
 	}
 	l.noCtl, l.ascii = noCtl, ascii
 	if noCtl {

@@ -82,6 +82,52 @@ func structuredMessage(dst, raw []byte) ([]byte, bool) {
 	return append(dst, msg...), true
 }
 
+// cutStructuredTail reads raw as the end of a JSON record whose start an
+// excerpt cut off inside its message's value (`…does not exist\n"},"target":"…"}`):
+// the value's rest, with JSON's escapes, up to its closing quote, then
+// what closes the record. It appends the value's last line that is not
+// blank, as structuredMessage does, and reports whether raw was one: the
+// line's first quote closes the value, the value holds an escaped newline
+// (a traceback's lines), and the rest is valid JSON once the record's cut
+// start is put back. (A line that quotes anything before that is not one.)
+func cutStructuredTail(dst, raw []byte) ([]byte, bool) {
+	raw = bytes.TrimRight(raw, "\r")
+	q := -1
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			q = i
+		}
+		if q >= 0 {
+			break
+		}
+	}
+	if q <= 0 || q+1 >= len(raw) || raw[q+1] != '}' && raw[q+1] != ',' || !bytes.Contains(raw[:q], []byte(`\n`)) {
+		return dst, false
+	}
+	rest := raw[q+1:]
+	depth := bytes.Count(rest, []byte("}")) - bytes.Count(rest, []byte("{"))
+	if depth < 1 || depth > 8 {
+		return dst, false
+	}
+	whole := make([]byte, 0, len(raw)+8*depth)
+	for range depth {
+		whole = append(whole, `{"k":`...)
+	}
+	whole = append(append(append(whole, '"'), raw[:q+1]...), rest...)
+	if !json.Valid(whole) {
+		return dst, false
+	}
+	var msg string
+	if json.Unmarshal(append([]byte{'"'}, raw[:q+1]...), &msg) != nil {
+		return dst, false
+	}
+	msg = strings.TrimRight(msg, "\r\n")
+	return append(dst, msg[lastLineStart(msg):]...), true
+}
+
 // lastLineStart is where the last line of s that is not blank starts, 0
 // when s is one line.
 func lastLineStart(s string) int {

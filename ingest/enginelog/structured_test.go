@@ -48,3 +48,34 @@ func TestStructuredLines(t *testing.T) {
 		}
 	}
 }
+
+// An excerpt that starts inside a JSON record's message (the paste cut
+// the record's start) is read as that message's end: its last line. Only
+// when what follows the value closes a record, and only for a value of
+// several lines.
+func TestCutStructuredTail(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`init__\n    model = T5(config)\n\nRuntimeError: weight x does not exist\n\n"},"target":"text_generation_launcher"}`, "RuntimeError: weight x does not exist"},
+		{`line 3\nValueError: caf\u00e9 \"q\"\n"}`, `ValueError: café "q"`},
+		{`one line only"},"target":"t"}`, ""},
+		{`a\nb"} trailing`, ""},
+		{`a\nb"},"target":}`, ""},
+		{`a\nb", "k": "v"}`, "b"},
+		{"a\\nb\"}\r", "b"},
+		{`config: {"prompt": "a\nb"}`, ""},
+	} {
+		got, ok := cutStructuredTail(nil, []byte(c.in))
+		if string(got) != c.want || ok != (c.want != "") {
+			t.Errorf("cutStructuredTail(%q) = %q %v, want %q", c.in, got, ok, c.want)
+		}
+	}
+	log := "x\\nRuntimeError: boom\\n\"}\nINFO 12-02 04:00:00 [a.py:1] ok\nx\\nRuntimeError: second\\n\"}\n"
+	var texts []string
+	if _, err := Parse(strings.NewReader(log), "s.log", func(r record.Record) { texts = append(texts, r.Text) }); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(texts, "\n")
+	if !strings.HasPrefix(all, "RuntimeError: boom\n") || !strings.HasSuffix(all, "\nRuntimeError: second") {
+		t.Errorf("records %q: each cut record read as its message's last line", texts)
+	}
+}
