@@ -506,6 +506,16 @@ func exceptionSubject(tb pytrace.Traceback, root pytrace.Exception) rules.Subjec
 	}
 	first, _, _ := strings.Cut(text, "\n")
 	first = clip(first)
+	if root.FromSource {
+		// The exception line was cut off: say what it was read from.
+		src := tb.Head
+		if len(root.Code) > 0 {
+			src = strings.TrimSpace(root.Code[0])
+		}
+		if src != "" {
+			first += "  (read from the source line `" + clip(src) + "`)"
+		}
+	}
 	if fr := fields["def_line_frame"]; fr != "" {
 		first += fmt.Sprintf("  (innermost frame with source: %s `%s`)", fr, fields["def_line_source"])
 	}

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:0a5c4859"
+const builtinDigest = "crc32c:6dd4e801"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1677,6 +1677,35 @@ var builtinRules = []Rule{
 		Source:     "rules/libraries.yaml:318",
 	},
 	{
+		ID:         "weight-update-layout-mismatch",
+		Title:      "An online weight update did not fit the engine's parameter",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Failed to update parameter online: (?P<why>[^\\n]*(?:exceeds dimension size|out of range)[^\\n]*)"},
+		},
+		Cause:      "The trainer sent a weight to the rollout engine (SGLang's\nupdate_weights_from_distributed / from_tensor) and the engine could\nnot copy it into its parameter: {why}. The tensor the trainer sent and\nthe engine's parameter disagree in shape or layout: the trainer sent a\nshard where a whole tensor was expected (a tensor- or\nexpert-parallel weight not all-gathered before sending), or the\nengine transformed its parameter after the first load (a fused or\nquantized layer's process_weights_after_loading re-lays it out) so\nthe checkpoint-layout offsets no longer fit. The engine's weights are\nthen partly updated.\n",
+		Remedy:     []string{"Check the trainer gathers every sharded weight (tensor-, expert- and expert-tensor-parallel: all-gather over the Megatron parallel group) before it sends it, in the versions of the trainer and Megatron it was tested with", "Check the engine's layer keeps the checkpoint layout for online updates (no transform in process_weights_after_loading for that backend), or upgrade the engine to a release that supports updating it", "Discard the engine's weights after such a failure (reload them) rather than go on with a half-updated model"},
+		References: []string{"https://github.com/THUDM/slime/issues/2280", "https://github.com/sgl-project/sglang/issues/26032"},
+		Source:     "rules/libraries.yaml:354",
+	},
+	{
+		ID:         "vllm-param-loader-on-plain-parameter",
+		Title:      "vLLM's weight loader met a plain torch Parameter where its own parameter class was",
+		Severity:   "error",
+		Phase:      "runtime",
+		Engines:    []string{"vllm"},
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"'Parameter' object has no attribute '(?P<attr>load_\\w+_weight)'"},
+		},
+		Cause:      "vLLM's newer weight loaders (weight_loader_v2) call methods of its own\nparameter classes ({attr} of BasevLLMParameter). A layer whose\nparameters were replaced by plain torch Parameters after the first\nload (FP8 and other quantized methods do in process_weights_after_loading)\nhas none, so loading weights into it again (an RL trainer's weight\nsync, a reload) fails.\n",
+		Remedy:     []string{"Reload through the engine's own reload path for quantized models (the trainer's and vLLM's versions that support weight updates of FP8 layers), or upgrade both to a pair that does", "Or disable quantization (fp8) of the rollout engine while weights are synced online"},
+		References: []string{"https://github.com/volcengine/verl/pull/6393"},
+		Source:     "rules/libraries.yaml:387",
+	},
+	{
 		ID:         "mock-patch-target-missing",
 		Title:      "A mock.patch of torch internals found no such attribute (engine and torch or Python do not go together)",
 		Severity:   "error",
@@ -1692,7 +1721,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "an engine's unittest.mock patch of a torch function at import",
 		},
-		Source: "rules/libraries.yaml:354",
+		Source: "rules/libraries.yaml:414",
 	},
 	{
 		ID:         "npu-atb-op-setup-failed",
@@ -1710,7 +1739,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs an Ascend NPU with torch_npu's ATB op-plugin",
 		},
-		Source: "rules/libraries.yaml:387",
+		Source: "rules/libraries.yaml:447",
 	},
 	{
 		ID:         "trl-grpo-batch-not-divisible",
@@ -1724,7 +1753,7 @@ var builtinRules = []Rule{
 		Cause:      "GRPOTrainer groups the {gens|num_generations} completions of each\nprompt into one global batch, so num_processes x\nper_device_train_batch_size ({procs|the processes} x {per|the batch}) must be\na multiple of num_generations. A launch that gives some GPUs to the\nvLLM server (accelerate's num_processes one lower than the node's GPUs)\nchanges the process count under a recipe written for another one.\n",
 		Remedy:     []string{"Set num_generations to a divisor of the global batch (the error lists the valid values), or change per_device_train_batch_size or the number of training processes so their product is a multiple of num_generations"},
 		References: []string{"https://github.com/huggingface/open-r1/issues/249"},
-		Source:     "rules/libraries.yaml:432",
+		Source:     "rules/libraries.yaml:492",
 	},
 	{
 		ID:         "model-file-corrupt",
@@ -2148,6 +2177,77 @@ var builtinRules = []Rule{
 		Source: "rules/platform.yaml:521",
 	},
 	{
+		ID:         "hccl-port-in-use",
+		Title:      "HCCL could not listen on its port (already bound on this node)",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"Failed to bind the IP port\\. Reason: The IP address and port have been bound already", "host nic listen start failed, port\\[(?P<port>\\d+)\\]"},
+		},
+		Cause:      "Ascend's HCCL opens a listening socket per device when it sets up a\ncommunicator, on ports counted up from HCCL_IF_BASE_PORT (60000 unless\nset). Another process on the node holds {port|that port}: a second job\nor engine on the same node, or one from an earlier run still alive.\n",
+		Remedy:     []string{"Stop the process that holds the port (ss -ltnp | grep {port|60000}; a stale engine or trainer), or give each job on the node a range of its own with HCCL_IF_BASE_PORT"},
+		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/405"},
+		Source:     "rules/platform.yaml:553",
+	},
+	{
+		ID:         "megatron-parallel-sizes-vs-world-size",
+		Title:      "The model-parallel sizes do not fit the number of processes",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"world_size \\((?P<world>\\d+)\\) is not divisible by (?P<what>\\w+) size \\((?P<size>\\d+)\\)"},
+		},
+		Cause:      "Megatron's initialize_model_parallel splits the {world} processes\ninto groups whose size is the product of the parallel sizes ({what}:\n{size}); the world size must be a multiple of it. The parallel sizes\nask for more GPUs than the job has, or do not divide them.\n",
+		Remedy:     []string{"Make the product of the parallel sizes divide the world size: lower --tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size (and --expert-tensor-parallel-size, --context-parallel-size), or run on more GPUs or nodes (world size = nodes x GPUs per node)"},
+		References: []string{"https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/parallel_state.py"},
+		Source:     "rules/platform.yaml:578",
+	},
+	{
+		ID:         "cluster-gpus-fewer-than-requested",
+		Title:      "The job asks for more GPUs than the cluster has",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"Not enough GPUs available\\. Requested (?P<want>\\d+) GPUs, but only (?P<have>\\d+) are available"},
+		},
+		Cause:      "The trainer reserves its GPUs as Ray placement groups before it starts\nany worker, and asked for {want} where the Ray cluster it joined has\n{have}: the config's nodes times GPUs per node is more than the\ncluster, or nodes that should have joined did not.\n",
+		Remedy:     []string{"Make the config fit the cluster: cluster.num_nodes x cluster.gpus_per_node (or the trainer's equivalents) at most the GPUs that ray status shows", "If the cluster should have more GPUs, check that every node joined Ray (ray status) with its GPUs visible"},
+		References: []string{"https://github.com/NVIDIA-NeMo/RL/pull/89"},
+		Source:     "rules/platform.yaml:601",
+	},
+	{
+		ID:         "hip-and-cuda-visible-devices-differ",
+		Title:      "HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES are both set, to different GPUs",
+		Severity:   "error",
+		Phase:      "import",
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"Inconsist[ae]nt values found\\. Please use either HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES"},
+		},
+		Cause:      "On ROCm, Ray reads both HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES\n(ROCm honours both) and refuses to start when they name different\ndevices, as a container's HIP_VISIBLE_DEVICES and a user's\nCUDA_VISIBLE_DEVICES do.\n",
+		Remedy:     []string{"Set only one of them (unset HIP_VISIBLE_DEVICES, or give both the same value) in the environment of every process, Ray's workers included", "Newer Ray releases resolve the two; upgrade ray if the environment cannot be changed"},
+		References: []string{"https://github.com/ray-project/ray/issues/52701"},
+		Source:     "rules/platform.yaml:625",
+	},
+	{
+		ID:         "npu-camem-allocator-missing",
+		Title:      "vllm-ascend's CaMem allocator (sleep mode) is not in this build",
+		Severity:   "error",
+		Phase:      "load",
+		Engines:    []string{"vllm"},
+		Confidence: "E",
+		Match: Match{
+			Text: []string{"camem allocator is not available"},
+		},
+		Cause:      "Sleep mode on Ascend (enable_sleep_mode, as RL trainers use it to free\nNPU memory between rollouts) needs vllm-ascend's CaMem allocator, which\nlives in its compiled C extension. The package was installed without\nits custom kernels being compiled, so the allocator is missing and each\nworker fails this check when the engine starts.\n",
+		Remedy:     []string{"Reinstall vllm-ascend with its C extension built: COMPILE_CUSTOM_KERNELS=1 with the CANN environment sourced (set_env.sh) and the torch/torch_npu it names; then python -c \"import vllm_ascend.vllm_ascend_C\" must succeed", "Or start the engine without sleep mode (enable_sleep_mode=False; the trainer's free-cache option off)"},
+		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/556"},
+		Source:     "rules/platform.yaml:649",
+	},
+	{
 		ID:         "port-in-use",
 		Title:      "The server's port is already in use",
 		Severity:   "error",
@@ -2164,7 +2264,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:553",
+		Source: "rules/platform.yaml:676",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2178,7 +2278,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:583",
+		Source:     "rules/platform.yaml:706",
 	},
 	{
 		ID:         "tensor-parallel-size-zero",
@@ -2192,7 +2292,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine divides the model (heads, layers) by {arg}, which is 0\nhere. A launcher or wrapper that sets it from the number of GPUs it\nsees got none: a host without a CUDA device, CUDA_VISIBLE_DEVICES\nempty, or a container started without its GPUs.\n",
 		Remedy:     []string{"Set {arg} to 1 or more explicitly (the wrapper's option for it), and check that the process sees its GPUs (nvidia-smi and torch.cuda.device_count() in the same container)", "On a host without a GPU, run the engine's CPU build or give the model a GPU host; a wrapper that counts devices should default to 1"},
 		References: []string{"https://github.com/xorbitsai/inference/issues/2552"},
-		Source:     "rules/platform.yaml:613",
+		Source:     "rules/platform.yaml:736",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2206,7 +2306,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:639",
+		Source:     "rules/platform.yaml:762",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2226,7 +2326,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:674",
+		Source: "rules/platform.yaml:797",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2244,7 +2344,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:710",
+		Source: "rules/platform.yaml:833",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2262,7 +2362,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:753",
+		Source: "rules/platform.yaml:876",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2280,7 +2380,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:783",
+		Source: "rules/platform.yaml:906",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2298,7 +2398,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:814",
+		Source: "rules/platform.yaml:937",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2317,7 +2417,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:848",
+		Source: "rules/platform.yaml:971",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2341,7 +2441,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:878",
+		Source: "rules/platform.yaml:1001",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2360,7 +2460,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:915",
+		Source: "rules/platform.yaml:1038",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2378,7 +2478,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:944",
+		Source: "rules/platform.yaml:1067",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2396,7 +2496,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:978",
+		Source: "rules/platform.yaml:1101",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2414,7 +2514,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:1017",
+		Source: "rules/platform.yaml:1140",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2428,7 +2528,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1044",
+		Source:     "rules/platform.yaml:1167",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2446,7 +2546,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1065",
+		Source: "rules/platform.yaml:1188",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2465,7 +2565,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1091",
+		Source: "rules/platform.yaml:1214",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2480,7 +2580,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1123",
+		Source:     "rules/platform.yaml:1246",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2498,7 +2598,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1151",
+		Source: "rules/platform.yaml:1274",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2516,7 +2616,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1178",
+		Source: "rules/platform.yaml:1301",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2530,7 +2630,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1210",
+		Source:     "rules/platform.yaml:1333",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2544,7 +2644,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1237",
+		Source:     "rules/platform.yaml:1360",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2558,7 +2658,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1260",
+		Source:     "rules/platform.yaml:1383",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2572,7 +2672,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1282",
+		Source:     "rules/platform.yaml:1405",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2586,7 +2686,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1305",
+		Source:     "rules/platform.yaml:1428",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2600,7 +2700,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1328",
+		Source:     "rules/platform.yaml:1451",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2614,7 +2714,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1350",
+		Source:     "rules/platform.yaml:1473",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2628,7 +2728,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1373",
+		Source:     "rules/platform.yaml:1496",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2644,7 +2744,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1396",
+		Source:     "rules/platform.yaml:1519",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2662,7 +2762,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1420",
+		Source: "rules/platform.yaml:1543",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2680,7 +2780,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1447",
+		Source: "rules/platform.yaml:1570",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2698,7 +2798,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1477",
+		Source: "rules/platform.yaml:1600",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3488,6 +3588,7 @@ var builtinRequired = []requiredLits{
 	{"'(?P<cls>LLMEngine|AsyncLLMEngine|AsyncLLM)' object has no attribute '(?P<attr>model_executor|driver_worker|model_runner|scheduler|workers|parallel_config|_run_workers)'", []string{"' object has no attribute '"}},
 	{"'CompiledKernel' has no attribute 'launch_enter_hook'", []string{"'CompiledKernel' has no attribute 'launch_enter_hook'"}},
 	{"'KernelMetadata' object has no attribute 'cluster_dims'", []string{"'KernelMetadata' object has no attribute 'cluster_dims'"}},
+	{"'Parameter' object has no attribute '(?P<attr>load_\\w+_weight)'", []string{"'Parameter' object has no attribute '"}},
 	{"'_OpNamespace' '(?P<ns>\\w*_C(?:_\\w+)?|sgl_kernel\\w*)' object has no attribute '(?P<op>\\w+)'", []string{"' object has no attribute '"}},
 	{"(?:(?P<op>\\w+)\\(\\): )?functions with out=\\.\\.\\. arguments don't support\\s+automatic differentiation", []string{"functions with out=... arguments don't support"}},
 	{"(?:/|^|\\s)(?P<lib>sgl_kernel|flash_attn|xformers|vllm|aiter|torch_npu|deep_gemm|flashinfer|transformer_engine|mamba_ssm|causal_conv1d|apex|bitsandbytes|Ascend)[/\\w.-]*\\.so[\\w.]*: undefined symbol", []string{": undefined symbol"}},
@@ -3575,11 +3676,13 @@ var builtinRequired = []requiredLits{
 	{"Expected tensors only, but got: <class '(?P<got>[\\w.]+)'>", []string{"Expected tensors only, but got: <class '"}},
 	{"FailOnRecompileLimitHit", []string{"FailOnRecompileLimitHit"}},
 	{"Failed to bind NVLink SHARP \\(NVLS\\)", []string{"Failed to bind NVLink SHARP (NVLS)"}},
+	{"Failed to bind the IP port\\. Reason: The IP address and port have been bound already", []string{"Failed to bind the IP port. Reason: The IP address and port have been bound already"}},
 	{"Failed to connect to etcd server", []string{"Failed to connect to etcd server"}},
 	{"Failed to find C compiler", []string{"Failed to find C compiler"}},
 	{"Failed to infer device type", []string{"Failed to infer device type"}},
 	{"Failed to load NCCL library from (?P<path>[^\\s]+?)\\.?(?:\\s|$)", []string{"Failed to load NCCL library from "}},
 	{"Failed to run autotuning code block", []string{"Failed to run autotuning code block"}},
+	{"Failed to update parameter online: (?P<why>[^\\n]*(?:exceeds dimension size|out of range)[^\\n]*)", []string{"Failed to update parameter online: "}},
 	{"Feature '(?P<feature>[^']+)' requires \\.target (?P<target>sm_\\d+\\w*) or higher", []string{"' requires .target "}},
 	{"Found a custom \\(non-ATen\\) operator whose output has alias annotations", []string{"Found a custom (non-ATen) operator whose output has alias annotations"}},
 	{"Found no NVIDIA driver on your system", []string{"Found no NVIDIA driver on your system"}},
@@ -3592,6 +3695,7 @@ var builtinRequired = []requiredLits{
 	{"Hard failure due to (?P<trigger>fail_on_recompile_limit_hit|fullgraph=True)", []string{"Hard failure due to "}},
 	{"HeaderTooLarge|MetadataIncompleteBuffer|InvalidHeaderDeserialization", []string{"HeaderTooLarge", "MetadataIncompleteBuffer", "InvalidHeaderDeserialization"}},
 	{"Ignoring this choice\\.", []string{"Ignoring this choice."}},
+	{"Inconsist[ae]nt values found\\. Please use either HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES", []string{"nt values found. Please use either HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES"}},
 	{"Input length \\((?P<len>\\d+) tokens\\) exceeds the maximum allowed length \\((?P<max>\\d+) tokens\\)", []string{" tokens) exceeds the maximum allowed length ("}},
 	{"InternalTorchDynamoError: (?:TypeError: )?(?P<fn>[\\w.]+)\\(\\) (?:got an unexpected keyword argument '(?P<arg>\\w+)'|missing \\d+ required (?:positional|keyword-only) arguments?: [^\\n]+|takes \\d+ positional arguments? but \\d+ (?:were|was) given)", []string{"InternalTorchDynamoError: "}},
 	{"Invalid credentials in Authorization header", []string{"Invalid credentials in Authorization header"}},
@@ -3628,6 +3732,7 @@ var builtinRequired = []requiredLits{
 	{"Not all values of (?P<dim>\\w+) = [^\\n]* are valid because \\w+ was inferred to be a constant \\((?P<value>-?\\d+)\\)", []string{" was inferred to be a constant ("}},
 	{"Not all values of (?P<dim>\\w+) = [^\\n]* in the specified range [^\\n]* satisfy the generated guard (?P<guard>[^\\n]+?)\\.?(?:\\n|$)", []string{" satisfy the generated guard "}},
 	{"Not all values of RelaxedUnspecConstraint", []string{"Not all values of RelaxedUnspecConstraint"}},
+	{"Not enough GPUs available\\. Requested (?P<want>\\d+) GPUs, but only (?P<have>\\d+) are available", []string{"Not enough GPUs available. Requested "}},
 	{"Not enough memory to handle \\d+ prefill tokens", []string{"Not enough memory to handle "}},
 	{"Not enough memory.*(?:KV cache|kv cache)|KV cache is needed, which is larger than the available KV cache memory", []string{"Not enough memory", "KV cache is needed, which is larger than the available KV cache memory"}},
 	{"Not enough memory\\. Please try to increase --mem-fraction-static", []string{"Not enough memory. Please try to increase --mem-fraction-static"}},
@@ -3691,6 +3796,7 @@ var builtinRequired = []requiredLits{
 	{"`?num_(?:attention_|key_value_)?heads`? must be divisible by `?num_shards`?", []string{" must be divisible by "}},
 	{"aot_compile is not supported by the current configuration", []string{"aot_compile is not supported by the current configuration"}},
 	{"arguments? (?:are|is) specific to (?P<other>[\\w.-]+) backend(?:\\s+and cannot be used with (?P<this>[\\w.-]+) backend(?:: (?P<args>\\[[^\\]\\n]*\\]))?)?", []string{" specific to "}},
+	{"camem allocator is not available", []string{"camem allocator is not available"}},
 	{"cannot import name '(?P<name>\\w+)' from '(?P<package>[\\w.]+)'", []string{"cannot import name '"}},
 	{"cannot import name 'triton_key' from 'triton\\.compiler\\.compiler'", []string{"cannot import name 'triton_key' from 'triton.compiler.compiler'"}},
 	{"collect2: fatal error: cannot find 'ld'", []string{"collect2: fatal error: cannot find 'ld'"}},
@@ -3719,6 +3825,7 @@ var builtinRequired = []requiredLits{
 	{"has model type `?(?P<arch>\\w+)`? but Transformers does not recognize this architecture", []string{" but Transformers does not recognize this architecture"}},
 	{"hipErrorNoBinaryForGpu|invalid device function", []string{"hipErrorNoBinaryForGpu", "invalid device function"}},
 	{"hipErrorOutOfMemory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED", []string{"hipErrorOutOfMemory", "cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED"}},
+	{"host nic listen start failed, port\\[(?P<port>\\d+)\\]", []string{"host nic listen start failed, port["}},
 	{"invoked oom-killer|oom-kill:constraint|oom_kill_process", []string{"invoked oom-killer", "-kill:constraint", "_kill_process"}},
 	{"is larger than the maximum number of tokens that can be stored in KV cache", []string{"is larger than the maximum number of tokens that can be stored in KV cache"}},
 	{"is not a local folder and is not a valid model identifier", []string{"is not a local folder and is not a valid model identifier"}},
@@ -3756,4 +3863,5 @@ var builtinRequired = []requiredLits{
 	{"warmup|Initialization failed", []string{"warmup", "Initialization failed"}},
 	{"which is too old to be supported by the triton GPU compiler", []string{"which is too old to be supported by the triton GPU compiler"}},
 	{"workspace (?:is )?not (?:initiali[sz]ed|allocated|set up) for the current (?:CUDA|HIP) stream", []string{" for the current "}},
+	{"world_size \\((?P<world>\\d+)\\) is not divisible by (?P<what>\\w+) size \\((?P<size>\\d+)\\)", []string{") is not divisible by "}},
 }

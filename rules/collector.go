@@ -188,9 +188,11 @@ func (c *Collector) Findings() []record.Finding {
 
 // gaveWay: every line col's rule matched, a rule it gives way to (Unless)
 // matched too, as another subject (a log record holds the error's first
-// line, the error's own subject all of it): that rule explains them.
+// line, the error's own subject all of it), or matched the same words
+// elsewhere in the file (the error printed by another rank, which the
+// errors group under one): that rule explains them.
 func (c *Collector) gaveWay(col *collected) bool {
-	if len(col.rule.Unless) == 0 || len(col.seen) == 0 || len(col.seen) >= maxSeen {
+	if len(col.rule.Unless) == 0 || len(col.f.Evidence) == 0 || col.f.Count > len(col.f.Evidence) {
 		return false
 	}
 	for _, o := range c.byRule {
@@ -198,13 +200,23 @@ func (c *Collector) gaveWay(col *collected) bool {
 			continue
 		}
 		all := true
-		for k := range col.seen {
-			if !o.seen[k] {
+		for _, e := range col.f.Evidence {
+			if !o.seen[seenKey{e.Path, e.Line, e.Rank}] && !sameWords(o.f.Evidence, e) {
 				all = false
 				break
 			}
 		}
 		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// sameWords: evs holds e's text in e's file.
+func sameWords(evs []record.Evidence, e record.Evidence) bool {
+	for _, o := range evs {
+		if o.Path == e.Path && e.Text != "" && strings.TrimSpace(o.Text) == strings.TrimSpace(e.Text) {
 			return true
 		}
 	}

@@ -75,9 +75,16 @@ func TestCollectorYieldsAcrossSubjects(t *testing.T) {
 	if got := ids(c); len(got) != 1 || got[0] != "specific" {
 		t.Errorf("same line: %v, want [specific]", got)
 	}
-	c.Add(general, at(9))
+	c.Add(general, Subject{Evidence: record.Evidence{Path: "a.log", Line: 9, Rank: "TP0", Text: "other words"}})
 	if got := ids(c); len(got) != 2 {
 		t.Errorf("a line only the general rule matched: %v, want both", got)
+	}
+	c = NewCollector()
+	c.Add(general, at(3))
+	c.Add(general, Subject{Evidence: record.Evidence{Path: "a.log", Line: 4, Rank: "TP1", Text: "x"}})
+	c.Add(specific, at(3))
+	if got := ids(c); len(got) != 1 || got[0] != "specific" {
+		t.Errorf("the same words at another line: %v, want [specific]", got)
 	}
 	c = NewCollector()
 	c.Add(general, at(3))

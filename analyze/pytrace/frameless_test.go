@@ -235,3 +235,28 @@ func TestEndingLinePromotesLoggedException(t *testing.T) {
 		t.Errorf("an exception logged at INFO alone: %+v", tbs)
 	}
 }
+
+// An excerpt cut down to a traceback's last source line, a raise or an
+// assert, raises what that line raises (FromSource); when the exception
+// line follows, it is the error.
+func TestCutToSourceLine(t *testing.T) {
+	tbs := feedN(t, 1, `    assert camem_available, "camem allocator is not available"`)
+	if r := tbs[0].Root(); r.Type != "AssertionError" || r.Message != "camem allocator is not available" || !r.FromSource || r.Line != 1 {
+		t.Errorf("assert: %+v", tbs[0])
+	}
+	tbs = feedN(t, 1, `    raise RuntimeError(`, "RuntimeError: world_size (8) is not equal to tensor_model_parallel_size (4)")
+	if r := tbs[0].Root(); r.Type != "RuntimeError" || r.FromSource || r.Line != 2 {
+		t.Errorf("raise then its exception line: %+v", tbs[0])
+	}
+	feedN(t, 0, `    x = assert_ok(y)`)
+	for _, c := range []struct{ code, typ, msg string }{
+		{`assert x`, "AssertionError", ""},
+		{`assert x, f"bad {x}"`, "AssertionError", "bad {x}"}, // an f-string as written, as for raise
+		{`assert x, 'it "quoted"'`, "AssertionError", `it "quoted"`},
+		{`raise ValueError("no")`, "ValueError", "no"},
+	} {
+		if typ, msg, ok := raisedBy(c.code); !ok || typ != c.typ || msg != c.msg {
+			t.Errorf("raisedBy(%q) = %q %q %v", c.code, typ, msg, ok)
+		}
+	}
+}

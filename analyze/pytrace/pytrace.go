@@ -409,6 +409,10 @@ type stream struct {
 	// message was to follow ("Scheduler hit an exception:"), and nothing
 	// of it has yet (see reportHeader).
 	report bool
+	// source: the traceback began at a source line that raises, with no
+	// frame before it (see cutToSource); what it raises is the error if
+	// no exception line follows.
+	source string
 }
 
 // maxFramelessLines bounds the message of an exception printed without
@@ -736,7 +740,7 @@ func (x *Extractor) Feed(rec *record.Record) {
 	if s == nil {
 		// Cheap test first: most records hold no traceback at all.
 		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) && !mayStartFrameless(rec) &&
-			!(rec.Line == 1 && strings.Contains(rec.Text, `", line `)) {
+			!(rec.Line == 1 && (strings.Contains(rec.Text, `", line `) || cutToSource(rec.Text))) {
 			if strings.Contains(rec.Text, ignoredWords) {
 				x.noteIgnored(k, rec)
 			}
@@ -1135,8 +1139,32 @@ func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
 }
 
 // raisedBy reads `raise Type("message…` (a source line under a frame).
+// cutToSource: text starts as a frame's source line that raises (an
+// indented raise or assert), as an excerpt cut down to a traceback's last
+// source line does.
+func cutToSource(text string) bool {
+	if !strings.HasPrefix(text, "    ") {
+		return false
+	}
+	t := strings.TrimLeft(text, " ")
+	return strings.HasPrefix(t, "raise ") || strings.HasPrefix(t, "assert ")
+}
+
 func raisedBy(code string) (typ, msg string, ok bool) {
 	c := strings.TrimSpace(code)
+	if strings.HasPrefix(c, "assert ") {
+		// `assert cond, "message"`: an AssertionError with that message
+		// (a message that is not a plain string literal is not read).
+		k := strings.Index(c, ", ")
+		if k < 0 {
+			return "AssertionError", "", true
+		}
+		m := strings.TrimLeft(c[k+2:], "fbr")
+		if len(m) >= 2 && (m[0] == '"' || m[0] == '\'') && m[len(m)-1] == m[0] && strings.IndexByte(m[1:len(m)-1], m[0]) < 0 {
+			return "AssertionError", m[1 : len(m)-1], true
+		}
+		return "AssertionError", "", true
+	}
 	if !strings.HasPrefix(c, "raise ") {
 		return "", "", false
 	}
@@ -1227,6 +1255,7 @@ func (x *Extractor) start(s *stream, l *fedLine, headless bool) {
 	}
 	s.frameless, s.wrapped, s.nativeDone, s.nativeCur, s.header, s.blanks, s.report = false, "", false, false, !headless, 0, false
 	s.id = l.id
+	s.source = ""
 	s.state = stFrames
 	s.inGroup = false
 	s.members = 0
@@ -1375,6 +1404,16 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 				x.addFrame(s, f, l)
 				return
 			}
+		}
+	}
+	if l.rec.Line == 1 && l.n == 1 && cutToSource(l.line) {
+		// The excerpt is a traceback cut down to its last source line,
+		// a raise or an assert: what it raises is the error.
+		if _, _, ok := raisedBy(l.t); ok {
+			x.start(s, l, true)
+			s.tb.Head = clipHead(l.t)
+			s.source, s.lastLine = l.t, l.n
+			return
 		}
 	}
 	if strings.HasPrefix(l.t, "Fatal Python error: ") {
@@ -1778,8 +1817,13 @@ func (x *Extractor) finish(s *stream) {
 			if typ, msg, ok := raisedBy(e.Code[0]); ok {
 				e.Type, e.Message, e.FromSource = typ, msg, true
 			}
+		} else if e.Type == "" && len(e.Frames) == 0 && i == 0 && s.source != "" {
+			if typ, msg, ok := raisedBy(s.source); ok {
+				e.Type, e.Message, e.FromSource, e.Line = typ, msg, true, tb.Line
+			}
 		}
 	}
+	s.source = ""
 	s.tb, s.cur, s.state, s.inGroup, s.frameless, s.wrapped = nil, nil, stIdle, false, false, ""
 	bufs := x.bufs[:0]
 	for i := range tb.Chain {

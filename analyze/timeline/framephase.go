@@ -113,6 +113,7 @@ var frameTable = []framePhase{
 	{file: `(pynccl|custom_all_reduce|quick_all_reduce|pymscclpp|symm_mem)\.py$`, fn: `^__init__$`, phase: PhaseDistributedInit, why: "creating a communicator"},
 	{fn: `^(ncclCommInitRank|ncclCommInitAll|ncclCommInitRankConfig|ncclGetUniqueId|ncclCommSplit)$`, phase: PhaseDistributedInit, why: "creating an NCCL communicator"},
 	{file: `torch/distributed/(rendezvous\.py$|elastic/rendezvous/)`, phase: PhaseDistributedInit, why: "the rendezvous (TCPStore) of the process group"},
+	{fn: `^(_init_placement_groups|placement_group|_create_placement_group)$`, phase: PhaseDistributedInit, why: "reserving the job's GPUs as Ray placement groups"},
 	{fn: `^(init_worker_distributed_environment|init_device)$`, file: `(vllm|sglang|atom|vllm_ascend)/`, phase: PhaseDistributedInit, why: "the worker setting up its device and process groups"},
 	// The serving loop: an error here is not a startup phase.
 	{fn: `^(run_busy_loop|run_engine_loop|engine_step|event_loop_normal|event_loop_overlap|event_loop_pp|_process_engine_step|step_with_batch_queue|run_batch)$`, phase: PhaseRuntime, why: "the serving loop"},
@@ -132,7 +133,7 @@ var textTable = []struct{ re, phase, why string }{
 	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording`, PhaseCUDAGraph, "it names graph capture"},
 	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
 	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},
-	{`nvls\.cc|graph/(?:rings|trees|topo|search|connect)\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)|client socket has timed out|gloo/transport/tcp/device\.cc|Unable to find address for`, PhaseDistributedInit, "it names setting up the communicators"},
+	{`nvls\.cc|graph/(?:rings|trees|topo|search|connect)\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)|client socket has timed out|gloo/transport/tcp/device\.cc|Unable to find address for|createHCCLComm|hcclCommInit|HcclGetRootInfo`, PhaseDistributedInit, "it names setting up the communicators"},
 	{`backend='aot_eager'`, PhaseAOTAutograd, "the backend that failed is aot_eager (AOTAutograd without Inductor)"},
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},

@@ -24,6 +24,8 @@ func TestPhaseOfFrames(t *testing.T) {
 		// A CUDA check in a library, under SGLang building its model runner.
 		{PhaseLoad, record.Stack{fr("checkCudaErrors", sp+"flashinfer/cuda_utils.py"), fr("_init_model_runner", sp+"sglang/srt/managers/tp_worker.py"), fr("__init__", sp+"sglang/srt/managers/scheduler.py")}},
 		{PhaseCacheLoad, record.Stack{fr("load", sp+"torch/_inductor/codecache.py")}},
+		// A trainer reserving its GPUs before any worker starts.
+		{PhaseDistributedInit, record.Stack{fr("_init_placement_groups", "/opt/nemo_rl/distributed/virtual_cluster.py"), fr("__init__", "/opt/nemo_rl/distributed/virtual_cluster.py")}},
 		{PhaseCUDAGraph, record.Stack{fr("capture_begin", sp+"torch_npu/npu/graphs.py"), fr("__call__", sp+"vllm_ascend/compilation/piecewise_backend.py")}},
 		{PhaseProfile, record.Stack{fr("forward", "/opt/vllm/vllm/model_executor/models/llama.py"), fr("_call_impl", sp+"torch/nn/modules/module.py"),
 			fr("__call__", sp+"vllm/compilation/cuda_graph.py"), fr("_dummy_run", sp+"vllm/v1/worker/gpu_model_runner.py"), fr("profile_run", sp+"vllm/v1/worker/gpu_model_runner.py")}},
@@ -91,6 +93,8 @@ func TestPhaseOfText(t *testing.T) {
 		// torch's OOM message counts CUDA-graph pools in every phase.
 		{"CUDA out of memory. Of the allocated memory 71.57 GiB is allocated by PyTorch, with 39.77 MiB allocated in private pools (e.g., CUDA Graphs), and 611.60 MiB is reserved", ""},
 		{"Exception: Capture cuda graph failed: RuntimeError when making fake tensor call", PhaseCUDAGraph},
+		// torch_npu's HCCL communicator setup.
+		{"RuntimeError: createHCCLComm:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:1479 HCCL function error: HcclGetRootInfo(&hcclID), error code is 11", PhaseDistributedInit},
 		// TGI's weight lookup (weights.py get_filename).
 		{"RuntimeError: weight encoder.embed_tokens.weight does not exist", PhaseLoad},
 	}

@@ -131,7 +131,8 @@ var patterns = []pattern{
 	{Killed, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
 	// CUDA graph trees' own checks of a recording against its replay.
 	{DeviceError, []string{"during graph recording"}, regexp.MustCompile(`graph recording observed an input tensor deallocate during graph recording`)},
-	{DeviceError, []string{"CUDA error: "}, regexp.MustCompile(`CUDA error: \S`)},
+	// (vLLM's cumem allocator prints its own "CUDA Error: <text> at file:line".)
+	{DeviceError, []string{"CUDA error: ", "CUDA Error: "}, regexp.MustCompile(`CUDA [Ee]rror: \S`)},
 	// The CUDA runtime's error name, on the line torch prints under
 	// "CUDA error: <text>" (a paste may start there).
 	{DeviceError, []string{"Search for `cudaError"}, regexp.MustCompile("Search for `cudaError[A-Za-z]+'")},
@@ -202,6 +203,10 @@ var patterns = []pattern{
 	// A c10::Error report with its native stack, logged without a Python
 	// traceback (torch_npu's op plugin, a watchdog): the line before it
 	// is the error's message (c10Report).
+	// SGLang reporting that a trainer's online weight update failed (the
+	// engine's weights are then partly updated): "Failed to update
+	// parameter online: <why>".
+	{ErrorLine, []string{"Failed to update parameter online: "}, regexp.MustCompile(`Failed to update parameter online: \S`)},
 	{ErrorLine, []string{"Exception raised from "}, regexp.MustCompile(`^Exception raised from \S+ at \S+ \(most recent call first\):$`)},
 	{ChildExit, []string{"exitcode  : ", "stopped exitcode=", "failed (exitcode:"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
 	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, regexp.MustCompile(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},

@@ -19,6 +19,8 @@ func TestClassify(t *testing.T) {
 		"Killed":                                Killed,
 		"srun: error: node7: tasks 0-1: Killed": Killed,
 		"RuntimeError: CUDA error: an illegal memory access was encountered":                                                       DeviceError,
+		"CUDA Error: invalid argument at /workspace/csrc/cumem_allocator.cpp:57":                                                   DeviceError,
+		"[2026-05-21 16:07:41 DP6 TP6] Failed to update parameter online: start out of ra":                                         ErrorLine,
 		"HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices":                                    DeviceError,
 		"fail to call hipModuleLaunchKernel(...) ---> [HIP error](invalid resource handle)":                                        DeviceError,
 		"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1333":                                             Collective,
