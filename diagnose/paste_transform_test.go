@@ -332,6 +332,9 @@ mixed-prefixes ms-swift-issue-3739 root: frames of one traceback under two proce
 mixed-prefixes vllm-issue-1726 root: NCCL's "Last error:" and the reason under it are under another process prefix than the error they belong to, so they are not read as its reason
 cut-first vllm-issue-1726 root: the cut took the DistBackendError line's start; the ncclInvalidArgument line read in its place has no "Last error:" reason of its own
 cut-last sglang-issue-26032 ok: the cut took the words that made the log's last line fatal ("Failed to update parameter online")
+late-indent worker-vllm-issue-43 root: docker's --timestamps stamp is a collector's, read at the start of a line; a form put before it leaves it in the text, and the rule's evidence is the prompt's line rather than the EOFError under it
+two-processes worker-vllm-issue-43 root: docker's --timestamps stamp is a collector's, read at the start of a line; a form put before it leaves it in the text, and the rule's evidence is the prompt's line rather than the EOFError under it
+mixed-prefixes worker-vllm-issue-43 root: docker's --timestamps stamp is a collector's, read at the start of a line; a form put before it leaves it in the text, and the rule's evidence is the prompt's line rather than the EOFError under it
 two-processes pytorch-issue-146260 rule: interleaved line by line, the message's indented lines are records of their own, and their rank lacks the one the logger's header named ([Rank 0]): the exception's message ends at its first line, without the target: line the rule reads
 two-processes lightning-issue-18070 root: the excerpt is quoted already; a form put before its quote
 ansi-esc nixpkgs-issue-453992 root: the excerpt is quoted already; a form put before its quote

@@ -796,10 +796,11 @@ func (p *peeler) collector(l *peeled, b []byte, i int) int {
 			return i + j + 3
 		}
 		// "2024-05-01T10:00:00.1234567Z ": GitHub Actions' stamp (seven
-		// fraction digits), or any ISO stamp before a process prefix. A
-		// bare stamp before other text is left to the header (TGI's
-		// "…Z ERROR text_generation_launcher: …").
-		if c, fd, j := isoStamp(r); j > 0 && j+1 < len(r) && r[j] == ' ' && (fd == 7 || p.procPrefixAt(b, i+j+1)) {
+		// fraction digits), docker logs --timestamps' (nine, always), or
+		// any ISO stamp before a process prefix. A bare stamp before
+		// other text is left to the header (TGI's "…Z ERROR
+		// text_generation_launcher: …", six digits).
+		if c, fd, j := isoStamp(r); j > 0 && j+1 < len(r) && r[j] == ' ' && (fd == 7 || fd == 9 || p.procPrefixAt(b, i+j+1)) {
 			l.tm = c.time()
 			l.addLabel(i, i+j)
 			return i + j + 1

@@ -25,6 +25,7 @@ func TestLinePeeler(t *testing.T) {
 		{"\x1b[32mINFO\x1b[0m 12-17 13:32:44 [a.py:1] coloured", "coloured", "", "vllm", "", false},
 		{"[2026-02-24T20:21:58Z] (EngineCore_DP0 pid=6940) ValueError: x", "ValueError: x", "|(EngineCore_DP0 pid=6940) ", "", "DP0", true},
 		{"2024-05-01T10:00:00.1234567Z Traceback (most recent call last):", "Traceback (most recent call last):", "|", "", "", false},
+		{"2024-02-08T08:40:56.161651438Z   File \"/x.py\", line 598, in f", "  File \"/x.py\", line 598, in f", "|", "", "", false},
 		{"2024-05-01T10:00:00+02:00 [rank3]:boom", "boom", "|[rank3]:", "", "rank3", true},
 		{"2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: x", "2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: x", "", "", "", false},
 		{"0000-steps/0 [default6]:[rank6]: RuntimeError: x", "RuntimeError: x", "0000-steps/0|[default6]:[rank6]: ", "", "rank6", true},
