@@ -130,7 +130,7 @@ var frameTable = []framePhase{
 var textTable = []struct{ re, phase, why string }{
 	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds"},
 	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir|TritonGPU to LLVM|legalize operation 'tt\.|\.triton/llvm/|#ttg\.|#triton_gpu\.`, PhaseTritonCompile, "it names Triton's kernel compiler (its passes, IR or bundled LLVM)"},
-	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording`, PhaseCUDAGraph, "it names graph capture"},
+	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording|aclmdlRICapture|ACL_MODEL_RI_CAPTURE`, PhaseCUDAGraph, "it names graph capture"},
 	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
 	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},
 	{`nvls\.cc|graph/(?:rings|trees|topo|search|connect)\.cc|ncclCommInit|init_process_group|gloo::|connectFullMesh|TCPStore|[Rr]endezvous|server socket has failed to (?:listen|bind)|client socket has timed out|gloo/transport/tcp/device\.cc|Unable to find address for|createHCCLComm|hcclCommInit|HcclGetRootInfo`, PhaseDistributedInit, "it names setting up the communicators"},
@@ -138,7 +138,7 @@ var textTable = []struct{ re, phase, why string }{
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
 	{`torch\._inductor\.exc\.|InductorError|LoweringException`, PhaseInductor, "an Inductor exception"},
-	{`(?i)loading (model|weights|checkpoint)|safetensors|load_weights|from_pretrained|\bweight \S+ (?:does not exist|not found)`, PhaseLoad, "it names loading the model"},
+	{`(?i)loading (model|weights|checkpoint)|safetensors|load_weights|from_pretrained|\bweight \S+ (?:does not exist|not found)|deserializePlugin|deserializeCudaEngine`, PhaseLoad, "it names loading the model"},
 }
 
 // textNoise are words a message prints whatever the phase, which

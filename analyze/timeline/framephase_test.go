@@ -95,6 +95,10 @@ func TestPhaseOfText(t *testing.T) {
 		{"Exception: Capture cuda graph failed: RuntimeError when making fake tensor call", PhaseCUDAGraph},
 		// torch_npu's HCCL communicator setup.
 		{"RuntimeError: createHCCLComm:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:1479 HCCL function error: HcclGetRootInfo(&hcclID), error code is 11", PhaseDistributedInit},
+		// torch_npu's ACL graph (Ascend's CUDA graph) capture state check.
+		{`RuntimeError: status == aclmdlRICaptureStatus::ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE INTERNAL ASSERT FAILED`, PhaseCUDAGraph},
+		// TensorRT's engine deserialisation (a plugin built from the engine file).
+		{"4       0x7f6ce80a9b72 tensorrt_llm::plugins::GPTAttentionPluginCreator::deserializePlugin(char const*, void const*, unsigned long) + 50", PhaseLoad},
 		// TGI's weight lookup (weights.py get_filename).
 		{"RuntimeError: weight encoder.embed_tokens.weight does not exist", PhaseLoad},
 	}
