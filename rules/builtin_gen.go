@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:6dd4e801"
+const builtinDigest = "crc32c:3baa7a6c"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -2005,7 +2005,7 @@ var builtinRules = []Rule{
 		ID:         "no-gpu-visible",
 		Title:      "No GPU visible to the process",
 		Severity:   "error",
-		Phase:      "load",
+		Phase:      "distributed-init",
 		Confidence: "E/T",
 		Match: Match{
 			Text: []string{"Failed to infer device type", "No CUDA GPUs are available", "Found no NVIDIA driver on your system", "CUDA driver initialization failed|torch\\.cuda\\.is_available\\(\\) is False|no CUDA-capable device is detected", "local_world_size \\((?P<want>\\d+)\\) must be less than or equal to the number"},
@@ -2035,7 +2035,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/platform.yaml:257",
+		Source: "rules/platform.yaml:259",
 	},
 	{
 		ID:         "nccl-shared-memory",
@@ -2053,7 +2053,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:287",
+		Source: "rules/platform.yaml:289",
 	},
 	{
 		ID:         "nccl-cuda-error",
@@ -2072,7 +2072,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:325",
+		Source: "rules/platform.yaml:327",
 	},
 	{
 		ID:         "nccl-nvls-failed",
@@ -2090,7 +2090,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on NVLink SHARP",
 		},
-		Source: "rules/platform.yaml:357",
+		Source: "rules/platform.yaml:359",
 	},
 	{
 		ID:         "collective-timeout",
@@ -2109,7 +2109,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL)",
 		},
-		Source: "rules/platform.yaml:389",
+		Source: "rules/platform.yaml:391",
 	},
 	{
 		ID:         "vllm-logits-gather-timeout",
@@ -2128,7 +2128,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL) in a tensor-parallel vLLM engine",
 		},
-		Source: "rules/platform.yaml:420",
+		Source: "rules/platform.yaml:422",
 	},
 	{
 		ID:         "custom-allreduce-capture",
@@ -2142,7 +2142,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error.\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
-		Source:     "rules/platform.yaml:465",
+		Source:     "rules/platform.yaml:467",
 	},
 	{
 		ID:         "nccl-no-socket-interface",
@@ -2156,7 +2156,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:495",
+		Source:     "rules/platform.yaml:497",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -2174,7 +2174,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:521",
+		Source: "rules/platform.yaml:523",
 	},
 	{
 		ID:         "hccl-port-in-use",
@@ -2188,7 +2188,7 @@ var builtinRules = []Rule{
 		Cause:      "Ascend's HCCL opens a listening socket per device when it sets up a\ncommunicator, on ports counted up from HCCL_IF_BASE_PORT (60000 unless\nset). Another process on the node holds {port|that port}: a second job\nor engine on the same node, or one from an earlier run still alive.\n",
 		Remedy:     []string{"Stop the process that holds the port (ss -ltnp | grep {port|60000}; a stale engine or trainer), or give each job on the node a range of its own with HCCL_IF_BASE_PORT"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/405"},
-		Source:     "rules/platform.yaml:553",
+		Source:     "rules/platform.yaml:555",
 	},
 	{
 		ID:         "megatron-parallel-sizes-vs-world-size",
@@ -2202,7 +2202,7 @@ var builtinRules = []Rule{
 		Cause:      "Megatron's initialize_model_parallel splits the {world} processes\ninto groups whose size is the product of the parallel sizes ({what}:\n{size}); the world size must be a multiple of it. The parallel sizes\nask for more GPUs than the job has, or do not divide them.\n",
 		Remedy:     []string{"Make the product of the parallel sizes divide the world size: lower --tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size (and --expert-tensor-parallel-size, --context-parallel-size), or run on more GPUs or nodes (world size = nodes x GPUs per node)"},
 		References: []string{"https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/parallel_state.py"},
-		Source:     "rules/platform.yaml:578",
+		Source:     "rules/platform.yaml:580",
 	},
 	{
 		ID:         "cluster-gpus-fewer-than-requested",
@@ -2216,7 +2216,7 @@ var builtinRules = []Rule{
 		Cause:      "The trainer reserves its GPUs as Ray placement groups before it starts\nany worker, and asked for {want} where the Ray cluster it joined has\n{have}: the config's nodes times GPUs per node is more than the\ncluster, or nodes that should have joined did not.\n",
 		Remedy:     []string{"Make the config fit the cluster: cluster.num_nodes x cluster.gpus_per_node (or the trainer's equivalents) at most the GPUs that ray status shows", "If the cluster should have more GPUs, check that every node joined Ray (ray status) with its GPUs visible"},
 		References: []string{"https://github.com/NVIDIA-NeMo/RL/pull/89"},
-		Source:     "rules/platform.yaml:601",
+		Source:     "rules/platform.yaml:603",
 	},
 	{
 		ID:         "hip-and-cuda-visible-devices-differ",
@@ -2230,7 +2230,7 @@ var builtinRules = []Rule{
 		Cause:      "On ROCm, Ray reads both HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES\n(ROCm honours both) and refuses to start when they name different\ndevices, as a container's HIP_VISIBLE_DEVICES and a user's\nCUDA_VISIBLE_DEVICES do.\n",
 		Remedy:     []string{"Set only one of them (unset HIP_VISIBLE_DEVICES, or give both the same value) in the environment of every process, Ray's workers included", "Newer Ray releases resolve the two; upgrade ray if the environment cannot be changed"},
 		References: []string{"https://github.com/ray-project/ray/issues/52701"},
-		Source:     "rules/platform.yaml:625",
+		Source:     "rules/platform.yaml:627",
 	},
 	{
 		ID:         "npu-camem-allocator-missing",
@@ -2245,7 +2245,7 @@ var builtinRules = []Rule{
 		Cause:      "Sleep mode on Ascend (enable_sleep_mode, as RL trainers use it to free\nNPU memory between rollouts) needs vllm-ascend's CaMem allocator, which\nlives in its compiled C extension. The package was installed without\nits custom kernels being compiled, so the allocator is missing and each\nworker fails this check when the engine starts.\n",
 		Remedy:     []string{"Reinstall vllm-ascend with its C extension built: COMPILE_CUSTOM_KERNELS=1 with the CANN environment sourced (set_env.sh) and the torch/torch_npu it names; then python -c \"import vllm_ascend.vllm_ascend_C\" must succeed", "Or start the engine without sleep mode (enable_sleep_mode=False; the trainer's free-cache option off)"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/556"},
-		Source:     "rules/platform.yaml:649",
+		Source:     "rules/platform.yaml:651",
 	},
 	{
 		ID:         "port-in-use",
@@ -2264,7 +2264,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:676",
+		Source: "rules/platform.yaml:678",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2278,7 +2278,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:706",
+		Source:     "rules/platform.yaml:708",
 	},
 	{
 		ID:         "tensor-parallel-size-zero",
@@ -2292,7 +2292,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine divides the model (heads, layers) by {arg}, which is 0\nhere. A launcher or wrapper that sets it from the number of GPUs it\nsees got none: a host without a CUDA device, CUDA_VISIBLE_DEVICES\nempty, or a container started without its GPUs.\n",
 		Remedy:     []string{"Set {arg} to 1 or more explicitly (the wrapper's option for it), and check that the process sees its GPUs (nvidia-smi and torch.cuda.device_count() in the same container)", "On a host without a GPU, run the engine's CPU build or give the model a GPU host; a wrapper that counts devices should default to 1"},
 		References: []string{"https://github.com/xorbitsai/inference/issues/2552"},
-		Source:     "rules/platform.yaml:736",
+		Source:     "rules/platform.yaml:738",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2306,7 +2306,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:762",
+		Source:     "rules/platform.yaml:764",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2326,7 +2326,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:797",
+		Source: "rules/platform.yaml:799",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2344,7 +2344,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:833",
+		Source: "rules/platform.yaml:835",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2362,7 +2362,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:876",
+		Source: "rules/platform.yaml:878",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2380,7 +2380,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:906",
+		Source: "rules/platform.yaml:908",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2398,7 +2398,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:937",
+		Source: "rules/platform.yaml:939",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2417,7 +2417,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:971",
+		Source: "rules/platform.yaml:973",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2441,7 +2441,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:1001",
+		Source: "rules/platform.yaml:1003",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2460,7 +2460,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:1038",
+		Source: "rules/platform.yaml:1040",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2478,7 +2478,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:1067",
+		Source: "rules/platform.yaml:1069",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2496,7 +2496,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:1101",
+		Source: "rules/platform.yaml:1103",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2514,7 +2514,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:1140",
+		Source: "rules/platform.yaml:1142",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2528,7 +2528,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1167",
+		Source:     "rules/platform.yaml:1169",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2546,7 +2546,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1188",
+		Source: "rules/platform.yaml:1190",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2565,7 +2565,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1214",
+		Source: "rules/platform.yaml:1216",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2580,7 +2580,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1246",
+		Source:     "rules/platform.yaml:1248",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2598,7 +2598,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1274",
+		Source: "rules/platform.yaml:1276",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2616,7 +2616,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1301",
+		Source: "rules/platform.yaml:1303",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2630,7 +2630,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1333",
+		Source:     "rules/platform.yaml:1335",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2644,7 +2644,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1360",
+		Source:     "rules/platform.yaml:1362",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2658,7 +2658,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1383",
+		Source:     "rules/platform.yaml:1385",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2672,7 +2672,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1405",
+		Source:     "rules/platform.yaml:1407",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2686,7 +2686,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1428",
+		Source:     "rules/platform.yaml:1430",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2700,7 +2700,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1451",
+		Source:     "rules/platform.yaml:1453",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2714,7 +2714,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1473",
+		Source:     "rules/platform.yaml:1475",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2728,7 +2728,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1496",
+		Source:     "rules/platform.yaml:1498",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2744,7 +2744,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1519",
+		Source:     "rules/platform.yaml:1521",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2762,7 +2762,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1543",
+		Source: "rules/platform.yaml:1545",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2780,7 +2780,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1570",
+		Source: "rules/platform.yaml:1572",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2798,7 +2798,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1600",
+		Source: "rules/platform.yaml:1602",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
