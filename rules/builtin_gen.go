@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:3baa7a6c"
+const builtinDigest = "crc32c:bd50b00d"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1306,11 +1306,11 @@ var builtinRules = []Rule{
 		Phase:      "triton-compile",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"ptxas fatal\\s*: Value '(?P<arch>sm_\\w+)' is not defined for option 'gpu-name'", "PTXASError: PTXAS error", "ptxas .*(?:Unsupported gpu architecture|Unknown option|Value '\\w+' is not defined)", "triton/backends/nvidia/bin/ptxas'[^\\n]*'--gpu-name=(?P<arch>sm_1\\d\\d\\w*)'[^\\n]*returned non-zero exit status"},
+			Text: []string{"ptxas(?:-\\w+)? fatal\\s*: Value '(?P<arch>sm_\\w+)' is not defined for option 'gpu-name'", "PTXASError: PTXAS error", "ptxas .*(?:Unsupported gpu architecture|Unknown option|Value '\\w+' is not defined)", "triton/backends/nvidia/bin/ptxas'[^\\n]*'--gpu-name=(?P<arch>sm_1\\d\\d\\w*)'[^\\n]*returned non-zero exit status"},
 		},
 		Cause:      "Triton compiles kernels with the ptxas it bundles; a ptxas older than\nthe GPU (a new architecture such as sm_100/sm_103/sm_120) rejects its\ngpu-name, so every kernel compile fails (seen as \"Failed to run\nautotuning code block: No valid triton configs\").\n",
-		Remedy:     []string{"Point Triton at the ptxas of a CUDA toolkit that knows {arch|this GPU}: export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas", "Or install a Triton release built for this architecture"},
-		References: []string{"https://github.com/triton-lang/triton/pull/7964"},
+		Remedy:     []string{"Point Triton at the ptxas of a CUDA toolkit that knows {arch|this GPU}: export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas (Triton releases that bundle a second ptxas for Blackwell-class GPUs, \"ptxas-blackwell\", read TRITON_PTXAS_BLACKWELL_PATH for it)", "Or install a Triton release built for this architecture"},
+		References: []string{"https://github.com/triton-lang/triton/pull/7964", "https://github.com/pytorch/pytorch/issues/170117"},
 		SeenOn: &SeenOn{
 			Testbed: "gpu-only",
 			Why:     "ptxas of the CUDA toolkit",
@@ -1341,7 +1341,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:613",
+		Source: "rules/inductor.yaml:615",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1359,7 +1359,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:646",
+		Source: "rules/inductor.yaml:648",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1380,7 +1380,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:674",
+		Source: "rules/inductor.yaml:676",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1403,7 +1403,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:702",
+		Source: "rules/inductor.yaml:704",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1422,7 +1422,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:732",
+		Source: "rules/inductor.yaml:734",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1440,7 +1440,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:769",
+		Source: "rules/inductor.yaml:771",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1458,7 +1458,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:800",
+		Source: "rules/inductor.yaml:802",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1478,7 +1478,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:829",
+		Source: "rules/inductor.yaml:831",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -1754,6 +1754,42 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Set num_generations to a divisor of the global batch (the error lists the valid values), or change per_device_train_batch_size or the number of training processes so their product is a multiple of num_generations"},
 		References: []string{"https://github.com/huggingface/open-r1/issues/249"},
 		Source:     "rules/libraries.yaml:492",
+	},
+	{
+		ID:         "fsdp-flat-param-not-uniform",
+		Title:      "FSDP could not flatten a unit's parameters (they differ in {what|dtype or requires_grad})",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Must flatten tensors with uniform (?P<what>dtype) but got (?P<a>[\\w.]+) and (?P<b>[\\w.]+)", "`?FlatParameter`? requires uniform `?(?P<what>requires_grad)`?"},
+		},
+		Cause:      "FSDP (the first version, FullyShardedDataParallel) flattens the\nparameters of each wrapped unit into one FlatParameter, which needs them\nall of one dtype and all trainable or all frozen. This unit mixes them\n({a|one dtype} and {b|another}): a QLoRA model keeps its 4-bit weights\nin uint8 storage beside bf16/fp32 parameters, peft's\nprepare_for_kbit_training upcasts some parameters to float32, or LoRA\nleaves the base weights frozen beside trainable adapters in one unit.\n",
+		Remedy:     []string{"Give every parameter of a unit one dtype before wrapping: for QLoRA set bnb_4bit_quant_storage to the compute dtype (bfloat16) and use the trainer's FSDP+QLoRA example config; do not run prepare_for_kbit_training under FSDP (or cast the model back to one dtype after it), or update the trainer to a release whose FSDP path does", "Mixed requires_grad: wrap with use_orig_params=True (torch 2.1+), or a wrap policy that puts frozen and trainable parameters in separate units"},
+		References: []string{"https://github.com/axolotl-ai-cloud/axolotl/issues/1494", "https://github.com/axolotl-ai-cloud/axolotl/pull/1559", "https://github.com/pytorch/pytorch/issues/104690"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "FSDP needs a process group and a wrapped model; no testbed scenario trains one yet",
+		},
+		Source: "rules/libraries.yaml:517",
+	},
+	{
+		ID:         "dtensor-method-on-plain-tensor",
+		Title:      "A DTensor method was called on a plain tensor ({attr})",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"'Tensor' object has no attribute '(?P<attr>full_tensor|to_local|redistribute)'"},
+		},
+		Cause:      "Code that gathers a sharded model's state (a trainer's weight sync to\nits rollout engine, a checkpoint save) called {attr}, a method of\nDTensor, on every parameter. Under FSDP2 (fully_shard) or tensor\nparallel not every parameter is a DTensor: parameters in ignored_params,\nbuffers, and modules left unsharded stay plain torch.Tensor.\n",
+		Remedy:     []string{"Call full_tensor() / to_local() only where isinstance(p, DTensor) (and use the plain tensor otherwise): upgrade the trainer to a release that checks, or keep every synced parameter sharded (no ignored_params) until then"},
+		References: []string{"https://github.com/huggingface/trl/pull/6623"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "needs FSDP2 over a process group; no testbed scenario shards a model yet",
+		},
+		Source: "rules/libraries.yaml:551",
 	},
 	{
 		ID:         "model-file-corrupt",
@@ -3589,6 +3625,7 @@ var builtinRequired = []requiredLits{
 	{"'CompiledKernel' has no attribute 'launch_enter_hook'", []string{"'CompiledKernel' has no attribute 'launch_enter_hook'"}},
 	{"'KernelMetadata' object has no attribute 'cluster_dims'", []string{"'KernelMetadata' object has no attribute 'cluster_dims'"}},
 	{"'Parameter' object has no attribute '(?P<attr>load_\\w+_weight)'", []string{"'Parameter' object has no attribute '"}},
+	{"'Tensor' object has no attribute '(?P<attr>full_tensor|to_local|redistribute)'", []string{"'Tensor' object has no attribute '"}},
 	{"'_OpNamespace' '(?P<ns>\\w*_C(?:_\\w+)?|sgl_kernel\\w*)' object has no attribute '(?P<op>\\w+)'", []string{"' object has no attribute '"}},
 	{"(?:(?P<op>\\w+)\\(\\): )?functions with out=\\.\\.\\. arguments don't support\\s+automatic differentiation", []string{"functions with out=... arguments don't support"}},
 	{"(?:/|^|\\s)(?P<lib>sgl_kernel|flash_attn|xformers|vllm|aiter|torch_npu|deep_gemm|flashinfer|transformer_engine|mamba_ssm|causal_conv1d|apex|bitsandbytes|Ascend)[/\\w.-]*\\.so[\\w.]*: undefined symbol", []string{": undefined symbol"}},
@@ -3711,6 +3748,7 @@ var builtinRequired = []requiredLits{
 	{"MissingOperatorWithDecomp: missing decomposition", []string{"MissingOperatorWithDecomp: missing decomposition"}},
 	{"MissingOperatorWithoutDecomp: missing lowering", []string{"MissingOperatorWithoutDecomp: missing lowering"}},
 	{"Model architectures? \\[?'?(?P<arch>\\w+)'?\\]? (?:are|is) not supported", []string{"Model architecture"}},
+	{"Must flatten tensors with uniform (?P<what>dtype) but got (?P<a>[\\w.]+) and (?P<b>[\\w.]+)", []string{"Must flatten tensors with uniform "}},
 	{"NCCL error(?: in: [^,]*,)?:? invalid usage", []string{" invalid usage"}},
 	{"NCCL error.*unhandled cuda error", []string{"unhandled cuda error"}},
 	{"NCCL error.*unhandled system error", []string{"unhandled system error"}},
@@ -3793,6 +3831,7 @@ var builtinRequired = []requiredLits{
 	{"^Unsupported: (?P<what>[^\\n]+)", []string{"Unsupported: "}},
 	{"__torch_function__", []string{"__torch_function__"}},
 	{"_local_scalar_dense", []string{"_local_scalar_dense"}},
+	{"`?FlatParameter`? requires uniform `?(?P<what>requires_grad)`?", []string{" requires uniform "}},
 	{"`?num_(?:attention_|key_value_)?heads`? must be divisible by `?num_shards`?", []string{" must be divisible by "}},
 	{"aot_compile is not supported by the current configuration", []string{"aot_compile is not supported by the current configuration"}},
 	{"arguments? (?:are|is) specific to (?P<other>[\\w.-]+) backend(?:\\s+and cannot be used with (?P<this>[\\w.-]+) backend(?:: (?P<args>\\[[^\\]\\n]*\\]))?)?", []string{" specific to "}},
@@ -3843,7 +3882,7 @@ var builtinRequired = []requiredLits{
 	{"operation not permitted when stream is capturing", []string{"operation not permitted when stream is capturing"}},
 	{"port: (?P<port>\\d+), useIPv6: \\d+, code: -98, name: EADDRINUSE", []string{", code: -98, name: EADDRINUSE"}},
 	{"ptxas .*(?:Unsupported gpu architecture|Unknown option|Value '\\w+' is not defined)", []string{"supported gpu architecture", "known option", "' is not defined"}},
-	{"ptxas fatal\\s*: Value '(?P<arch>sm_\\w+)' is not defined for option 'gpu-name'", []string{"' is not defined for option 'gpu-name'"}},
+	{"ptxas(?:-\\w+)? fatal\\s*: Value '(?P<arch>sm_\\w+)' is not defined for option 'gpu-name'", []string{"' is not defined for option 'gpu-name'"}},
 	{"recompile_limit reached with (?P<trigger>fullgraph=True|one_graph=True)", []string{"recompile_limit reached with "}},
 	{"recompile_limit reached, because (?P<trigger>fail_on_recompile_limit_hit) = True", []string{"recompile_limit reached, because "}},
 	{"requires VLLM_USE_BYTECODE_HOOK=0", []string{"requires VLLM_USE_BYTECODE_HOOK=0"}},

@@ -260,3 +260,32 @@ func TestCutToSourceLine(t *testing.T) {
 		}
 	}
 }
+
+// Frames under a line that says a stack follows for information (Dynamo's
+// "… from user code at:", Inductor's "skipping cudagraphs … Found from :",
+// logging's stack_info) are no traceback: with no header they read as one
+// cut before its exception line, a fatal error in a healthy run
+// (pytorch/torchdynamo#930, ultralytics#21975). A traceback after them is
+// still read, with its own frames only.
+func TestStackPrintIsNoTraceback(t *testing.T) {
+	texts := []string{
+		"skipping cudagraphs due to cpu device (arg2_1). Found from : \n" +
+			"   File \"/u/loss.py\", line 262, in torch_dynamo_resume_in___call___at_259\n" +
+			"    targets = torch.cat((a, b), 1)",
+		"Torchdynamo: [WARNING] Graph break: generic_jump TensorVariable() from user code at:   ",
+		"   File \"/b/torchbench.py\", line 363, in <module>\n    main(r)\n  File \"/b/common.py\", line 1725, in main\n    run()",
+		"Stack (most recent call last):\n  File \"/x/serve.py\", line 3, in <module>\n    log.info('up', stack_info=True)",
+		"Traceback (most recent call last):\n  File \"/a.py\", line 1, in f\n    g()\nValueError: real",
+	}
+	var recs []record.Record
+	for i, tx := range texts {
+		recs = append(recs, record.Record{Source: "s", Line: 10 * (i + 1), EndLine: 10*(i+1) + 3, Rank: record.NoRank, Text: tx})
+	}
+	tbs := extractRecords(recs)
+	if len(tbs) != 1 {
+		t.Fatalf("%d tracebacks, want 1: %+v", len(tbs), tbs)
+	}
+	if r := tbs[0].Root(); r.Type != "ValueError" || len(r.Frames) != 1 || r.Frames[0].Func != "f" {
+		t.Errorf("the real traceback: %+v", tbs[0])
+	}
+}

@@ -413,6 +413,32 @@ type stream struct {
 	// frame before it (see cutToSource); what it raises is the error if
 	// no exception line follows.
 	source string
+	// stackPrint: the frames that follow are a stack printed for
+	// information (see stackIntro), not a traceback.
+	stackPrint bool
+}
+
+// stackIntro reports whether a line introduces a stack printed for
+// information, whose frames are no traceback: Dynamo's graph-break and
+// cudagraph-skip reports ("Graph break: … from user code at:", "skipping
+// cudagraphs due to cpu device (arg2_1). Found from :", "User code
+// traceback:") and Python logging's stack_info ("Stack (most recent call
+// last):").
+func endsStackIntro(text string) bool {
+	t := strings.TrimRight(text, " \t")
+	if !strings.HasSuffix(t, ":") {
+		return false
+	}
+	return stackIntro(t[strings.LastIndexByte(t, '\n')+1:])
+}
+
+func stackIntro(t string) bool {
+	t = strings.TrimRight(t, " \t")
+	if !strings.HasSuffix(t, ":") {
+		return false
+	}
+	return strings.HasSuffix(t, "from user code at:") || strings.HasSuffix(t, "Found from :") || strings.HasSuffix(t, "Found from:") ||
+		strings.HasSuffix(t, "User code traceback:") || t == "Stack (most recent call last):"
 }
 
 // maxFramelessLines bounds the message of an exception printed without
@@ -740,7 +766,7 @@ func (x *Extractor) Feed(rec *record.Record) {
 	if s == nil {
 		// Cheap test first: most records hold no traceback at all.
 		if !strings.Contains(rec.Text, `File "`) && !tracebackStart.Any(rec.Text) && !mayStartFrameless(rec) &&
-			!(rec.Line == 1 && (strings.Contains(rec.Text, `", line `) || cutToSource(rec.Text))) {
+			!(rec.Line == 1 && (strings.Contains(rec.Text, `", line `) || cutToSource(rec.Text))) && !endsStackIntro(rec.Text) {
 			if strings.Contains(rec.Text, ignoredWords) {
 				x.noteIgnored(k, rec)
 			}
@@ -778,7 +804,7 @@ func (x *Extractor) Feed(rec *record.Record) {
 			s.tb.Ending = ending
 		}
 	}
-	if s.state == stIdle {
+	if s.state == stIdle && !s.stackPrint {
 		delete(x.streams, k)
 	}
 }
@@ -1384,8 +1410,20 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		return
 	}
 	if l.tbStart {
+		s.stackPrint = false
 		x.start(s, l, false)
 		s.inGroup = l.group
+		return
+	}
+	if s.stackPrint {
+		// Its frames and their source lines (indented) are read past.
+		if _, ok := parseFrame(l.line); ok || l.t != "" && (l.raw[0] == ' ' || l.raw[0] == '\t') {
+			return
+		}
+		s.stackPrint = false
+	}
+	if stackIntro(l.t) {
+		s.stackPrint = true
 		return
 	}
 	if f, ok := parseFrame(l.line); ok && (strings.HasPrefix(l.raw, " ") || f.Func != "") {

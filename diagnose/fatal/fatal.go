@@ -190,7 +190,10 @@ var patterns = []pattern{
 	// nvcc's own refusal ("nvcc fatal   : Unsupported gpu architecture").
 	{BuildFailed, []string{": error: ", ": fatal error: ", "torchinductor_"},
 		regexp.MustCompile(`(?:torchinductor_\S*\.(?:c|cc|cpp|h|hpp)|\S\.cuh?|-packages/\S*\.(?:c|cc|cpp|cxx|h|hpp|inc))(?::\d+){1,2}: (?:fatal )?error: \S`)},
-	{BuildFailed, []string{"nvcc fatal"}, regexp.MustCompile(`\bnvcc fatal\s*:?\s+\S`)},
+	// And ptxas's, under its own name or a variant's (Triton ships
+	// "ptxas-blackwell" beside "ptxas": "ptxas-blackwell fatal   : Value
+	// 'sm_110a' is not defined for option 'gpu-name'").
+	{BuildFailed, []string{"nvcc fatal", "ptxas"}, regexp.MustCompile(`\b(?:nvcc|ptxas(?:-\w+)?) fatal\s*:?\s+\S`)},
 	// Triton's launcher build on Windows (triton-windows) failing to run
 	// its compiler: "Failed to compile. cc_cmd: ['…cl.exe', …]".
 	{BuildFailed, []string{"Failed to compile. cc_cmd"}, regexp.MustCompile(`Failed to compile\. cc_cmd: `)},
@@ -246,7 +249,7 @@ func Literals() []string { return literals }
 
 // Leads reports whether a line's body is one that a literal scan cannot
 // find cheaply, by its start: a fatal word too short for the scan
-// ("Aborted"), nvcc's "nvcc fatal", a compiler's diagnostic on an absolute
+// ("Aborted"), nvcc's "nvcc fatal" and ptxas's "ptxas[-variant] fatal", a compiler's diagnostic on an absolute
 // path ("/…/activation.cuh:95:52: error: …", the only such lines it reads
 // further), argparse's "prog[ sub]: error: " (its first colon, within
 // the first bytes).
@@ -267,6 +270,9 @@ func Leads(body []byte) bool {
 		if bytes.HasPrefix(body, []byte("nvcc fatal")) {
 			return true
 		}
+		if bytes.HasPrefix(body, []byte("ptxas")) {
+			return bytes.Contains(body[:min(len(body), 40)], []byte(" fatal"))
+		}
 		if bytes.HasPrefix(body, []byte("error: ")) {
 			return true
 		}
@@ -277,7 +283,7 @@ func Leads(body []byte) bool {
 }
 
 // leadLits are the rows' literals that Leads stands for in the scan.
-var leadLits = map[string]bool{"Aborted": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true}
+var leadLits = map[string]bool{"Aborted": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true, "ptxas": true}
 
 var literals = func() []string {
 	var out []string

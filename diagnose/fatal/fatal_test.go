@@ -55,6 +55,8 @@ func TestClassify(t *testing.T) {
 		"LLVM ERROR: Failed to translate TritonGPU to LLVM IR.":                                                            NativeCrash,
 		"/sgl/jit_kernel/csrc/elementwise/activation.cuh:95:52: error: type/value mismatch at argument 1":                  BuildFailed,
 		"nvcc fatal   : Unsupported gpu architecture 'compute_86'":                                                         BuildFailed,
+		"ptxas-blackwell fatal   : Value 'sm_110a' is not defined for option 'gpu-name'":                                   BuildFailed,
+		"ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'":                                             BuildFailed,
 		"vllm serve: error: argument --quantization/-q: invalid choice: 'ascend' (choose from 'aqlm', 'awq')":              UsageError,
 		"vllm: error: unrecognized arguments: --task embedding":                                                            UsageError,
 		"libascend_hal.so: cannot open shared object file: No such file or directory":                                      LibraryLoad,

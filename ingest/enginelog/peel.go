@@ -929,6 +929,7 @@ func skipSpace(b []byte, i int) int {
 }
 
 // procPrefix peels one process prefix at b[i:]: "(Name[ extra] pid=N[, ip=A]) "
+// (A an IPv4 address or a bracketed IPv6 one)
 // (vLLM, Ray), or "[name3]:" (torchrun, PyTorch's "[rank0]:"). damaged
 // allows the opening "(" to be missing, as in pasted first lines.
 func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
@@ -978,7 +979,11 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 		if len(rest) < 6 || string(rest[:5]) != ", ip=" {
 			return i
 		}
-		for _, c := range rest[5:] {
+		addr := rest[5:]
+		if len(addr) > 2 && addr[0] == '[' && addr[len(addr)-1] == ']' {
+			addr = addr[1 : len(addr)-1] // IPv6, as Ray prints it: ip=[2605:340::a7c]
+		}
+		for _, c := range addr {
 			if !(isDigit(c) || c == '.' || c == ':' || c|0x20 >= 'a' && c|0x20 <= 'f') {
 				return i
 			}

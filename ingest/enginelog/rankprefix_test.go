@@ -80,3 +80,28 @@ func TestNumberedLinePrefix(t *testing.T) {
 		}
 	}
 }
+
+// Ray prints an IPv6 node address in brackets ("ip=[2605:340::a7c]"):
+// still Ray's process prefix, so the traceback under it is one record of
+// that process (verl#4656's came back as unprefixed text and "ok").
+func TestRayPrefixIPv6(t *testing.T) {
+	p := "(TaskRunner pid=8143, ip=[2605:340:cdb1:6400::a7c:2d2c]) "
+	log := p + "Traceback (most recent call last):\n" +
+		p + "  File \"/x/verl/models/mcore/util.py\", line 90, in preprocess_packed_seqs\n" +
+		p + "    input_ids_rmpad[0:2] = d[0:2]\n" +
+		p + "RuntimeError: The expanded size of the tensor (2) must match the existing size (0)\n" +
+		"(TaskRunner pid=8143, ip=[2605:340:zz]) not an address\n"
+	var recs []record.Record
+	if _, err := Parse(strings.NewReader(log), "r.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2: %+v", len(recs), recs)
+	}
+	if r := recs[0]; r.Rank.PID != 8143 || r.Rank.Role != "TaskRunner" || !strings.HasPrefix(r.Text, "Traceback") || !strings.HasSuffix(r.Text, "existing size (0)") {
+		t.Errorf("record 0: %+v", r)
+	}
+	if r := recs[1]; r.Rank.PID == 8143 || !strings.HasPrefix(r.Text, "(TaskRunner") {
+		t.Errorf("a bracket that is no address is not a prefix: %+v", r)
+	}
+}
