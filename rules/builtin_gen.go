@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:bd50b00d"
+const builtinDigest = "crc32c:eb5799c9"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1757,7 +1757,7 @@ var builtinRules = []Rule{
 	},
 	{
 		ID:         "fsdp-flat-param-not-uniform",
-		Title:      "FSDP could not flatten a unit's parameters (they differ in {what|dtype or requires_grad})",
+		Title:      "FSDP could not flatten a unit's parameters (they differ in dtype or requires_grad)",
 		Severity:   "error",
 		Phase:      "load",
 		Confidence: "E/I",
@@ -1775,7 +1775,7 @@ var builtinRules = []Rule{
 	},
 	{
 		ID:         "dtensor-method-on-plain-tensor",
-		Title:      "A DTensor method was called on a plain tensor ({attr})",
+		Title:      "A DTensor method was called on a plain tensor (a parameter FSDP2 or tensor parallel left unsharded)",
 		Severity:   "error",
 		Phase:      "runtime",
 		Confidence: "E/I",
@@ -2062,7 +2062,7 @@ var builtinRules = []Rule{
 		Phase:      "load",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"GPUs? with compute capability (?:below|<) (?P<cc>[\\d.]+) (?:are|is) not supported", "Bfloat16 is only supported on GPUs with compute capability of at least (?P<cc>[\\d.]+)", "(?:FlashAttention|flash attention|FP8|fp8|Marlin|Machete|cutlass)\\S* (?:only supports|is only supported on) .*(?:Ampere|Hopper|sm_?\\d+|compute capability|GPU)"},
+			Text: []string{"GPUs? with compute capability (?:below|<) (?P<cc>[\\d.]+) (?:are|is) not supported", "Bfloat16 is only supported on GPUs with compute capability of at least (?P<cc>[\\d.]+)", "(?:FlashAttention|flash attention|FP8|fp8|Marlin|Machete|cutlass)\\S* (?:only supports|is only supported on) .*(?:Ampere|Hopper|sm_?\\d+|compute capability|GPU)", "\\w+LinearKernel requires capability (?P<need>\\d+), current compute +capability is (?P<cc>\\d+)", "Networks with FP8 Q/DQ layers require hardware with FP8 support"},
 		},
 		Cause:      "The engine, a data type (bfloat16, fp8) or a kernel needs a newer GPU\narchitecture (compute capability) than this one.\n",
 		Remedy:     []string{"Choose what this GPU supports: --dtype half (float16) instead of bfloat16; --kv-cache-dtype auto instead of fp8 (fp8 needs compute capability 8.9+); a quantisation whose kernels run on it", "Turn off the feature whose kernel needs it (e.g. chunked prefill or an attention backend), or use a newer GPU"},
@@ -2089,7 +2089,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:289",
+		Source: "rules/platform.yaml:295",
 	},
 	{
 		ID:         "nccl-cuda-error",
@@ -2108,7 +2108,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:327",
+		Source: "rules/platform.yaml:333",
 	},
 	{
 		ID:         "nccl-nvls-failed",
@@ -2126,7 +2126,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on NVLink SHARP",
 		},
-		Source: "rules/platform.yaml:359",
+		Source: "rules/platform.yaml:365",
 	},
 	{
 		ID:         "collective-timeout",
@@ -2145,7 +2145,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL)",
 		},
-		Source: "rules/platform.yaml:391",
+		Source: "rules/platform.yaml:397",
 	},
 	{
 		ID:         "vllm-logits-gather-timeout",
@@ -2164,7 +2164,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL) in a tensor-parallel vLLM engine",
 		},
-		Source: "rules/platform.yaml:422",
+		Source: "rules/platform.yaml:428",
 	},
 	{
 		ID:         "custom-allreduce-capture",
@@ -2178,7 +2178,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error.\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
-		Source:     "rules/platform.yaml:467",
+		Source:     "rules/platform.yaml:473",
 	},
 	{
 		ID:         "nccl-no-socket-interface",
@@ -2192,7 +2192,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:497",
+		Source:     "rules/platform.yaml:503",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -2210,7 +2210,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:523",
+		Source: "rules/platform.yaml:529",
 	},
 	{
 		ID:         "hccl-port-in-use",
@@ -2224,7 +2224,7 @@ var builtinRules = []Rule{
 		Cause:      "Ascend's HCCL opens a listening socket per device when it sets up a\ncommunicator, on ports counted up from HCCL_IF_BASE_PORT (60000 unless\nset). Another process on the node holds {port|that port}: a second job\nor engine on the same node, or one from an earlier run still alive.\n",
 		Remedy:     []string{"Stop the process that holds the port (ss -ltnp | grep {port|60000}; a stale engine or trainer), or give each job on the node a range of its own with HCCL_IF_BASE_PORT"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/405"},
-		Source:     "rules/platform.yaml:555",
+		Source:     "rules/platform.yaml:561",
 	},
 	{
 		ID:         "megatron-parallel-sizes-vs-world-size",
@@ -2238,7 +2238,7 @@ var builtinRules = []Rule{
 		Cause:      "Megatron's initialize_model_parallel splits the {world} processes\ninto groups whose size is the product of the parallel sizes ({what}:\n{size}); the world size must be a multiple of it. The parallel sizes\nask for more GPUs than the job has, or do not divide them.\n",
 		Remedy:     []string{"Make the product of the parallel sizes divide the world size: lower --tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size (and --expert-tensor-parallel-size, --context-parallel-size), or run on more GPUs or nodes (world size = nodes x GPUs per node)"},
 		References: []string{"https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/parallel_state.py"},
-		Source:     "rules/platform.yaml:580",
+		Source:     "rules/platform.yaml:586",
 	},
 	{
 		ID:         "cluster-gpus-fewer-than-requested",
@@ -2252,7 +2252,7 @@ var builtinRules = []Rule{
 		Cause:      "The trainer reserves its GPUs as Ray placement groups before it starts\nany worker, and asked for {want} where the Ray cluster it joined has\n{have}: the config's nodes times GPUs per node is more than the\ncluster, or nodes that should have joined did not.\n",
 		Remedy:     []string{"Make the config fit the cluster: cluster.num_nodes x cluster.gpus_per_node (or the trainer's equivalents) at most the GPUs that ray status shows", "If the cluster should have more GPUs, check that every node joined Ray (ray status) with its GPUs visible"},
 		References: []string{"https://github.com/NVIDIA-NeMo/RL/pull/89"},
-		Source:     "rules/platform.yaml:603",
+		Source:     "rules/platform.yaml:609",
 	},
 	{
 		ID:         "hip-and-cuda-visible-devices-differ",
@@ -2266,7 +2266,7 @@ var builtinRules = []Rule{
 		Cause:      "On ROCm, Ray reads both HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES\n(ROCm honours both) and refuses to start when they name different\ndevices, as a container's HIP_VISIBLE_DEVICES and a user's\nCUDA_VISIBLE_DEVICES do.\n",
 		Remedy:     []string{"Set only one of them (unset HIP_VISIBLE_DEVICES, or give both the same value) in the environment of every process, Ray's workers included", "Newer Ray releases resolve the two; upgrade ray if the environment cannot be changed"},
 		References: []string{"https://github.com/ray-project/ray/issues/52701"},
-		Source:     "rules/platform.yaml:627",
+		Source:     "rules/platform.yaml:633",
 	},
 	{
 		ID:         "npu-camem-allocator-missing",
@@ -2281,7 +2281,7 @@ var builtinRules = []Rule{
 		Cause:      "Sleep mode on Ascend (enable_sleep_mode, as RL trainers use it to free\nNPU memory between rollouts) needs vllm-ascend's CaMem allocator, which\nlives in its compiled C extension. The package was installed without\nits custom kernels being compiled, so the allocator is missing and each\nworker fails this check when the engine starts.\n",
 		Remedy:     []string{"Reinstall vllm-ascend with its C extension built: COMPILE_CUSTOM_KERNELS=1 with the CANN environment sourced (set_env.sh) and the torch/torch_npu it names; then python -c \"import vllm_ascend.vllm_ascend_C\" must succeed", "Or start the engine without sleep mode (enable_sleep_mode=False; the trainer's free-cache option off)"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/556"},
-		Source:     "rules/platform.yaml:651",
+		Source:     "rules/platform.yaml:657",
 	},
 	{
 		ID:         "port-in-use",
@@ -2300,7 +2300,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:678",
+		Source: "rules/platform.yaml:684",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2314,7 +2314,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:708",
+		Source:     "rules/platform.yaml:714",
 	},
 	{
 		ID:         "tensor-parallel-size-zero",
@@ -2328,7 +2328,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine divides the model (heads, layers) by {arg}, which is 0\nhere. A launcher or wrapper that sets it from the number of GPUs it\nsees got none: a host without a CUDA device, CUDA_VISIBLE_DEVICES\nempty, or a container started without its GPUs.\n",
 		Remedy:     []string{"Set {arg} to 1 or more explicitly (the wrapper's option for it), and check that the process sees its GPUs (nvidia-smi and torch.cuda.device_count() in the same container)", "On a host without a GPU, run the engine's CPU build or give the model a GPU host; a wrapper that counts devices should default to 1"},
 		References: []string{"https://github.com/xorbitsai/inference/issues/2552"},
-		Source:     "rules/platform.yaml:738",
+		Source:     "rules/platform.yaml:744",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2342,7 +2342,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:764",
+		Source:     "rules/platform.yaml:770",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2362,7 +2362,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:799",
+		Source: "rules/platform.yaml:805",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2380,7 +2380,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:835",
+		Source: "rules/platform.yaml:841",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2398,7 +2398,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:878",
+		Source: "rules/platform.yaml:884",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2416,7 +2416,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:908",
+		Source: "rules/platform.yaml:914",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2434,7 +2434,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:939",
+		Source: "rules/platform.yaml:945",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2453,7 +2453,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:973",
+		Source: "rules/platform.yaml:979",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2477,7 +2477,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:1003",
+		Source: "rules/platform.yaml:1009",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2496,7 +2496,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:1040",
+		Source: "rules/platform.yaml:1046",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2514,7 +2514,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:1069",
+		Source: "rules/platform.yaml:1075",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2532,7 +2532,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:1103",
+		Source: "rules/platform.yaml:1109",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2550,7 +2550,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:1142",
+		Source: "rules/platform.yaml:1148",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2564,7 +2564,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1169",
+		Source:     "rules/platform.yaml:1175",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2582,7 +2582,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1190",
+		Source: "rules/platform.yaml:1196",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2601,7 +2601,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1216",
+		Source: "rules/platform.yaml:1222",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2616,7 +2616,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1248",
+		Source:     "rules/platform.yaml:1254",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2634,7 +2634,43 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1276",
+		Source: "rules/platform.yaml:1282",
+	},
+	{
+		ID:         "amdgpu-builtin-needs-target-feature",
+		Title:      "A ROCm kernel uses an instruction that a GPU target it is built for lacks (needs target feature)",
+		Severity:   "error",
+		Phase:      "import",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"'(?P<builtin>__builtin_amdgcn_\\w+)' needs target feature (?P<feature>[\\w-]+)"},
+		},
+		Cause:      "The HIP compiler refused {builtin|a builtin}: it needs the target\nfeature {feature|named}, which one of the GPU targets the build compiles\nfor does not have (fp8-insts exists on gfx942 and gfx950, not on gfx90a,\nMI200; the same source is compiled once per target in the arch list).\nA kernel library's JIT or wheel build then fails as a whole, even when\nthe model would never call that kernel.\n",
+		Remedy:     []string{"Build only for the GPU in the machine (PYTORCH_ROCM_ARCH / GPU_ARCHS, e.g. gfx942), or use a release of the library whose guard leaves that kernel out on targets without {feature|the feature} (such as gfx90a for fp8-insts)"},
+		References: []string{"https://github.com/ROCm/aiter/pull/5336"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "a HIP compile for an AMD GPU target",
+		},
+		Source: "rules/platform.yaml:1309",
+	},
+	{
+		ID:         "hip-ipc-memory-handle-failed",
+		Title:      "ROCm could not share GPU memory between processes (IPC handle creation failed)",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Failed to create memory for IPC|IPC memory creation failed for memory", "hipIpcGetMemHandle -> \\d+ \\(invalid argument\\)"},
+		},
+		Cause:      "ROCm's runtime failed to export a GPU buffer as an IPC handle, which\nthe ranks of one node exchange to reach each other's memory (vLLM's\nand SGLang's custom all-reduce, RCCL's peer-to-peer transport).\nHSA_ENABLE_IPC_MODE_LEGACY=1, which some ROCm engine images set, is a\nknown cause: with it the runtime cannot create IPC memory on GPUs such\nas the Radeon gfx1100 and gfx1201, and every hipIpcGetMemHandle fails.\n",
+		Remedy:     []string{"Unset HSA_ENABLE_IPC_MODE_LEGACY (or set it to 0) in the environment of every rank (docker run -e HSA_ENABLE_IPC_MODE_LEGACY=0), then restart", "Or keep the ranks off GPU IPC: --disable-custom-all-reduce, and NCCL_P2P_DISABLE=1 for RCCL"},
+		References: []string{"https://github.com/ROCm/rocm-systems/issues/2209"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "AMD GPUs and their runtime's IPC",
+		},
+		Source: "rules/platform.yaml:1337",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2652,7 +2688,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1303",
+		Source: "rules/platform.yaml:1369",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2666,7 +2702,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1335",
+		Source:     "rules/platform.yaml:1401",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2680,7 +2716,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1362",
+		Source:     "rules/platform.yaml:1428",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2694,7 +2730,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1385",
+		Source:     "rules/platform.yaml:1451",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2708,7 +2744,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1407",
+		Source:     "rules/platform.yaml:1473",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2722,7 +2758,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1430",
+		Source:     "rules/platform.yaml:1496",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2736,7 +2772,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1453",
+		Source:     "rules/platform.yaml:1519",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2750,7 +2786,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1475",
+		Source:     "rules/platform.yaml:1541",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2764,7 +2800,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1498",
+		Source:     "rules/platform.yaml:1564",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2780,7 +2816,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1521",
+		Source:     "rules/platform.yaml:1587",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2798,7 +2834,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1545",
+		Source: "rules/platform.yaml:1611",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2816,7 +2852,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1572",
+		Source: "rules/platform.yaml:1638",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2834,7 +2870,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1602",
+		Source: "rules/platform.yaml:1668",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3621,6 +3657,7 @@ var builtinRules = []Rule{
 // builtinRequired is requiredOf of each text pattern of builtinRules, sorted by pattern; see generatedRequired.
 var builtinRequired = []requiredLits{
 	{"% ?(?P<arg>tensor_parallel_size|tp_size|world_size)\\b[^\\n]*\\n(?:[^\\n]*\\n){0,3}?[^\\n]*ZeroDivisionError: +integer (?:division or )?modulo by zero", []string{"ZeroDivisionError:"}},
+	{"'(?P<builtin>__builtin_amdgcn_\\w+)' needs target feature (?P<feature>[\\w-]+)", []string{"' needs target feature "}},
 	{"'(?P<cls>LLMEngine|AsyncLLMEngine|AsyncLLM)' object has no attribute '(?P<attr>model_executor|driver_worker|model_runner|scheduler|workers|parallel_config|_run_workers)'", []string{"' object has no attribute '"}},
 	{"'CompiledKernel' has no attribute 'launch_enter_hook'", []string{"'CompiledKernel' has no attribute 'launch_enter_hook'"}},
 	{"'KernelMetadata' object has no attribute 'cluster_dims'", []string{"'KernelMetadata' object has no attribute 'cluster_dims'"}},
@@ -3715,6 +3752,7 @@ var builtinRequired = []requiredLits{
 	{"Failed to bind NVLink SHARP \\(NVLS\\)", []string{"Failed to bind NVLink SHARP (NVLS)"}},
 	{"Failed to bind the IP port\\. Reason: The IP address and port have been bound already", []string{"Failed to bind the IP port. Reason: The IP address and port have been bound already"}},
 	{"Failed to connect to etcd server", []string{"Failed to connect to etcd server"}},
+	{"Failed to create memory for IPC|IPC memory creation failed for memory", []string{"Failed to create memory for IPC", "IPC memory creation failed for memory"}},
 	{"Failed to find C compiler", []string{"Failed to find C compiler"}},
 	{"Failed to infer device type", []string{"Failed to infer device type"}},
 	{"Failed to load NCCL library from (?P<path>[^\\s]+?)\\.?(?:\\s|$)", []string{"Failed to load NCCL library from "}},
@@ -3753,6 +3791,7 @@ var builtinRequired = []requiredLits{
 	{"NCCL error.*unhandled cuda error", []string{"unhandled cuda error"}},
 	{"NCCL error.*unhandled system error", []string{"unhandled system error"}},
 	{"NET/Socket ?: No usable listening interface found", []string{": No usable listening interface found"}},
+	{"Networks with FP8 Q/DQ layers require hardware with FP8 support", []string{"Networks with FP8 Q/DQ layers require hardware with FP8 support"}},
 	{"No CUDA GPUs are available", []string{"No CUDA GPUs are available"}},
 	{"No available memory for the cache blocks", []string{"No available memory for the cache blocks"}},
 	{"No compatible code objects found for: (?P<arch>[\\w:+-]+)", []string{"No compatible code objects found for: "}},
@@ -3824,6 +3863,7 @@ var builtinRequired = []requiredLits{
 	{"\\.so[\\w.]*: undefined symbol: _ZN", []string{": undefined symbol: _ZN"}},
 	{"\\[(?:WinError \\d+|Errno \\d+)\\][^\\n]*torchinductor_[^\\n]*' -> '", []string{"torchinductor_"}},
 	{"\\[Errno 98\\] (?:error while attempting to bind on address .*: )?[Aa]ddress already in use", []string{"ddress already in use"}},
+	{"\\w+LinearKernel requires capability (?P<need>\\d+), current compute +capability is (?P<cc>\\d+)", []string{"LinearKernel requires capability "}},
 	{"^(?:FileExistsError|FileNotFoundError|PermissionError)", []string{"ExistsError", "NotFoundError", "PermissionError"}},
 	{"^FileNotFoundError", []string{"FileNotFoundError"}},
 	{"^NotImplementedError", []string{"NotImplementedError"}},
@@ -3864,6 +3904,7 @@ var builtinRequired = []requiredLits{
 	{"has model type `?(?P<arch>\\w+)`? but Transformers does not recognize this architecture", []string{" but Transformers does not recognize this architecture"}},
 	{"hipErrorNoBinaryForGpu|invalid device function", []string{"hipErrorNoBinaryForGpu", "invalid device function"}},
 	{"hipErrorOutOfMemory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED", []string{"hipErrorOutOfMemory", "cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED"}},
+	{"hipIpcGetMemHandle -> \\d+ \\(invalid argument\\)", []string{"hipIpcGetMemHandle -> "}},
 	{"host nic listen start failed, port\\[(?P<port>\\d+)\\]", []string{"host nic listen start failed, port["}},
 	{"invoked oom-killer|oom-kill:constraint|oom_kill_process", []string{"invoked oom-killer", "-kill:constraint", "_kill_process"}},
 	{"is larger than the maximum number of tokens that can be stored in KV cache", []string{"is larger than the maximum number of tokens that can be stored in KV cache"}},

@@ -456,6 +456,9 @@ var yamlFields sync.Map // reflect.Type -> map[string]reflect.StructField
 
 var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
+// titlePlaceholder is a cause's or remedy's "{name}" / "{name|default}".
+var titlePlaceholder = regexp.MustCompile(`\{\w+(?:\|[^}]*)?\}`)
+
 func (r *Rule) compile() error {
 	if !idRe.MatchString(r.ID) {
 		return fmt.Errorf("id must be lower-case words joined by '-'")
@@ -470,6 +473,9 @@ func (r *Rule) compile() error {
 	}
 	if r.Title == "" || strings.TrimSpace(r.Cause) == "" || len(r.Remedy) == 0 {
 		return fmt.Errorf("title, cause and remedy are required")
+	}
+	if titlePlaceholder.MatchString(r.Title) {
+		return fmt.Errorf("title %q holds a placeholder: a title is fixed text (placeholders fill cause and remedy)", r.Title)
 	}
 	if err := r.Match.compile(true, r.generated); err != nil {
 		return err

@@ -184,6 +184,7 @@ func TestLoadFileErrorsNameFileAndLine(t *testing.T) {
 	for name, c := range map[string]struct{ body, want string }{
 		"syntax.yaml":   {"- id: x\n  title: [unclosed\n", "syntax.yaml:1: did not find expected"},
 		"regex.yaml":    {"- id: a\n  title: t\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {text: ['(']}\n", "regex.yaml:1"},
+		"title.yaml":    {"- id: a\n  title: 't {x}'\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {text: ['(?P<x>y)']}\n", "title.yaml:1"},
 		"unknown.yaml":  {"- id: a\n  title: t\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {text: [x]}\n- id: b\n  title: t\n  severity: error\n  cause: c\n  remedies: [r]\n  match: {txt: [x]}\n", "unknown.yaml:7"},
 		"empty.yaml":    {"- id: a\n  title: t\n  severity: error\n  cause: c\n  remedy: [r]\n  match: {}\n", "matches everything"},
 		"severity.yaml": {"- id: a\n  title: t\n  severity: fatal\n  cause: c\n  remedy: [r]\n  match: {text: [x]}\n", "severity"},

@@ -236,6 +236,10 @@ var patterns = []pattern{
 var errorLines = []pattern{
 	{ErrorLine, []string{"ailed to initiali", "ailed to start", "ailed to launch", "ailed to spawn", "ailed to create", "ailed to allocate", "ailed to load"},
 		regexp.MustCompile(`\b[Ff]ailed to (?:initiali[sz]e|start|launch|spawn|create|allocate|load)\b`)},
+	// TensorRT's error report (its builder, runtime and trtexec):
+	// "Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage
+	// Error (…)".
+	{ErrorLine, []string{": Error Code "}, regexp.MustCompile(`Error\[\d+\]: .*?: Error Code \d+: \S`)},
 	{ErrorLine, []string{"could not be created", "could not be started", "could not be initiali"},
 		regexp.MustCompile(`\bcould not be (?:created|started|initiali[sz]ed)\b`)},
 	{ErrorLine, []string{"killed due to", "was killed by", "were killed by", "has been killed", "have been killed"},
@@ -277,10 +281,27 @@ func Leads(body []byte) bool {
 			return true
 		}
 		k := bytes.IndexByte(body[:min(len(body), 48)], ':')
-		return k > 0 && bytes.HasPrefix(body[k:], []byte(": error: "))
+		return k > 0 && (bytes.HasPrefix(body[k:], []byte(": error: ")) || lineColError(body[k:]))
 	}
 	return false
 }
+
+// lineColError: b starts ":LINE[:COL]: [fatal ]error: ", a compiler's
+// diagnostic after its file's name ("custom_kernels.cu:1892:41: error:").
+func lineColError(b []byte) bool {
+	for n := 0; n < 2; n++ {
+		if len(b) < 2 || b[0] != ':' || !isDigit(b[1]) {
+			break
+		}
+		b = b[1:]
+		for len(b) > 0 && isDigit(b[0]) {
+			b = b[1:]
+		}
+	}
+	return bytes.HasPrefix(b, []byte(": error: ")) || bytes.HasPrefix(b, []byte(": fatal error: "))
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // leadLits are the rows' literals that Leads stands for in the scan.
 var leadLits = map[string]bool{"Aborted": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true, "ptxas": true}

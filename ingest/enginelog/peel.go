@@ -25,6 +25,8 @@ const (
 	hdrATOM           // "[atom 06:33:57] "
 	hdrTRT            // "[07/08/2025-19:47:15] [TRT-LLM] [RANK 1] [E] "
 	hdrPython         // "2025-03-26 13:18:06,621 - lmdeploy - ERROR - ", "22:36:40 [INFO] "
+	hdrHIP            // ":1:hip_memory.cpp:3354: " (ROCm's runtime log, AMD_LOG_LEVEL)
+	hdrPytest         // "E   " (pytest's report of a failed test's error lines)
 )
 
 // repeatsHeader reports whether continuation lines of this family carry the
@@ -1182,11 +1184,87 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 		if j := p.vllmHeader(l, b, i); j != i {
 			return j
 		}
-		return p.glogHeader(l, b, i)
+		if j := p.glogHeader(l, b, i); j != i {
+			return j
+		}
+		if c == 'E' && r[1] == ' ' && r[2] == ' ' && r[3] == ' ' && r[4] != ' ' {
+			// pytest's failure report marks the error's lines "E   "
+			// ("E   ModuleNotFoundError: No module named 'flashinfer'").
+			l.hdr = hdrPytest
+			l.level = record.LevelError
+			l.keyEnd = int32(i + 4)
+			return i + 4
+		}
+		return i
 	case isDigit(c):
 		return p.pythonHeader(l, b, i)
+	case c == ':':
+		return p.hipHeader(l, b, i)
 	}
 	return i
+}
+
+// hipHeader: ROCm's runtime (CLR) log line, printed when AMD_LOG_LEVEL is
+// set: ":LEVEL:file.cpp[ padding]:LINE[ padding]: " (1 error, 2 warning,
+// 3 info, 4 and up debug), as in ":1:rocmemory.cpp :1043: Failed to
+// create memory for IPC".
+func (p *peeler) hipHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	if len(r) < 10 || !isDigit(r[1]) || r[2] != ':' {
+		return i
+	}
+	var lvl record.Level
+	switch r[1] {
+	case '0':
+		return i
+	case '1':
+		lvl = record.LevelError
+	case '2':
+		lvl = record.LevelWarning
+	case '3':
+		lvl = record.LevelInfo
+	default:
+		lvl = record.LevelDebug
+	}
+	k := 3
+	for k < len(r) && k < 48 && (isWord(r[k]) || r[k] == '.') {
+		k++
+	}
+	fileEnd := k
+	if fileEnd == 3 || !bytes.HasSuffix(r[3:fileEnd], []byte(".cpp")) && !bytes.HasSuffix(r[3:fileEnd], []byte(".hpp")) && !bytes.HasSuffix(r[3:fileEnd], []byte(".h")) {
+		return i
+	}
+	for k < len(r) && r[k] == ' ' {
+		k++
+	}
+	if k >= len(r) || r[k] != ':' {
+		return i
+	}
+	k++
+	for k < len(r) && r[k] == ' ' {
+		k++
+	}
+	e := k
+	for e < len(r) && isDigit(r[e]) {
+		e++
+	}
+	if e == k {
+		return i
+	}
+	for e < len(r) && r[e] == ' ' {
+		e++ // newer runtimes pad the number too: ":652 : "
+	}
+	if e >= len(r) || r[e] != ':' {
+		return i
+	}
+	k = e + 1
+	if k < len(r) && r[k] == ' ' {
+		k++
+	}
+	l.hdr = hdrHIP
+	l.level = lvl
+	l.keyEnd = int32(i + k)
+	return i + k
 }
 
 // pythonHeader: the formats people give Python's logging module, which
@@ -1578,7 +1656,7 @@ func (p *peeler) trtCppHeader(l *peeled, b []byte, i int) int {
 
 // trtHeader: TensorRT-LLM's Python logger, "[MM/DD/YYYY-HH:MM:SS]
 // [TRT-LLM] [RANK 1] [E] " (the rank only under MPI, the level one letter:
-// V, I, W, E, F). in is the time between the first brackets, next the
+// V, I, W, E, F), and trtexec's, "[MM/DD/YYYY-HH:MM:SS] [E] ". in is the time between the first brackets, next the
 // offset after them in b[i:].
 func (p *peeler) trtHeader(l *peeled, b []byte, i int, in []byte, next int) int {
 	mo, d, y := digits(in, 0, 2), digits(in, 3, 2), digits(in, 6, 4)
@@ -1588,10 +1666,15 @@ func (p *peeler) trtHeader(l *peeled, b []byte, i int, in []byte, next int) int 
 	}
 	r := b[i+next:]
 	const tag = "[TRT-LLM] "
-	if !bytes.HasPrefix(r, []byte(tag)) {
-		return i
-	}
 	k := len(tag)
+	if !bytes.HasPrefix(r, []byte(tag)) {
+		// TensorRT's own tools (trtexec) print the level letter right
+		// after the time: "[05/25/2023-20:44:13] [E] Error[1]: …".
+		if len(r) < 4 || r[0] != '[' || r[2] != ']' || r[3] != ' ' || !bytes.ContainsRune([]byte("VDIWEF"), rune(r[1])) {
+			return i
+		}
+		k = 0
+	}
 	rk := l.rank
 	if bytes.HasPrefix(r[k:], []byte("[RANK ")) {
 		n, e := atoi(r, k+6)

@@ -39,3 +39,29 @@ func TestTRTLLMHeader(t *testing.T) {
 		t.Errorf("other tag: %+v", other)
 	}
 }
+
+// TestTrtexecHeader: TensorRT's own tools (trtexec) print the level letter
+// right after the time, with no logger tag; each line is a record at its
+// level (model-optimizer#70's "[E] Error[9]: … Error Code 9" came back ok).
+func TestTrtexecHeader(t *testing.T) {
+	in := "[09/11/2024-21:49:27] [I] [TRT] Loaded engine size: 15 MiB\n" +
+		"[09/11/2024-21:49:27] [E] Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (FP8)\n" +
+		"[09/11/2024-21:49:27] [W] The CUDA graph capture on the stream has failed.\n" +
+		"[09/11/2024-21:49:27] [X] not a level\n"
+	var recs []record.Record
+	if _, err := Parse(strings.NewReader(in), "t.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
+		t.Fatal(err)
+	}
+	want := []record.Level{record.LevelInfo, record.LevelError, record.LevelWarning}
+	if len(recs) != 3 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	for i, w := range want {
+		if recs[i].Level != w || strings.HasPrefix(recs[i].Text, "[") && i != 0 {
+			t.Errorf("record %d: %+v", i, recs[i])
+		}
+	}
+	if !strings.HasPrefix(recs[1].Text, "Error[9]: ") || !strings.HasSuffix(recs[2].Text, "not a level") {
+		t.Errorf("texts: %q / %q", recs[1].Text, recs[2].Text)
+	}
+}

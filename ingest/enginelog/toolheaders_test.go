@@ -1,0 +1,54 @@
+package enginelog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bringup-tool/bringup/record"
+)
+
+// TestHIPLogHeader: ROCm's runtime log (AMD_LOG_LEVEL) leads each line
+// with ":LEVEL:file.cpp:LINE: "; level 1 is an error (rocm-systems#2209's
+// IPC failure came back ok), and a colon-led line that is not one stays text.
+func TestHIPLogHeader(t *testing.T) {
+	in := ":1:rocmemory.cpp :1043: Failed to create memory for IPC, failed with hsa_status: 4097\n" +
+		":3:hip_device_runtime.cpp   :652 : 1234 us: hipGetDevice ( 0x7ffd )\n" +
+		":1:hip_memory.cpp:3354: IPC memory creation failed for memory: 0xbae00000\n" +
+		":1:not a header\n"
+	var recs []record.Record
+	if _, err := Parse(strings.NewReader(in), "h.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	if r := recs[0]; r.Level != record.LevelError || r.Text != "Failed to create memory for IPC, failed with hsa_status: 4097" {
+		t.Errorf("error: %+v", r)
+	}
+	if r := recs[1]; r.Level != record.LevelInfo || !strings.HasPrefix(r.Text, "1234 us: hipGetDevice") {
+		t.Errorf("info: %+v", r)
+	}
+	if r := recs[2]; r.Level != record.LevelError || !strings.HasSuffix(r.Text, ":1:not a header") {
+		t.Errorf("error with a plain line after it: %+v", r)
+	}
+}
+
+// TestPytestErrorLines: pytest marks the lines of a failed test's error
+// "E   "; they are error lines, read without the mark (vllm#48647's
+// "E   ModuleNotFoundError: No module named 'flashinfer'" came back ok).
+func TestPytestErrorLines(t *testing.T) {
+	in := "/usr/lib/python3.12/site-packages/vllm/v1/attention/backends/flashinfer.py:12: in <module>\n" +
+		"E   ModuleNotFoundError: No module named 'flashinfer'\n" +
+		"E    indented more\n" +
+		"EXIT   not pytest's\n"
+	var recs []record.Record
+	if _, err := Parse(strings.NewReader(in), "p.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	if r := recs[1]; r.Level != record.LevelError || !strings.HasPrefix(r.Text, "ModuleNotFoundError: No module named 'flashinfer'\nE    indented more") {
+		t.Errorf("pytest's error line: %+v", r)
+	}
+}
