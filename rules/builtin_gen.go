@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:eb5799c9"
+const builtinDigest = "crc32c:6ea75e06"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -2661,7 +2661,7 @@ var builtinRules = []Rule{
 		Phase:      "distributed-init",
 		Confidence: "E/I",
 		Match: Match{
-			Text: []string{"Failed to create memory for IPC|IPC memory creation failed for memory", "hipIpcGetMemHandle -> \\d+ \\(invalid argument\\)"},
+			Text: []string{"Failed to create memory for IPC|IPC memory creation failed for memory", "hipIpcGetMemHandle (?:-> \\d+ \\(|failed : )invalid argument"},
 		},
 		Cause:      "ROCm's runtime failed to export a GPU buffer as an IPC handle, which\nthe ranks of one node exchange to reach each other's memory (vLLM's\nand SGLang's custom all-reduce, RCCL's peer-to-peer transport).\nHSA_ENABLE_IPC_MODE_LEGACY=1, which some ROCm engine images set, is a\nknown cause: with it the runtime cannot create IPC memory on GPUs such\nas the Radeon gfx1100 and gfx1201, and every hipIpcGetMemHandle fails.\n",
 		Remedy:     []string{"Unset HSA_ENABLE_IPC_MODE_LEGACY (or set it to 0) in the environment of every rank (docker run -e HSA_ENABLE_IPC_MODE_LEGACY=0), then restart", "Or keep the ranks off GPU IPC: --disable-custom-all-reduce, and NCCL_P2P_DISABLE=1 for RCCL"},
@@ -2671,6 +2671,42 @@ var builtinRules = []Rule{
 			Why:     "AMD GPUs and their runtime's IPC",
 		},
 		Source: "rules/platform.yaml:1337",
+	},
+	{
+		ID:         "ascend-visible-devices-vs-ray",
+		Title:      "A worker and Ray disagree about which Ascend NPUs the worker sees",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Set visible device failed, invalid device=(?P<dev>\\d+), input visible devices:(?P<vis>[\\d,]+)", "Expects tensor to be on the compute device (?P<dev>npu:\\d+), was on (?P<was>npu:\\d+)"},
+		},
+		Cause:      "Ray gives each worker the NPUs it reserved for it by rewriting\nASCEND_RT_VISIBLE_DEVICES in the worker (unless\nRAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1), so a worker's\ndevice numbers count from 0 in what it sees. Code that picks its device\nby the local rank in a worker that sees one NPU asks for a device that\ndoes not exist there (device {dev|N} among visible {vis|devices});\ncode that relies on Ray's rewrite in a worker that sees every NPU puts\nits tensors on npu:0 ({was|another device} against {dev|its own}).\n",
+		Remedy:     []string{"Make the two agree on every node: where the engine selects the NPU by its local rank (vLLM and vllm-ascend on Ray), export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1 with ASCEND_RT_VISIBLE_DEVICES listing the NPUs before ray start; where the framework relies on Ray setting each worker's devices (verl's FSDP workers), leave RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES unset"},
+		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/167", "https://github.com/verl-project/verl-omni/pull/227"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "Ascend NPUs under Ray",
+		},
+		Source: "rules/platform.yaml:1370",
+	},
+	{
+		ID:         "xinference-no-gpu-slot",
+		Title:      "Xinference has no free GPU for the model (every GPU is held by a model it launched)",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"No available slot found for the model"},
+		},
+		Cause:      "Xinference's supervisor gives each model it launches GPUs of its own\nand keeps them until the model is terminated. Every GPU its workers\nsee is held by a model launched before, so the new one has no slot.\n",
+		Remedy:     []string{"Terminate a running model to free its GPU (xinference terminate --model-uid …, or from the web UI), expose more GPUs to the worker, or place the model on a GPU explicitly (--gpu-idx) where the version allows sharing one"},
+		References: []string{"https://github.com/xorbitsai/inference/issues/888"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "Xinference's supervisor",
+		},
+		Source: "rules/platform.yaml:1403",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2688,7 +2724,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1369",
+		Source: "rules/platform.yaml:1428",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2702,7 +2738,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1401",
+		Source:     "rules/platform.yaml:1460",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2716,7 +2752,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1428",
+		Source:     "rules/platform.yaml:1487",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2730,7 +2766,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1451",
+		Source:     "rules/platform.yaml:1510",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2744,7 +2780,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1473",
+		Source:     "rules/platform.yaml:1532",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2758,7 +2794,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1496",
+		Source:     "rules/platform.yaml:1555",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2772,7 +2808,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1519",
+		Source:     "rules/platform.yaml:1578",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2786,7 +2822,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1541",
+		Source:     "rules/platform.yaml:1600",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2800,7 +2836,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1564",
+		Source:     "rules/platform.yaml:1623",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2816,7 +2852,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1587",
+		Source:     "rules/platform.yaml:1646",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2834,7 +2870,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1611",
+		Source: "rules/platform.yaml:1670",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2852,7 +2888,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1638",
+		Source: "rules/platform.yaml:1697",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2870,7 +2906,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1668",
+		Source: "rules/platform.yaml:1727",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3748,6 +3784,7 @@ var builtinRequired = []requiredLits{
 	{"Exception raised from OperationSetup at \\S*op_plugin_atb", []string{"Exception raised from OperationSetup at "}},
 	{"Executor creation failed due to insufficient GPU memory", []string{"Executor creation failed due to insufficient GPU memory"}},
 	{"Expected tensors only, but got: <class '(?P<got>[\\w.]+)'>", []string{"Expected tensors only, but got: <class '"}},
+	{"Expects tensor to be on the compute device (?P<dev>npu:\\d+), was on (?P<was>npu:\\d+)", []string{"Expects tensor to be on the compute device "}},
 	{"FailOnRecompileLimitHit", []string{"FailOnRecompileLimitHit"}},
 	{"Failed to bind NVLink SHARP \\(NVLS\\)", []string{"Failed to bind NVLink SHARP (NVLS)"}},
 	{"Failed to bind the IP port\\. Reason: The IP address and port have been bound already", []string{"Failed to bind the IP port. Reason: The IP address and port have been bound already"}},
@@ -3794,6 +3831,7 @@ var builtinRequired = []requiredLits{
 	{"Networks with FP8 Q/DQ layers require hardware with FP8 support", []string{"Networks with FP8 Q/DQ layers require hardware with FP8 support"}},
 	{"No CUDA GPUs are available", []string{"No CUDA GPUs are available"}},
 	{"No available memory for the cache blocks", []string{"No available memory for the cache blocks"}},
+	{"No available slot found for the model", []string{"No available slot found for the model"}},
 	{"No compatible code objects found for: (?P<arch>[\\w:+-]+)", []string{"No compatible code objects found for: "}},
 	{"No module named '(?P<mod>(?:\\w+\\.)*_\\w+)'", []string{"No module named '"}},
 	{"No module named '(?P<mod>fused_layer_norm_cuda|amp_C)'", []string{"No module named '"}},
@@ -3827,6 +3865,7 @@ var builtinRequired = []requiredLits{
 	{"Runtime error during autotuning", []string{"Runtime error during autotuning"}},
 	{"RuntimeError: No valid triton configs", []string{"RuntimeError: No valid triton configs"}},
 	{"SafetensorError: Error while deserializing header", []string{"SafetensorError: Error while deserializing header"}},
+	{"Set visible device failed, invalid device=(?P<dev>\\d+), input visible devices:(?P<vis>[\\d,]+)", []string{"Set visible device failed, invalid device="}},
 	{"Skipping standalone compiled graph save for", []string{"Skipping standalone compiled graph save for"}},
 	{"Skipping the function and falling back to eager", []string{"Skipping the function and falling back to eager"}},
 	{"The NVIDIA driver on your system is too old \\(found version (?P<found>\\d+)\\)", []string{"The NVIDIA driver on your system is too old (found version "}},
@@ -3904,7 +3943,7 @@ var builtinRequired = []requiredLits{
 	{"has model type `?(?P<arch>\\w+)`? but Transformers does not recognize this architecture", []string{" but Transformers does not recognize this architecture"}},
 	{"hipErrorNoBinaryForGpu|invalid device function", []string{"hipErrorNoBinaryForGpu", "invalid device function"}},
 	{"hipErrorOutOfMemory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED", []string{"hipErrorOutOfMemory", "cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED"}},
-	{"hipIpcGetMemHandle -> \\d+ \\(invalid argument\\)", []string{"hipIpcGetMemHandle -> "}},
+	{"hipIpcGetMemHandle (?:-> \\d+ \\(|failed : )invalid argument", []string{"hipIpcGetMemHandle "}},
 	{"host nic listen start failed, port\\[(?P<port>\\d+)\\]", []string{"host nic listen start failed, port["}},
 	{"invoked oom-killer|oom-kill:constraint|oom_kill_process", []string{"invoked oom-killer", "-kill:constraint", "_kill_process"}},
 	{"is larger than the maximum number of tokens that can be stored in KV cache", []string{"is larger than the maximum number of tokens that can be stored in KV cache"}},

@@ -289,3 +289,26 @@ func TestStackPrintIsNoTraceback(t *testing.T) {
 		t.Errorf("the real traceback: %+v", tbs[0])
 	}
 }
+
+// A paste that indented a whole traceback by two (frames at 4, source at
+// 6) puts the exception line at 2, below the frames' indent: it is the
+// exception, not a source line (kserve#4501 read as cut before it).
+func TestIndentedPasteException(t *testing.T) {
+	text := "  Traceback (most recent call last):\n" +
+		"    File \"/k/vllm_model.py\", line 141, in start_engine\n" +
+		"      OpenAIServingChat(\n" +
+		"  TypeError: OpenAIServingChat.__init__() got an unexpected keyword argument 'enable_reasoning'"
+	tbs := extractRecords([]record.Record{{Source: "s", Line: 1, EndLine: 4, Rank: record.NoRank, Text: text}})
+	if len(tbs) != 1 {
+		t.Fatalf("%d tracebacks", len(tbs))
+	}
+	if r := tbs[0].Root(); r.Type != "TypeError" || r.Line != 4 || len(r.Frames) != 1 || r.Frames[0].Func != "start_engine" || len(r.Code) != 1 {
+		t.Errorf("%+v", tbs[0])
+	}
+	// Source lines at the frames' indent or deeper stay source lines.
+	src := "Traceback (most recent call last):\n  File \"/a.py\", line 1, in f\n    x = Foo: bar\nValueError: v"
+	tbs = extractRecords([]record.Record{{Source: "s", Line: 1, EndLine: 4, Rank: record.NoRank, Text: src}})
+	if len(tbs) != 1 || tbs[0].Root().Type != "ValueError" {
+		t.Errorf("plain traceback: %+v", tbs)
+	}
+}

@@ -416,6 +416,10 @@ type stream struct {
 	// stackPrint: the frames that follow are a stack printed for
 	// information (see stackIntro), not a traceback.
 	stackPrint bool
+	// frameIndent: the indent of the last frame line; a paste that
+	// indented the whole traceback puts its exception line below it
+	// but not at column 0.
+	frameIndent int
 }
 
 // stackIntro reports whether a line introduces a stack printed for
@@ -1615,6 +1619,7 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		}
 	}
 	if f, ok := parseFrame(l.line); ok {
+		s.frameIndent = len(l.line) - len(strings.TrimLeft(l.line, " "))
 		x.addFrame(s, f, l)
 		return
 	}
@@ -1637,6 +1642,14 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		}
 		return
 	}
+	if in := len(l.line) - len(strings.TrimLeft(l.line, " ")); in > 0 && in < s.frameIndent && s.frameIndent >= 4 {
+		// The whole traceback indented by the paste (frames at 4, source
+		// at 6): its exception line is at 2.
+		if typ, msg, ok := exceptionLine(l.t); ok {
+			s.exceptionAt(typ, msg, l.n)
+			return
+		}
+	}
 	if l.line[0] == ' ' || l.line[0] == '\t' {
 		if s.codeFor >= 0 && s.codeFor < len(s.cur.Frames) {
 			s.cur.Code[s.codeFor] = l.t
@@ -1645,12 +1658,7 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		return
 	}
 	if typ, msg, ok := exceptionLine(l.line); ok {
-		s.cur.Type = typ
-		s.cur.Line = l.n
-		s.msg = append(s.msg[:0], msg)
-		s.state = stMessage
-		s.lastLine = l.n
-		s.tb.EndLine = l.n
+		s.exceptionAt(typ, msg, l.n)
 		return
 	}
 	if s.flat && s.codeFor >= 0 && s.codeFor < len(s.cur.Frames) {
@@ -1665,6 +1673,17 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		x.finish(s)
 	}
 	return
+}
+
+// exceptionAt: the traceback's exception line, at line n; its message
+// follows.
+func (s *stream) exceptionAt(typ, msg string, n int) {
+	s.cur.Type = typ
+	s.cur.Line = n
+	s.msg = append(s.msg[:0], msg)
+	s.state = stMessage
+	s.lastLine = n
+	s.tb.EndLine = n
 }
 
 // feedUserCode: Dynamo's "from user code:" frames; anything else goes

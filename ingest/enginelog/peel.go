@@ -1187,13 +1187,18 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 		if j := p.glogHeader(l, b, i); j != i {
 			return j
 		}
-		if c == 'E' && r[1] == ' ' && r[2] == ' ' && r[3] == ' ' && r[4] != ' ' {
-			// pytest's failure report marks the error's lines "E   "
-			// ("E   ModuleNotFoundError: No module named 'flashinfer'").
+		if c == 'E' && r[1] == ' ' && r[2] == ' ' && r[3] == ' ' {
+			// pytest's failure report marks the error's lines "E   ",
+			// indented as the source they follow ("E   ModuleNotFoundError:
+			// No module named 'flashinfer'", "E           RuntimeError: …").
+			k := 4
+			for k < len(r) && r[k] == ' ' {
+				k++
+			}
 			l.hdr = hdrPytest
 			l.level = record.LevelError
-			l.keyEnd = int32(i + 4)
-			return i + 4
+			l.keyEnd = int32(i + k)
+			return i + k
 		}
 		return i
 	case isDigit(c):

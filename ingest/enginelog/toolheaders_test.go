@@ -40,15 +40,22 @@ func TestPytestErrorLines(t *testing.T) {
 	in := "/usr/lib/python3.12/site-packages/vllm/v1/attention/backends/flashinfer.py:12: in <module>\n" +
 		"E   ModuleNotFoundError: No module named 'flashinfer'\n" +
 		"E    indented more\n" +
-		"EXIT   not pytest's\n"
+		"EXIT   not pytest's\n" +
+		"E           RuntimeError: deeper\n"
 	var recs []record.Record
 	if _, err := Parse(strings.NewReader(in), "p.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 2 {
+	if len(recs) != 4 {
 		t.Fatalf("%d records: %+v", len(recs), recs)
 	}
-	if r := recs[1]; r.Level != record.LevelError || !strings.HasPrefix(r.Text, "ModuleNotFoundError: No module named 'flashinfer'\nE    indented more") {
+	if r := recs[1]; r.Level != record.LevelError || r.Text != "ModuleNotFoundError: No module named 'flashinfer'" {
 		t.Errorf("pytest's error line: %+v", r)
+	}
+	if r := recs[2]; r.Level != record.LevelError || !strings.HasPrefix(r.Text, "indented more\nEXIT") {
+		t.Errorf("pytest's error line, more indented: %+v", r)
+	}
+	if r := recs[3]; r.Level != record.LevelError || r.Text != "RuntimeError: deeper" {
+		t.Errorf("pytest's error line, at the source's indent: %+v", r)
 	}
 }
