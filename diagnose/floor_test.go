@@ -67,7 +67,7 @@ func TestFloor(t *testing.T) {
 				"TypeError: __init__() missing 1 required positional argument: 'inner_exception'\n", why: "mask"},
 		{name: "first line cut mid-word", rule: "unrecognised-exception", root: "untimeError: shape '[8, -1]' is invalid for input of size 7", phase: "unknown",
 			log: "untimeError: shape '[8, -1]' is invalid for input of size 7\nINFO 11-29 21:06:00 [launcher.py:30] Shutting down\n"},
-		{name: "launcher names the failed shard, not the ones it stopped", rule: "unrecognised-exception", root: "NotImplementedError: Sharded Llama requires Flash Attention", phase: "unknown", rank: "rank1",
+		{name: "launcher names the failed shard, not the ones it stopped", rule: "tgi-flash-models-not-importable", root: "NotImplementedError: Sharded Llama requires Flash Attention", phase: "load", rank: "rank1",
 			log: "NotImplementedError: Sharded Llama requires Flash Attention enabled models.\n" +
 				"2023-07-24T02:39:20.704629Z ERROR text_generation_launcher: Shard 1 failed to start\n" +
 				"2023-07-24T02:39:20.704651Z  INFO text_generation_launcher: Shutting down shards\n" +

@@ -375,7 +375,6 @@ two-processes sglang-pr-23351 root: frames of one traceback under two process pr
 wrap-100 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-80 sglang-pr-23351 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 mixed-prefixes sglang-pr-34231 root: frames of one traceback under two process prefixes
-mixed-prefixes tgi-issue-686 root: frames of one traceback under two process prefixes
 ansi-esc triton-windows-issue-23 root: real ESC before a CI prefix: the peeler drops the code, not the depaster
 ansi-esc triton-windows-issue-23 rule: real ESC before a CI prefix: the peeler drops the code, not the depaster
 wrap-100 vllm-ascend-issue-1115 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts

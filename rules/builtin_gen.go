@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:6ea75e06"
+const builtinDigest = "crc32c:5125907c"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -759,7 +759,7 @@ var builtinRules = []Rule{
 		Phase:      "dynamo",
 		Confidence: "E",
 		Match: Match{
-			Text: []string{"Cannot access data pointer of Tensor \\(e\\.g\\. FakeTensor", "Dynamo failed to run FX node with fake tensors", "Operator does not support running with fake tensors", "There was no fake impl registered for"},
+			Text: []string{"Cannot access data pointer of Tensor \\(e\\.g\\. FakeTensor", "Dynamo failed to run FX node with fake tensors", "Operator does not support running with fake tensors", "There was no fake impl registered for", "Multiple dispatch failed for '[^']+';\\s*all __torch_dispatch__ handlers returned NotImplemented"},
 		},
 		Cause:      "Dynamo traced into a custom kernel that reads the tensor's data pointer,\nor ran an operator without a fake (meta) implementation; under tracing\ntensors are fake and have no storage.\n",
 		Remedy:     []string{"Wrap the kernel into an opaque custom op (torch.library.custom_op) with a fake/meta implementation", "A custom op \"with no fake impl registered\": add @op.register_fake (or torch.library.register_fake) returning empty tensors of the outputs' shapes and dtypes", "Workaround: -O.mode=0 or --enforce-eager"},
@@ -788,7 +788,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's AOT compile check",
 		},
-		Source: "rules/dynamo.yaml:513",
+		Source: "rules/dynamo.yaml:517",
 	},
 	{
 		ID:         "vllm-unbacked-needs-bytecode-hook-off",
@@ -807,7 +807,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's dynamic-shapes config check",
 		},
-		Source: "rules/dynamo.yaml:540",
+		Source: "rules/dynamo.yaml:544",
 	},
 	{
 		ID:         "dynamo-unsupported",
@@ -826,7 +826,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"logger_in_fullgraph/stderr.txt", "logger_in_fullgraph/trace"},
 		},
-		Source: "rules/dynamo.yaml:567",
+		Source: "rules/dynamo.yaml:571",
 	},
 	{
 		ID:         "dynamo-graph-break-in-context-manager",
@@ -845,7 +845,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"unsupported_context_manager/stderr.txt", "unsupported_context_manager/trace"},
 		},
-		Source: "rules/dynamo.yaml:599",
+		Source: "rules/dynamo.yaml:603",
 	},
 	{
 		ID:         "dynamo-frame-skipped-context-manager",
@@ -866,7 +866,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"graph_break_in_context_manager/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:632",
+		Source: "rules/dynamo.yaml:636",
 	},
 	{
 		ID:         "dynamo-observed-exception",
@@ -884,7 +884,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"inlined_exception_fullgraph/stderr.txt", "inlined_exception_fullgraph/trace", "inlined_exception_graph_break/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:664",
+		Source: "rules/dynamo.yaml:668",
 	},
 	{
 		ID:         "compile-error-masked-by-ray",
@@ -902,7 +902,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Ray's exception transport between processes",
 		},
-		Source: "rules/dynamo.yaml:705",
+		Source: "rules/dynamo.yaml:709",
 	},
 	{
 		ID:         "compiled-autograd-threaded-backward",
@@ -920,7 +920,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a CPU scenario would have to switch compiled autograd on from inside a running backward, as a patched training step does; none records it yet",
 		},
-		Source: "rules/dynamo.yaml:735",
+		Source: "rules/dynamo.yaml:739",
 	},
 	{
 		ID:         "dynamo-internal-signature-drift",
@@ -939,7 +939,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "needs a library that patches a torch internal with a signature of another release (depyf on a newer torch); none is installed in the testbed's venv and no scenario records it yet",
 		},
-		Source: "rules/dynamo.yaml:767",
+		Source: "rules/dynamo.yaml:771",
 	},
 	{
 		ID:         "traceback-cut-in-dynamo-tracing",
@@ -955,7 +955,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Get the whole traceback: TORCH_LOGS=graph_breaks prints each graph break with its reason (TORCHDYNAMO_VERBOSE=1 the full stack)", "If the program stopped there, it compiled with fullgraph=True (or error_on_graph_break): the same error then fails the compile; its exception line names it"},
 		References: []string{"https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/dynamo.yaml:799",
+		Source:     "rules/dynamo.yaml:803",
 	},
 	{
 		ID:         "implicit-fallback-format-hang",
@@ -1318,6 +1318,24 @@ var builtinRules = []Rule{
 		Source: "rules/inductor.yaml:578",
 	},
 	{
+		ID:         "triton-mma-to-mma-pre-ampere",
+		Title:      "Triton's compiler asserted on an MMA-to-MMA layout conversion (a kernel this pre-Ampere GPU cannot compile)",
+		Severity:   "error",
+		Phase:      "triton-compile",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Unexpected mma -> mma layout conversion"},
+		},
+		Cause:      "Triton's shared-memory allocation (Allocation.cpp getCvtOrder) does not\nconvert one MMA layout into another on GPUs older than Ampere (V100,\nT4), and aborts the process. Kernels that chain two dot products need\nthat conversion: vLLM's Triton prefix-prefill attention\n(context_attention_fwd), used by chunked prefill and prefix caching.\n",
+		Remedy:     []string{"On a pre-Ampere GPU turn off the features that run the kernel: --enable-chunked-prefill=False and no --enable-prefix-caching (vLLM), or run on an Ampere or newer GPU"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/2729"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "Triton's NVIDIA backend on a pre-Ampere GPU",
+		},
+		Source: "rules/inductor.yaml:615",
+	},
+	{
 		ID:         "fx-pass-pattern-assert",
 		Title:      "A pattern-matching graph pass asserted (engine fusion pass)",
 		Severity:   "error",
@@ -1341,7 +1359,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:615",
+		Source: "rules/inductor.yaml:642",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1359,7 +1377,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:648",
+		Source: "rules/inductor.yaml:675",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1380,7 +1398,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:676",
+		Source: "rules/inductor.yaml:703",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1403,7 +1421,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:704",
+		Source: "rules/inductor.yaml:731",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1422,7 +1440,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:734",
+		Source: "rules/inductor.yaml:761",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1440,7 +1458,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:771",
+		Source: "rules/inductor.yaml:798",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1458,7 +1476,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:802",
+		Source: "rules/inductor.yaml:829",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1478,7 +1496,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:831",
+		Source: "rules/inductor.yaml:858",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -1792,6 +1810,43 @@ var builtinRules = []Rule{
 		Source: "rules/libraries.yaml:551",
 	},
 	{
+		ID:         "package-needs-newer-python",
+		Title:      "A package uses Python syntax that this interpreter does not have (it needs a newer Python)",
+		Severity:   "error",
+		Phase:      "import",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"TypeError: (?:type '(?P<t>[\\w.]+)'|'type' object) is not subscriptable", "TypeError: unsupported operand type\\(s\\) for \\|: 'type' and '(?:type|NoneType)'"},
+			Fact: "exception",
+		},
+		Cause:      "Code of {package|an installed package} evaluates, at import, an\nannotation or alias that only newer Pythons accept: a subscripted\nbuiltin or stdlib class ({t|list[int], array.array[int]}: array.array\nneeds 3.12, list/dict 3.9) or an X | Y union (3.10). Its release was\nwritten or tested for a newer Python than the one running it.\n",
+		Remedy:     []string{"Install a release of {package|the package} that supports this Python (one whose module adds from __future__ import annotations, or the last release for this Python), or run the job on a newer Python"},
+		References: []string{"https://github.com/verl-project/verl-omni/issues/505"},
+		SeenOn: &SeenOn{
+			Testbed: "environment",
+			Why:     "a package newer than the interpreter; the messages are CPython's own",
+		},
+		Source: "rules/libraries.yaml:580",
+	},
+	{
+		ID:         "tgi-flash-models-not-importable",
+		Title:      "TGI's flash-attention models could not be imported, so a model that exists only as one is refused",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"(?P<model>[\\w ]+) requires Flash Attention enabled models"},
+		},
+		Cause:      "text-generation-inference serves some models ({model|this one}) only\nthrough its flash-attention implementations, which need the server's\ncompiled kernels (flash-attn, its paged-attention / vLLM cache ops).\nImporting them failed earlier in the log (\"Could not import Flash\nAttention enabled models: …\" names the missing module), so the model\ncannot be built.\n",
+		Remedy:     []string{"Install the server's kernels for this TGI version (in the TGI source tree: cd server && make install-flash-attention and make install-vllm, the ones the warning names), or use the official TGI image, which ships them"},
+		References: []string{"https://github.com/huggingface/text-generation-inference/issues/663"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "text-generation-inference's server",
+		},
+		Source: "rules/libraries.yaml:612",
+	},
+	{
 		ID:         "model-file-corrupt",
 		Title:      "A model weight file is truncated or not a weight file",
 		Severity:   "error",
@@ -1992,7 +2047,7 @@ var builtinRules = []Rule{
 		Phase:      "profile",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"No available memory for the cache blocks", "is larger than the maximum number of tokens that can be stored in KV cache", "Not enough memory.*(?:KV cache|kv cache)|KV cache is needed, which is larger than the available KV cache memory", "Not enough memory\\. Please try to increase --mem-fraction-static"},
+			Text: []string{"No available memory for the cache blocks", "is larger than the maximum number of tokens that can be stored in KV cache", "Not enough memory.*(?:KV cache|kv cache)|KV cache is needed, which is larger than the available KV cache memory", "Not enough memory\\. Please try to increase --mem-fraction-static", "Loaded weights leave no GPU memory for the KV cache"},
 		},
 		Cause:      "The engine sizes its KV cache after a profile run: of the\ngpu_memory_utilization (vLLM) or mem_fraction_static (SGLang) budget,\nwhat the weights and the profiled activations leave is the KV cache.\nThat is less than one request of the configured context length needs\n(or nothing at all).\n",
 		Remedy:     []string{"Need less KV cache: a smaller --max-model-len (max_model_len) or --max-num-seqs, or more GPUs (--tensor-parallel-size)", "Or give the KV cache more of the GPU: a higher --gpu-memory-utilization (vLLM) or --mem-fraction-static (SGLang), if no other process needs that memory", "Check what else holds GPU memory (nvidia-smi / rocm-smi / npu-smi)"},
@@ -2016,7 +2071,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "device memory (CUDA, HIP, NPU, XPU)",
 		},
-		Source: "rules/platform.yaml:134",
+		Source: "rules/platform.yaml:136",
 	},
 	{
 		ID:         "engine-sleep-wake-oom",
@@ -2035,7 +2090,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's sleep-mode allocator",
 		},
-		Source: "rules/platform.yaml:173",
+		Source: "rules/platform.yaml:175",
 	},
 	{
 		ID:         "no-gpu-visible",
@@ -2053,7 +2108,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"no_gpu_visible/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:215",
+		Source: "rules/platform.yaml:217",
 	},
 	{
 		ID:         "gpu-arch-unsupported",
@@ -2071,7 +2126,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/platform.yaml:259",
+		Source: "rules/platform.yaml:261",
 	},
 	{
 		ID:         "nccl-shared-memory",
@@ -2089,7 +2144,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:295",
+		Source: "rules/platform.yaml:297",
 	},
 	{
 		ID:         "nccl-cuda-error",
@@ -2108,7 +2163,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:333",
+		Source: "rules/platform.yaml:335",
 	},
 	{
 		ID:         "nccl-nvls-failed",
@@ -2126,7 +2181,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on NVLink SHARP",
 		},
-		Source: "rules/platform.yaml:365",
+		Source: "rules/platform.yaml:367",
 	},
 	{
 		ID:         "collective-timeout",
@@ -2145,7 +2200,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL)",
 		},
-		Source: "rules/platform.yaml:397",
+		Source: "rules/platform.yaml:399",
 	},
 	{
 		ID:         "vllm-logits-gather-timeout",
@@ -2164,7 +2219,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL) in a tensor-parallel vLLM engine",
 		},
-		Source: "rules/platform.yaml:428",
+		Source: "rules/platform.yaml:430",
 	},
 	{
 		ID:         "custom-allreduce-capture",
@@ -2178,7 +2233,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error.\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
-		Source:     "rules/platform.yaml:473",
+		Source:     "rules/platform.yaml:475",
 	},
 	{
 		ID:         "nccl-no-socket-interface",
@@ -2192,7 +2247,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:503",
+		Source:     "rules/platform.yaml:505",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -2210,7 +2265,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:529",
+		Source: "rules/platform.yaml:531",
 	},
 	{
 		ID:         "hccl-port-in-use",
@@ -2224,7 +2279,7 @@ var builtinRules = []Rule{
 		Cause:      "Ascend's HCCL opens a listening socket per device when it sets up a\ncommunicator, on ports counted up from HCCL_IF_BASE_PORT (60000 unless\nset). Another process on the node holds {port|that port}: a second job\nor engine on the same node, or one from an earlier run still alive.\n",
 		Remedy:     []string{"Stop the process that holds the port (ss -ltnp | grep {port|60000}; a stale engine or trainer), or give each job on the node a range of its own with HCCL_IF_BASE_PORT"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/405"},
-		Source:     "rules/platform.yaml:561",
+		Source:     "rules/platform.yaml:563",
 	},
 	{
 		ID:         "megatron-parallel-sizes-vs-world-size",
@@ -2238,7 +2293,7 @@ var builtinRules = []Rule{
 		Cause:      "Megatron's initialize_model_parallel splits the {world} processes\ninto groups whose size is the product of the parallel sizes ({what}:\n{size}); the world size must be a multiple of it. The parallel sizes\nask for more GPUs than the job has, or do not divide them.\n",
 		Remedy:     []string{"Make the product of the parallel sizes divide the world size: lower --tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size (and --expert-tensor-parallel-size, --context-parallel-size), or run on more GPUs or nodes (world size = nodes x GPUs per node)"},
 		References: []string{"https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/parallel_state.py"},
-		Source:     "rules/platform.yaml:586",
+		Source:     "rules/platform.yaml:588",
 	},
 	{
 		ID:         "cluster-gpus-fewer-than-requested",
@@ -2252,7 +2307,7 @@ var builtinRules = []Rule{
 		Cause:      "The trainer reserves its GPUs as Ray placement groups before it starts\nany worker, and asked for {want} where the Ray cluster it joined has\n{have}: the config's nodes times GPUs per node is more than the\ncluster, or nodes that should have joined did not.\n",
 		Remedy:     []string{"Make the config fit the cluster: cluster.num_nodes x cluster.gpus_per_node (or the trainer's equivalents) at most the GPUs that ray status shows", "If the cluster should have more GPUs, check that every node joined Ray (ray status) with its GPUs visible"},
 		References: []string{"https://github.com/NVIDIA-NeMo/RL/pull/89"},
-		Source:     "rules/platform.yaml:609",
+		Source:     "rules/platform.yaml:611",
 	},
 	{
 		ID:         "hip-and-cuda-visible-devices-differ",
@@ -2266,7 +2321,7 @@ var builtinRules = []Rule{
 		Cause:      "On ROCm, Ray reads both HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES\n(ROCm honours both) and refuses to start when they name different\ndevices, as a container's HIP_VISIBLE_DEVICES and a user's\nCUDA_VISIBLE_DEVICES do.\n",
 		Remedy:     []string{"Set only one of them (unset HIP_VISIBLE_DEVICES, or give both the same value) in the environment of every process, Ray's workers included", "Newer Ray releases resolve the two; upgrade ray if the environment cannot be changed"},
 		References: []string{"https://github.com/ray-project/ray/issues/52701"},
-		Source:     "rules/platform.yaml:633",
+		Source:     "rules/platform.yaml:635",
 	},
 	{
 		ID:         "npu-camem-allocator-missing",
@@ -2281,7 +2336,7 @@ var builtinRules = []Rule{
 		Cause:      "Sleep mode on Ascend (enable_sleep_mode, as RL trainers use it to free\nNPU memory between rollouts) needs vllm-ascend's CaMem allocator, which\nlives in its compiled C extension. The package was installed without\nits custom kernels being compiled, so the allocator is missing and each\nworker fails this check when the engine starts.\n",
 		Remedy:     []string{"Reinstall vllm-ascend with its C extension built: COMPILE_CUSTOM_KERNELS=1 with the CANN environment sourced (set_env.sh) and the torch/torch_npu it names; then python -c \"import vllm_ascend.vllm_ascend_C\" must succeed", "Or start the engine without sleep mode (enable_sleep_mode=False; the trainer's free-cache option off)"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/556"},
-		Source:     "rules/platform.yaml:657",
+		Source:     "rules/platform.yaml:659",
 	},
 	{
 		ID:         "port-in-use",
@@ -2300,7 +2355,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:684",
+		Source: "rules/platform.yaml:686",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2314,7 +2369,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:714",
+		Source:     "rules/platform.yaml:716",
 	},
 	{
 		ID:         "tensor-parallel-size-zero",
@@ -2328,7 +2383,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine divides the model (heads, layers) by {arg}, which is 0\nhere. A launcher or wrapper that sets it from the number of GPUs it\nsees got none: a host without a CUDA device, CUDA_VISIBLE_DEVICES\nempty, or a container started without its GPUs.\n",
 		Remedy:     []string{"Set {arg} to 1 or more explicitly (the wrapper's option for it), and check that the process sees its GPUs (nvidia-smi and torch.cuda.device_count() in the same container)", "On a host without a GPU, run the engine's CPU build or give the model a GPU host; a wrapper that counts devices should default to 1"},
 		References: []string{"https://github.com/xorbitsai/inference/issues/2552"},
-		Source:     "rules/platform.yaml:744",
+		Source:     "rules/platform.yaml:746",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2342,7 +2397,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:770",
+		Source:     "rules/platform.yaml:772",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2362,7 +2417,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:805",
+		Source: "rules/platform.yaml:807",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2380,7 +2435,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:841",
+		Source: "rules/platform.yaml:843",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2398,7 +2453,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:884",
+		Source: "rules/platform.yaml:886",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2416,7 +2471,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:914",
+		Source: "rules/platform.yaml:916",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2434,7 +2489,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:945",
+		Source: "rules/platform.yaml:947",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2453,7 +2508,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:979",
+		Source: "rules/platform.yaml:981",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2477,7 +2532,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:1009",
+		Source: "rules/platform.yaml:1011",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2496,7 +2551,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:1046",
+		Source: "rules/platform.yaml:1048",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2514,7 +2569,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:1075",
+		Source: "rules/platform.yaml:1077",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2532,7 +2587,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:1109",
+		Source: "rules/platform.yaml:1111",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2550,7 +2605,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:1148",
+		Source: "rules/platform.yaml:1150",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2564,7 +2619,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1175",
+		Source:     "rules/platform.yaml:1177",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2582,7 +2637,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1196",
+		Source: "rules/platform.yaml:1198",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2601,7 +2656,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1222",
+		Source: "rules/platform.yaml:1224",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2616,7 +2671,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1254",
+		Source:     "rules/platform.yaml:1256",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2634,7 +2689,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1282",
+		Source: "rules/platform.yaml:1284",
 	},
 	{
 		ID:         "amdgpu-builtin-needs-target-feature",
@@ -2652,7 +2707,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a HIP compile for an AMD GPU target",
 		},
-		Source: "rules/platform.yaml:1309",
+		Source: "rules/platform.yaml:1311",
 	},
 	{
 		ID:         "hip-ipc-memory-handle-failed",
@@ -2670,7 +2725,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "AMD GPUs and their runtime's IPC",
 		},
-		Source: "rules/platform.yaml:1337",
+		Source: "rules/platform.yaml:1339",
 	},
 	{
 		ID:         "ascend-visible-devices-vs-ray",
@@ -2688,7 +2743,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Ascend NPUs under Ray",
 		},
-		Source: "rules/platform.yaml:1370",
+		Source: "rules/platform.yaml:1372",
 	},
 	{
 		ID:         "xinference-no-gpu-slot",
@@ -2706,7 +2761,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Xinference's supervisor",
 		},
-		Source: "rules/platform.yaml:1403",
+		Source: "rules/platform.yaml:1405",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2724,7 +2779,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1428",
+		Source: "rules/platform.yaml:1430",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2738,7 +2793,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1460",
+		Source:     "rules/platform.yaml:1462",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2752,7 +2807,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1487",
+		Source:     "rules/platform.yaml:1489",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2766,7 +2821,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1510",
+		Source:     "rules/platform.yaml:1512",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2780,7 +2835,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1532",
+		Source:     "rules/platform.yaml:1534",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2794,7 +2849,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1555",
+		Source:     "rules/platform.yaml:1557",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2808,7 +2863,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1578",
+		Source:     "rules/platform.yaml:1580",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2822,7 +2877,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1600",
+		Source:     "rules/platform.yaml:1602",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2836,7 +2891,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1623",
+		Source:     "rules/platform.yaml:1625",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2852,7 +2907,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1646",
+		Source:     "rules/platform.yaml:1648",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2870,7 +2925,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1670",
+		Source: "rules/platform.yaml:1672",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2888,7 +2943,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1697",
+		Source: "rules/platform.yaml:1699",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2906,7 +2961,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1727",
+		Source: "rules/platform.yaml:1729",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3484,6 +3539,43 @@ var builtinRules = []Rule{
 		Source:     "rules/startup.yaml:528",
 	},
 	{
+		ID:         "caller-passes-argument-callee-lacks",
+		Title:      "Code called a class or function with an argument that its installed version does not take (caller and callee versions differ)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"TypeError: (?:\\[[^\\]\\n]*\\] )?(?P<fn>[\\w.]+)\\.__init__\\(\\) got an unexpected keyword argument '(?P<arg>\\w+)'"},
+		},
+		Cause:      "The caller passes {arg|an argument} to {fn|the class}, whose installed\nversion has no such parameter: it was renamed or removed (or not yet\nadded) in that release. A serving wrapper, plugin or trainer written\nfor one release of the engine or library is running against another\n(a wrapper pinned to vLLM 0.8 on vLLM 0.9, a trainer ahead of its\nengine).\n",
+		Remedy:     []string{"Install the version of the library that defines {fn|the class} that the caller was written for (its requirements pin), or upgrade the caller to a release that supports this version; patching the caller to stop passing {arg|the argument} works only if nothing relies on it"},
+		References: []string{"https://github.com/kserve/kserve/pull/4501", "https://github.com/xorbitsai/inference/issues/2420"},
+		Unless:     []string{"dynamo-internal-signature-drift"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "two packages of mismatched versions; the message is Python's own TypeError",
+		},
+		Source: "rules/startup.yaml:556",
+	},
+	{
+		ID:         "ray-version-mismatch",
+		Title:      "Ray's version (or Python's) differs between this process and the cluster it joined",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"Version mismatch: The cluster was started with:"},
+		},
+		Cause:      "Ray requires every node and every driver that connects to a cluster\nto run the same Ray and Python versions; this process was started\nwith a different one than the cluster (a serving image's or custom\nvirtual environment's Ray against the head node's).\n",
+		Remedy:     []string{"Install the same Ray (and Python) version in every environment that joins the cluster: the head, every worker node and the engine's own (custom) virtual environment, then restart the cluster"},
+		References: []string{"https://github.com/gpustack/gpustack/issues/1640"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "a Ray cluster of two versions",
+		},
+		Source: "rules/startup.yaml:587",
+	},
+	{
 		ID:         "trace-compile-failed",
 		Title:      "A torch.compile frame failed to compile",
 		Severity:   "error",
@@ -3717,6 +3809,7 @@ var builtinRequired = []requiredLits{
 	{"(?P<fn>[\\w.]+)\\(\\) got an unexpected keyword argument '(?P<kw>\\w+)'", []string{"() got an unexpected keyword argument '"}},
 	{"(?P<lib>[\\w.+-]+\\.so(?:\\.\\d+)*): cannot open shared object file", []string{": cannot open shared object file"}},
 	{"(?P<lib>lib(?:cudart|cublas|cublasLt|cudnn|nvrtc|cusparse|cufft|curand|nvJitLink|nccl)\\w*\\.so\\.(?P<ver>\\d+)[\\d.]*): cannot open shared object file", []string{": cannot open shared object file"}},
+	{"(?P<model>[\\w ]+) requires Flash Attention enabled models", []string{" requires Flash Attention enabled models"}},
 	{"(?P<op>\\w+Operation) setup failed!", []string{" setup failed!"}},
 	{"(?P<package>[A-Za-z][\\w.-]*) version (?P<have>[\\w.+-]+) (?:is )?not supported\\. Currently supported versions are (?P<supported>[^\\n]+?)\\.?$", []string{"not supported. Currently supported versions are "}},
 	{"(?i)backend compiler|fall(?:ing)? back|not supported|unsupported|graph break", nil},
@@ -3816,6 +3909,7 @@ var builtinRequired = []requiredLits{
 	{"JSONDecodeError|UnpicklingError|EOFError: Ran out of input|zipfile\\.BadZipFile", []string{"JSONDecodeError", "UnpicklingError", "EOFError: Ran out of input", "zipfile.BadZipFile"}},
 	{"KeyError: None", []string{"KeyError: None"}},
 	{"LoRA rank (?P<rank>\\d+) is greater than max_lora_rank (?P<max>\\d+)", []string{" is greater than max_lora_rank "}},
+	{"Loaded weights leave no GPU memory for the KV cache", []string{"Loaded weights leave no GPU memory for the KV cache"}},
 	{"LoweringException: ", []string{"LoweringException: "}},
 	{"MIOpen Error: \\S", []string{"MIOpen Error: "}},
 	{"MIOpen(?:\\(HIP\\))?: Error \\[\\w+\\]", []string{": Error ["}},
@@ -3823,6 +3917,7 @@ var builtinRequired = []requiredLits{
 	{"MissingOperatorWithDecomp: missing decomposition", []string{"MissingOperatorWithDecomp: missing decomposition"}},
 	{"MissingOperatorWithoutDecomp: missing lowering", []string{"MissingOperatorWithoutDecomp: missing lowering"}},
 	{"Model architectures? \\[?'?(?P<arch>\\w+)'?\\]? (?:are|is) not supported", []string{"Model architecture"}},
+	{"Multiple dispatch failed for '[^']+';\\s*all __torch_dispatch__ handlers returned NotImplemented", []string{"all __torch_dispatch__ handlers returned NotImplemented"}},
 	{"Must flatten tensors with uniform (?P<what>dtype) but got (?P<a>[\\w.]+) and (?P<b>[\\w.]+)", []string{"Must flatten tensors with uniform "}},
 	{"NCCL error(?: in: [^,]*,)?:? invalid usage", []string{" invalid usage"}},
 	{"NCCL error.*unhandled cuda error", []string{"unhandled cuda error"}},
@@ -3880,7 +3975,11 @@ var builtinRequired = []requiredLits{
 	{"Tried to register an operator \\((?P<op>[\\w:]+)", []string{"Tried to register an operator ("}},
 	{"Tried to register an operator \\((?P<op>[\\w:]+)\\(.*with the same name and overload name multiple times", []string{"with the same name and overload name multiple times"}},
 	{"Triton Error \\[CUDA\\]: device kernel image is invalid", []string{"Triton Error [CUDA]: device kernel image is invalid"}},
+	{"TypeError: (?:\\[[^\\]\\n]*\\] )?(?P<fn>[\\w.]+)\\.__init__\\(\\) got an unexpected keyword argument '(?P<arg>\\w+)'", []string{".__init__() got an unexpected keyword argument '"}},
+	{"TypeError: (?:type '(?P<t>[\\w.]+)'|'type' object) is not subscriptable", []string{" is not subscriptable"}},
+	{"TypeError: unsupported operand type\\(s\\) for \\|: 'type' and '(?:type|NoneType)'", []string{"TypeError: unsupported operand type(s) for |: 'type' and '"}},
 	{"Unable to warmup model: .*(?:out of memory|OutOfMemory|exceed allowed memory)", []string{"Unable to warmup model: "}},
+	{"Unexpected mma -> mma layout conversion", []string{"Unexpected mma -> mma layout conversion"}},
 	{"UnpicklingError|pickle data was truncated|EOFError: Ran out of input|Ran out of input", []string{"UnpicklingError", "pickle data was truncated", "EOFError: Ran out of input", "Ran out of input"}},
 	{"Unsloth: Failed to create dynamic compiled modules", []string{"Unsloth: Failed to create dynamic compiled modules"}},
 	{"Unsupported Tensor\\.item\\(\\) call with capture_scalar_outputs=False", []string{"Unsupported Tensor.item() call with capture_scalar_outputs=False"}},
@@ -3893,6 +3992,7 @@ var builtinRequired = []requiredLits{
 	{"Unsupported: Unsupported (?:function|method) call", []string{"Unsupported: Unsupported "}},
 	{"User-specified max_model_len \\((?P<want>\\d+)\\) is greater than the derived max_model_len \\((?P<key>\\w+)=(?P<derived>\\d+)", []string{") is greater than the derived max_model_len ("}},
 	{"ValidationError: \\d+ validation errors? for (?P<model>\\w+)\\n(?P<field>[\\w.\\[\\]-]+)\\n[ \\t]+(?P<why>Input should be[^\\[\\n]*[^\\[\\n ]|Field required|Extra inputs are not permitted)", []string{"ValidationError: "}},
+	{"Version mismatch: The cluster was started with:", []string{"Version mismatch: The cluster was started with:"}},
 	{"Watchdog caught collective operation timeout", []string{"Watchdog caught collective operation timeout"}},
 	{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=(?P<op>\\w+)", []string{"Watchdog caught collective operation timeout: WorkNCCL("}},
 	{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=GATHER, NumelIn=\\d+, NumelOut=0\\b", []string{"Watchdog caught collective operation timeout: WorkNCCL("}},
