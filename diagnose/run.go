@@ -516,6 +516,9 @@ func exceptionSubject(tb pytrace.Traceback, root pytrace.Exception) rules.Subjec
 			first += "  (read from the source line `" + clip(src) + "`)"
 		}
 	}
+	if root.TypeRead != "" {
+		first += "  (its exception line was not printed: the type is read from " + root.TypeRead + ")"
+	}
 	if fr := fields["def_line_frame"]; fr != "" {
 		first += fmt.Sprintf("  (innermost frame with source: %s `%s`)", fr, fields["def_line_source"])
 	}

@@ -312,3 +312,28 @@ func TestIndentedPasteException(t *testing.T) {
 		t.Errorf("plain traceback: %+v", tbs)
 	}
 }
+
+// Dynamo's structured message printed without its exception line (an app
+// that shows str(e), comfyui-kjnodes#599): its title line and the
+// "  Explanation:" under it are a torch._dynamo.exc.Unsupported, read so
+// and said so. A title with no Explanation under it is plain text.
+func TestDynamoMessageWithoutTypeLine(t *testing.T) {
+	text := "Unsupported method call\n" +
+		"  Explanation: Dynamo does not know how to trace method __mul__ of class PyCSimpleType\n" +
+		"  Hint: Avoid calling PyCSimpleType.__mul__ in your code.\n" +
+		"  Developer debug context: call_method UserDefinedClassVariable(<class 'ctypes.c_ulong'>) __mul__"
+	tbs := extractRecords([]record.Record{
+		{Source: "s", Line: 1, EndLine: 1, Rank: record.NoRank, Text: "Loading the model"},
+		{Source: "s", Line: 3, EndLine: 6, Rank: record.NoRank, Text: text},
+	})
+	if len(tbs) != 1 {
+		t.Fatalf("%d tracebacks: %+v", len(tbs), tbs)
+	}
+	r := tbs[0].Root()
+	if r.Type != "torch._dynamo.exc.Unsupported" || r.TypeRead == "" || r.Line != 3 || !strings.HasPrefix(r.Message, "Unsupported method call\n  Explanation: Dynamo does not know") {
+		t.Errorf("%+v", r)
+	}
+	if tbs := extractRecords([]record.Record{{Source: "s", Line: 1, EndLine: 2, Rank: record.NoRank, Text: "Unsupported method call\n  then more"}}); len(tbs) != 0 {
+		t.Errorf("a title alone: %+v", tbs)
+	}
+}

@@ -41,6 +41,9 @@ type Exception struct {
 	// Reported: an engine line reported the error in its own words
 	// ("… failed with error: …"); Type is "Error" and Message the line.
 	Reported bool `json:"reported,omitempty"`
+	// TypeRead says where Type was read from when the exception line
+	// itself was not printed ("Dynamo's message form": see dynamoTitle).
+	TypeRead string `json:"type_read,omitempty"`
 }
 
 // Traceback is one printed traceback with its chain.
@@ -416,6 +419,10 @@ type stream struct {
 	// stackPrint: the frames that follow are a stack printed for
 	// information (see stackIntro), not a traceback.
 	stackPrint bool
+	// title, titleN: the last idle line that may be the first line of
+	// Dynamo's message (see dynamoTitle), and its line number.
+	title  string
+	titleN int
 	// frameIndent: the indent of the last frame line; a paste that
 	// indented the whole traceback puts its exception line below it
 	// but not at column 0.
@@ -605,7 +612,7 @@ func NewExtractor() *Extractor {
 // must not modify the slice.
 func GateLiterals() []string { return gateWords }
 
-var gateWords = append(append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error", ignoredWords}, midPhrases...), endingWords...)
+var gateWords = append(append([]string{`File "`, "Traceback (most recent call last)", "Fatal Python error", ignoredWords, dynamoExplanation[1:]}, midPhrases...), endingWords...)
 
 // ignoredWords start the line Python prints before a traceback it ignored.
 const ignoredWords = "Exception ignored in"
@@ -983,8 +990,11 @@ func mayStartFrameless(rec *record.Record) bool {
 			return true
 		}
 	}
-	return false
+	return strings.Contains(rec.Text, dynamoExplanation)
 }
+
+// dynamoExplanation is the second line of Dynamo's structured message.
+const dynamoExplanation = "\n  Explanation: "
 
 // fatalType: an exception type that is an error (not a warning or an
 // iteration signal) as an exception line without frames shows it.
@@ -1472,6 +1482,25 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		s.report = true
 		return
 	}
+	if s.title != "" && s.titleN == l.n-1 && strings.HasPrefix(l.raw, "  Explanation: ") {
+		// Dynamo's message printed without its exception line (an app
+		// that shows str(e)): "Unsupported method call", then
+		// "  Explanation: …", "  Hint: …". Only an Unsupported (a graph
+		// break where none may happen) is printed so.
+		title := s.title
+		x.start(s, l, false)
+		s.tb.Line, s.tb.Head = s.titleN, clipHead(title)
+		s.tb.Frameless, s.frameless = true, true
+		s.cur.Type, s.cur.Line, s.cur.TypeRead = "torch._dynamo.exc.Unsupported", s.titleN, "Dynamo's message form"
+		s.msg = append(s.msg[:0], title, l.line)
+		s.state = stMessage
+		s.lastLine = l.n
+		s.title = ""
+		return
+	}
+	if dynamoTitle(l.raw) {
+		s.title, s.titleN = l.t, l.n
+	}
 	if typ, msg, ok := framelessLine(l.rec, l.line); ok {
 		x.start(s, l, false)
 		s.tb.Frameless, s.frameless = true, true
@@ -1482,6 +1511,14 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		s.lastLine = l.n
 	}
 	return
+}
+
+// dynamoTitle: a line that may be the first line of Dynamo's structured
+// message (its graph break's title, "Unsupported method call",
+// "Attempted to call function marked as skipped"): at column 0, a
+// capital first, no ": " and short.
+func dynamoTitle(raw string) bool {
+	return len(raw) >= 8 && len(raw) <= 120 && raw[0] >= 'A' && raw[0] <= 'Z' && !strings.Contains(raw, ": ") && !strings.HasSuffix(raw, ":")
 }
 
 // feedNative: the frames of a faulthandler report after "Fatal Python
