@@ -351,11 +351,9 @@ mixed-prefixes pytorch-issue-119698 root: frames of one traceback under two proc
 quote-wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-100 pytorch-issue-131561 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 cut-first pytorch-issue-136361 ok: the cut took the exception name; the floor needs it
-cut-first pytorch-issue-155426 ok: the cut took the exception name; the floor needs it
 quote-wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-80 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-cut-first pytorch-issue-174138 ok: the cut took the exception name; the floor needs it
 wrap-80 pytorch-issue-193693 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 mixed-prefixes pytorch-issue-98237 rule: frames of one traceback under two process prefixes
 mixed-prefixes pytorch-pr-177472 rule: frames of one traceback under two process prefixes
@@ -408,7 +406,6 @@ mixed-prefixes pytorch-issue-175666 ok: the transform puts a process prefix befo
 mixed-prefixes sglang-pr-31246 rule: the exception's message lines under two prefixes are not one record, and the rule's wording spans them
 cut-first ai-dynamo-issue-5099 ok: the excerpt is one exception and its message; cut at half its first line, no exception type is left to read
 wrap-100 xinference-issue-2420 root: the wrap cuts the message inside the words the root names, and its tail after a space is read as a line of its own
-late-indent tensorrt-llm-issue-583 ok: the lines before the first line that starts as a paste are read unrepaired
 wrap-100 unsloth-zoo-issue-356 ok: the excerpt is one line; wrapped at 100, the words that name its exception ("cannot import name … from …") fall on two lines
 quote-wrap-100 unsloth-zoo-issue-356 ok: the excerpt is one line; wrapped at 100, the words that name its exception ("cannot import name … from …") fall on two lines
 cut-first machin-issue-25 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
@@ -450,6 +447,20 @@ mixed-prefixes intel-arc-pro-b70-inference-cookbook-issue-4 rule: the excerpt's 
 cut-first sglang-pr-36473 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 mixed-prefixes vllm-ascend-pr-8856 rule: its frames and its exception line fall under two prefixes and are not one traceback, so the exception has no frames to tell its package
 cut-last anomalygpt-issue-43 ok: the excerpt's only fatal line ends it; cut at half, "exits with return code = -9" is gone
+tab vllm-ascend-pr-472 ok: pytest's '>' marker of the failing source line starts the excerpt; with a tab before it, it reads as a Markdown quote, and the 'E' lines after it are not read as pytest's
+late-tab vllm-ascend-pr-472 ok: pytest's '>' marker of the failing source line starts the excerpt; with a tab before it, it reads as a Markdown quote, and the 'E' lines after it are not read as pytest's
+late-indent vllm-pr-48647 ok: after an engine's line an indented line continues that record, and pytest's 'E' mark inside a continuation is not read
+two-processes comfyui-kjnodes-issue-599 ok: interleaved line by line, Dynamo's title and its '  Explanation:' line are records of their own, and a title alone does not open a stream
+two-processes sglang-issue-29646 root: under a process prefix the message's '[sgl_kernel] ' reads as the bracketed sender a remote error names, and is dropped from the root
+mixed-prefixes kaito-issue-2132 root: the exception's message runs on under the second process prefix, so the root is read without the words after the split
+mixed-prefixes vllm-pr-44396 rule: the message's two lines are under two process prefixes; the rule's words span them
+wrap-100 xinference-issue-3264 root: the wrap cut the NCCL shared-memory line inside the rule's words; the rule still fires, on the DistBackendError line
+quote-wrap-100 xinference-issue-3264 root: the wrap cut the NCCL shared-memory line inside the rule's words; the rule still fires, on the DistBackendError line
+wrap-80 xinference-issue-888 ok: the one line is wrapped inside the rule's words ("No available slot found for the model"), and the line has no level or exception type of its own
+quote-wrap-100 vllm-issue-4059 ok: the assertion line of Triton's LLVM is wrapped inside the rule's words and before glibc's "failed." that makes it fatal
+cut-first gpustack-issue-1640 ok: the cut took the exception name; the floor needs it
+cut-first sglang-issue-29317 ok: the cut took the exception name; the floor needs it
+cut-last vllm-pr-17744 ok: the cut took the end of the exception's dotted type (the last line is the exception line), so no type is left
 `
 
 func knownPasteGaps() map[string]string {

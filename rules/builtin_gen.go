@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:5125907c"
+const builtinDigest = "crc32c:5d53cbfb"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -772,6 +772,24 @@ var builtinRules = []Rule{
 		Source: "rules/dynamo.yaml:478",
 	},
 	{
+		ID:         "fake-tensor-mode-real-input",
+		Title:      "A real tensor reached fake-tensor tracing (a tensor the compiled region uses was not lifted as an input)",
+		Severity:   "error",
+		Phase:      "aot-autograd",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Please convert all Tensors to FakeTensors first"},
+		},
+		Cause:      "While torch.compile traced with fake tensors, an operation got a real\ntensor: one the traced code reaches without it being an input of the\ngraph (a module attribute or optimizer state created outside, a tensor\nheld by a custom op or a fused optimizer's step). Dynamo and\nAOTAutograd lift such tensors themselves; when one slips through it is\na PyTorch bug of that release as often as the code's.\n",
+		Remedy:     []string{"Upgrade PyTorch (the fix may be in a newer release or nightly) and retry; meanwhile compile less (the model's forward, not the optimizer step or the code that holds the tensor), or try backend=\"aot_eager\" to see whether Inductor is involved", "Where the code holds the tensor itself, pass it in as an argument or register it as a buffer of the compiled module"},
+		References: []string{"https://github.com/pytorch/torchtune/issues/1498"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "no testbed scenario smuggles a real tensor past Dynamo yet",
+		},
+		Source: "rules/dynamo.yaml:517",
+	},
+	{
 		ID:         "vllm-aot-unsupported-config",
 		Title:      "vLLM AOT compile requested but not supported here",
 		Severity:   "error",
@@ -788,7 +806,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's AOT compile check",
 		},
-		Source: "rules/dynamo.yaml:517",
+		Source: "rules/dynamo.yaml:546",
 	},
 	{
 		ID:         "vllm-unbacked-needs-bytecode-hook-off",
@@ -807,7 +825,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's dynamic-shapes config check",
 		},
-		Source: "rules/dynamo.yaml:544",
+		Source: "rules/dynamo.yaml:573",
 	},
 	{
 		ID:         "dynamo-unsupported",
@@ -826,7 +844,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"logger_in_fullgraph/stderr.txt", "logger_in_fullgraph/trace"},
 		},
-		Source: "rules/dynamo.yaml:571",
+		Source: "rules/dynamo.yaml:600",
 	},
 	{
 		ID:         "dynamo-graph-break-in-context-manager",
@@ -845,7 +863,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"unsupported_context_manager/stderr.txt", "unsupported_context_manager/trace"},
 		},
-		Source: "rules/dynamo.yaml:603",
+		Source: "rules/dynamo.yaml:632",
 	},
 	{
 		ID:         "dynamo-frame-skipped-context-manager",
@@ -866,7 +884,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"graph_break_in_context_manager/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:636",
+		Source: "rules/dynamo.yaml:665",
 	},
 	{
 		ID:         "dynamo-observed-exception",
@@ -884,7 +902,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"inlined_exception_fullgraph/stderr.txt", "inlined_exception_fullgraph/trace", "inlined_exception_graph_break/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:668",
+		Source: "rules/dynamo.yaml:697",
 	},
 	{
 		ID:         "compile-error-masked-by-ray",
@@ -902,7 +920,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Ray's exception transport between processes",
 		},
-		Source: "rules/dynamo.yaml:709",
+		Source: "rules/dynamo.yaml:738",
 	},
 	{
 		ID:         "compiled-autograd-threaded-backward",
@@ -920,7 +938,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a CPU scenario would have to switch compiled autograd on from inside a running backward, as a patched training step does; none records it yet",
 		},
-		Source: "rules/dynamo.yaml:739",
+		Source: "rules/dynamo.yaml:768",
 	},
 	{
 		ID:         "dynamo-internal-signature-drift",
@@ -939,7 +957,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "needs a library that patches a torch internal with a signature of another release (depyf on a newer torch); none is installed in the testbed's venv and no scenario records it yet",
 		},
-		Source: "rules/dynamo.yaml:771",
+		Source: "rules/dynamo.yaml:800",
 	},
 	{
 		ID:         "traceback-cut-in-dynamo-tracing",
@@ -955,7 +973,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Get the whole traceback: TORCH_LOGS=graph_breaks prints each graph break with its reason (TORCHDYNAMO_VERBOSE=1 the full stack)", "If the program stopped there, it compiled with fullgraph=True (or error_on_graph_break): the same error then fails the compile; its exception line names it"},
 		References: []string{"https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/dynamo.yaml:803",
+		Source:     "rules/dynamo.yaml:832",
 	},
 	{
 		ID:         "implicit-fallback-format-hang",
@@ -1022,11 +1040,11 @@ var builtinRules = []Rule{
 		Phase:      "triton-launcher-build",
 		Confidence: "T/P",
 		Match: Match{
-			Text: []string{"fatal error: Python\\.h: No such file or directory", "fatal error: stddef\\.h: No such file or directory", "collect2: fatal error: cannot find 'ld'", "/usr/bin/ld: cannot find -lcuda", "libcuda\\.so cannot found", "Failed to find C compiler", "Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status"},
+			Text: []string{"fatal error: Python\\.h: No such file or directory", "fatal error: stddef\\.h: No such file or directory", "collect2: fatal error: cannot find 'ld'", "/usr/bin/ld: cannot find -lcuda", "libcuda\\.so cannot found", "Failed to find C compiler", "Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status", "\\\\cl\\.(?i:exe)', '[^']*\\\\(?:main|cuda_utils)\\.c', '/nologo'"},
 		},
 		Cause:      "Triton JIT-compiles a small C launcher (main.c / cuda_utils.c, which\nincludes Python.h) the first time a kernel runs — in the profile run or\ninside CUDA-graph capture — and the image lacks python3-dev, gcc/binutils\nor a libcuda.so link (Inductor's C++ compiler: inductor-cxx-compiler-missing).\n",
-		Remedy:     []string{"Install the Python development headers matching the running interpreter (apt-get install python3-dev, or python3.X-dev) and build-essential", "Install a C compiler (apt-get install gcc / build-essential) or set CC to a working one: Triton builds its launcher with it", "For -lcuda: create the libcuda.so symlink or set TRITON_LIBCUDA_PATH"},
-		References: []string{"https://github.com/vllm-project/vllm/issues/27890", "https://github.com/vllm-project/vllm/issues/3909", "https://github.com/vllm-project/vllm/issues/19656", "https://github.com/vllm-project/vllm/issues/12155", "https://github.com/sgl-project/sglang/issues/1117", "https://github.com/sgl-project/sglang/pull/18644"},
+		Remedy:     []string{"Install the Python development headers matching the running interpreter (apt-get install python3-dev, or python3.X-dev) and build-essential", "Install a C compiler (apt-get install gcc / build-essential) or set CC to a working one: Triton builds its launcher with it", "For -lcuda: create the libcuda.so symlink or set TRITON_LIBCUDA_PATH", "On Windows (triton-windows, cl.exe): the running Python must have its include\\ (Python.h) and libs\\ (pythonXY.lib) folders, which embedded and some managed Pythons lack; add them as triton-windows' README describes, or use a full CPython install"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/27890", "https://github.com/woct0rdho/triton-windows/issues/77", "https://github.com/vllm-project/vllm/issues/3909", "https://github.com/vllm-project/vllm/issues/19656", "https://github.com/vllm-project/vllm/issues/12155", "https://github.com/sgl-project/sglang/issues/1117", "https://github.com/sgl-project/sglang/pull/18644"},
 		SeenOn: &SeenOn{
 			Testbed: "environment",
 			Why:     "a machine without Python headers or a C compiler (the testbed machine has them); the -lcuda case is Triton's, GPU only",
@@ -1049,7 +1067,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"cxx_compiler_missing/stderr.txt", "cxx_compiler_missing/trace"},
 		},
-		Source: "rules/inductor.yaml:149",
+		Source: "rules/inductor.yaml:155",
 	},
 	{
 		ID:         "custom-op-output-aliases-input",
@@ -1067,7 +1085,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"custom_op_alias/stderr.txt"},
 		},
-		Source: "rules/inductor.yaml:183",
+		Source: "rules/inductor.yaml:189",
 	},
 	{
 		ID:         "triton-torch-mismatch",
@@ -1085,7 +1103,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton kernels compile for a GPU only",
 		},
-		Source: "rules/inductor.yaml:214",
+		Source: "rules/inductor.yaml:220",
 	},
 	{
 		ID:         "triton-out-of-shared-memory",
@@ -1103,7 +1121,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a Triton kernel's shared memory on a GPU",
 		},
-		Source: "rules/inductor.yaml:250",
+		Source: "rules/inductor.yaml:256",
 	},
 	{
 		ID:         "triton-template-out-of-resources",
@@ -1121,7 +1139,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton templates during max-autotune on a GPU",
 		},
-		Source: "rules/inductor.yaml:280",
+		Source: "rules/inductor.yaml:286",
 	},
 	{
 		ID:         "autotune-choice-skipped",
@@ -1139,7 +1157,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "GPU autotuning choices",
 		},
-		Source: "rules/inductor.yaml:307",
+		Source: "rules/inductor.yaml:313",
 	},
 	{
 		ID:         "rocm-cluster-dims",
@@ -1157,7 +1175,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ROCm Triton",
 		},
-		Source: "rules/inductor.yaml:334",
+		Source: "rules/inductor.yaml:340",
 	},
 	{
 		ID:         "gpu-too-old-for-triton",
@@ -1175,7 +1193,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/inductor.yaml:360",
+		Source: "rules/inductor.yaml:366",
 	},
 	{
 		ID:         "inductor-lowering-failed",
@@ -1194,7 +1212,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"missing_lowering/stderr.txt", "missing_lowering/trace"},
 		},
-		Source: "rules/inductor.yaml:386",
+		Source: "rules/inductor.yaml:392",
 	},
 	{
 		ID:         "inductor-flex-attention-no-valid-choices",
@@ -1212,7 +1230,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the flex-attention Triton template is autotuned only for a GPU",
 		},
-		Source: "rules/inductor.yaml:419",
+		Source: "rules/inductor.yaml:425",
 	},
 	{
 		ID:         "triton-ptxas-not-found",
@@ -1230,7 +1248,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton runs ptxas only when it compiles a kernel for an NVIDIA GPU",
 		},
-		Source: "rules/inductor.yaml:450",
+		Source: "rules/inductor.yaml:456",
 	},
 	{
 		ID:         "triton-not-installed",
@@ -1254,7 +1272,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Python without Triton",
 		},
-		Source: "rules/inductor.yaml:478",
+		Source: "rules/inductor.yaml:484",
 	},
 	{
 		ID:         "triton-jit-source-unavailable",
@@ -1272,7 +1290,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a compile cache removed by another process mid-compile",
 		},
-		Source: "rules/inductor.yaml:516",
+		Source: "rules/inductor.yaml:522",
 	},
 	{
 		ID:         "inductor-cache-rename-failed",
@@ -1297,7 +1315,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a rename onto an existing file fails on Windows (WinError 183) or when processes race on one cache directory; the testbed runs on Linux with a cache per run",
 		},
-		Source: "rules/inductor.yaml:545",
+		Source: "rules/inductor.yaml:551",
 	},
 	{
 		ID:         "triton-ptxas-arch",
@@ -1315,7 +1333,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas of the CUDA toolkit",
 		},
-		Source: "rules/inductor.yaml:578",
+		Source: "rules/inductor.yaml:584",
 	},
 	{
 		ID:         "triton-mma-to-mma-pre-ampere",
@@ -1324,7 +1342,7 @@ var builtinRules = []Rule{
 		Phase:      "triton-compile",
 		Confidence: "E/I",
 		Match: Match{
-			Text: []string{"Unexpected mma -> mma layout conversion"},
+			Text: []string{"Unexpected mma -> mma layout conversion|mma -> mma layout conversion is only supported on Ampere"},
 		},
 		Cause:      "Triton's shared-memory allocation (Allocation.cpp getCvtOrder) does not\nconvert one MMA layout into another on GPUs older than Ampere (V100,\nT4), and aborts the process. Kernels that chain two dot products need\nthat conversion: vLLM's Triton prefix-prefill attention\n(context_attention_fwd), used by chunked prefill and prefix caching.\n",
 		Remedy:     []string{"On a pre-Ampere GPU turn off the features that run the kernel: --enable-chunked-prefill=False and no --enable-prefix-caching (vLLM), or run on an Ampere or newer GPU"},
@@ -1333,7 +1351,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton's NVIDIA backend on a pre-Ampere GPU",
 		},
-		Source: "rules/inductor.yaml:615",
+		Source: "rules/inductor.yaml:621",
 	},
 	{
 		ID:         "fx-pass-pattern-assert",
@@ -1359,7 +1377,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:642",
+		Source: "rules/inductor.yaml:649",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1377,7 +1395,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:675",
+		Source: "rules/inductor.yaml:682",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1398,7 +1416,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:703",
+		Source: "rules/inductor.yaml:710",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1421,7 +1439,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:731",
+		Source: "rules/inductor.yaml:738",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1440,7 +1458,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:761",
+		Source: "rules/inductor.yaml:768",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1458,7 +1476,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:798",
+		Source: "rules/inductor.yaml:805",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1476,7 +1494,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:829",
+		Source: "rules/inductor.yaml:836",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1496,7 +1514,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:858",
+		Source: "rules/inductor.yaml:865",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -2764,6 +2782,24 @@ var builtinRules = []Rule{
 		Source: "rules/platform.yaml:1405",
 	},
 	{
+		ID:         "device-ordinal-not-visible",
+		Title:      "The process asked for a GPU index it cannot see (invalid device ordinal)",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"(?:CUDA|HIP) error: invalid device ordinal|hipErrorInvalidDevice"},
+		},
+		Cause:      "A device index was given to set_device (or a device context) that is\nnot below the number of GPUs this process sees. Device indices count\nwithin CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES: a worker that Ray\n(or a launcher) limited to one GPU sees it as device 0, so code that\npicks the device by its rank or by the node's physical index asks for\none that is not there. A local rank larger than the GPU count of the\nnode (more processes per node than GPUs) does the same.\n",
+		Remedy:     []string{"Index the device within what the process sees: device 0 in a worker Ray or the launcher limited to one GPU (torch.cuda.device_count() tells), or the local rank only when every process sees all the node's GPUs; start no more processes per node than it has GPUs", "Check CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES in the failing process against the index it asked for"},
+		References: []string{"https://github.com/vllm-project/vllm/pull/38108"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "a GPU index past the visible devices",
+		},
+		Source: "rules/platform.yaml:1430",
+	},
+	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
 		Title:      "A Triton kernel uses FP8 e4m3 (fp8e4nv), which this GPU does not have",
 		Severity:   "error",
@@ -2779,7 +2815,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1430",
+		Source: "rules/platform.yaml:1462",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2793,7 +2829,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1462",
+		Source:     "rules/platform.yaml:1494",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2807,7 +2843,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1489",
+		Source:     "rules/platform.yaml:1521",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2821,7 +2857,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1512",
+		Source:     "rules/platform.yaml:1544",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2835,7 +2871,26 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1534",
+		Source:     "rules/platform.yaml:1566",
+	},
+	{
+		ID:         "trtllm-plugin-deserialize-mismatch",
+		Title:      "A TensorRT-LLM plugin could not read its fields from the engine (engine built with another TensorRT-LLM version)",
+		Severity:   "error",
+		Phase:      "load",
+		Engines:    []string{"trtllm"},
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Assertion failed: d == a \\+ length"},
+		},
+		Cause:      "When an engine is loaded, each plugin (GPT attention, GEMM, …) reads\nthe fields it serialized at build time and checks that it consumed\nexactly the bytes stored (d == a + length). A plugin of another\nTensorRT-LLM version serializes other fields, so an engine built by one\nversion and deserialized by the plugin library of another fails here.\n",
+		Remedy:     []string{"Build the engine with the same TensorRT-LLM version that serves it (rebuild it with trtllm-build in the serving image), or serve it with the version and backend that built it"},
+		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/583", "https://github.com/NVIDIA/TensorRT-LLM/issues/815"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "TensorRT-LLM engines and plugins",
+		},
+		Source: "rules/platform.yaml:1589",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2849,7 +2904,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1557",
+		Source:     "rules/platform.yaml:1618",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2863,7 +2918,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1580",
+		Source:     "rules/platform.yaml:1641",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2877,7 +2932,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1602",
+		Source:     "rules/platform.yaml:1663",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2891,7 +2946,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1625",
+		Source:     "rules/platform.yaml:1686",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2907,7 +2962,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1648",
+		Source:     "rules/platform.yaml:1709",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2925,7 +2980,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1672",
+		Source: "rules/platform.yaml:1733",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2943,7 +2998,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1699",
+		Source: "rules/platform.yaml:1760",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -2961,7 +3016,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1729",
+		Source: "rules/platform.yaml:1790",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3794,6 +3849,7 @@ var builtinRequired = []requiredLits{
 	{"'_OpNamespace' '(?P<ns>\\w*_C(?:_\\w+)?|sgl_kernel\\w*)' object has no attribute '(?P<op>\\w+)'", []string{"' object has no attribute '"}},
 	{"(?:(?P<op>\\w+)\\(\\): )?functions with out=\\.\\.\\. arguments don't support\\s+automatic differentiation", []string{"functions with out=... arguments don't support"}},
 	{"(?:/|^|\\s)(?P<lib>sgl_kernel|flash_attn|xformers|vllm|aiter|torch_npu|deep_gemm|flashinfer|transformer_engine|mamba_ssm|causal_conv1d|apex|bitsandbytes|Ascend)[/\\w.-]*\\.so[\\w.]*: undefined symbol", []string{": undefined symbol"}},
+	{"(?:CUDA|HIP) error: invalid device ordinal|hipErrorInvalidDevice", []string{" error: invalid device ordinal", "hipErrorInvalidDevice"}},
 	{"(?:CUDA|cuda) [Ee]rror: out of memory at \\S*cumem_allocator\\.cpp", []string{"rror: out of memory at "}},
 	{"(?:FlashAttention|flash attention|FP8|fp8|Marlin|Machete|cutlass)\\S* (?:only supports|is only supported on) .*(?:Ampere|Hopper|sm_?\\d+|compute capability|GPU)", []string{"only supports", "is only supported on"}},
 	{"(?:JSONDecodeError|UnpicklingError|EOFError: Ran out of input)[^\\n]*\\n[^\\n]*triton/runtime/cache\\.py", []string{"triton/runtime/cache.py"}},
@@ -3821,6 +3877,7 @@ var builtinRequired = []requiredLits{
 	{"<Response \\[50[234]\\]>", []string{"<Response [50"}},
 	{"@jit functions should be defined in a Python file", []string{"@jit functions should be defined in a Python file"}},
 	{"Address already in use|address already in use", []string{"Address already in use", "address already in use"}},
+	{"Assertion failed: d == a \\+ length", []string{"Assertion failed: d == a + length"}},
 	{"Assertion failed: mpiSize == tp \\* pp|Engine world size \\(\\d+\\) != Runtime world size \\(\\d+\\)", []string{"Assertion failed: mpiSize == tp * pp", ") != Runtime world size ("}},
 	{"AssertionError", []string{"AssertionError"}},
 	{"AssertionError: type\\(self\\)=<class 'torch\\._inductor\\.scheduler\\.Scheduler'>", []string{"AssertionError: type(self)=<class 'torch._inductor.scheduler.Scheduler'>"}},
@@ -3956,6 +4013,7 @@ var builtinRequired = []requiredLits{
 	{"PTXASError: PTXAS error", []string{"PTXASError: PTXAS error"}},
 	{"PassManager::run failed", []string{"PassManager::run failed"}},
 	{"Piecewise CUDA Graph failed with error: (?P<what>[^\\n]+)", []string{"Piecewise CUDA Graph failed with error: "}},
+	{"Please convert all Tensors to FakeTensors first", []string{"Please convert all Tensors to FakeTensors first"}},
 	{"Quantization scheme is not supported for ', 'the current GPU\\. Min capability: (?P<min>\\d+)\\. ', 'Current capability: (?P<cur>\\d+)", []string{"Quantization scheme is not supported for ', 'the current GPU. Min capability: "}},
 	{"Runtime error during autotuning", []string{"Runtime error during autotuning"}},
 	{"RuntimeError: No valid triton configs", []string{"RuntimeError: No valid triton configs"}},
@@ -3979,7 +4037,7 @@ var builtinRequired = []requiredLits{
 	{"TypeError: (?:type '(?P<t>[\\w.]+)'|'type' object) is not subscriptable", []string{" is not subscriptable"}},
 	{"TypeError: unsupported operand type\\(s\\) for \\|: 'type' and '(?:type|NoneType)'", []string{"TypeError: unsupported operand type(s) for |: 'type' and '"}},
 	{"Unable to warmup model: .*(?:out of memory|OutOfMemory|exceed allowed memory)", []string{"Unable to warmup model: "}},
-	{"Unexpected mma -> mma layout conversion", []string{"Unexpected mma -> mma layout conversion"}},
+	{"Unexpected mma -> mma layout conversion|mma -> mma layout conversion is only supported on Ampere", []string{"Unexpected mma -> mma layout conversion", "mma -> mma layout conversion is only supported on Ampere"}},
 	{"UnpicklingError|pickle data was truncated|EOFError: Ran out of input|Ran out of input", []string{"UnpicklingError", "pickle data was truncated", "EOFError: Ran out of input", "Ran out of input"}},
 	{"Unsloth: Failed to create dynamic compiled modules", []string{"Unsloth: Failed to create dynamic compiled modules"}},
 	{"Unsupported Tensor\\.item\\(\\) call with capture_scalar_outputs=False", []string{"Unsupported Tensor.item() call with capture_scalar_outputs=False"}},
@@ -4002,6 +4060,7 @@ var builtinRequired = []requiredLits{
 	{"\\.so[\\w.]*: undefined symbol: _ZN", []string{": undefined symbol: _ZN"}},
 	{"\\[(?:WinError \\d+|Errno \\d+)\\][^\\n]*torchinductor_[^\\n]*' -> '", []string{"torchinductor_"}},
 	{"\\[Errno 98\\] (?:error while attempting to bind on address .*: )?[Aa]ddress already in use", []string{"ddress already in use"}},
+	{"\\\\cl\\.(?i:exe)', '[^']*\\\\(?:main|cuda_utils)\\.c', '/nologo'", []string{".c', '/nologo'"}},
 	{"\\w+LinearKernel requires capability (?P<need>\\d+), current compute +capability is (?P<cc>\\d+)", []string{"LinearKernel requires capability "}},
 	{"^(?:FileExistsError|FileNotFoundError|PermissionError)", []string{"ExistsError", "NotFoundError", "PermissionError"}},
 	{"^FileNotFoundError", []string{"FileNotFoundError"}},

@@ -421,8 +421,9 @@ type stream struct {
 	stackPrint bool
 	// title, titleN: the last idle line that may be the first line of
 	// Dynamo's message (see dynamoTitle), and its line number.
-	title  string
-	titleN int
+	title       string
+	titleN      int
+	titleIndent string // the title line's indent (a paste's), before the Explanation's own
 	// frameIndent: the indent of the last frame line; a paste that
 	// indented the whole traceback puts its exception line below it
 	// but not at column 0.
@@ -1482,7 +1483,7 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		s.report = true
 		return
 	}
-	if s.title != "" && s.titleN == l.n-1 && strings.HasPrefix(l.raw, "  Explanation: ") {
+	if s.title != "" && s.titleN == l.n-1 && strings.HasPrefix(l.raw, s.titleIndent+"  Explanation: ") {
 		// Dynamo's message printed without its exception line (an app
 		// that shows str(e)): "Unsupported method call", then
 		// "  Explanation: …", "  Hint: …". Only an Unsupported (a graph
@@ -1498,8 +1499,11 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		s.title = ""
 		return
 	}
-	if dynamoTitle(l.raw) {
-		s.title, s.titleN = l.t, l.n
+	if in := len(l.raw) - len(strings.TrimLeft(l.raw, " \t")); dynamoTitle(l.raw[in:], l.rec.Line == 1 && l.n == 1) {
+		s.title, s.titleN, s.titleIndent = l.t, l.n, l.raw[:in]
+		if l.rec.Line == 1 && l.n == 1 {
+			s.titleIndent = "" // a cut first line may start at a blank
+		}
 	}
 	if typ, msg, ok := framelessLine(l.rec, l.line); ok {
 		x.start(s, l, false)
@@ -1513,12 +1517,16 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 	return
 }
 
-// dynamoTitle: a line that may be the first line of Dynamo's structured
-// message (its graph break's title, "Unsupported method call",
-// "Attempted to call function marked as skipped"): at column 0, a
-// capital first, no ": " and short.
-func dynamoTitle(raw string) bool {
-	return len(raw) >= 8 && len(raw) <= 120 && raw[0] >= 'A' && raw[0] <= 'Z' && !strings.Contains(raw, ": ") && !strings.HasSuffix(raw, ":")
+// dynamoTitle: a line (its indent removed) that may be the first line of
+// Dynamo's structured message (its graph break's title, "Unsupported
+// method call", "Attempted to call function marked as skipped"): a
+// capital first (any letter on an excerpt's first line, which may be cut
+// mid-word), no ": " and short.
+func dynamoTitle(t string, first bool) bool {
+	if len(t) < 4 || len(t) > 120 || strings.Contains(t, ": ") || strings.HasSuffix(t, ":") {
+		return false
+	}
+	return t[0] >= 'A' && t[0] <= 'Z' || first && t[0] >= 'a' && t[0] <= 'z'
 }
 
 // feedNative: the frames of a faulthandler report after "Fatal Python
