@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:5d53cbfb"
+const builtinDigest = "crc32c:acaef7b3"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -2117,7 +2117,7 @@ var builtinRules = []Rule{
 		Phase:      "distributed-init",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"Failed to infer device type", "No CUDA GPUs are available", "Found no NVIDIA driver on your system", "CUDA driver initialization failed|torch\\.cuda\\.is_available\\(\\) is False|no CUDA-capable device is detected", "local_world_size \\((?P<want>\\d+)\\) must be less than or equal to the number"},
+			Text: []string{"Failed to infer device type", "No CUDA GPUs are available", "Found no NVIDIA driver on your system", "CUDA driver initialization failed|torch\\.cuda\\.is_available\\(\\) is False|no CUDA-capable device is detected", "local_world_size \\((?P<want>\\d+)\\) must be less than or equal to the number", "No platform detected, vLLM is running on UnspecifiedPlatform"},
 		},
 		Cause:      "The process sees no GPU (or fewer than the workers it was asked to\nstart): the container was started without device access,\nCUDA_VISIBLE_DEVICES (or HIP/ASCEND_RT_VISIBLE_DEVICES) hides devices,\nthe driver (or Ascend's CANN) is missing or does not match the runtime,\nor --tensor-parallel-size times the data-parallel size asks for more\ndevices than the node has. vLLM's worker says only \"local_world_size\n(N) must be less than or equal to the number of visible devices (M)\".\n",
 		Remedy:     []string{"Give the container the GPUs: docker run --gpus all (NVIDIA, needs nvidia-container-toolkit) or --device /dev/kfd --device /dev/dri (ROCm); on Ascend mount /dev/davinci* with /dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc and the driver directory", "Check CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ASCEND_RT_VISIBLE_DEVICES and that nvidia-smi (rocm-smi, npu-smi info) works inside the same environment", "Ask for at most the devices that are visible: --tensor-parallel-size (times --data-parallel-size) no larger than that count"},
@@ -2144,7 +2144,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/platform.yaml:261",
+		Source: "rules/platform.yaml:265",
 	},
 	{
 		ID:         "nccl-shared-memory",
@@ -2162,7 +2162,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:297",
+		Source: "rules/platform.yaml:301",
 	},
 	{
 		ID:         "nccl-cuda-error",
@@ -2181,7 +2181,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL",
 		},
-		Source: "rules/platform.yaml:335",
+		Source: "rules/platform.yaml:339",
 	},
 	{
 		ID:         "nccl-nvls-failed",
@@ -2199,7 +2199,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on NVLink SHARP",
 		},
-		Source: "rules/platform.yaml:367",
+		Source: "rules/platform.yaml:371",
 	},
 	{
 		ID:         "collective-timeout",
@@ -2218,7 +2218,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL)",
 		},
-		Source: "rules/platform.yaml:399",
+		Source: "rules/platform.yaml:403",
 	},
 	{
 		ID:         "vllm-logits-gather-timeout",
@@ -2237,7 +2237,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL) in a tensor-parallel vLLM engine",
 		},
-		Source: "rules/platform.yaml:430",
+		Source: "rules/platform.yaml:434",
 	},
 	{
 		ID:         "custom-allreduce-capture",
@@ -2251,7 +2251,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error.\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
-		Source:     "rules/platform.yaml:475",
+		Source:     "rules/platform.yaml:479",
 	},
 	{
 		ID:         "nccl-no-socket-interface",
@@ -2265,7 +2265,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:505",
+		Source:     "rules/platform.yaml:509",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -2283,7 +2283,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:531",
+		Source: "rules/platform.yaml:535",
 	},
 	{
 		ID:         "hccl-port-in-use",
@@ -2297,7 +2297,7 @@ var builtinRules = []Rule{
 		Cause:      "Ascend's HCCL opens a listening socket per device when it sets up a\ncommunicator, on ports counted up from HCCL_IF_BASE_PORT (60000 unless\nset). Another process on the node holds {port|that port}: a second job\nor engine on the same node, or one from an earlier run still alive.\n",
 		Remedy:     []string{"Stop the process that holds the port (ss -ltnp | grep {port|60000}; a stale engine or trainer), or give each job on the node a range of its own with HCCL_IF_BASE_PORT"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/405"},
-		Source:     "rules/platform.yaml:563",
+		Source:     "rules/platform.yaml:567",
 	},
 	{
 		ID:         "megatron-parallel-sizes-vs-world-size",
@@ -2311,7 +2311,7 @@ var builtinRules = []Rule{
 		Cause:      "Megatron's initialize_model_parallel splits the {world} processes\ninto groups whose size is the product of the parallel sizes ({what}:\n{size}); the world size must be a multiple of it. The parallel sizes\nask for more GPUs than the job has, or do not divide them.\n",
 		Remedy:     []string{"Make the product of the parallel sizes divide the world size: lower --tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size (and --expert-tensor-parallel-size, --context-parallel-size), or run on more GPUs or nodes (world size = nodes x GPUs per node)"},
 		References: []string{"https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/parallel_state.py"},
-		Source:     "rules/platform.yaml:588",
+		Source:     "rules/platform.yaml:592",
 	},
 	{
 		ID:         "cluster-gpus-fewer-than-requested",
@@ -2325,7 +2325,7 @@ var builtinRules = []Rule{
 		Cause:      "The trainer reserves its GPUs as Ray placement groups before it starts\nany worker, and asked for {want} where the Ray cluster it joined has\n{have}: the config's nodes times GPUs per node is more than the\ncluster, or nodes that should have joined did not.\n",
 		Remedy:     []string{"Make the config fit the cluster: cluster.num_nodes x cluster.gpus_per_node (or the trainer's equivalents) at most the GPUs that ray status shows", "If the cluster should have more GPUs, check that every node joined Ray (ray status) with its GPUs visible"},
 		References: []string{"https://github.com/NVIDIA-NeMo/RL/pull/89"},
-		Source:     "rules/platform.yaml:611",
+		Source:     "rules/platform.yaml:615",
 	},
 	{
 		ID:         "hip-and-cuda-visible-devices-differ",
@@ -2339,7 +2339,7 @@ var builtinRules = []Rule{
 		Cause:      "On ROCm, Ray reads both HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES\n(ROCm honours both) and refuses to start when they name different\ndevices, as a container's HIP_VISIBLE_DEVICES and a user's\nCUDA_VISIBLE_DEVICES do.\n",
 		Remedy:     []string{"Set only one of them (unset HIP_VISIBLE_DEVICES, or give both the same value) in the environment of every process, Ray's workers included", "Newer Ray releases resolve the two; upgrade ray if the environment cannot be changed"},
 		References: []string{"https://github.com/ray-project/ray/issues/52701"},
-		Source:     "rules/platform.yaml:635",
+		Source:     "rules/platform.yaml:639",
 	},
 	{
 		ID:         "npu-camem-allocator-missing",
@@ -2354,7 +2354,7 @@ var builtinRules = []Rule{
 		Cause:      "Sleep mode on Ascend (enable_sleep_mode, as RL trainers use it to free\nNPU memory between rollouts) needs vllm-ascend's CaMem allocator, which\nlives in its compiled C extension. The package was installed without\nits custom kernels being compiled, so the allocator is missing and each\nworker fails this check when the engine starts.\n",
 		Remedy:     []string{"Reinstall vllm-ascend with its C extension built: COMPILE_CUSTOM_KERNELS=1 with the CANN environment sourced (set_env.sh) and the torch/torch_npu it names; then python -c \"import vllm_ascend.vllm_ascend_C\" must succeed", "Or start the engine without sleep mode (enable_sleep_mode=False; the trainer's free-cache option off)"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/556"},
-		Source:     "rules/platform.yaml:659",
+		Source:     "rules/platform.yaml:663",
 	},
 	{
 		ID:         "port-in-use",
@@ -2373,7 +2373,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:686",
+		Source: "rules/platform.yaml:690",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2387,7 +2387,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:716",
+		Source:     "rules/platform.yaml:720",
 	},
 	{
 		ID:         "tensor-parallel-size-zero",
@@ -2401,7 +2401,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine divides the model (heads, layers) by {arg}, which is 0\nhere. A launcher or wrapper that sets it from the number of GPUs it\nsees got none: a host without a CUDA device, CUDA_VISIBLE_DEVICES\nempty, or a container started without its GPUs.\n",
 		Remedy:     []string{"Set {arg} to 1 or more explicitly (the wrapper's option for it), and check that the process sees its GPUs (nvidia-smi and torch.cuda.device_count() in the same container)", "On a host without a GPU, run the engine's CPU build or give the model a GPU host; a wrapper that counts devices should default to 1"},
 		References: []string{"https://github.com/xorbitsai/inference/issues/2552"},
-		Source:     "rules/platform.yaml:746",
+		Source:     "rules/platform.yaml:750",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2415,7 +2415,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:772",
+		Source:     "rules/platform.yaml:776",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2435,7 +2435,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:807",
+		Source: "rules/platform.yaml:811",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2453,7 +2453,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:843",
+		Source: "rules/platform.yaml:847",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2471,7 +2471,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:886",
+		Source: "rules/platform.yaml:890",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2489,7 +2489,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:916",
+		Source: "rules/platform.yaml:920",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2507,7 +2507,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:947",
+		Source: "rules/platform.yaml:951",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2526,7 +2526,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:981",
+		Source: "rules/platform.yaml:985",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2550,7 +2550,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:1011",
+		Source: "rules/platform.yaml:1015",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2569,7 +2569,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:1048",
+		Source: "rules/platform.yaml:1052",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2587,7 +2587,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:1077",
+		Source: "rules/platform.yaml:1081",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2605,7 +2605,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:1111",
+		Source: "rules/platform.yaml:1115",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2623,7 +2623,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:1150",
+		Source: "rules/platform.yaml:1154",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2637,7 +2637,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1177",
+		Source:     "rules/platform.yaml:1181",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2655,7 +2655,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1198",
+		Source: "rules/platform.yaml:1202",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2674,7 +2674,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1224",
+		Source: "rules/platform.yaml:1228",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2689,7 +2689,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1256",
+		Source:     "rules/platform.yaml:1260",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2707,7 +2707,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1284",
+		Source: "rules/platform.yaml:1288",
 	},
 	{
 		ID:         "amdgpu-builtin-needs-target-feature",
@@ -2725,7 +2725,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a HIP compile for an AMD GPU target",
 		},
-		Source: "rules/platform.yaml:1311",
+		Source: "rules/platform.yaml:1315",
 	},
 	{
 		ID:         "hip-ipc-memory-handle-failed",
@@ -2743,7 +2743,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "AMD GPUs and their runtime's IPC",
 		},
-		Source: "rules/platform.yaml:1339",
+		Source: "rules/platform.yaml:1343",
 	},
 	{
 		ID:         "ascend-visible-devices-vs-ray",
@@ -2761,7 +2761,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Ascend NPUs under Ray",
 		},
-		Source: "rules/platform.yaml:1372",
+		Source: "rules/platform.yaml:1376",
 	},
 	{
 		ID:         "xinference-no-gpu-slot",
@@ -2779,7 +2779,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Xinference's supervisor",
 		},
-		Source: "rules/platform.yaml:1405",
+		Source: "rules/platform.yaml:1409",
 	},
 	{
 		ID:         "device-ordinal-not-visible",
@@ -2797,7 +2797,43 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a GPU index past the visible devices",
 		},
-		Source: "rules/platform.yaml:1430",
+		Source: "rules/platform.yaml:1434",
+	},
+	{
+		ID:         "triton-server-python-backend-shm",
+		Title:      "Triton Inference Server's Python backend could not get the shared memory it asked for (/dev/shm too small)",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"Unable to initialize shared memory key '[^']+' to requested size \\((?P<size>\\d+) bytes\\)"},
+		},
+		Cause:      "Each model of Triton's Python backend talks to its stub process\nthrough a shared-memory region in /dev/shm ({size|its} bytes to start,\nshm-default-byte-size). The container's /dev/shm is smaller than that\n(Docker gives 64 MiB unless told otherwise; a Kubernetes pod has none\nof its own unless one is mounted), so the model fails to load.\n",
+		Remedy:     []string{"Give the container more shared memory: docker run --shm-size=1g (or larger), or on Kubernetes mount a memory-backed emptyDir at /dev/shm (medium: Memory, with a sizeLimit) in the serving runtime", "Or ask for less: --backend-config=python,shm-default-byte-size=… below what /dev/shm holds"},
+		References: []string{"https://github.com/triton-inference-server/server/issues/6195", "https://github.com/kserve/modelmesh-serving/issues/78"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "Triton Inference Server's Python backend in a container",
+		},
+		Source: "rules/platform.yaml:1466",
+	},
+	{
+		ID:         "rdma-gpu-memory-registration-failed",
+		Title:      "RDMA could not register GPU memory for transfers (KV-cache transfer engine, GPUDirect RDMA)",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Failed to register memory (?P<addr>0x[0-9a-f]+): Bad address", "Mooncake memory registration failed"},
+		},
+		Cause:      "A transfer engine (Mooncake, used for prefill-decode disaggregation)\nregisters the GPU buffers it sends from with the RDMA NIC. The NIC's\ndriver could not pin the memory at {addr|that address} (\"Bad address\"):\nGPUDirect RDMA is not available (the nvidia_peermem module is not\nloaded), or the buffer was allocated by PyTorch's expandable segments\n(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), whose virtual\nmemory mappings RDMA registration does not take.\n",
+		Remedy:     []string{"Unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True for the servers that transfer the KV cache, and check that GPUDirect RDMA works on the node (modprobe nvidia_peermem; lsmod | grep peermem)"},
+		References: []string{"https://github.com/kvcache-ai/Mooncake/issues/351"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "RDMA NICs and GPUs",
+		},
+		Source: "rules/platform.yaml:1495",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2815,7 +2851,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1462",
+		Source: "rules/platform.yaml:1526",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2829,7 +2865,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1494",
+		Source:     "rules/platform.yaml:1558",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2843,7 +2879,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1521",
+		Source:     "rules/platform.yaml:1585",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2857,7 +2893,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1544",
+		Source:     "rules/platform.yaml:1608",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2871,7 +2907,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1566",
+		Source:     "rules/platform.yaml:1630",
 	},
 	{
 		ID:         "trtllm-plugin-deserialize-mismatch",
@@ -2890,7 +2926,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "TensorRT-LLM engines and plugins",
 		},
-		Source: "rules/platform.yaml:1589",
+		Source: "rules/platform.yaml:1653",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2904,7 +2940,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1618",
+		Source:     "rules/platform.yaml:1682",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2918,7 +2954,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1641",
+		Source:     "rules/platform.yaml:1705",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2932,7 +2968,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1663",
+		Source:     "rules/platform.yaml:1727",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2946,7 +2982,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1686",
+		Source:     "rules/platform.yaml:1750",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2962,7 +2998,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1709",
+		Source:     "rules/platform.yaml:1773",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -2980,7 +3016,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1733",
+		Source: "rules/platform.yaml:1797",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -2998,7 +3034,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1760",
+		Source: "rules/platform.yaml:1824",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -3016,7 +3052,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1790",
+		Source: "rules/platform.yaml:1854",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3943,6 +3979,7 @@ var builtinRequired = []requiredLits{
 	{"Failed to find C compiler", []string{"Failed to find C compiler"}},
 	{"Failed to infer device type", []string{"Failed to infer device type"}},
 	{"Failed to load NCCL library from (?P<path>[^\\s]+?)\\.?(?:\\s|$)", []string{"Failed to load NCCL library from "}},
+	{"Failed to register memory (?P<addr>0x[0-9a-f]+): Bad address", []string{"Failed to register memory "}},
 	{"Failed to run autotuning code block", []string{"Failed to run autotuning code block"}},
 	{"Failed to update parameter online: (?P<why>[^\\n]*(?:exceeds dimension size|out of range)[^\\n]*)", []string{"Failed to update parameter online: "}},
 	{"Feature '(?P<feature>[^']+)' requires \\.target (?P<target>sm_\\d+\\w*) or higher", []string{"' requires .target "}},
@@ -3974,6 +4011,7 @@ var builtinRequired = []requiredLits{
 	{"MissingOperatorWithDecomp: missing decomposition", []string{"MissingOperatorWithDecomp: missing decomposition"}},
 	{"MissingOperatorWithoutDecomp: missing lowering", []string{"MissingOperatorWithoutDecomp: missing lowering"}},
 	{"Model architectures? \\[?'?(?P<arch>\\w+)'?\\]? (?:are|is) not supported", []string{"Model architecture"}},
+	{"Mooncake memory registration failed", []string{"Mooncake memory registration failed"}},
 	{"Multiple dispatch failed for '[^']+';\\s*all __torch_dispatch__ handlers returned NotImplemented", []string{"all __torch_dispatch__ handlers returned NotImplemented"}},
 	{"Must flatten tensors with uniform (?P<what>dtype) but got (?P<a>[\\w.]+) and (?P<b>[\\w.]+)", []string{"Must flatten tensors with uniform "}},
 	{"NCCL error(?: in: [^,]*,)?:? invalid usage", []string{" invalid usage"}},
@@ -3993,6 +4031,7 @@ var builtinRequired = []requiredLits{
 	{"No module named 'triton'", []string{"No module named 'triton'"}},
 	{"No module named 'triton\\.common'", []string{"No module named 'triton.common'"}},
 	{"No module named .(?P<ns>vllm\\._C|vllm\\._rocm_C|vllm\\._moe_C|sgl_kernel\\.common_ops)", []string{"No module named "}},
+	{"No platform detected, vLLM is running on UnspecifiedPlatform", []string{"No platform detected, vLLM is running on UnspecifiedPlatform"}},
 	{"No space left on device|Disk quota exceeded", []string{"No space left on device", "Disk quota exceeded"}},
 	{"No such file or directory: '[^']*/(?P<file>config\\.json|tokenizer[\\w.]*|[\\w-]*\\.safetensors(?:\\.index\\.json)?|[\\w-]*\\.bin)'", []string{"No such file or directory: '"}},
 	{"NoValidChoicesError: No choices to select[^\\n]*\\n[ \\t]*target: flex_attention", []string{"NoValidChoicesError: No choices to select"}},
@@ -4036,6 +4075,7 @@ var builtinRequired = []requiredLits{
 	{"TypeError: (?:\\[[^\\]\\n]*\\] )?(?P<fn>[\\w.]+)\\.__init__\\(\\) got an unexpected keyword argument '(?P<arg>\\w+)'", []string{".__init__() got an unexpected keyword argument '"}},
 	{"TypeError: (?:type '(?P<t>[\\w.]+)'|'type' object) is not subscriptable", []string{" is not subscriptable"}},
 	{"TypeError: unsupported operand type\\(s\\) for \\|: 'type' and '(?:type|NoneType)'", []string{"TypeError: unsupported operand type(s) for |: 'type' and '"}},
+	{"Unable to initialize shared memory key '[^']+' to requested size \\((?P<size>\\d+) bytes\\)", []string{"Unable to initialize shared memory key '"}},
 	{"Unable to warmup model: .*(?:out of memory|OutOfMemory|exceed allowed memory)", []string{"Unable to warmup model: "}},
 	{"Unexpected mma -> mma layout conversion|mma -> mma layout conversion is only supported on Ampere", []string{"Unexpected mma -> mma layout conversion", "mma -> mma layout conversion is only supported on Ampere"}},
 	{"UnpicklingError|pickle data was truncated|EOFError: Ran out of input|Ran out of input", []string{"UnpicklingError", "pickle data was truncated", "EOFError: Ran out of input", "Ran out of input"}},

@@ -107,6 +107,13 @@ var patterns = []pattern{
 	// then abort (LLVM/MLIR assertions in Triton's compiler, a C++ extension).
 	{NativeCrash, []string{": Assertion `"}, regexp.MustCompile("[^ ]: Assertion `.*' failed")},
 	{NativeCrash, []string{"Floating point exception"}, regexp.MustCompile(`Floating point exception`)},
+	// The LLVM OpenMP runtime refusing a second copy of itself in the
+	// process ("OMP: Error #15: Initializing libiomp5md.dll, but found
+	// libiomp5md.dll already initialized."), then it aborts.
+	{NativeCrash, []string{"OMP: Error #"}, regexp.MustCompile(`OMP: Error #\d+: \S`)},
+	// A glog/abseil CHECK that failed ("CHECK_EQ(a, b) failed. 8 vs 32"),
+	// which aborts the process; found by Leads at the line's start.
+	{NativeCrash, []string{"CHECK"}, regexp.MustCompile(`^CHECK(?:_(?:EQ|NE|LT|LE|GT|GE))?\(.*\) failed\b`)},
 	// glibc 2.37+'s own consistency checks ("Fatal glibc error: malloc.c:2601
 	// (sysmalloc): assertion failed"), then abort.
 	{NativeCrash, []string{"Fatal glibc error"}, regexp.MustCompile(`Fatal glibc error: \S`)},
@@ -121,6 +128,12 @@ var patterns = []pattern{
 	// container's: "Memory cgroup out of memory: Killed process 4242").
 	{OOMKill, []string{"Out of memory: Kill", "out of memory: Kill"}, regexp.MustCompile(`[Oo]ut of memory: Kill(ed)? process`)},
 	{OOMKill, []string{"invoked oom-killer", "oom_kill_process", "oom-kill:constraint"}, regexp.MustCompile(`invoked oom-killer|oom-kill:constraint|oom_kill_process`)},
+	// The same kill as a job scheduler or an orchestrator tells it: Slurm's
+	// step ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…
+	// cgroup"), Kubernetes' container status ("reason: OOMKilled", "Reason:
+	// OOMKilled" in kubectl describe).
+	{OOMKill, []string{"oom-kill event", "reason: OOMKilled", "Reason: OOMKilled", "Reason:       OOMKilled"},
+		regexp.MustCompile(`Detected \d+ oom-kill event|[Rr]eason:\s+OOMKilled\b`)},
 	// Ray's memory monitor killing a worker or an actor when the node's host
 	// memory crosses its threshold (the raylet's summary, the actor's error).
 	{OOMKill, []string{"memory pressure (OOM)", "Ray killed this worker"},
@@ -137,6 +150,13 @@ var patterns = []pattern{
 	// "CUDA error: <text>" (a paste may start there).
 	{DeviceError, []string{"Search for `cudaError"}, regexp.MustCompile("Search for `cudaError[A-Za-z]+'")},
 	{DeviceError, []string{"CUDA driver error"}, regexp.MustCompile(`CUDA driver error`)},
+	// A GPU exception as CUDA's core dump and debugger report it ("CUDA
+	// Exception: Warp Illegal Address", "CUDA Exception: Device Unknown
+	// Exception (30)"), with the kernel's name and grid on the next line.
+	{DeviceError, []string{"CUDA Exception: "}, regexp.MustCompile(`CUDA Exception: \S`)},
+	// NVSHMEM's checks of its CUDA calls ("mem_heap.cpp:1519: non-zero
+	// status: 1 cuMemMap failed"), then it aborts the process.
+	{DeviceError, []string{": non-zero status: "}, regexp.MustCompile(`\.cpp:\d+: non-zero status: \d+ \S+ failed`)},
 	// ROCm's HSA runtime reporting a GPU fault or a failed call
 	// (":0:rocdevice.cpp … HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation
 	// resulted in a hardware exception"), then the process aborts.
@@ -176,6 +196,9 @@ var patterns = []pattern{
 	{Collective, []string{"Socket Timeout", "DistStoreError", "client socket has timed out"},
 		regexp.MustCompile(`Socket Timeout|DistStoreError|\[c10d\] The client socket has timed out after \d+`)},
 	{BuildFailed, []string{"returned non-zero exit status"}, regexp.MustCompile(`Command '\[?.*' returned non-zero exit status [1-9]`)},
+	// MLIR's pass manager (Triton's compiler) giving up on a kernel.
+	{BuildFailed, []string{"Failures have been detected while processing an MLIR pass pipeline"},
+		regexp.MustCompile(`Failures have been detected while processing an MLIR pass pipeline`)},
 	// The linker under a compiler driver (Triton's launcher build, a JIT
 	// extension): a library it cannot find, or its own exit.
 	{BuildFailed, []string{": cannot find -l", "ld returned 1 exit status"},
@@ -217,6 +240,12 @@ var patterns = []pattern{
 	{ChildExit, []string{"exits with return code = "}, regexp.MustCompile(`exits with return code = -?[1-9]\d*`)},
 	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
 	{ChildExit, []string{"scheduler is dead", "detokenizer is dead", "Received sigquit"}, regexp.MustCompile(`(scheduler|detokenizer) is dead|Received sigquit from a child process`)},
+	// vLLM's message that its engine core processes failed to start, as a
+	// wrapper or a paste shows it without the RuntimeError before it.
+	{ChildExit, []string{"Engine core initialization failed"}, regexp.MustCompile(`Engine core initialization failed\b`)},
+	// Kubernetes restarting a container that keeps exiting (kubectl get
+	// pods' STATUS, kubectl describe's "Reason: CrashLoopBackOff").
+	{ChildExit, []string{"CrashLoopBackOff"}, regexp.MustCompile(`\bCrashLoopBackOff\b`)},
 	// A supervisor telling that a worker it depends on went away: Ray's
 	// raylet ("(raylet) A worker died or was killed while executing a task
 	// by an unexpected system error"), an engine-core manager told to shut
@@ -234,8 +263,8 @@ var patterns = []pattern{
 // or above (ScanLogged): the same words in an INFO line or a user's print
 // are no failure ("failed to load the cached kernel, compiling").
 var errorLines = []pattern{
-	{ErrorLine, []string{"ailed to initiali", "ailed to start", "ailed to launch", "ailed to spawn", "ailed to create", "ailed to allocate", "ailed to load"},
-		regexp.MustCompile(`\b[Ff]ailed to (?:initiali[sz]e|start|launch|spawn|create|allocate|load)\b`)},
+	{ErrorLine, []string{"ailed to initiali", "ailed to start", "ailed to launch", "ailed to spawn", "ailed to create", "ailed to allocate", "ailed to load", "ailed to register memory"},
+		regexp.MustCompile(`\b[Ff]ailed to (?:initiali[sz]e|start|launch|spawn|create|allocate|load|register memory)\b`)},
 	// TensorRT's error report (its builder, runtime and trtexec):
 	// "Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage
 	// Error (…)".
@@ -268,6 +297,8 @@ func Leads(body []byte) bool {
 	switch c := body[0]; {
 	case c == 'A':
 		return string(body[:7]) == "Aborted"
+	case c == 'C':
+		return bytes.HasPrefix(body, []byte("CHECK")) && bytes.Contains(body, []byte(") failed"))
 	case c == '/':
 		return bytes.Contains(body, []byte(": error: ")) || bytes.Contains(body, []byte(": fatal error: "))
 	case c >= 'a' && c <= 'z':
@@ -304,7 +335,7 @@ func lineColError(b []byte) bool {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // leadLits are the rows' literals that Leads stands for in the scan.
-var leadLits = map[string]bool{"Aborted": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true, "ptxas": true}
+var leadLits = map[string]bool{"Aborted": true, "CHECK": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true, "ptxas": true}
 
 var literals = func() []string {
 	var out []string
