@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:acaef7b3"
+const builtinDigest = "crc32c:9bf85c61"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1040,7 +1040,7 @@ var builtinRules = []Rule{
 		Phase:      "triton-launcher-build",
 		Confidence: "T/P",
 		Match: Match{
-			Text: []string{"fatal error: Python\\.h: No such file or directory", "fatal error: stddef\\.h: No such file or directory", "collect2: fatal error: cannot find 'ld'", "/usr/bin/ld: cannot find -lcuda", "libcuda\\.so cannot found", "Failed to find C compiler", "Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status", "\\\\cl\\.(?i:exe)', '[^']*\\\\(?:main|cuda_utils)\\.c', '/nologo'"},
+			Text: []string{"fatal error: Python\\.h: No such file or directory", "fatal error: stddef\\.h: No such file or directory", "collect2: fatal error: cannot find 'ld'", "/usr/bin/ld: cannot find -lcuda", "libcuda\\.so cannot found", "Failed to find C compiler", "Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status", "\\\\cl\\.(?i:exe)', '[^']*\\\\(?:main|cuda_utils)\\.c', '/nologo'", "tcc\\\\\\\\tcc\\.exe', '[^']*(?:main|cuda_utils)\\.c'"},
 		},
 		Cause:      "Triton JIT-compiles a small C launcher (main.c / cuda_utils.c, which\nincludes Python.h) the first time a kernel runs — in the profile run or\ninside CUDA-graph capture — and the image lacks python3-dev, gcc/binutils\nor a libcuda.so link (Inductor's C++ compiler: inductor-cxx-compiler-missing).\n",
 		Remedy:     []string{"Install the Python development headers matching the running interpreter (apt-get install python3-dev, or python3.X-dev) and build-essential", "Install a C compiler (apt-get install gcc / build-essential) or set CC to a working one: Triton builds its launcher with it", "For -lcuda: create the libcuda.so symlink or set TRITON_LIBCUDA_PATH", "On Windows (triton-windows, cl.exe): the running Python must have its include\\ (Python.h) and libs\\ (pythonXY.lib) folders, which embedded and some managed Pythons lack; add them as triton-windows' README describes, or use a full CPython install"},
@@ -1067,7 +1067,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"cxx_compiler_missing/stderr.txt", "cxx_compiler_missing/trace"},
 		},
-		Source: "rules/inductor.yaml:155",
+		Source: "rules/inductor.yaml:159",
 	},
 	{
 		ID:         "custom-op-output-aliases-input",
@@ -1085,7 +1085,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"custom_op_alias/stderr.txt"},
 		},
-		Source: "rules/inductor.yaml:189",
+		Source: "rules/inductor.yaml:193",
 	},
 	{
 		ID:         "triton-torch-mismatch",
@@ -1103,7 +1103,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton kernels compile for a GPU only",
 		},
-		Source: "rules/inductor.yaml:220",
+		Source: "rules/inductor.yaml:224",
 	},
 	{
 		ID:         "triton-out-of-shared-memory",
@@ -1121,7 +1121,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a Triton kernel's shared memory on a GPU",
 		},
-		Source: "rules/inductor.yaml:256",
+		Source: "rules/inductor.yaml:260",
 	},
 	{
 		ID:         "triton-template-out-of-resources",
@@ -1139,7 +1139,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton templates during max-autotune on a GPU",
 		},
-		Source: "rules/inductor.yaml:286",
+		Source: "rules/inductor.yaml:290",
 	},
 	{
 		ID:         "autotune-choice-skipped",
@@ -1157,7 +1157,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "GPU autotuning choices",
 		},
-		Source: "rules/inductor.yaml:313",
+		Source: "rules/inductor.yaml:317",
 	},
 	{
 		ID:         "rocm-cluster-dims",
@@ -1175,7 +1175,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ROCm Triton",
 		},
-		Source: "rules/inductor.yaml:340",
+		Source: "rules/inductor.yaml:344",
 	},
 	{
 		ID:         "gpu-too-old-for-triton",
@@ -1193,7 +1193,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/inductor.yaml:366",
+		Source: "rules/inductor.yaml:370",
 	},
 	{
 		ID:         "inductor-lowering-failed",
@@ -1212,7 +1212,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"missing_lowering/stderr.txt", "missing_lowering/trace"},
 		},
-		Source: "rules/inductor.yaml:392",
+		Source: "rules/inductor.yaml:396",
 	},
 	{
 		ID:         "inductor-flex-attention-no-valid-choices",
@@ -1230,7 +1230,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the flex-attention Triton template is autotuned only for a GPU",
 		},
-		Source: "rules/inductor.yaml:425",
+		Source: "rules/inductor.yaml:429",
 	},
 	{
 		ID:         "triton-ptxas-not-found",
@@ -1248,7 +1248,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton runs ptxas only when it compiles a kernel for an NVIDIA GPU",
 		},
-		Source: "rules/inductor.yaml:456",
+		Source: "rules/inductor.yaml:460",
 	},
 	{
 		ID:         "triton-not-installed",
@@ -1272,7 +1272,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Python without Triton",
 		},
-		Source: "rules/inductor.yaml:484",
+		Source: "rules/inductor.yaml:488",
 	},
 	{
 		ID:         "triton-jit-source-unavailable",
@@ -1290,7 +1290,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a compile cache removed by another process mid-compile",
 		},
-		Source: "rules/inductor.yaml:522",
+		Source: "rules/inductor.yaml:526",
 	},
 	{
 		ID:         "inductor-cache-rename-failed",
@@ -1315,7 +1315,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a rename onto an existing file fails on Windows (WinError 183) or when processes race on one cache directory; the testbed runs on Linux with a cache per run",
 		},
-		Source: "rules/inductor.yaml:551",
+		Source: "rules/inductor.yaml:555",
 	},
 	{
 		ID:         "triton-ptxas-arch",
@@ -1333,7 +1333,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas of the CUDA toolkit",
 		},
-		Source: "rules/inductor.yaml:584",
+		Source: "rules/inductor.yaml:588",
 	},
 	{
 		ID:         "triton-mma-to-mma-pre-ampere",
@@ -1351,7 +1351,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton's NVIDIA backend on a pre-Ampere GPU",
 		},
-		Source: "rules/inductor.yaml:621",
+		Source: "rules/inductor.yaml:625",
 	},
 	{
 		ID:         "fx-pass-pattern-assert",
@@ -1377,7 +1377,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:649",
+		Source: "rules/inductor.yaml:653",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1395,7 +1395,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:682",
+		Source: "rules/inductor.yaml:686",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1416,7 +1416,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:710",
+		Source: "rules/inductor.yaml:714",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1439,7 +1439,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:738",
+		Source: "rules/inductor.yaml:742",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1458,7 +1458,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:768",
+		Source: "rules/inductor.yaml:772",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1476,7 +1476,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:805",
+		Source: "rules/inductor.yaml:809",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1494,7 +1494,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:836",
+		Source: "rules/inductor.yaml:840",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1514,7 +1514,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:865",
+		Source: "rules/inductor.yaml:869",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -1630,7 +1630,7 @@ var builtinRules = []Rule{
 			Text: []string{"(?P<lib>lib(?:cudart|cublas|cublasLt|cudnn|nvrtc|cusparse|cufft|curand|nvJitLink|nccl)\\w*\\.so\\.(?P<ver>\\d+)[\\d.]*): cannot open shared object file"},
 		},
 		Cause:      "A compiled extension (the engine's kernels, torch, flash-attn,\nbitsandbytes, ...) links against the runtime libraries of the CUDA\nmajor version it was built for. The process finds no such library of\nthat version: the package is the build for another CUDA than the one\ninstalled (a CUDA 12 wheel on a CUDA 11 machine, a CUDA 13 one next to\nCUDA 12 torch), or the runtime wheels are not on the loader path.\n",
-		Remedy:     []string{"Install the build of the package for the CUDA you have (the wheel's +cuXY tag or index must match torch.version.cuda), or install torch and the engine together for CUDA {ver|that version}", "Or make the CUDA {ver|that version} runtime available: the NVIDIA runtime wheels for it (nvidia-cuda-runtime, nvidia-cublas, ...) or its toolkit on LD_LIBRARY_PATH; python -c \"import ctypes; ctypes.CDLL('{lib|libcudart.so}')\" checks it"},
+		Remedy:     []string{"Install the build of the package for the CUDA you have (the wheel's +cuXY tag or index must match torch.version.cuda), or install torch and the engine together for CUDA {ver|that version}; in a container image, use an image whose extensions were built for its CUDA, or rebuild them from source in it (not precompiled kernels of another CUDA)", "Or make the CUDA {ver|that version} runtime available: the NVIDIA runtime wheels for it (nvidia-cuda-runtime, nvidia-cublas, ...) or its toolkit on LD_LIBRARY_PATH; python -c \"import ctypes; ctypes.CDLL('{lib|libcudart.so}')\" checks it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/1718", "https://github.com/vllm-project/vllm/issues/3387", "https://github.com/vllm-project/vllm/issues/52300"},
 		SeenOn: &SeenOn{
 			Testbed: "environment",
@@ -1863,6 +1863,24 @@ var builtinRules = []Rule{
 			Why:     "text-generation-inference's server",
 		},
 		Source: "rules/libraries.yaml:612",
+	},
+	{
+		ID:         "jit-ninja-missing",
+		Title:      "A JIT kernel build needs ninja, which is not installed",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"No such file or directory: 'ninja'", "Ninja is required to load C\\+\\+ extensions"},
+		},
+		Cause:      "Kernel libraries that compile their kernels on first use (FlashInfer's\nJIT, torch.utils.cpp_extension.load, DeepSpeed's ops, SGLang's and\naiter's JIT kernels) run the ninja build tool. It is not on the PATH of\nthe process (not installed in the serving environment, or a venv's bin\nnot on PATH), so the first kernel build fails.\n",
+		Remedy:     []string{"pip install ninja in the environment that serves (and pin it where the environment is provisioned); check that the venv's bin directory is on the PATH the engine runs with (which ninja)", "Or avoid the JIT path: prebuilt kernels (the library's AOT wheel) or another attention backend"},
+		References: []string{"https://github.com/CodeReclaimers/fak/issues/923"},
+		SeenOn: &SeenOn{
+			Testbed: "environment",
+			Why:     "a Python environment without ninja",
+		},
+		Source: "rules/libraries.yaml:640",
 	},
 	{
 		ID:         "model-file-corrupt",
@@ -2836,6 +2854,24 @@ var builtinRules = []Rule{
 		Source: "rules/platform.yaml:1495",
 	},
 	{
+		ID:         "openmp-runtime-twice",
+		Title:      "Two copies of the OpenMP runtime were loaded into the process",
+		Severity:   "error",
+		Phase:      "import",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"OMP: Error #15: Initializing (?P<lib>\\S+), but found (?P<other>\\S+) already initialized"},
+		},
+		Cause:      "The LLVM/Intel OpenMP runtime ({lib|libomp / libiomp5}) aborts when a\nsecond copy of it is loaded into a process that already initialized\none ({other|another copy}): two packages each ship their own (the torch\nwheel's libomp beside conda's or NumPy/MKL's libiomp5, or a macOS\ntorch wheel beside Homebrew's libomp).\n",
+		Remedy:     []string{"Keep one OpenMP runtime (libomp or libiomp5) in the environment: install torch, NumPy and MKL from one source (all pip or all conda) or remove the duplicate library; KMP_DUPLICATE_LIB_OK=TRUE only hides the abort and can give wrong results"},
+		References: []string{"https://github.com/pytorch/pytorch/issues/122705"},
+		SeenOn: &SeenOn{
+			Testbed: "environment",
+			Why:     "two OpenMP runtimes in one environment",
+		},
+		Source: "rules/platform.yaml:1526",
+	},
+	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
 		Title:      "A Triton kernel uses FP8 e4m3 (fp8e4nv), which this GPU does not have",
 		Severity:   "error",
@@ -2851,7 +2887,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1526",
+		Source: "rules/platform.yaml:1553",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2865,7 +2901,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1558",
+		Source:     "rules/platform.yaml:1585",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2879,7 +2915,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1585",
+		Source:     "rules/platform.yaml:1612",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2893,7 +2929,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1608",
+		Source:     "rules/platform.yaml:1635",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2907,7 +2943,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1630",
+		Source:     "rules/platform.yaml:1657",
 	},
 	{
 		ID:         "trtllm-plugin-deserialize-mismatch",
@@ -2926,7 +2962,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "TensorRT-LLM engines and plugins",
 		},
-		Source: "rules/platform.yaml:1653",
+		Source: "rules/platform.yaml:1680",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2940,7 +2976,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1682",
+		Source:     "rules/platform.yaml:1709",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -2954,7 +2990,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1705",
+		Source:     "rules/platform.yaml:1732",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -2968,7 +3004,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1727",
+		Source:     "rules/platform.yaml:1754",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -2982,7 +3018,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1750",
+		Source:     "rules/platform.yaml:1777",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -2998,7 +3034,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1773",
+		Source:     "rules/platform.yaml:1800",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -3016,7 +3052,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1797",
+		Source: "rules/platform.yaml:1824",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -3034,7 +3070,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1824",
+		Source: "rules/platform.yaml:1851",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -3052,7 +3088,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1854",
+		Source: "rules/platform.yaml:1881",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3667,6 +3703,44 @@ var builtinRules = []Rule{
 		Source: "rules/startup.yaml:587",
 	},
 	{
+		ID:         "vllm-compilation-config-not-object",
+		Title:      "vLLM's --compilation-config / -O was given a bare number where this version wants an object",
+		Severity:   "error",
+		Phase:      "import",
+		Engines:    []string{"vllm"},
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"argument --compilation-config/-O: 1 validation error for CompilationConfig[^\\n]*\\n[^\\n]*?Input should be an object \\[type=dataclass_type, input_value=(?P<value>\\d+)"},
+		},
+		Cause:      "The command line passed --compilation-config {value|N} (or -O {value|N}\nwith a space). This vLLM parses --compilation-config as a JSON object\n(CompilationConfig) and no longer takes a bare optimisation level\nthere, so argument parsing stops before anything starts.\n",
+		Remedy:     []string{"Pass an object: --compilation-config '{\"mode\": {value|3}}' (releases before the mode field: '{\"level\": {value|3}}'), or the short form -O{value|3} without a space; level 3 is the default, so the flag can also be dropped"},
+		References: []string{"https://github.com/kubernetes-sigs/gateway-api-inference-extension/issues/2243", "https://github.com/VectorInstitute/vector-inference/issues/157"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "vLLM's argument parser",
+		},
+		Source: "rules/startup.yaml:613",
+	},
+	{
+		ID:         "vllm-engine-ready-timeout",
+		Title:      "vLLM's front end stopped waiting for its engine core to become ready (startup slower than its timeout)",
+		Severity:   "error",
+		Phase:      "load",
+		Engines:    []string{"vllm"},
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Timed out waiting for engines? to send initial message on input socket"},
+		},
+		Cause:      "The API server waits a fixed time (VLLM_ENGINE_READY_TIMEOUT_S) for\nthe engine core processes to report that they started. They had not\nwhen the wait ran out: still loading weights or compiling (a cold\ntorch.compile or FlashInfer JIT cache, a slow model download or file\nsystem), or stuck (the engine cores' own log, or bringup stacks, tells\nwhich).\n",
+		Remedy:     []string{"Give the first start more time: VLLM_ENGINE_READY_TIMEOUT_S=1800 (or more), and keep the compile caches (~/.cache/vllm, ~/.cache/flashinfer) and the model on persistent, fast storage so later starts are warm"},
+		References: []string{"https://github.com/vllm-project/vllm/pull/35616"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "vLLM's multi-process front end",
+		},
+		Source: "rules/startup.yaml:642",
+	},
+	{
 		ID:         "trace-compile-failed",
 		Title:      "A torch.compile frame failed to compile",
 		Severity:   "error",
@@ -4019,6 +4093,7 @@ var builtinRequired = []requiredLits{
 	{"NCCL error.*unhandled system error", []string{"unhandled system error"}},
 	{"NET/Socket ?: No usable listening interface found", []string{": No usable listening interface found"}},
 	{"Networks with FP8 Q/DQ layers require hardware with FP8 support", []string{"Networks with FP8 Q/DQ layers require hardware with FP8 support"}},
+	{"Ninja is required to load C\\+\\+ extensions", []string{"Ninja is required to load C++ extensions"}},
 	{"No CUDA GPUs are available", []string{"No CUDA GPUs are available"}},
 	{"No available memory for the cache blocks", []string{"No available memory for the cache blocks"}},
 	{"No available slot found for the model", []string{"No available slot found for the model"}},
@@ -4034,6 +4109,7 @@ var builtinRequired = []requiredLits{
 	{"No platform detected, vLLM is running on UnspecifiedPlatform", []string{"No platform detected, vLLM is running on UnspecifiedPlatform"}},
 	{"No space left on device|Disk quota exceeded", []string{"No space left on device", "Disk quota exceeded"}},
 	{"No such file or directory: '[^']*/(?P<file>config\\.json|tokenizer[\\w.]*|[\\w-]*\\.safetensors(?:\\.index\\.json)?|[\\w-]*\\.bin)'", []string{"No such file or directory: '"}},
+	{"No such file or directory: 'ninja'", []string{"No such file or directory: 'ninja'"}},
 	{"NoValidChoicesError: No choices to select[^\\n]*\\n[ \\t]*target: flex_attention", []string{"NoValidChoicesError: No choices to select"}},
 	{"Not all values of (?P<dim>\\w+) = [^\\n]* are valid because \\w+ was inferred to be a constant \\((?P<value>-?\\d+)\\)", []string{" was inferred to be a constant ("}},
 	{"Not all values of (?P<dim>\\w+) = [^\\n]* in the specified range [^\\n]* satisfy the generated guard (?P<guard>[^\\n]+?)\\.?(?:\\n|$)", []string{" satisfy the generated guard "}},
@@ -4042,6 +4118,7 @@ var builtinRequired = []requiredLits{
 	{"Not enough memory to handle \\d+ prefill tokens", []string{"Not enough memory to handle "}},
 	{"Not enough memory.*(?:KV cache|kv cache)|KV cache is needed, which is larger than the available KV cache memory", []string{"Not enough memory", "KV cache is needed, which is larger than the available KV cache memory"}},
 	{"Not enough memory\\. Please try to increase --mem-fraction-static", []string{"Not enough memory. Please try to increase --mem-fraction-static"}},
+	{"OMP: Error #15: Initializing (?P<lib>\\S+), but found (?P<other>\\S+) already initialized", []string{"OMP: Error #15: Initializing "}},
 	{"Observed\\w+: raised exception (?P<raised>\\w+\\([^\\n]*\\))", []string{": raised exception "}},
 	{"One of GPU archs of \\[(?P<arch>[^\\]\\n]*)\\] is invalid or not supported", []string{"] is invalid or not supported"}},
 	{"Only a single TORCH_LIBRARY can be used to register the namespace (?P<ns>\\w+)", []string{"Only a single TORCH_LIBRARY can be used to register the namespace "}},
@@ -4067,6 +4144,7 @@ var builtinRequired = []requiredLits{
 	{"The quantization method (?P<q>\\w+) is not supported for the current GPU\\. Minimum capability: (?P<min>\\d+)\\. Current capability: (?P<cur>\\d+)", []string{" is not supported for the current GPU. Minimum capability: "}},
 	{"There was no fake impl registered for", []string{"There was no fake impl registered for"}},
 	{"Timed out after (?P<secs>\\d+) seconds waiting for clients\\. (?P<joined>\\d+)/(?P<want>\\d+) clients joined", []string{" seconds waiting for clients. "}},
+	{"Timed out waiting for engines? to send initial message on input socket", []string{" to send initial message on input socket"}},
 	{"Torch not compiled with CUDA enabled", []string{"Torch not compiled with CUDA enabled"}},
 	{"Tried to erase Node (?P<node>\\w+) but it still had \\d+ users in the graph", []string{"Tried to erase Node "}},
 	{"Tried to register an operator \\((?P<op>[\\w:]+)", []string{"Tried to register an operator ("}},
@@ -4112,6 +4190,7 @@ var builtinRequired = []requiredLits{
 	{"`?FlatParameter`? requires uniform `?(?P<what>requires_grad)`?", []string{" requires uniform "}},
 	{"`?num_(?:attention_|key_value_)?heads`? must be divisible by `?num_shards`?", []string{" must be divisible by "}},
 	{"aot_compile is not supported by the current configuration", []string{"aot_compile is not supported by the current configuration"}},
+	{"argument --compilation-config/-O: 1 validation error for CompilationConfig[^\\n]*\\n[^\\n]*?Input should be an object \\[type=dataclass_type, input_value=(?P<value>\\d+)", []string{"argument --compilation-config/-O: 1 validation error for CompilationConfig"}},
 	{"arguments? (?:are|is) specific to (?P<other>[\\w.-]+) backend(?:\\s+and cannot be used with (?P<this>[\\w.-]+) backend(?:: (?P<args>\\[[^\\]\\n]*\\]))?)?", []string{" specific to "}},
 	{"camem allocator is not available", []string{"camem allocator is not available"}},
 	{"cannot import name '(?P<name>\\w+)' from '(?P<package>[\\w.]+)'", []string{"cannot import name '"}},
@@ -4170,6 +4249,7 @@ var builtinRequired = []requiredLits{
 	{"server socket has failed to (?:listen on any local network address|bind to \\S+:(?P<port>\\d+))", []string{"server socket has failed to "}},
 	{"size mismatch at index \\d+", []string{"size mismatch at index "}},
 	{"system has unsupported display driver / cuda driver combination", []string{"system has unsupported display driver / cuda driver combination"}},
+	{"tcc\\\\\\\\tcc\\.exe', '[^']*(?:main|cuda_utils)\\.c'", []string{"tcc\\\\tcc.exe', '"}},
 	{"the provided PTX was compiled with an unsupported toolchain|cudaErrorUnsupportedPtxVersion", []string{"the provided PTX was compiled with an unsupported toolchain", "cudaErrorUnsupportedPtxVersion"}},
 	{"torch\\._dynamo hit config\\.(?:recompile_limit|accumulated_recompile_limit|cache_size_limit|accumulated_cache_size_limit)", []string{"torch._dynamo hit config."}},
 	{"torch\\._dynamo\\.exc\\.Unsupported: (?P<what>[^\\n]+)", []string{"torch._dynamo.exc.Unsupported: "}},
