@@ -556,7 +556,7 @@ func (m *matcher) match(rec *record.Record, mask uint64, e *memoEntry) {
 	printedInRecord(&sub, rec.Text)
 	for _, h := range hits {
 		ev := record.Evidence{Path: rec.Source, Line: rec.Line}
-		ev.Line, ev.Text = lineAt(*rec, h.off)
+		ev.Line, ev.Text, ev.Col = lineAt(*rec, h.off)
 		rank := m.rankString(rankNamed(rec.Rank, ev.Text))
 		ev.Rank = rank
 		sub.Evidence = ev
@@ -616,7 +616,7 @@ func isQuotedCode(text string, off int) bool {
 
 // lineAt turns a byte offset in a (joined, multi-line) record into the
 // physical line number and that line's text.
-func lineAt(rec record.Record, off int) (int, string) {
+func lineAt(rec record.Record, off int) (int, string, int) {
 	text := rec.Text
 	if off < 0 || off > len(text) {
 		off = 0
@@ -629,7 +629,10 @@ func lineAt(rec record.Record, off int) (int, string) {
 	} else {
 		end += off
 	}
-	return rec.Line + n, clip(strings.TrimSpace(text[start:end]))
+	line := text[start:end]
+	trimmed := strings.TrimLeft(line, " \t")
+	col := max(0, off-start-(len(line)-len(trimmed)))
+	return rec.Line + n, clip(strings.TrimSpace(line)), col
 }
 
 func clip(s string) string { return clipTo(s, maxEvidenceText) }

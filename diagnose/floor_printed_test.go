@@ -16,6 +16,10 @@ func TestPrintedCallAdvice(t *testing.T) {
 		// DDP's unused-parameter error names its own switch.
 		"This error indicates that your module has parameters that were not used in producing loss. You can enable unused parameter detection by (1) passing the keyword argument `find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`; (2) making sure": "You can enable unused parameter detection by (1) passing the keyword argument `find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`",
 		"You can read more about it in the docs": "",
+		// A check that names the values it takes, and advice after a semicolon.
+		"AssertionError: Only EAGLE and DSPARK speculative algorithms are supported for DeepseekV4ForCausalLM": "Only EAGLE and DSPARK speculative algorithms are supported for DeepseekV4ForCausalLM",
+		"ValueError: CUDAGraphMode.FULL is not supported with X backend; please try cudagraph_mode=PIECEWISE":  "please try cudagraph_mode=PIECEWISE",
+		"the only supported way is this": "",
 	} {
 		if got := adviceIn(in); got != want {
 			t.Errorf("adviceIn(%q) = %q, want %q", in, got, want)

@@ -461,6 +461,26 @@ quote-wrap-100 vllm-issue-4059 ok: the assertion line of Triton's LLVM is wrappe
 cut-first gpustack-issue-1640 ok: the cut took the exception name; the floor needs it
 cut-first sglang-issue-29317 ok: the cut took the exception name; the floor needs it
 cut-last vllm-pr-17744 ok: the cut took the end of the exception's dotted type (the last line is the exception line), so no type is left
+late-indent mooncake-issue-351 root: after an engine's line the indented excerpt continues that record, so its source line under a frame is not read as a cut traceback's raise and the root is the RDMA line
+late-indent pytorch-issue-187484 root: after an engine's line the indented excerpt continues that record; the BackendCompilerFailed wrapper is unwrapped to the AssertionError it raised, without the wrapper's line
+late-indent vllm-pr-23200 ok: the excerpt starts with a process prefix that lost its "("; a form put before it hides that the line starts with it, and the ValueError is mid-line
+two-processes vllm-pr-23200 ok: the excerpt starts with a process prefix that lost its "("; a form put before it hides that the line starts with it, and the ValueError is mid-line
+mixed-prefixes vllm-pr-23200 ok: the excerpt starts with a process prefix that lost its "("; a form put before it hides that the line starts with it, and the ValueError is mid-line
+two-processes gateway-api-inference-extension-issue-2243 rule: interleaved line by line, the argparse error and pydantic's "Input should be an object" line under it are records of different processes; the rule reads the two lines together
+two-processes vector-inference-issue-157 rule: interleaved line by line, the argparse error and pydantic's "Input should be an object" line under it are records of different processes; the rule reads the two lines together
+mixed-prefixes gateway-api-inference-extension-issue-2243 rule: the argparse error and pydantic's line under it fall under two process prefixes; the rule reads the two lines together
+mixed-prefixes vector-inference-issue-157 rule: the argparse error and pydantic's line under it fall under two process prefixes; the rule reads the two lines together
+mixed-prefixes vllm-issue-48700 root: frames of one traceback under two process prefixes: the exception line is under the second, read as a stream of its own
+wrap-100 vllm-issue-50679 ok: the one assertion line is wrapped before glibc's "failed." that makes it fatal
+wrap-80 vllm-issue-50679 ok: the one assertion line is wrapped before glibc's "failed." that makes it fatal
+quote-wrap-100 vllm-issue-50679 ok: the one assertion line is wrapped before glibc's "failed." that makes it fatal
+quote-wrap-100 server-issue-6195 ok: the wrap cut Triton's shared-memory message inside the rule's words, and the line has no level or exception type of its own
+cut-first comfyui-issue-8608 ok: the cut took the exception name; the floor needs it
+cut-first gateway-api-inference-extension-issue-2243 ok: the cut took argparse's "error: argument" that makes the line fatal
+cut-first vector-inference-issue-157 ok: the cut took argparse's "error: argument" that makes the line fatal
+cut-first llm-d-issue-1402 ok: the cut took the exception name; the floor needs it
+cut-first server-issue-6195 ok: the cut took the start of Triton's shared-memory message, and the line has no level or exception type of its own
+cut-first sglang-issue-19033 ok: the cut took the exception name; the floor needs it
 `
 
 func knownPasteGaps() map[string]string {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/ingest"
@@ -643,6 +644,19 @@ func happened(f record.Finding) string {
 	}
 	if strings.Contains(f.Title, what) {
 		what = ""
+	}
+	if len(what) > maxVerdictRoot && len(f.Evidence) > 0 {
+		// A long line whose rule matched past the clip (a server's
+		// "model_lifecycle.cc:596] failed to load '…' version 1: Internal:
+		// Unable to initialize shared memory …"): quote it from a little
+		// ahead of the rule's words.
+		if ev := f.Evidence[0]; ev.Col > maxVerdictRoot/2 && strings.HasPrefix(what, ev.Text[:min(len(ev.Text), 40)]) && ev.Col < len(what) {
+			from := ev.Col - 20
+			for from > 0 && !utf8.RuneStart(what[from]) {
+				from--
+			}
+			what = "…" + what[from:]
+		}
 	}
 	what = clipTo(what, maxVerdictRoot)
 	switch {

@@ -28,6 +28,9 @@ type Evidence struct {
 	Line int    `json:"line"`
 	Rank string `json:"rank,omitempty"`
 	Text string `json:"text"`
+	// Col is where in Text the rule's words matched (bytes; 0 when not
+	// known). Not stored: the verdict quotes a long line around it.
+	Col int `json:"-"`
 }
 
 // Finding is a rule that matched, with what made it match. The same rule on

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:9bf85c61"
+const builtinDigest = "crc32c:cbe51f46"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1354,6 +1354,24 @@ var builtinRules = []Rule{
 		Source: "rules/inductor.yaml:625",
 	},
 	{
+		ID:         "compiled-graph-input-size-assert",
+		Title:      "A compiled graph got an input of another size than it was compiled for (Inductor's size/stride check)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"AssertionError: expected size (?P<got>\\d+)==(?P<want>\\d+), stride \\d+==\\d+ at dim=(?P<dim>\\d+)"},
+		},
+		Cause:      "The code Inductor generated checks each input's sizes and strides\nagainst the ones it was compiled for (assert_size_stride): one input\nhas {got|another} elements where the graph expects {want|others} at\ndim {dim|N}. Either the graph came from the compile cache for other\nsettings (a cache key that does not include a setting that changes\nthe shapes, such as vLLM's num_speculative_tokens) or the caller feeds\na buffer sized otherwise than at tracing (padding to a CUDA-graph\ncapture size, a persistent buffer sized too small).\n",
+		Remedy:     []string{"Clear the compile cache and retry (rm -rf ~/.cache/vllm/torch_compile_cache, or VLLM_DISABLE_COMPILE_CACHE=1): if that passes, the cache key missed a setting; keep caches apart per configuration and upgrade to a release whose cache hash includes it", "If it fails on a clean cache, the engine sizes an input otherwise than it traced it: upgrade to a release with the fix, or change the setting that pads it (e.g. a --max-num-seqs that lands on a capture size)"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/53366", "https://github.com/vllm-project/vllm/pull/50065"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "needs a compiled graph called with an input of another static size; no testbed scenario records it yet",
+		},
+		Source: "rules/inductor.yaml:653",
+	},
+	{
 		ID:         "fx-pass-pattern-assert",
 		Title:      "A pattern-matching graph pass asserted (engine fusion pass)",
 		Severity:   "error",
@@ -1377,7 +1395,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:653",
+		Source: "rules/inductor.yaml:685",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1395,7 +1413,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:686",
+		Source: "rules/inductor.yaml:718",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1416,7 +1434,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:714",
+		Source: "rules/inductor.yaml:746",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1439,7 +1457,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:742",
+		Source: "rules/inductor.yaml:774",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1458,7 +1476,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:772",
+		Source: "rules/inductor.yaml:804",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1476,7 +1494,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:809",
+		Source: "rules/inductor.yaml:841",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1494,7 +1512,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:840",
+		Source: "rules/inductor.yaml:872",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1514,7 +1532,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:869",
+		Source: "rules/inductor.yaml:901",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -3741,6 +3759,24 @@ var builtinRules = []Rule{
 		Source: "rules/startup.yaml:642",
 	},
 	{
+		ID:         "triton-server-config-template-unfilled",
+		Title:      "A Triton Inference Server model config still holds a template placeholder (config.pbtxt not filled)",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"(?:backend|library) (?:library )?for backend '\\$\\{(?P<var>\\w+)\\}'"},
+		},
+		Cause:      "The model repository's config.pbtxt files are templates whose fields\nare placeholders (a dollar sign and the field's name in braces); this\none still names its backend by the placeholder of {var|a field}, so\nTriton looks for a backend of that literal name, finds none and marks\nthe model (and an ensemble that uses it) unavailable.\n",
+		Remedy:     []string{"Fill the templates before starting the server (tools/fill_template.py -i <model>/config.pbtxt triton_backend:tensorrtllm,… for each model of the repository), or set backend: \"tensorrtllm\" and the other ${…} fields in config.pbtxt by hand"},
+		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1995"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "Triton Inference Server's model repository",
+		},
+		Source: "rules/startup.yaml:671",
+	},
+	{
 		ID:         "trace-compile-failed",
 		Title:      "A torch.compile frame failed to compile",
 		Severity:   "error",
@@ -3968,6 +4004,7 @@ var builtinRequired = []requiredLits{
 	{"(?:VllmBackend|SGLangBackend) can only be called once", []string{" can only be called once"}},
 	{"(?:Windows|Python 3\\.\\d+\\+?) (?:is )?not yet supported for torch\\.compile", []string{"not yet supported for torch.compile"}},
 	{"(?:Workers? \\(tasks /\\s*actors\\) )?killed due to memory pressure \\(OOM\\)", []string{"killed due to memory pressure (OOM)"}},
+	{"(?:backend|library) (?:library )?for backend '\\$\\{(?P<var>\\w+)\\}'", []string{"for backend '${"}},
 	{"(?:hip|cuda)ErrorStreamCaptureUnsupported", []string{"ErrorStreamCaptureUnsupported"}},
 	{"(?:posix_fallocate|shm_open|/dev/shm).*No space left on device|Call to posix_fallocate failed|shm_open failed", []string{"No space left on device", "Call to posix_fallocate failed", "shm_open failed"}},
 	{"(?P<dev>CUDA|HIP|NPU|XPU|MPS) (?:[Ee]rror: |runtime error: )?out of memory", []string{"out of memory"}},
@@ -3990,6 +4027,7 @@ var builtinRequired = []requiredLits{
 	{"Assertion failed: d == a \\+ length", []string{"Assertion failed: d == a + length"}},
 	{"Assertion failed: mpiSize == tp \\* pp|Engine world size \\(\\d+\\) != Runtime world size \\(\\d+\\)", []string{"Assertion failed: mpiSize == tp * pp", ") != Runtime world size ("}},
 	{"AssertionError", []string{"AssertionError"}},
+	{"AssertionError: expected size (?P<got>\\d+)==(?P<want>\\d+), stride \\d+==\\d+ at dim=(?P<dim>\\d+)", []string{"AssertionError: expected size "}},
 	{"AssertionError: type\\(self\\)=<class 'torch\\._inductor\\.scheduler\\.Scheduler'>", []string{"AssertionError: type(self)=<class 'torch._inductor.scheduler.Scheduler'>"}},
 	{"Assigning / modifying buffers of nn\\.Module during forward pass is not allowed", []string{"Assigning / modifying buffers of nn.Module during forward pass is not allowed"}},
 	{"AttributeError: '(?P<cls>(?:[A-Z]\\w*)?(?:Scheduler|Runner|Worker|Engine|Manager|Executor|Processor))' object has no attribute '(?P<attr>\\w+)'", []string{"' object has no attribute '"}},
