@@ -110,6 +110,12 @@ var patterns = []pattern{
 	// The LLVM OpenMP runtime refusing a second copy of itself in the
 	// process ("OMP: Error #15: Initializing libiomp5md.dll, but found
 	// libiomp5md.dll already initialized."), then it aborts.
+	// A Rust program's panic (TGI's router and launcher: "thread 'main'
+	// panicked at 'Unable to warmup model: …'", newer Rust "thread 'main'
+	// panicked at src/main.rs:148:10:") and Go's ("panic: runtime error: …",
+	// found by Leads at the line's start).
+	{NativeCrash, []string{"' panicked at "}, regexp.MustCompile(`thread '[^']*' panicked at `)},
+	{NativeCrash, []string{"panic: "}, regexp.MustCompile(`^panic: \S`)},
 	{NativeCrash, []string{"OMP: Error #"}, regexp.MustCompile(`OMP: Error #\d+: \S`)},
 	// A glog/abseil CHECK that failed ("CHECK_EQ(a, b) failed. 8 vs 32"),
 	// which aborts the process; found by Leads at the line's start.
@@ -305,6 +311,9 @@ func Leads(body []byte) bool {
 		if bytes.HasPrefix(body, []byte("nvcc fatal")) {
 			return true
 		}
+		if bytes.HasPrefix(body, []byte("panic: ")) {
+			return true
+		}
 		if bytes.HasPrefix(body, []byte("ptxas")) {
 			return bytes.Contains(body[:min(len(body), 40)], []byte(" fatal"))
 		}
@@ -335,7 +344,7 @@ func lineColError(b []byte) bool {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // leadLits are the rows' literals that Leads stands for in the scan.
-var leadLits = map[string]bool{"Aborted": true, "CHECK": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true, "ptxas": true}
+var leadLits = map[string]bool{"Aborted": true, "CHECK": true, "panic: ": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true, "ptxas": true}
 
 var literals = func() []string {
 	var out []string

@@ -99,6 +99,7 @@ func TestClassify(t *testing.T) {
 		"node1:42:42 [0] NCCL WARN NET/Plugin: Could not find: libnccl-net.so",
 		"note: in a comment, error: is only a word",
 		"INFO the CHECK of the config passed",
+		"INFO don't panic: the retry loop handles it",
 		"      reason: Completed",
 		"notes.cu:12: warning: error: is only a word here",
 		"the watchdog is enabled",

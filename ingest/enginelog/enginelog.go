@@ -887,8 +887,9 @@ func (j *joiner) continues(l *peeled) bool {
 	if j.hdr.repeatsHeader() {
 		return false
 	}
-	if j.hdr == hdrPython && belowError(j.rec.Level) {
-		// Python's logging: a message logged below error runs on in its
+	if (j.hdr == hdrPython || j.hdr == hdrTracing) && belowError(j.rec.Level) {
+		// Python's logging (and Rust's tracing, as TGI's launcher
+		// prints it): a message logged below error runs on in its
 		// indented lines ("  target: …" under an exception it quotes);
 		// a line at column 0 after it is other output (a crash's
 		// traceback, a compiler's lines), which the record's level does

@@ -27,6 +27,7 @@ const (
 	hdrPython         // "2025-03-26 13:18:06,621 - lmdeploy - ERROR - ", "22:36:40 [INFO] "
 	hdrHIP            // ":1:hip_memory.cpp:3354: " (ROCm's runtime log, AMD_LOG_LEVEL)
 	hdrPytest         // "E   " (pytest's report of a failed test's error lines)
+	hdrTracing        // "2023-10-16T06:54:28.059380Z ERROR text_generation_launcher: " (Rust's tracing)
 )
 
 // repeatsHeader reports whether continuation lines of this family carry the
@@ -1209,6 +1210,47 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 	return i
 }
 
+// tracingHeader: the format of Rust's tracing-subscriber, which TGI's
+// launcher and router and other Rust services print: an ISO 8601 time,
+// the level right-aligned in five columns, the target and ": "
+// ("2023-10-16T06:54:28.059380Z ERROR text_generation_launcher: Shard 0
+// failed to start", "…Z  INFO shard-manager: text_generation_launcher: …").
+func (p *peeler) tracingHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	c, _, end := isoStamp(r)
+	if end == 0 || end+8 >= len(r) || r[end] != ' ' {
+		return i
+	}
+	k := end + 1
+	if r[k] == ' ' {
+		k++
+	}
+	var lvl record.Level
+	n := 0
+	if bytes.HasPrefix(r[k:], []byte("TRACE ")) {
+		lvl, n = record.LevelDebug, 6
+	} else if lvl, n = levelWord(r[k:]); lvl == "" {
+		return i
+	}
+	k += n
+	t := k
+	for t < len(r) && t < k+96 && (isWord(r[t]) || r[t] == ':' || r[t] == '-' || r[t] == '.') {
+		if r[t] == ':' && t+1 < len(r) && r[t+1] == ' ' {
+			break
+		}
+		t++
+	}
+	if t == k || t+1 >= len(r) || r[t] != ':' || r[t+1] != ' ' {
+		return i
+	}
+	l.hdr = hdrTracing
+	l.level = lvl
+	l.tm = p.tc.time(r[:end], c)
+	l.emitter = span{int32(i + k), int32(i + t)}
+	l.keyEnd = int32(i + t + 1)
+	return i + t + 2
+}
+
 // hipHeader: ROCm's runtime (CLR) log line, printed when AMD_LOG_LEVEL is
 // set: ":LEVEL:file.cpp[ padding]:LINE[ padding]: " (1 error, 2 warning,
 // 3 info, 4 and up debug), as in ":1:rocmemory.cpp :1043: Failed to
@@ -1280,6 +1322,9 @@ func (p *peeler) hipHeader(l *peeled, b []byte, i int) int {
 // the process's global rank.
 func (p *peeler) pythonHeader(l *peeled, b []byte, i int) int {
 	r := b[i:]
+	if len(r) > 20 && r[10] == 'T' {
+		return p.tracingHeader(l, b, i)
+	}
 	var c civil
 	k := 0
 	if len(r) >= 19 && r[4] == '-' {

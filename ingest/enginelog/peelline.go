@@ -38,7 +38,7 @@ type LinePeeler struct {
 	buf []byte
 }
 
-var loggerNames = [...]string{hdrNone: "", hdrVLLM: "vllm", hdrGlog: "glog", hdrSGLang: "sglang", hdrATOM: "atom", hdrTRT: "tensorrt-llm", hdrPython: "python", hdrHIP: "hip", hdrPytest: "pytest"}
+var loggerNames = [...]string{hdrNone: "", hdrVLLM: "vllm", hdrGlog: "glog", hdrSGLang: "sglang", hdrATOM: "atom", hdrTRT: "tensorrt-llm", hdrPython: "python", hdrHIP: "hip", hdrPytest: "pytest", hdrTracing: "tracing"}
 
 // Peel takes one physical line (without its '\n') apart: trailing '\r' and
 // ANSI escapes, collector prefixes, process prefixes, a logger header.

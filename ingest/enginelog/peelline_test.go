@@ -27,7 +27,9 @@ func TestLinePeeler(t *testing.T) {
 		{"2024-05-01T10:00:00.1234567Z Traceback (most recent call last):", "Traceback (most recent call last):", "|", "", "", false},
 		{"2024-02-08T08:40:56.161651438Z   File \"/x.py\", line 598, in f", "  File \"/x.py\", line 598, in f", "|", "", "", false},
 		{"2024-05-01T10:00:00+02:00 [rank3]:boom", "boom", "|[rank3]:", "", "rank3", true},
-		{"2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: x", "2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: x", "", "", "", false},
+		// Rust's tracing (TGI's launcher): the logger's own header, not a collector's stamp.
+		{"2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: x", "x", "", "tracing", "", false},
+		{"2023-07-24T02:39:20.781260Z  INFO shard-manager: text_generation_launcher: y", "text_generation_launcher: y", "", "tracing", "", false},
 		{"0000-steps/0 [default6]:[rank6]: RuntimeError: x", "RuntimeError: x", "0000-steps/0|[default6]:[rank6]: ", "", "rank6", true},
 		{"3: [rank3]:boom", "boom", "3:|[rank3]:", "", "rank3", true},
 		{"gpu-node-01: (Worker_TP1 pid=7) boom", "boom", "gpu-node-01:|(Worker_TP1 pid=7) ", "", "TP1", true},

@@ -56,7 +56,7 @@ func sniff(path string, head []byte) (score int, logLines bool) {
 		p.peel(&l)
 		body := l.body.of(l.line)
 		switch l.hdr {
-		case hdrVLLM, hdrSGLang, hdrATOM, hdrTRT, hdrPython:
+		case hdrVLLM, hdrSGLang, hdrATOM, hdrTRT, hdrPython, hdrTracing:
 			engine++
 		case hdrGlog:
 			glog++

@@ -59,3 +59,34 @@ func TestPytestErrorLines(t *testing.T) {
 		t.Errorf("pytest's error line, at the source's indent: %+v", r)
 	}
 }
+
+// TestTracingHeader: Rust's tracing format (TGI's launcher) gives the
+// level; a line at column 0 after a message logged below error is not
+// part of it ("Error: WebserverFailed" after "INFO … Shard 0 terminated"
+// is the launcher's own exit), while an error's lines run on.
+func TestTracingHeader(t *testing.T) {
+	in := "2023-10-16T06:54:28.059380Z ERROR text_generation_launcher: Shard 0 failed to start\n" +
+		"2023-10-16T06:54:28.059400Z  INFO text_generation_launcher: Shutting down shards\n" +
+		"Error: ShardCannotStart\n" +
+		"2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: Method Warmup encountered an error.\n" +
+		"Traceback (most recent call last):\n"
+	var recs []record.Record
+	if _, err := Parse(strings.NewReader(in), "t.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	if r := recs[0]; r.Level != record.LevelError || r.Text != "Shard 0 failed to start" || r.Emitter != "text_generation_launcher" || r.Time.Day() != 16 {
+		t.Errorf("error: %+v", r)
+	}
+	if r := recs[1]; r.Level != record.LevelInfo || r.Text != "Shutting down shards" {
+		t.Errorf("info: %+v", r)
+	}
+	if r := recs[2]; r.Level != "" || r.Text != "Error: ShardCannotStart" {
+		t.Errorf("the line after the info message: %+v", r)
+	}
+	if r := recs[3]; r.Level != record.LevelError || !strings.HasSuffix(r.Text, "Traceback (most recent call last):") {
+		t.Errorf("an error's lines run on: %+v", r)
+	}
+}
