@@ -574,9 +574,11 @@ func TestGraphBreakInContextManager(t *testing.T) {
 
 // TestNoGPUVisible: PyPI's CUDA torch asked for a CUDA tensor on the
 // testbed's machine, which has no NVIDIA driver: "RuntimeError: Found no
-// NVIDIA driver on your system", raised from torch.cuda's lazy init.
+// NVIDIA driver on your system", raised from torch.cuda's lazy init: the
+// device's setup, distributed-init in the phase vocabulary (where vLLM's
+// init_device finds the same).
 func TestNoGPUVisible(t *testing.T) {
-	onlyFinding(t, "no_gpu_visible", "no-gpu-visible", "load",
+	onlyFinding(t, "no_gpu_visible", "no-gpu-visible", "distributed-init",
 		"RuntimeError: Found no NVIDIA driver on your system.")
 }
 
