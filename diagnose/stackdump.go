@@ -31,6 +31,9 @@ type StackFacts struct {
 	Analysis *stacks.Analysis `json:"-"`
 }
 
+// errNoStack: the input looked like a dump but holds no stack.
+var errNoStack = errors.New("no stack found in the dump")
+
 // analyzeStackDump is the Analyzer for stack dumps.
 func analyzeStackDump(path string, r io.Reader) (Analysis, error) {
 	res, err := stackdump.Parse(r, path)
@@ -41,7 +44,7 @@ func analyzeStackDump(path string, r io.Reader) (Analysis, error) {
 		if res.Interleaved != nil {
 			return Analysis{}, errors.New(res.Interleaved.String())
 		}
-		return Analysis{}, errors.New("no stack found in the dump")
+		return Analysis{}, errNoStack
 	}
 	opt := stacks.Options{Level: stacks.DefaultLevel}
 	if set, err := rules.Builtin(); err == nil {

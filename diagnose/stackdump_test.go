@@ -81,3 +81,22 @@ func TestFactsCarryTheHeadline(t *testing.T) {
 		t.Errorf("on torch 2.13: where %+v findings %v", w, facts.Analysis.Findings)
 	}
 }
+
+// An excerpt that the dump sniffer claims ("Fatal Python error: Aborted"
+// among a crash's last lines) but that holds no stack is read as the log
+// it is: its fatal errors are found (sglang#29235 came back "no readable
+// input").
+func TestDumpWithoutStackIsALog(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "crash.log")
+	text := "HIP error: operation not permitted on an event last recorded in a capturing stream\n" +
+		"(hipErrorCapturedEvent)\n" +
+		"Fatal Python error: Aborted\n" +
+		"RuntimeError: Rank 0 scheduler died during initialization (exit code: -6)\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Run([]string{p}, Options{})
+	if err != nil || d.Status != "failed" || len(d.Inputs) != 1 || d.Inputs[0].Error != "" || d.Inputs[0].Kind != KindEngineLog {
+		t.Fatalf("err %v status %q inputs %+v", err, d.Status, d.Inputs)
+	}
+}

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:cbe51f46"
+const builtinDigest = "crc32c:7c973677"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -2890,6 +2890,24 @@ var builtinRules = []Rule{
 		Source: "rules/platform.yaml:1526",
 	},
 	{
+		ID:         "rocm-gpu-memory-access-fault",
+		Title:      "A GPU kernel touched memory it does not own (ROCm memory access fault)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"Memory access fault by GPU node-(?P<node>\\d+) \\(Agent handle: 0x[0-9a-f]+\\) on address (?P<addr>0x[0-9a-f]+)"},
+		},
+		Cause:      "ROCm's runtime caught a page fault of GPU node {node|N} at {addr|an\naddress} no buffer covers and aborted the process (the AMD\ncounterpart of CUDA's illegal memory access). The kernel that faulted\nis usually one that runs only for some shapes or settings: a fused MoE\nor sampling kernel of a kernel library (aiter) at the largest batch of\nthe warm-up, or a Triton kernel whose addressing (buffer ops) is wrong\nfor large indices. The launch that faulted is not named, because\nkernels run asynchronously.\n",
+		Remedy:     []string{"Find the kernel: rerun with AMD_SERIALIZE_KERNEL=3 (and HIP_LAUNCH_BLOCKING=1) so the fault is reported at its launch, then turn the suspect path off to confirm: VLLM_ROCM_USE_AITER=0 (or only its MoE, VLLM_ROCM_USE_AITER_MOE=0), AMDGCN_USE_BUFFER_OPS=0 for Triton kernels", "If it happens at the warm-up's largest batch, a smaller --max-num-batched-tokens avoids the shape until the library is fixed; then upgrade aiter / Triton to a release with the fix"},
+		References: []string{"https://github.com/ROCm/aiter/issues/5192", "https://github.com/vllm-project/vllm/issues/43605", "https://github.com/ROCm/triton/issues/830"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "an AMD GPU",
+		},
+		Source: "rules/platform.yaml:1553",
+	},
+	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
 		Title:      "A Triton kernel uses FP8 e4m3 (fp8e4nv), which this GPU does not have",
 		Severity:   "error",
@@ -2905,7 +2923,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1553",
+		Source: "rules/platform.yaml:1586",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2919,7 +2937,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1585",
+		Source:     "rules/platform.yaml:1618",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2933,7 +2951,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1612",
+		Source:     "rules/platform.yaml:1645",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2947,7 +2965,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1635",
+		Source:     "rules/platform.yaml:1668",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2961,7 +2979,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1657",
+		Source:     "rules/platform.yaml:1690",
 	},
 	{
 		ID:         "trtllm-plugin-deserialize-mismatch",
@@ -2980,7 +2998,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "TensorRT-LLM engines and plugins",
 		},
-		Source: "rules/platform.yaml:1680",
+		Source: "rules/platform.yaml:1713",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -2994,7 +3012,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1709",
+		Source:     "rules/platform.yaml:1742",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -3008,7 +3026,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1732",
+		Source:     "rules/platform.yaml:1765",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -3022,7 +3040,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1754",
+		Source:     "rules/platform.yaml:1787",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -3036,7 +3054,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1777",
+		Source:     "rules/platform.yaml:1810",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -3052,7 +3070,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1800",
+		Source:     "rules/platform.yaml:1833",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -3070,7 +3088,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1824",
+		Source: "rules/platform.yaml:1857",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -3088,7 +3106,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1851",
+		Source: "rules/platform.yaml:1884",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -3106,7 +3124,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1881",
+		Source: "rules/platform.yaml:1914",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -4119,6 +4137,7 @@ var builtinRequired = []requiredLits{
 	{"LoweringException: ", []string{"LoweringException: "}},
 	{"MIOpen Error: \\S", []string{"MIOpen Error: "}},
 	{"MIOpen(?:\\(HIP\\))?: Error \\[\\w+\\]", []string{": Error ["}},
+	{"Memory access fault by GPU node-(?P<node>\\d+) \\(Agent handle: 0x[0-9a-f]+\\) on address (?P<addr>0x[0-9a-f]+)", []string{"Memory access fault by GPU node-"}},
 	{"Memory cgroup out of memory", []string{"Memory cgroup out of memory"}},
 	{"MissingOperatorWithDecomp: missing decomposition", []string{"MissingOperatorWithDecomp: missing decomposition"}},
 	{"MissingOperatorWithoutDecomp: missing lowering", []string{"MissingOperatorWithoutDecomp: missing lowering"}},

@@ -152,6 +152,13 @@ var patterns = []pattern{
 	{DeviceError, []string{"during graph recording"}, regexp.MustCompile(`graph recording observed an input tensor deallocate during graph recording`)},
 	// (vLLM's cumem allocator prints its own "CUDA Error: <text> at file:line".)
 	{DeviceError, []string{"CUDA error: ", "CUDA Error: "}, regexp.MustCompile(`CUDA [Ee]rror: \S`)},
+	// torch's HIP build says "HIP error: …" where the CUDA one says "CUDA
+	// error: …" (found by Leads when it starts the line).
+	{DeviceError, []string{" HIP error: ", "HIP error: "}, regexp.MustCompile(`(?:^|\s)HIP error: \S`)},
+	// ROCm's runtime reporting a GPU page fault, then aborting: "Memory
+	// access fault by GPU node-6 (Agent handle: 0x…) on address 0x….
+	// Reason: Unknown." (the AMD counterpart of an illegal memory access).
+	{DeviceError, []string{"Memory access fault by GPU"}, regexp.MustCompile(`Memory access fault by GPU node-\d+`)},
 	// The CUDA runtime's error name, on the line torch prints under
 	// "CUDA error: <text>" (a paste may start there).
 	{DeviceError, []string{"Search for `cudaError"}, regexp.MustCompile("Search for `cudaError[A-Za-z]+'")},
@@ -305,6 +312,8 @@ func Leads(body []byte) bool {
 		return string(body[:7]) == "Aborted"
 	case c == 'C':
 		return bytes.HasPrefix(body, []byte("CHECK")) && bytes.Contains(body, []byte(") failed"))
+	case c == 'H':
+		return bytes.HasPrefix(body, []byte("HIP error: "))
 	case c == '/':
 		return bytes.Contains(body, []byte(": error: ")) || bytes.Contains(body, []byte(": fatal error: "))
 	case c >= 'a' && c <= 'z':
@@ -344,7 +353,7 @@ func lineColError(b []byte) bool {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // leadLits are the rows' literals that Leads stands for in the scan.
-var leadLits = map[string]bool{"Aborted": true, "CHECK": true, "panic: ": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true, "ptxas": true}
+var leadLits = map[string]bool{"Aborted": true, "CHECK": true, "panic: ": true, "HIP error: ": true, ": error: ": true, "error: ": true, ": fatal error: ": true, "nvcc fatal": true, "ptxas": true}
 
 var literals = func() []string {
 	var out []string

@@ -1206,8 +1206,36 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 		return p.pythonHeader(l, b, i)
 	case c == ':':
 		return p.hipHeader(l, b, i)
+	case c >= 'a' && c <= 'z' && l.procEnd > 0:
+		return p.emitterHeader(l, b, i)
 	}
 	return i
+}
+
+// emitterHeader: what is left of vLLM's header after a process prefix
+// when its level and time were cut away (a paste, Ray's de-duplicated
+// lines): "(RayWorkerWrapper pid=193386) worker_base.py:572] KeyError: …".
+// The emitter is read; the level is not known.
+func (p *peeler) emitterHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	k := 0
+	for k < len(r) && k < 64 && (isWord(r[k]) || r[k] == '.') {
+		k++
+	}
+	if k < 4 || k+3 >= len(r) || r[k] != ':' || string(r[k-3:k]) != ".py" {
+		return i
+	}
+	e := k + 1
+	for e < len(r) && isDigit(r[e]) {
+		e++
+	}
+	if e == k+1 || e+1 >= len(r) || r[e] != ']' || r[e+1] != ' ' {
+		return i
+	}
+	l.hdr = hdrVLLM
+	l.emitter = span{int32(i), int32(i + e)}
+	l.keyEnd = int32(i + e + 1)
+	return i + e + 2
 }
 
 // tracingHeader: the format of Rust's tracing-subscriber, which TGI's
