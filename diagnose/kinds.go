@@ -99,10 +99,11 @@ func readBoth(kind func(string, *bufio.Reader, []byte, reading) fileResult) func
 		}
 		fr := kind(path, bufio.NewReader(bytes.NewReader(data)), head, rd)
 		lr := analyzeLog(path, enginelog.Depaste(bytes.NewReader(data), enginelog.DetectPaste(head)), rd)
-		if fr.input.Error == errNoStack.Error() && len(lr.tracebacks)+len(lr.fatals) > 0 {
+		if fr.input.Error != "" && !bytes.Contains(data, []byte("(most recent call first)")) && len(lr.tracebacks)+len(lr.fatals) > 0 {
 			// Sniffed as a dump ("Fatal Python error: Aborted" among a
-			// crash's last lines) but no stack is in it, and it holds
-			// fatal errors: it is a log excerpt, read whole as one.
+			// crash's last lines) but unreadable as one and without a
+			// single thread's stack, and it holds fatal errors: it is a
+			// log excerpt, read whole as one.
 			return fileResult{log: &lr, input: lr.input}
 		}
 		if !enginelog.HoldsLogLines(head) {

@@ -313,14 +313,8 @@ func TestPasteTransforms(t *testing.T) {
 // one that passes fails the test, so the list only shrinks. Each why
 // names the reading that falls short, not the paste repair alone.
 const pasteKnownGaps = `
-indent aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
 mixed-prefixes aiter-issue-3515 rule: the GPU error and the abort report under two prefixes are not one rank's
 mixed-prefixes aiter-issue-3515 root: the GPU error and the abort report under two prefixes are not one rank's
-quote aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
-quote-indent-prefix aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
-quote-wrap-100 aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
-tab aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
-tab-and-spaces aiter-issue-3515 ok: the stack-dump reader takes the indented or quoted report for interleaved writes and rejects the input
 wrap-80 atom-issue-69 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 late-indent fish-speech-issue-907 root: the lines before the first line that starts as a paste are read unrepaired
 cut-first freetoken-issue-490 ok: the cut took the exception name; the floor needs it
@@ -481,6 +475,11 @@ cut-first vector-inference-issue-157 ok: the cut took argparse's "error: argumen
 cut-first llm-d-issue-1402 ok: the cut took the exception name; the floor needs it
 cut-first server-issue-6195 ok: the cut took the start of Triton's shared-memory message, and the line has no level or exception type of its own
 cut-first sglang-issue-19033 ok: the cut took the exception name; the floor needs it
+duplicated sglang-issue-29235 root: doubled, the excerpt's scheduler RuntimeError (an exception line of its own, with its exit code) comes back after the HIP error and is taken for the root of the second copy
+duplicated sglang-issue-29235 rule: doubled, the excerpt's scheduler RuntimeError (an exception line of its own, with its exit code) comes back after the HIP error and is taken for the root of the second copy
+mixed-prefixes llamafactory-issue-5784 root: the CompilationError's message lines (the kernel's source) fall under two process prefixes, so the root is read without them
+mixed-prefixes tinyworlds-pr-13 root: the exception line and the "Unexpected key(s)" line under it fall under two process prefixes; the rule fires on the second
+quote-wrap-100 particleflow-issue-390 ok: the wrap cut the watchdog's c10::Error lines inside their fatal words
 `
 
 func knownPasteGaps() map[string]string {

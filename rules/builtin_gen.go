@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:7c973677"
+const builtinDigest = "crc32c:e3b7751e"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -3795,6 +3795,61 @@ var builtinRules = []Rule{
 		Source: "rules/startup.yaml:671",
 	},
 	{
+		ID:         "chat-template-file-missing",
+		Title:      "The chat template given as a path does not exist where the engine runs",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"The supplied chat template string \\((?P<path>[^)\\n]+)\\) appears path-like, but doesn't exist"},
+		},
+		Cause:      "--chat-template was given {path|a path}, and no such file is there in\nthe engine's file system (relative to its working directory). The\ntemplates under vLLM's examples/ directory ship with its source tree,\nnot with the wheel or image, so a path copied from the docs points at\nnothing in an installed engine.\n",
+		Remedy:     []string{"Point --chat-template at an existing .jinja file by an absolute path (mount it into the container); for a template from vLLM's examples/, download it from the release that matches the installed engine"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/47600"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "vLLM's chat-template loading",
+		},
+		Source: "rules/startup.yaml:698",
+	},
+	{
+		ID:         "compiled-model-state-dict-prefix",
+		Title:      "A state dict saved from a torch.compile'd model is loaded into a plain one (keys prefixed _orig_mod.)",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"Unexpected key\\(s\\) in state_dict: \"_orig_mod\\.", "(?:KeyError: '_orig_mod'|object has no attribute '_orig_mod')"},
+		},
+		Cause:      "torch.compile wraps a module in an OptimizedModule that keeps the\noriginal as _orig_mod, so the wrapper's state_dict() names every\nparameter \"_orig_mod.<name>\". A checkpoint saved from the compiled\nwrapper does not load into the uncompiled model (or the other way\nround); code that reaches for model._orig_mod on a model that is not\n(or no longer) the compiled wrapper (accelerate's unwrap_model on a\nmodel compiled in parts or wrapped by DDP after compiling) fails the\nsame way.\n",
+		Remedy:     []string{"Save the original module's state: model._orig_mod.state_dict() (or strip the \"_orig_mod.\" prefix from the keys before load_state_dict), and load into the module before compiling it", "Where a trainer unwraps the model (accelerate's unwrap_model, a checkpoint helper): upgrade it to a release that handles compiled and partly compiled models, or compile after wrapping with DDP/FSDP"},
+		References: []string{"https://github.com/huggingface/accelerate/issues/3879"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "no testbed scenario saves and reloads a compiled model yet",
+		},
+		Source: "rules/startup.yaml:725",
+	},
+	{
+		ID:         "vllm-moe-lora-expert-mapping",
+		Title:      "LoRA on this MoE model needs the model to implement get_expert_mapping, and it does not",
+		Severity:   "error",
+		Phase:      "load",
+		Engines:    []string{"vllm"},
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"To support LoRA for MoE model, 'get_expert_mapping' must be implemented"},
+		},
+		Cause:      "vLLM applies LoRA adapters to a mixture-of-experts layer through the\nmodel's expert mapping (which checkpoint names belong to which\nexpert); the model class of this checkpoint does not define\nget_expert_mapping in the installed vLLM, so the LoRA manager cannot\nplace the adapter's expert weights.\n",
+		Remedy:     []string{"Upgrade vLLM to a release whose model class implements get_expert_mapping for this architecture (or add it, as the other MoE models of vLLM do), or serve the adapter without LoRA on the experts (target only attention / dense layers)"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/53470", "https://github.com/vllm-project/vllm/pull/46247"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "vLLM's LoRA manager",
+		},
+		Source: "rules/startup.yaml:759",
+	},
+	{
 		ID:         "trace-compile-failed",
 		Title:      "A torch.compile frame failed to compile",
 		Severity:   "error",
@@ -4017,6 +4072,7 @@ var builtinRequired = []requiredLits{
 	{"(?:CUDA|cuda) [Ee]rror: out of memory at \\S*cumem_allocator\\.cpp", []string{"rror: out of memory at "}},
 	{"(?:FlashAttention|flash attention|FP8|fp8|Marlin|Machete|cutlass)\\S* (?:only supports|is only supported on) .*(?:Ampere|Hopper|sm_?\\d+|compute capability|GPU)", []string{"only supports", "is only supported on"}},
 	{"(?:JSONDecodeError|UnpicklingError|EOFError: Ran out of input)[^\\n]*\\n[^\\n]*triton/runtime/cache\\.py", []string{"triton/runtime/cache.py"}},
+	{"(?:KeyError: '_orig_mod'|object has no attribute '_orig_mod')", []string{"KeyError: '_orig_mod'", "object has no attribute '_orig_mod'"}},
 	{"(?:NCCL|collective) (?:operation )?(?:timeout|timed out)", []string{"time"}},
 	{"(?:TRITON_CACHE_DIR|TORCHINDUCTOR_CACHE_DIR|torchinductor_\\w+|torch_compile_cache|\\.triton/cache)[^\\n]*(?:No space left on device|Disk quota exceeded)|(?:No space left on device|Disk quota exceeded)[^\\n]*(?:TRITON_CACHE_DIR|TORCHINDUCTOR_CACHE_DIR|torchinductor_\\w+|torch_compile_cache|\\.triton/cache)", []string{"No space left on device", "Disk quota exceeded", "No space left on device", "Disk quota exceeded"}},
 	{"(?:VllmBackend|SGLangBackend) can only be called once", []string{" can only be called once"}},
@@ -4199,9 +4255,11 @@ var builtinRequired = []requiredLits{
 	{"The client socket has timed out after (?P<ms>\\d+)ms while trying to connect to \\((?P<addr>[^,)]+), (?P<port>\\d+)\\)", []string{"The client socket has timed out after "}},
 	{"The output of this custom operator \\(1\\) must not also be an input to this custom operator", []string{"The output of this custom operator (1) must not also be an input to this custom operator"}},
 	{"The quantization method (?P<q>\\w+) is not supported for the current GPU\\. Minimum capability: (?P<min>\\d+)\\. Current capability: (?P<cur>\\d+)", []string{" is not supported for the current GPU. Minimum capability: "}},
+	{"The supplied chat template string \\((?P<path>[^)\\n]+)\\) appears path-like, but doesn't exist", []string{") appears path-like, but doesn't exist"}},
 	{"There was no fake impl registered for", []string{"There was no fake impl registered for"}},
 	{"Timed out after (?P<secs>\\d+) seconds waiting for clients\\. (?P<joined>\\d+)/(?P<want>\\d+) clients joined", []string{" seconds waiting for clients. "}},
 	{"Timed out waiting for engines? to send initial message on input socket", []string{" to send initial message on input socket"}},
+	{"To support LoRA for MoE model, 'get_expert_mapping' must be implemented", []string{"To support LoRA for MoE model, 'get_expert_mapping' must be implemented"}},
 	{"Torch not compiled with CUDA enabled", []string{"Torch not compiled with CUDA enabled"}},
 	{"Tried to erase Node (?P<node>\\w+) but it still had \\d+ users in the graph", []string{"Tried to erase Node "}},
 	{"Tried to register an operator \\((?P<op>[\\w:]+)", []string{"Tried to register an operator ("}},
@@ -4212,6 +4270,7 @@ var builtinRequired = []requiredLits{
 	{"TypeError: unsupported operand type\\(s\\) for \\|: 'type' and '(?:type|NoneType)'", []string{"TypeError: unsupported operand type(s) for |: 'type' and '"}},
 	{"Unable to initialize shared memory key '[^']+' to requested size \\((?P<size>\\d+) bytes\\)", []string{"Unable to initialize shared memory key '"}},
 	{"Unable to warmup model: .*(?:out of memory|OutOfMemory|exceed allowed memory)", []string{"Unable to warmup model: "}},
+	{"Unexpected key\\(s\\) in state_dict: \"_orig_mod\\.", []string{"Unexpected key(s) in state_dict: \"_orig_mod."}},
 	{"Unexpected mma -> mma layout conversion|mma -> mma layout conversion is only supported on Ampere", []string{"Unexpected mma -> mma layout conversion", "mma -> mma layout conversion is only supported on Ampere"}},
 	{"UnpicklingError|pickle data was truncated|EOFError: Ran out of input|Ran out of input", []string{"UnpicklingError", "pickle data was truncated", "EOFError: Ran out of input", "Ran out of input"}},
 	{"Unsloth: Failed to create dynamic compiled modules", []string{"Unsloth: Failed to create dynamic compiled modules"}},
