@@ -18,16 +18,16 @@ import (
 type hdrKind uint8
 
 const (
-	hdrNone   hdrKind = iota
-	hdrVLLM           // "INFO 12-17 13:32:44 [file.py:815] "
-	hdrGlog           // "I0227 20:02:12.576000 139 torch/x.py:789] "
-	hdrSGLang         // "[2025-10-29 11:25:58 TP6] "
-	hdrATOM           // "[atom 06:33:57] "
-	hdrTRT            // "[07/08/2025-19:47:15] [TRT-LLM] [RANK 1] [E] "
-	hdrPython         // "2025-03-26 13:18:06,621 - lmdeploy - ERROR - ", "22:36:40 [INFO] "
-	hdrHIP            // ":1:hip_memory.cpp:3354: " (ROCm's runtime log, AMD_LOG_LEVEL)
-	hdrPytest         // "E   " (pytest's report of a failed test's error lines)
-	hdrTracing        // "2023-10-16T06:54:28.059380Z ERROR text_generation_launcher: " (Rust's tracing)
+	hdrNone    hdrKind = iota
+	hdrVLLM            // "INFO 12-17 13:32:44 [file.py:815] "
+	hdrGlog            // "I0227 20:02:12.576000 139 torch/x.py:789] "
+	hdrSGLang          // "[2025-10-29 11:25:58 TP6] "
+	hdrATOM            // "[atom 06:33:57] "
+	hdrTRT             // "[07/08/2025-19:47:15] [TRT-LLM] [RANK 1] [E] "
+	hdrPython          // "2025-03-26 13:18:06,621 - lmdeploy - ERROR - ", "22:36:40 [INFO] "
+	hdrHIP             // ":1:hip_memory.cpp:3354: " (ROCm's runtime log, AMD_LOG_LEVEL)
+	hdrPytest          // "E   " (pytest's report of a failed test's error lines)
+	hdrTracing         // "2023-10-16T06:54:28.059380Z ERROR text_generation_launcher: " (Rust's tracing)
 )
 
 // repeatsHeader reports whether continuation lines of this family carry the
