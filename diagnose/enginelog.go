@@ -646,9 +646,15 @@ func clipAround(s, match string) string {
 	if len(s) <= maxEvidenceText || k < 0 || k+len(match) < maxEvidenceText-1 {
 		return clip(s)
 	}
-	from := max(0, k-60)
+	return clip(aheadOf(s, k, 60))
+}
+
+// aheadOf is s from lead bytes ahead of offset k (at a rune's start),
+// marked as cut: "…" and the rest.
+func aheadOf(s string, k, lead int) string {
+	from := max(0, k-lead)
 	for from > 0 && !utf8.RuneStart(s[from]) {
 		from--
 	}
-	return clip("…" + s[from:])
+	return "…" + s[from:]
 }

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/bringup-tool/bringup/analyze/pytrace"
 	"github.com/bringup-tool/bringup/ingest"
@@ -651,11 +650,7 @@ func happened(f record.Finding) string {
 		// Unable to initialize shared memory …"): quote it from a little
 		// ahead of the rule's words.
 		if ev := f.Evidence[0]; ev.Col > maxVerdictRoot/2 && strings.HasPrefix(what, ev.Text[:min(len(ev.Text), 40)]) && ev.Col < len(what) {
-			from := ev.Col - 20
-			for from > 0 && !utf8.RuneStart(what[from]) {
-				from--
-			}
-			what = "…" + what[from:]
+			what = aheadOf(what, ev.Col, 20)
 		}
 	}
 	what = clipTo(what, maxVerdictRoot)

@@ -1295,6 +1295,7 @@ func (x *Extractor) start(s *stream, l *fedLine, headless bool) {
 		s.tb.Ignored = true
 	}
 	s.frameless, s.wrapped, s.nativeDone, s.nativeCur, s.header, s.blanks, s.report = false, "", false, false, !headless, 0, false
+	s.frameIndent = 0
 	s.id = l.id
 	s.source = ""
 	s.state = stFrames
