@@ -35,6 +35,12 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("(Worker pid=1) \x1b[31mERROR\x1b[0m 01-02 03:04:05 [a.py:1]\r\n\x00\xff"))
 	f.Add([]byte(`{"log":"\u001b[31mERROR\u0000 x\r\n","stream":"stderr"}` + "\n" + `time="t" level=error msg="a \"b\"\n c"` + "\n"))
+	// The tools' own headers: ROCm's runtime log, Rust's tracing, pytest's
+	// error lines, trtexec's, vLLM's header cut to its emitter.
+	f.Add([]byte(":1:rocmemory.cpp :1043: Failed\n:3:hip_device_runtime.cpp   :652 : 1 us: x\n:9:a.cpp:\n" +
+		"2023-10-16T06:54:28.059380Z ERROR text_generation_launcher: Shard 0 failed\n2023-10-16T06:54:28Z  INFO a: \nError: X\n" +
+		"E   assert 1 == 0\nE           RuntimeError: x\n[05/25/2023-20:44:13] [E] Error[1]: y\n" +
+		"(RayWorkerWrapper pid=1, ip=[2605:340::a7c]) worker_base.py:572] KeyError: 'k' [repeated 3x across cluster]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var recs []record.Record
 		st, err := Parse(bytes.NewReader(data), "f.log", func(r record.Record) { recs = append(recs, r) })
