@@ -91,10 +91,7 @@ func TestRayPrefixIPv6(t *testing.T) {
 		p + "    input_ids_rmpad[0:2] = d[0:2]\n" +
 		p + "RuntimeError: The expanded size of the tensor (2) must match the existing size (0)\n" +
 		"(TaskRunner pid=8143, ip=[2605:340:zz]) not an address\n"
-	var recs []record.Record
-	if _, err := Parse(strings.NewReader(log), "r.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
-		t.Fatal(err)
-	}
+	recs, _ := parseBytes(t, []byte(log))
 	if len(recs) != 2 {
 		t.Fatalf("%d records, want 2: %+v", len(recs), recs)
 	}

@@ -15,10 +15,7 @@ func TestHIPLogHeader(t *testing.T) {
 		":3:hip_device_runtime.cpp   :652 : 1234 us: hipGetDevice ( 0x7ffd )\n" +
 		":1:hip_memory.cpp:3354: IPC memory creation failed for memory: 0xbae00000\n" +
 		":1:not a header\n"
-	var recs []record.Record
-	if _, err := Parse(strings.NewReader(in), "h.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
-		t.Fatal(err)
-	}
+	recs, _ := parseBytes(t, []byte(in))
 	if len(recs) != 3 {
 		t.Fatalf("%d records: %+v", len(recs), recs)
 	}
@@ -42,10 +39,7 @@ func TestPytestErrorLines(t *testing.T) {
 		"E    indented more\n" +
 		"EXIT   not pytest's\n" +
 		"E           RuntimeError: deeper\n"
-	var recs []record.Record
-	if _, err := Parse(strings.NewReader(in), "p.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
-		t.Fatal(err)
-	}
+	recs, _ := parseBytes(t, []byte(in))
 	if len(recs) != 4 {
 		t.Fatalf("%d records: %+v", len(recs), recs)
 	}
@@ -70,10 +64,7 @@ func TestTracingHeader(t *testing.T) {
 		"Error: ShardCannotStart\n" +
 		"2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: Method Warmup encountered an error.\n" +
 		"Traceback (most recent call last):\n"
-	var recs []record.Record
-	if _, err := Parse(strings.NewReader(in), "t.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
-		t.Fatal(err)
-	}
+	recs, _ := parseBytes(t, []byte(in))
 	if len(recs) != 4 {
 		t.Fatalf("%d records: %+v", len(recs), recs)
 	}

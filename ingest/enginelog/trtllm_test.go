@@ -48,10 +48,7 @@ func TestTrtexecHeader(t *testing.T) {
 		"[09/11/2024-21:49:27] [E] Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (FP8)\n" +
 		"[09/11/2024-21:49:27] [W] The CUDA graph capture on the stream has failed.\n" +
 		"[09/11/2024-21:49:27] [X] not a level\n"
-	var recs []record.Record
-	if _, err := Parse(strings.NewReader(in), "t.log", func(r record.Record) { recs = append(recs, r) }); err != nil {
-		t.Fatal(err)
-	}
+	recs, _ := parseBytes(t, []byte(in))
 	want := []record.Level{record.LevelInfo, record.LevelError, record.LevelWarning}
 	if len(recs) != 3 {
 		t.Fatalf("%d records: %+v", len(recs), recs)
