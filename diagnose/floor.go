@@ -1028,6 +1028,9 @@ func (o *occurrence) phase(d *derived) (string, string) {
 	if p, at := timeline.OpenAt(o.log.phases, o.log.input.Path, "", o.line); p != "" {
 		return p, fmt.Sprintf("the log's own marker: phase %s opened at line %d (another rank) and had not finished", p, at)
 	}
+	if at := timeline.ReadyBefore(o.log.phases, o.log.input.Path, o.line); at > 0 {
+		return timeline.PhaseRuntime, fmt.Sprintf("the log's own marker: the engine was up (line %d) before it", at)
+	}
 	if d.wordPhase != "" {
 		return d.wordPhase, d.wordWhy
 	}

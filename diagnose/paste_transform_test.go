@@ -444,6 +444,10 @@ cut-last anomalygpt-issue-43 ok: the excerpt's only fatal line ends it; cut at h
 tab vllm-ascend-pr-472 ok: pytest's '>' marker of the failing source line starts the excerpt; with a tab before it, it reads as a Markdown quote, and the 'E' lines after it are not read as pytest's
 late-tab vllm-ascend-pr-472 ok: pytest's '>' marker of the failing source line starts the excerpt; with a tab before it, it reads as a Markdown quote, and the 'E' lines after it are not read as pytest's
 late-indent vllm-pr-48647 ok: after an engine's line an indented line continues that record, and pytest's 'E' mark inside a continuation is not read
+late-indent vllm-pr-37763 ok: an indented line continues the record before it, and pytest's 'E' mark inside a continuation is not read
+mixed-prefixes vllm-issue-50067 root: the SIGTERM line and the EngineDeadError fall under two process prefixes, and a text rule explains only an error of the process (or a line with no prefix) that printed its words
+mixed-prefixes vllm-issue-50067 rule: the same: under two prefixes the SIGTERM line does not explain the other process's EngineDeadError
+late-indent vllm-issue-50067 ok: after uvicorn's INFO line the indented lines continue that record (Python logging's message takes indented continuations), so the SIGTERM and the EngineDeadError under it are read as an info message's text
 two-processes comfyui-kjnodes-issue-599 ok: interleaved line by line, Dynamo's title and its '  Explanation:' line are records of their own, and a title alone does not open a stream
 two-processes sglang-issue-29646 root: under a process prefix the message's '[sgl_kernel] ' reads as the bracketed sender a remote error names, and is dropped from the root
 mixed-prefixes kaito-issue-2132 root: the exception's message runs on under the second process prefix, so the root is read without the words after the split

@@ -337,3 +337,32 @@ func TestDynamoMessageWithoutTypeLine(t *testing.T) {
 		t.Errorf("a title alone: %+v", tbs)
 	}
 }
+
+// pytest reports a failed assert as "E   assert 30 == 0" (the enginelog
+// reader peels the mark and sets the level): an AssertionError at error
+// level, and the same words as a plain or info line are not one.
+func TestPytestAssertLine(t *testing.T) {
+	x := NewExtractor()
+	x.Add(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelError, Text: "assert 30 == 0"})
+	x.Add(record.Record{Source: "s", Line: 2, EndLine: 2, Level: record.LevelInfo, Text: "assert 1 == 2"})
+	x.Add(record.Record{Source: "s", Line: 3, EndLine: 3, Text: "assert x"})
+	tbs := x.Finish()
+	if len(tbs) != 1 {
+		t.Fatalf("%d tracebacks: %+v", len(tbs), tbs)
+	}
+	if r := tbs[0].Root(); r.Type != "AssertionError" || r.Message != "assert 30 == 0" || r.Line != 1 {
+		t.Errorf("root: %+v", r)
+	}
+}
+
+// A paste marks the lines it left out with "... " (or "… ") before the
+// line it kept: the exception line after it is still read.
+func TestElidedLineMark(t *testing.T) {
+	for _, l := range []string{"... EngineDeadError: EngineCore encountered an issue.", "\u2026 EngineDeadError: EngineCore encountered an issue."} {
+		tbs := feedN(t, 1, "[shutdown] EngineCore: start mode=abort timeout=0s", l)
+		if r := tbs[0].Root(); r.Type != "EngineDeadError" || r.Message != "EngineCore encountered an issue." || r.Line != 2 {
+			t.Errorf("%q: root %+v", l, r)
+		}
+	}
+	feedN(t, 0, "... and 3 more", "...so it goes: on")
+}

@@ -638,7 +638,7 @@ func LeadsException(body []byte) bool {
 }
 
 func leadsException(body string) bool {
-	i := 0
+	i := elision(body)
 	for i < len(body) && i < 12 && (body[i] == ' ' || body[i] == '\t' || strings.IndexByte("-=>#*", body[i]) >= 0) {
 		i++
 	}
@@ -653,6 +653,8 @@ func leadsException(body string) bool {
 				return true
 			}
 		}
+	case 'a':
+		return strings.HasPrefix(b, "assert ") // pytest's report (framelessLine)
 	case 'C', 'E', 'F', 'e':
 		for _, w := range introducers {
 			if strings.HasPrefix(b, w) {
@@ -1025,6 +1027,13 @@ func fatalType(typ string) bool {
 // in aiter's build history, "=> ", "# "): up to four of "-=>#*" when a
 // frame, a traceback header or a word follows.
 func stripMargin(line string) string {
+	if e := elision(line); e > 0 {
+		// "... EngineDeadError: …": the paste marked lines it left out.
+		if rest := strings.TrimLeft(line[e:], " "); rest != "" && (strings.HasPrefix(rest, `File "`) || rest[0] == '_' || rest[0] >= 'A' && rest[0] <= 'Z') {
+			return rest
+		}
+		return line
+	}
 	k := 0
 	for k < len(line) && k < 4 && strings.IndexByte("-=>#*", line[k]) >= 0 {
 		k++
@@ -1040,6 +1049,19 @@ func stripMargin(line string) string {
 		return line[k:]
 	}
 	return line
+}
+
+// elision is the length of an ellipsis that starts a line and a space
+// after it ("... ", "… "), by which a paste marks the lines it left out;
+// 0 when there is none.
+func elision(line string) int {
+	switch {
+	case strings.HasPrefix(line, "... "):
+		return 4
+	case strings.HasPrefix(line, "\u2026 "):
+		return len("\u2026 ")
+	}
+	return 0
 }
 
 // unflatten splits a line holding several frames (a paste that lost its
@@ -1155,6 +1177,12 @@ func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
 	}
 	if typ, msg, ok := pydanticLine(line); ok {
 		return typ, msg, true
+	}
+	if rec.Level == record.LevelError && strings.HasPrefix(line, "assert ") && len(line) > len("assert x") {
+		// pytest's report of a failed assert, its "E   assert 30 == 0"
+		// (the assertion rewritten with the values it compared): an
+		// AssertionError whose message is that line.
+		return "AssertionError", line, true
 	}
 	for _, p := range oneLiners {
 		k := strings.Index(line, p)

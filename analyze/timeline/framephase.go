@@ -326,3 +326,21 @@ func OpenAt(phases []record.Phase, source, rank string, line int) (string, int) 
 	}
 	return best, bestLine
 }
+
+// ReadyBefore returns the line of source at which the log's own markers
+// last said, before line, that the engine or its server was up (a ready
+// phase of any rank ended), or 0 when none did: an error after it came
+// while serving.
+func ReadyBefore(phases []record.Phase, source string, line int) int {
+	at := 0
+	for _, p := range phases {
+		end := p.EndLine
+		if end == 0 {
+			end = p.Line
+		}
+		if p.Name == PhaseReady && p.Path == source && p.Status == record.PhaseDone && end < line && end > at {
+			at = end
+		}
+	}
+	return at
+}

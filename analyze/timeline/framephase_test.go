@@ -77,6 +77,24 @@ func TestOpenAt(t *testing.T) {
 	}
 }
 
+// TestReadyBefore: the last ready phase of any rank that ended before the
+// line; none when it ended at or after it or is another source's.
+func TestReadyBefore(t *testing.T) {
+	ph := []record.Phase{
+		{Rank: "EngineCore DP0", Name: PhaseReady, Status: record.PhaseDone, Path: "a", Line: 3, EndLine: 40},
+		{Rank: "APIServer pid 1", Name: PhaseReady, Status: record.PhaseDone, Path: "a", Line: 45},
+		{Rank: "TP0", Name: PhaseLoad, Status: record.PhaseDone, Path: "a", Line: 50, EndLine: 60},
+	}
+	for _, c := range []struct {
+		src       string
+		line, want int
+	}{{"a", 100, 45}, {"a", 44, 40}, {"a", 40, 0}, {"b", 100, 0}} {
+		if got := ReadyBefore(ph, c.src, c.line); got != c.want {
+			t.Errorf("%s:%d: %d, want %d", c.src, c.line, got, c.want)
+		}
+	}
+}
+
 func TestPhaseOfText(t *testing.T) {
 	cases := []struct{ text, want string }{
 		{"Pass execution failedLLVM ERROR: Failed to translate TritonGPU to LLVM IR.", PhaseTritonCompile},

@@ -94,6 +94,10 @@ var markers = []marker{
 		examples: []string{"torch.compile takes 40.1 s in total", "torch.compile took 40.1 s in total"}},
 	{prefixes: []string{"The server is fired up and ready to roll"}, id: idReady, ready: true,
 		examples: []string{"The server is fired up and ready to roll!"}},
+	// uvicorn's, under the API servers of vLLM, SGLang and TGI's Python
+	// front ends: the server answers requests from here on.
+	{prefixes: []string{"Application startup complete"}, id: idReady, ready: true,
+		examples: []string{"Application startup complete."}},
 	// torch's own progress lines under TORCH_LOGS=dynamo,inductor
 	// (symbolic_convert.py, output_graph.py, compile_fx.py; the "[0/0] "
 	// compile id before them is the record's): every rank of a plain torch

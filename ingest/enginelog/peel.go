@@ -1188,6 +1188,9 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 		if j := p.glogHeader(l, b, i); j != i {
 			return j
 		}
+		if j := p.uvicornHeader(l, b, i); j != i {
+			return j
+		}
 		if c == 'E' && r[1] == ' ' && r[2] == ' ' && r[3] == ' ' {
 			// pytest's failure report marks the error's lines "E   ",
 			// indented as the source they follow ("E   ModuleNotFoundError:
@@ -1208,6 +1211,46 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 		return p.hipHeader(l, b, i)
 	case c >= 'a' && c <= 'z' && l.procEnd > 0:
 		return p.emitterHeader(l, b, i)
+	}
+	return i
+}
+
+// uvicornLevels are the level names below error that uvicorn's default
+// formatter prints, padded with the colon to uvicornWidth: "INFO:
+// Application startup complete.". Its "ERROR:    " stays in the text,
+// where the floor reads "ERROR:" as the word that introduces an error
+// ("ERROR:    [Errno 98] error while attempting to bind on address …").
+var uvicornLevels = [...]struct {
+	name  string
+	level record.Level
+}{{"INFO:", record.LevelInfo}, {"WARNING:", record.LevelWarning}, {"DEBUG:", record.LevelDebug}}
+
+// uvicornWidth is the column uvicorn's message starts at (its level
+// prefix is padded to 9 and a space follows).
+const uvicornWidth = 10
+
+// uvicornHeader: the level prefix of uvicorn's log lines, which the API
+// servers of vLLM and SGLang print through (the server's start, an
+// exception in a request's handler). Only the exact padding is a header: a
+// plain "ERROR: …" line keeps its word.
+func (p *peeler) uvicornHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	if len(r) <= uvicornWidth || r[uvicornWidth-1] != ' ' || r[uvicornWidth] == ' ' {
+		return i
+	}
+	for _, u := range uvicornLevels {
+		if !bytes.HasPrefix(r, []byte(u.name)) {
+			continue
+		}
+		for k := len(u.name); k < uvicornWidth; k++ {
+			if r[k] != ' ' {
+				return i
+			}
+		}
+		l.hdr = hdrPython
+		l.level = u.level
+		l.keyEnd = int32(i + len(u.name) - 1)
+		return i + uvicornWidth
 	}
 	return i
 }

@@ -81,3 +81,28 @@ func TestTracingHeader(t *testing.T) {
 		t.Errorf("an error's lines run on: %+v", r)
 	}
 }
+
+// TestUvicornHeader: uvicorn pads its level to column 10 ("INFO:     ");
+// below error that is the line's level and the message starts after it
+// (so "Application startup complete." is a phase marker, vllm#50067), a
+// plain "INFO: …" or "ERROR:    …" keeps its word.
+func TestUvicornHeader(t *testing.T) {
+	in := "INFO:     Application startup complete.\n" +
+		"WARNING:  Invalid HTTP request received.\n" +
+		"INFO: not padded\n" +
+		"ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
+	recs, _ := parseBytes(t, []byte(in))
+	if len(recs) != 3 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	if r := recs[0]; r.Level != record.LevelInfo || r.Text != "Application startup complete." {
+		t.Errorf("info: %+v", r)
+	}
+	if r := recs[1]; r.Level != record.LevelWarning || r.Text != "Invalid HTTP request received." {
+		t.Errorf("warning: %+v", r)
+	}
+	// (Plain lines run on as one record.)
+	if r := recs[2]; r.Level != "" || !strings.HasPrefix(r.Text, "INFO: not padded\nERROR:    [Errno 98]") {
+		t.Errorf("not uvicorn's padding, and an error keeping its word: %+v", r)
+	}
+}
