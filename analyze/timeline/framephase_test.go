@@ -86,7 +86,7 @@ func TestReadyBefore(t *testing.T) {
 		{Rank: "TP0", Name: PhaseLoad, Status: record.PhaseDone, Path: "a", Line: 50, EndLine: 60},
 	}
 	for _, c := range []struct {
-		src       string
+		src        string
 		line, want int
 	}{{"a", 100, 45}, {"a", 44, 40}, {"a", 40, 0}, {"b", 100, 0}} {
 		if got := ReadyBefore(ph, c.src, c.line); got != c.want {
