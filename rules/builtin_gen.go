@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:2fa5fda6"
+const builtinDigest = "crc32c:c1805b3a"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -3585,7 +3585,7 @@ var builtinRules = []Rule{
 			Any: []Match{{
 				Text: []string{"SignalException: Process \\d+ got signal: 15\\b"},
 			}, {
-				Text:     []string{"received signal=SIGTERM|Received Signals\\.SIGTERM death signal"},
+				Text:     []string{"received signal=SIGTERM|Received (?:Signals\\.SIGTERM|15) death signal"},
 				Severity: "warning",
 			}},
 		},
@@ -3593,8 +3593,8 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the sender at that time: the container runtime's events and the pod's status (kubectl describe pod: probes, preemption), the scheduler's record of the job (sacct), journalctl around the stop", "A server started from an SSH session or as a rootless container under the user's systemd: enable lingering (loginctl enable-linger USER) or run it as a system service, so logging out does not SIGTERM it", "A health or readiness probe that kills a slow start: give the first start (weights, torch.compile, CUDA graphs) a longer initial delay or a startup probe"},
 		References: []string{"https://www.freedesktop.org/software/systemd/man/latest/loginctl.html", "https://kubernetes.io/docs/concepts/configuration/liveness-readiness-startup-probes/"},
 		SeenOn: &SeenOn{
-			Testbed: "environment",
-			Why:     "the signal comes from the process's surroundings (container runtime, scheduler, systemd)",
+			Torch:     []string{"2.15.0"},
+			Artifacts: []string{"stuck_rank/stderr.txt"},
 		},
 		Source: "rules/startup.yaml:344",
 	},
@@ -3612,7 +3612,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1 on ROCm, ASCEND_LAUNCH_BLOCKING=1 on Ascend NPUs) to make the error point at the kernel that failed", "Check that the GPU architecture, driver and the torch/kernel build match (nvidia-smi / rocm-smi, torch.version.cuda / hip)"},
 		References: []string{"https://pytorch.org/docs/stable/notes/cuda.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:388",
+		Source:     "rules/startup.yaml:392",
 	},
 	{
 		ID:         "collective-error",
@@ -3628,7 +3628,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the first rank that failed or stalled (its own error comes before the others' timeouts)", "A peer that closed or reset the connection exited: if it exited cleanly, it left while this rank still waited on it; end every rank with dist.barrier() (and wait() on the work isend/irecv return) before it exits", "Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) to see the transport and the failing peer", "Check NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME and that every node reaches the master address and port"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:412",
+		Source:     "rules/startup.yaml:416",
 	},
 	{
 		ID:         "gloo-connect-refused",
@@ -3646,7 +3646,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"gloo_peer_gone/stderr.txt"},
 		},
-		Source: "rules/startup.yaml:438",
+		Source: "rules/startup.yaml:442",
 	},
 	{
 		ID:         "child-process-failed",
@@ -3662,7 +3662,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the log of the child process (its rank or worker) and diagnose it; an exit code of -9 / 137 is a SIGKILL, often the kernel's OOM killer when the host ran out of memory (dmesg says so)"},
 		References: []string{"https://pytorch.org/docs/stable/elastic/errors.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:472",
+		Source:     "rules/startup.yaml:476",
 	},
 	{
 		ID:         "build-command-failed",
@@ -3678,7 +3678,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Read the compiler output before this line; missing headers or a missing compiler mean the image lacks build tools (gcc, python3-dev / the Python headers)", "Run the command it names by hand to see the full error"},
 		References: []string{"https://docs.python.org/3/library/subprocess.html#subprocess.CalledProcessError"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:495",
+		Source:     "rules/startup.yaml:499",
 	},
 	{
 		ID:         "engine-core-died-unseen",
@@ -3694,7 +3694,7 @@ var builtinRules = []Rule{
 		Cause:      "The API server reports that the engine core process failed to start,\nbut the core's own traceback is not in the inputs: it went to another\nstream or file, or the process was killed (the kernel's OOM killer, a\nsignal) before it could print one. A memory budget that leaves no\nheadroom (--gpu-memory-utilization close to 1) is a common cause.\n",
 		Remedy:     []string{"Find the engine core's output (EngineCore_DP0 lines, stderr, the container log) and diagnose it; dmesg shows an OOM kill", "If --gpu-memory-utilization is set close to 1.0, lower it (the default 0.9 leaves headroom for the CUDA context and other processes)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/17939"},
-		Source:     "rules/startup.yaml:519",
+		Source:     "rules/startup.yaml:523",
 	},
 	{
 		ID:         "config-validation-failed",
@@ -3708,7 +3708,7 @@ var builtinRules = []Rule{
 		Cause:      "A tool that validates its configuration with pydantic rejected a\nfield before anything started: {field} of {model}: {why}. The value\ngiven has another shape or type than the schema wants, or the key is\nmissing or unknown; configs copied from an example or written for\nanother version of the tool often differ this way.\n",
 		Remedy:     []string{"Fix {field} in the config or on the command line: {why} (the type= in the message names what the schema expects; for a list, wrap the single entry in a list)", "Compare with an example config of the installed version of the tool: the schema may have changed since the config was written"},
 		References: []string{"https://docs.pydantic.dev/latest/errors/validation_errors/"},
-		Source:     "rules/startup.yaml:545",
+		Source:     "rules/startup.yaml:549",
 	},
 	{
 		ID:         "config-key-not-in-schema",
@@ -3722,7 +3722,7 @@ var builtinRules = []Rule{
 		Cause:      "The tool's configuration is an OmegaConf structured config (hydra),\nwhich rejects a key it does not declare: {key}. The config file or an\noverride was written for another version of the tool (a newer one\nthat added the key, or an older one that had it), or the key is\nmisspelt.\n",
 		Remedy:     []string{"Use the config that ships with the installed version of the tool and put the project's own settings on top of it, or install the version (commit) the config was written for", "To add a key the schema lacks from the command line, prefix it with + (+{key}=…); a misspelt key: correct it"},
 		References: []string{"https://hydra.cc/docs/advanced/override_grammar/basic/"},
-		Source:     "rules/startup.yaml:572",
+		Source:     "rules/startup.yaml:576",
 	},
 	{
 		ID:         "caller-passes-argument-callee-lacks",
@@ -3741,7 +3741,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "two packages of mismatched versions; the message is Python's own TypeError",
 		},
-		Source: "rules/startup.yaml:600",
+		Source: "rules/startup.yaml:604",
 	},
 	{
 		ID:         "ray-version-mismatch",
@@ -3759,7 +3759,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "a Ray cluster of two versions",
 		},
-		Source: "rules/startup.yaml:631",
+		Source: "rules/startup.yaml:635",
 	},
 	{
 		ID:         "vllm-compilation-config-not-object",
@@ -3778,7 +3778,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's argument parser",
 		},
-		Source: "rules/startup.yaml:657",
+		Source: "rules/startup.yaml:661",
 	},
 	{
 		ID:         "vllm-engine-ready-timeout",
@@ -3797,7 +3797,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's multi-process front end",
 		},
-		Source: "rules/startup.yaml:686",
+		Source: "rules/startup.yaml:690",
 	},
 	{
 		ID:         "triton-server-config-template-unfilled",
@@ -3815,7 +3815,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Triton Inference Server's model repository",
 		},
-		Source: "rules/startup.yaml:715",
+		Source: "rules/startup.yaml:719",
 	},
 	{
 		ID:         "chat-template-file-missing",
@@ -3833,7 +3833,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's chat-template loading",
 		},
-		Source: "rules/startup.yaml:742",
+		Source: "rules/startup.yaml:746",
 	},
 	{
 		ID:         "compiled-model-state-dict-prefix",
@@ -3851,7 +3851,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "no testbed scenario saves and reloads a compiled model yet",
 		},
-		Source: "rules/startup.yaml:769",
+		Source: "rules/startup.yaml:773",
 	},
 	{
 		ID:         "vllm-moe-lora-expert-mapping",
@@ -3870,7 +3870,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's LoRA manager",
 		},
-		Source: "rules/startup.yaml:803",
+		Source: "rules/startup.yaml:807",
 	},
 	{
 		ID:         "trace-compile-failed",
@@ -4381,7 +4381,7 @@ var builtinRequired = []requiredLits{
 	{"port: (?P<port>\\d+), useIPv6: \\d+, code: -98, name: EADDRINUSE", []string{", code: -98, name: EADDRINUSE"}},
 	{"ptxas .*(?:Unsupported gpu architecture|Unknown option|Value '\\w+' is not defined)", []string{"supported gpu architecture", "known option", "' is not defined"}},
 	{"ptxas(?:-\\w+)? fatal\\s*: Value '(?P<arch>sm_\\w+)' is not defined for option 'gpu-name'", []string{"' is not defined for option 'gpu-name'"}},
-	{"received signal=SIGTERM|Received Signals\\.SIGTERM death signal", []string{"received signal=SIGTERM", "Received Signals.SIGTERM death signal"}},
+	{"received signal=SIGTERM|Received (?:Signals\\.SIGTERM|15) death signal", []string{"received signal=SIGTERM", " death signal"}},
 	{"recompile_limit reached with (?P<trigger>fullgraph=True|one_graph=True)", []string{"recompile_limit reached with "}},
 	{"recompile_limit reached, because (?P<trigger>fail_on_recompile_limit_hit) = True", []string{"recompile_limit reached, because "}},
 	{"requires VLLM_USE_BYTECODE_HOOK=0", []string{"requires VLLM_USE_BYTECODE_HOOK=0"}},

@@ -2,7 +2,8 @@ package rules
 
 import (
 	"regexp"
-	"sync"
+
+	"github.com/bringup-tool/bringup/internal/lazyre"
 )
 
 // pattern is one regular expression of a rule. A rule loaded from YAML
@@ -12,33 +13,18 @@ import (
 // first time a subject gets that far: most rules never fire in a run, and
 // compiling all ~400 patterns was the largest part of the start-up after
 // the YAML. Safe for concurrent use.
-type pattern struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
+type pattern struct{ lazyre.Regexp }
 
 // init sets the expression and, unless lazy, compiles it.
 func (p *pattern) init(expr string, lazy bool) error {
-	p.expr = expr
+	p.Init(expr)
 	if lazy {
 		return nil
 	}
-	var err error
-	p.once.Do(func() { p.re, err = regexp.Compile(expr) })
-	return err
+	return p.Compile()
 }
 
 // get is the compiled expression. A lazy pattern's expression compiled
 // when builtin_gen.go was generated from the same text, so it cannot fail
 // here (TestBuiltinGenerated compiles every one).
-func (p *pattern) get() *regexp.Regexp {
-	p.once.Do(func() { p.re = regexp.MustCompile(p.expr) })
-	return p.re
-}
-
-// MatchString reports whether s holds a match of the pattern.
-func (p *pattern) MatchString(s string) bool { return p.get().MatchString(s) }
-
-// String is the pattern's expression.
-func (p *pattern) String() string { return p.expr }
+func (p *pattern) get() *regexp.Regexp { return p.Get() }

@@ -609,10 +609,10 @@ func (m *Match) textLiterals() []string {
 	for _, p := range m.text {
 		l, ok := []string(nil), false
 		if m.lazy {
-			l, ok = generatedRequired(p.expr)
+			l, ok = generatedRequired(p.String())
 		}
 		if !ok {
-			l = requiredOf(p.expr)
+			l = requiredOf(p.String())
 		}
 		if l == nil {
 			return nil

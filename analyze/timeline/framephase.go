@@ -1,7 +1,7 @@
 package timeline
 
 import (
-	"regexp"
+	"github.com/bringup-tool/bringup/internal/lazyre"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,10 +146,13 @@ var textTable = []struct{ re, phase, why string }{
 // memory "allocated in private pools (e.g., CUDA Graphs)".
 var textNoise = []string{"private pools (e.g., CUDA Graphs)"}
 
-var textRes = func() []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(textTable))
+// textRes and frameRes are the tables' expressions, each compiled the
+// first time a text or frame gets to its row (TestTablesCompile compiles
+// them all).
+var textRes = func() []*lazyre.Regexp {
+	out := make([]*lazyre.Regexp, len(textTable))
 	for i, r := range textTable {
-		out[i] = regexp.MustCompile(r.re)
+		out[i] = lazyre.New(r.re)
 	}
 	return out
 }()
@@ -168,14 +171,14 @@ func PhaseOfText(text string) (phase, why string) {
 	return "", ""
 }
 
-var frameRes = func() [][2]*regexp.Regexp {
-	out := make([][2]*regexp.Regexp, len(frameTable))
+var frameRes = func() [][2]*lazyre.Regexp {
+	out := make([][2]*lazyre.Regexp, len(frameTable))
 	for i, r := range frameTable {
 		if r.file != "" {
-			out[i][0] = regexp.MustCompile(r.file)
+			out[i][0] = lazyre.New(r.file)
 		}
 		if r.fn != "" {
-			out[i][1] = regexp.MustCompile(r.fn)
+			out[i][1] = lazyre.New(r.fn)
 		}
 	}
 	return out
@@ -185,8 +188,15 @@ var frameRes = func() [][2]*regexp.Regexp {
 // table knows was running in, and why ("triton/runtime/build.py:48 _build:
 // Triton building its C launcher"); "" when no frame is known.
 func PhaseOfFrames(st record.Stack) (phase, why string) {
+	// The program's own frame is the outermost but for runpy's, which run
+	// a module as the program (python -m torch.distributed.run): that
+	// module's <module> is the program, not an import.
+	top := len(st) - 1
+	for top > 0 && runpyFrame(st[top].File) {
+		top--
+	}
 	for i, f := range st { // innermost first
-		k := rowOf(f, i == len(st)-1)
+		k := rowOf(f, i >= top)
 		if k < 0 {
 			continue
 		}
@@ -197,6 +207,12 @@ func PhaseOfFrames(st record.Stack) (phase, why string) {
 		return row.phase, ShortFrame(f) + ": " + row.why
 	}
 	return "", ""
+}
+
+// runpyFrame: a frame of runpy, which runs a module or a path as the
+// program ("<frozen runpy>" on Python 3.11+, runpy.py before).
+func runpyFrame(file string) bool {
+	return file == "<frozen runpy>" || strings.HasSuffix(file, "/runpy.py") || file == "runpy.py"
 }
 
 // rowMemo remembers the row of a frame's file and function (a log of

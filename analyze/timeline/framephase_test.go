@@ -77,6 +77,24 @@ func TestOpenAt(t *testing.T) {
 	}
 }
 
+// A module that runpy runs as the program (python -m torch.distributed.run)
+// has a <module> frame under runpy's: that is the program, not an import.
+func TestRunpyModuleIsNoImport(t *testing.T) {
+	st := record.Stack{
+		{File: "torch/distributed/elastic/multiprocessing/api.py", Func: "_terminate_process_handler"},
+		{File: "torch/distributed/run.py", Func: "<module>"},
+		{File: "<frozen runpy>", Func: "_run_code"},
+		{File: "<frozen runpy>", Func: "_run_module_as_main"},
+	}
+	if p, why := PhaseOfFrames(st); p == PhaseImport {
+		t.Errorf("runpy's module: %s (%s)", p, why)
+	}
+	imp := record.Stack{{File: "vllm/model_executor/layers/foo.py", Func: "<module>"}, {File: "serve.py", Func: "main"}, {File: "serve.py", Func: "<module>"}}
+	if p, _ := PhaseOfFrames(imp); p != PhaseImport {
+		t.Errorf("an imported module's frame: %q", p)
+	}
+}
+
 // TestReadyBefore: the last ready phase of any rank that ended before the
 // line; none when it ended at or after it or is another source's.
 func TestReadyBefore(t *testing.T) {
@@ -123,6 +141,23 @@ func TestPhaseOfText(t *testing.T) {
 	for _, c := range cases {
 		if got, why := PhaseOfText(c.text); got != c.want {
 			t.Errorf("%q: %q (%s), want %q", c.text, got, why, c.want)
+		}
+	}
+}
+
+// TestTablesCompile: the tables' expressions compile on first use in a
+// run; here every one is compiled, so a bad one fails the test.
+func TestTablesCompile(t *testing.T) {
+	for i, re := range textRes {
+		if err := re.Compile(); err != nil {
+			t.Errorf("text row %d: %v", i, err)
+		}
+	}
+	for i, res := range frameRes {
+		for _, re := range res {
+			if re != nil && re.Compile() != nil {
+				t.Errorf("frame row %d (%s %s): %v", i, frameTable[i].file, frameTable[i].fn, re.Compile())
+			}
 		}
 	}
 }

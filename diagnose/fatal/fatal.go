@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/bringup-tool/bringup/internal/lazyre"
 )
 
 // Kind is what a fatal line reports.
@@ -77,8 +79,8 @@ func (k Kind) Consequence() bool { return k == ChildExit || k == ErrorLine }
 
 type pattern struct {
 	kind Kind
-	lits []string // one of them occurs in every line the regex matches
-	re   *regexp.Regexp
+	lits []string       // one of them occurs in every line the regex matches
+	re   *lazyre.Regexp // compiled when a line holds one of lits
 }
 
 // ownLines start the wordings that their writer prints as a line of its
@@ -92,21 +94,21 @@ var ownLines = []string{"LLVM ERROR: "}
 // are fatal on their own ("Killed", "Aborted"): the parser's literal scan
 // takes long literals in one strided pass, each short one costs a pass.
 var patterns = []pattern{
-	{NativeCrash, []string{"Caught signal"}, regexp.MustCompile(`Caught signal \d+`)},
-	{NativeCrash, []string{"Segmentation fault"}, regexp.MustCompile(`Segmentation fault`)},
-	{NativeCrash, []string{"(core dumped)"}, regexp.MustCompile(`\(core dumped\)`)},
-	{NativeCrash, []string{"Aborted"}, regexp.MustCompile(`^Aborted\b|\d+ Aborted\s|: Aborted$|^Aborted$`)}, // found by Leads when it starts the line
-	{NativeCrash, []string{" received by PID"}, regexp.MustCompile(`\*\*\* SIG[A-Z]+ .*received by PID`)},
-	{NativeCrash, []string{"terminate called"}, regexp.MustCompile(`terminate called (after throwing an instance of|without an active exception|recursively)`)},
-	{NativeCrash, []string{"terminating due to uncaught exception"}, regexp.MustCompile(`terminating due to uncaught exception of type \S`)}, // libc++abi
+	{NativeCrash, []string{"Caught signal"}, lazyre.New(`Caught signal \d+`)},
+	{NativeCrash, []string{"Segmentation fault"}, lazyre.New(`Segmentation fault`)},
+	{NativeCrash, []string{"(core dumped)"}, lazyre.New(`\(core dumped\)`)},
+	{NativeCrash, []string{"Aborted"}, lazyre.New(`^Aborted\b|\d+ Aborted\s|: Aborted$|^Aborted$`)}, // found by Leads when it starts the line
+	{NativeCrash, []string{" received by PID"}, lazyre.New(`\*\*\* SIG[A-Z]+ .*received by PID`)},
+	{NativeCrash, []string{"terminate called"}, lazyre.New(`terminate called (after throwing an instance of|without an active exception|recursively)`)},
+	{NativeCrash, []string{"terminating due to uncaught exception"}, lazyre.New(`terminating due to uncaught exception of type \S`)}, // libc++abi
 	// LLVM's report_fatal_error, which aborts the process (Triton's and
 	// ROCm's compilers are LLVM): LLVM writes it to stderr as a line of
 	// its own, so what stands before it on a line is another write.
-	{NativeCrash, []string{"LLVM ERROR: "}, regexp.MustCompile(`LLVM ERROR: \S`)},
+	{NativeCrash, []string{"LLVM ERROR: "}, lazyre.New(`LLVM ERROR: \S`)},
 	// glibc's assert(): "prog: file:line: func: Assertion `expr' failed.",
 	// then abort (LLVM/MLIR assertions in Triton's compiler, a C++ extension).
-	{NativeCrash, []string{": Assertion `"}, regexp.MustCompile("[^ ]: Assertion `.*' failed")},
-	{NativeCrash, []string{"Floating point exception"}, regexp.MustCompile(`Floating point exception`)},
+	{NativeCrash, []string{": Assertion `"}, lazyre.New("[^ ]: Assertion `.*' failed")},
+	{NativeCrash, []string{"Floating point exception"}, lazyre.New(`Floating point exception`)},
 	// The LLVM OpenMP runtime refusing a second copy of itself in the
 	// process ("OMP: Error #15: Initializing libiomp5md.dll, but found
 	// libiomp5md.dll already initialized."), then it aborts.
@@ -114,109 +116,109 @@ var patterns = []pattern{
 	// panicked at 'Unable to warmup model: …'", newer Rust "thread 'main'
 	// panicked at src/main.rs:148:10:") and Go's ("panic: runtime error: …",
 	// found by Leads at the line's start).
-	{NativeCrash, []string{"' panicked at "}, regexp.MustCompile(`thread '[^']*' panicked at `)},
-	{NativeCrash, []string{"panic: "}, regexp.MustCompile(`^panic: \S`)},
-	{NativeCrash, []string{"OMP: Error #"}, regexp.MustCompile(`OMP: Error #\d+: \S`)},
+	{NativeCrash, []string{"' panicked at "}, lazyre.New(`thread '[^']*' panicked at `)},
+	{NativeCrash, []string{"panic: "}, lazyre.New(`^panic: \S`)},
+	{NativeCrash, []string{"OMP: Error #"}, lazyre.New(`OMP: Error #\d+: \S`)},
 	// A glog/abseil CHECK that failed ("CHECK_EQ(a, b) failed. 8 vs 32"),
 	// which aborts the process; found by Leads at the line's start.
-	{NativeCrash, []string{"CHECK"}, regexp.MustCompile(`^CHECK(?:_(?:EQ|NE|LT|LE|GT|GE))?\(.*\) failed\b`)},
+	{NativeCrash, []string{"CHECK"}, lazyre.New(`^CHECK(?:_(?:EQ|NE|LT|LE|GT|GE))?\(.*\) failed\b`)},
 	// glibc 2.37+'s own consistency checks ("Fatal glibc error: malloc.c:2601
 	// (sysmalloc): assertion failed"), then abort.
-	{NativeCrash, []string{"Fatal glibc error"}, regexp.MustCompile(`Fatal glibc error: \S`)},
+	{NativeCrash, []string{"Fatal glibc error"}, lazyre.New(`Fatal glibc error: \S`)},
 	// PyTorch's DataLoader reporting a worker that died of a signal
 	// ("ERROR: Unexpected segmentation fault encountered in worker.", "…
 	// bus error …", often too little shared memory).
-	{NativeCrash, []string{"encountered in worker"}, regexp.MustCompile(`Unexpected (?:segmentation fault|bus error|floating-point exception) encountered in worker`)},
-	{NativeCrash, []string{"Illegal instruction"}, regexp.MustCompile(`Illegal instruction`)},
+	{NativeCrash, []string{"encountered in worker"}, lazyre.New(`Unexpected (?:segmentation fault|bus error|floating-point exception) encountered in worker`)},
+	{NativeCrash, []string{"Illegal instruction"}, lazyre.New(`Illegal instruction`)},
 	{NativeCrash, []string{"double free or corruption", "free(): invalid", "malloc(): corrupted", "malloc(): memory corruption", "malloc(): unaligned"},
-		regexp.MustCompile(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
+		lazyre.New(`double free or corruption|free\(\): invalid|malloc\(\): (corrupted|memory corruption|unaligned)`)},
 	// The kernel's OOM killer, globally or for a cgroup's limit (a
 	// container's: "Memory cgroup out of memory: Killed process 4242").
-	{OOMKill, []string{"Out of memory: Kill", "out of memory: Kill"}, regexp.MustCompile(`[Oo]ut of memory: Kill(ed)? process`)},
-	{OOMKill, []string{"invoked oom-killer", "oom_kill_process", "oom-kill:constraint"}, regexp.MustCompile(`invoked oom-killer|oom-kill:constraint|oom_kill_process`)},
+	{OOMKill, []string{"Out of memory: Kill", "out of memory: Kill"}, lazyre.New(`[Oo]ut of memory: Kill(ed)? process`)},
+	{OOMKill, []string{"invoked oom-killer", "oom_kill_process", "oom-kill:constraint"}, lazyre.New(`invoked oom-killer|oom-kill:constraint|oom_kill_process`)},
 	// The same kill as a job scheduler or an orchestrator tells it: Slurm's
 	// step ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…
 	// cgroup"), Kubernetes' container status ("reason: OOMKilled", "Reason:
 	// OOMKilled" in kubectl describe).
 	{OOMKill, []string{"oom-kill event", "reason: OOMKilled", "Reason: OOMKilled", "Reason:       OOMKilled"},
-		regexp.MustCompile(`Detected \d+ oom-kill event|[Rr]eason:\s+OOMKilled\b`)},
+		lazyre.New(`Detected \d+ oom-kill event|[Rr]eason:\s+OOMKilled\b`)},
 	// Ray's memory monitor killing a worker or an actor when the node's host
 	// memory crosses its threshold (the raylet's summary, the actor's error).
 	{OOMKill, []string{"memory pressure (OOM)", "Ray killed this worker"},
-		regexp.MustCompile(`killed due to memory pressure \(OOM\)|Ray killed this worker`)},
+		lazyre.New(`killed due to memory pressure \(OOM\)|Ray killed this worker`)},
 	// The DataLoader's word that a worker was killed ("DataLoader worker
 	// (pid 1234) is killed by signal: Killed."): a SIGKILL, sender unnamed.
-	{Killed, []string{"is killed by signal: Killed"}, regexp.MustCompile(`is killed by signal: Killed`)},
-	{Killed, []string{"Killed"}, regexp.MustCompile(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
+	{Killed, []string{"is killed by signal: Killed"}, lazyre.New(`is killed by signal: Killed`)},
+	{Killed, []string{"Killed"}, lazyre.New(`^Killed$|^Killed\s|\d+ Killed\s|: Killed$|(?:it|s)/(?:s|it)\]Killed$`)}, // also after a progress bar
 	// CUDA graph trees' own checks of a recording against its replay.
-	{DeviceError, []string{"during graph recording"}, regexp.MustCompile(`graph recording observed an input tensor deallocate during graph recording`)},
+	{DeviceError, []string{"during graph recording"}, lazyre.New(`graph recording observed an input tensor deallocate during graph recording`)},
 	// (vLLM's cumem allocator prints its own "CUDA Error: <text> at file:line".)
-	{DeviceError, []string{"CUDA error: ", "CUDA Error: "}, regexp.MustCompile(`CUDA [Ee]rror: \S`)},
+	{DeviceError, []string{"CUDA error: ", "CUDA Error: "}, lazyre.New(`CUDA [Ee]rror: \S`)},
 	// torch's HIP build says "HIP error: …" where the CUDA one says "CUDA
 	// error: …" (found by Leads when it starts the line).
-	{DeviceError, []string{" HIP error: ", "HIP error: "}, regexp.MustCompile(`(?:^|\s)HIP error: \S`)},
+	{DeviceError, []string{" HIP error: ", "HIP error: "}, lazyre.New(`(?:^|\s)HIP error: \S`)},
 	// ROCm's runtime reporting a GPU page fault, then aborting: "Memory
 	// access fault by GPU node-6 (Agent handle: 0x…) on address 0x….
 	// Reason: Unknown." (the AMD counterpart of an illegal memory access).
-	{DeviceError, []string{"Memory access fault by GPU"}, regexp.MustCompile(`Memory access fault by GPU node-\d+`)},
+	{DeviceError, []string{"Memory access fault by GPU"}, lazyre.New(`Memory access fault by GPU node-\d+`)},
 	// The CUDA runtime's error name, on the line torch prints under
 	// "CUDA error: <text>" (a paste may start there).
-	{DeviceError, []string{"Search for `cudaError"}, regexp.MustCompile("Search for `cudaError[A-Za-z]+'")},
-	{DeviceError, []string{"CUDA driver error"}, regexp.MustCompile(`CUDA driver error`)},
+	{DeviceError, []string{"Search for `cudaError"}, lazyre.New("Search for `cudaError[A-Za-z]+'")},
+	{DeviceError, []string{"CUDA driver error"}, lazyre.New(`CUDA driver error`)},
 	// A GPU exception as CUDA's core dump and debugger report it ("CUDA
 	// Exception: Warp Illegal Address", "CUDA Exception: Device Unknown
 	// Exception (30)"), with the kernel's name and grid on the next line.
-	{DeviceError, []string{"CUDA Exception: "}, regexp.MustCompile(`CUDA Exception: \S`)},
+	{DeviceError, []string{"CUDA Exception: "}, lazyre.New(`CUDA Exception: \S`)},
 	// NVSHMEM's checks of its CUDA calls ("mem_heap.cpp:1519: non-zero
 	// status: 1 cuMemMap failed"), then it aborts the process.
-	{DeviceError, []string{": non-zero status: "}, regexp.MustCompile(`\.cpp:\d+: non-zero status: \d+ \S+ failed`)},
+	{DeviceError, []string{": non-zero status: "}, lazyre.New(`\.cpp:\d+: non-zero status: \d+ \S+ failed`)},
 	// ROCm's HSA runtime reporting a GPU fault or a failed call
 	// (":0:rocdevice.cpp … HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation
 	// resulted in a hardware exception"), then the process aborts.
 	// Ascend's runtime (torch_npu/CANN) reporting an asynchronous device
 	// error at the next stream sync, as CUDA's "CUDA error:" is.
-	{DeviceError, []string{"ACL stream synchronize failed"}, regexp.MustCompile(`ACL stream synchronize failed`)},
-	{DeviceError, []string{"HSA_STATUS_ERROR_"}, regexp.MustCompile(`HSA_STATUS_ERROR_[A-Z_]+`)},
+	{DeviceError, []string{"ACL stream synchronize failed"}, lazyre.New(`ACL stream synchronize failed`)},
+	{DeviceError, []string{"HSA_STATUS_ERROR_"}, lazyre.New(`HSA_STATUS_ERROR_[A-Z_]+`)},
 	{DeviceError, []string{"hipErrorNoBinary", "hipErrorIllegal", "hipErrorOutOfMemory", "hipErrorInvalid", "hipErrorLaunch", "hipErrorNotInit", "hipErrorStreamCapture", "---> [HIP error]", "fail to call hip"},
-		regexp.MustCompile(`hipError[A-Z][A-Za-z]+|\[HIP error\]|fail to call hip\w+`)},
+		lazyre.New(`hipError[A-Z][A-Za-z]+|\[HIP error\]|fail to call hip\w+`)},
 	{DeviceError, []string{"No compatible code objects", "no kernel image is available", "invalid device function"},
-		regexp.MustCompile(`No compatible code objects found|no kernel image is available for execution|invalid device function`)},
-	{DeviceError, []string{"CUBLAS_STATUS_", "HIPBLAS_STATUS_"}, regexp.MustCompile(`(CU|HIP)BLAS_STATUS_(NOT_INITIALIZED|ALLOC_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|EXECUTION_FAILED|INTERNAL_ERROR|NOT_SUPPORTED)`)},
-	{DeviceError, []string{"illegal memory access"}, regexp.MustCompile(`illegal memory access was encountered`)},
-	{DeviceError, []string{"device-side assert"}, regexp.MustCompile(`device-side assert(ion)? triggered`)},
-	{DeviceError, []string{"CUDA out of memory", "HIP out of memory", "GPU out of memory"}, regexp.MustCompile(`(CUDA|HIP|GPU) out of memory`)},
+		lazyre.New(`No compatible code objects found|no kernel image is available for execution|invalid device function`)},
+	{DeviceError, []string{"CUBLAS_STATUS_", "HIPBLAS_STATUS_"}, lazyre.New(`(CU|HIP)BLAS_STATUS_(NOT_INITIALIZED|ALLOC_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|EXECUTION_FAILED|INTERNAL_ERROR|NOT_SUPPORTED)`)},
+	{DeviceError, []string{"illegal memory access"}, lazyre.New(`illegal memory access was encountered`)},
+	{DeviceError, []string{"device-side assert"}, lazyre.New(`device-side assert(ion)? triggered`)},
+	{DeviceError, []string{"CUDA out of memory", "HIP out of memory", "GPU out of memory"}, lazyre.New(`(CUDA|HIP|GPU) out of memory`)},
 	// A C++ runtime's own check of a CUDA call (LMDeploy's TurboMind:
 	// "[TM][ERROR] CUDA runtime error: out of memory …/allocator.cc:49").
-	{DeviceError, []string{"CUDA runtime error: "}, regexp.MustCompile(`CUDA runtime error: \S`)},
-	{Collective, []string{"NCCL error in", "RCCL error in", "NCCL error: ", "RCCL error: "}, regexp.MustCompile(`[NR]CCL error(?: in|:)`)},
+	{DeviceError, []string{"CUDA runtime error: "}, lazyre.New(`CUDA runtime error: \S`)},
+	{Collective, []string{"NCCL error in", "RCCL error in", "NCCL error: ", "RCCL error: "}, lazyre.New(`[NR]CCL error(?: in|:)`)},
 	{Collective, []string{"ncclInternalError", "ncclUnhandledCudaError", "ncclSystemError", "ncclInvalidUsage", "ncclRemoteError", "ncclInvalidArgument"},
-		regexp.MustCompile(`nccl(InternalError|UnhandledCudaError|SystemError|InvalidUsage|RemoteError|InvalidArgument)`)},
-	{Collective, []string{"atchdog caught", "atchdog got stuck", "atchdog thread terminated"}, regexp.MustCompile(`(?i)watchdog (caught collective operation timeout|caught|got stuck|thread terminated)`)},
+		lazyre.New(`nccl(InternalError|UnhandledCudaError|SystemError|InvalidUsage|RemoteError|InvalidArgument)`)},
+	{Collective, []string{"atchdog caught", "atchdog got stuck", "atchdog thread terminated"}, lazyre.New(`(?i)watchdog (caught collective operation timeout|caught|got stuck|thread terminated)`)},
 	// ProcessGroupNCCL's watchdog reporting the work it found failed or
 	// timed out, before it takes the process down ("[PG 1 Rank 3] Exception
 	// (either an error or timeout) detected by watchdog at work: 1580, …",
 	// "[PG 0 Rank 7] Timeout at NCCL work: 1, …"), and its heartbeat
 	// monitor finding the watchdog itself stuck.
 	{Collective, []string{"detected by watchdog", "Timeout at NCCL work: ", "Heartbeat monitor timed out"},
-		regexp.MustCompile(`\(either an error or timeout\) detected by watchdog|Timeout at NCCL work: \d|Heartbeat monitor timed out`)},
+		lazyre.New(`\(either an error or timeout\) detected by watchdog|Timeout at NCCL work: \d|Heartbeat monitor timed out`)},
 	{Collective, []string{"connectFullMesh", "enforce fail at", "Connection closed by peer", "Connection reset by peer"},
-		regexp.MustCompile(`(?i)connectFullMesh failed|enforce fail at .*gloo|gloo.*Connection (closed|reset) by peer`)},
+		lazyre.New(`(?i)connectFullMesh failed|enforce fail at .*gloo|gloo.*Connection (closed|reset) by peer`)},
 	// NCCL's own WARN lines for failures ("transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'").
 	// And its topology check failing ("graph/rings.cc:38 NCCL WARN Error :
 	// ring 0 does not loop back to start").
 	{Collective, []string{"NCCL WARN Cuda failure", "RCCL WARN Cuda failure", "NCCL WARN Call to", "RCCL WARN Call to", "NCCL WARN Error :", "RCCL WARN Error :"},
-		regexp.MustCompile(`[NR]CCL WARN (?:Cuda failure|Call to \S+ failed|Error :)`)},
+		lazyre.New(`[NR]CCL WARN (?:Cuda failure|Call to \S+ failed|Error :)`)},
 	{Collective, []string{"Socket Timeout", "DistStoreError", "client socket has timed out"},
-		regexp.MustCompile(`Socket Timeout|DistStoreError|\[c10d\] The client socket has timed out after \d+`)},
-	{BuildFailed, []string{"returned non-zero exit status"}, regexp.MustCompile(`Command '\[?.*' returned non-zero exit status [1-9]`)},
+		lazyre.New(`Socket Timeout|DistStoreError|\[c10d\] The client socket has timed out after \d+`)},
+	{BuildFailed, []string{"returned non-zero exit status"}, lazyre.New(`Command '\[?.*' returned non-zero exit status [1-9]`)},
 	// MLIR's pass manager (Triton's compiler) giving up on a kernel.
 	{BuildFailed, []string{"Failures have been detected while processing an MLIR pass pipeline"},
-		regexp.MustCompile(`Failures have been detected while processing an MLIR pass pipeline`)},
+		lazyre.New(`Failures have been detected while processing an MLIR pass pipeline`)},
 	// The linker under a compiler driver (Triton's launcher build, a JIT
 	// extension): a library it cannot find, or its own exit.
 	{BuildFailed, []string{": cannot find -l", "ld returned 1 exit status"},
-		regexp.MustCompile(`\bld(?:\.\w+)?: cannot find -l\S+|collect2: error: ld returned [1-9]\d* exit status`)},
-	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "Error building extension"}, regexp.MustCompile(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
+		lazyre.New(`\bld(?:\.\w+)?: cannot find -l\S+|collect2: error: ld returned [1-9]\d* exit status`)},
+	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "Error building extension"}, lazyre.New(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
 	// The C or CUDA compiler's error on a source file that is part of the
 	// boot: code Inductor generated, a CUDA source, a source an installed
 	// package ships (its JIT kernels; the build then ends in "Error building
@@ -225,51 +227,51 @@ var patterns = []pattern{
 	// error: libaio.h: No such file", printed by a healthy start). And
 	// nvcc's own refusal ("nvcc fatal   : Unsupported gpu architecture").
 	{BuildFailed, []string{": error: ", ": fatal error: ", "torchinductor_"},
-		regexp.MustCompile(`(?:torchinductor_\S*\.(?:c|cc|cpp|h|hpp)|\S\.cuh?|-packages/\S*\.(?:c|cc|cpp|cxx|h|hpp|inc))(?::\d+){1,2}: (?:fatal )?error: \S`)},
+		lazyre.New(`(?:torchinductor_\S*\.(?:c|cc|cpp|h|hpp)|\S\.cuh?|-packages/\S*\.(?:c|cc|cpp|cxx|h|hpp|inc))(?::\d+){1,2}: (?:fatal )?error: \S`)},
 	// And ptxas's, under its own name or a variant's (Triton ships
 	// "ptxas-blackwell" beside "ptxas": "ptxas-blackwell fatal   : Value
 	// 'sm_110a' is not defined for option 'gpu-name'").
-	{BuildFailed, []string{"nvcc fatal", "ptxas"}, regexp.MustCompile(`\b(?:nvcc|ptxas(?:-\w+)?) fatal\s*:?\s+\S`)},
+	{BuildFailed, []string{"nvcc fatal", "ptxas"}, lazyre.New(`\b(?:nvcc|ptxas(?:-\w+)?) fatal\s*:?\s+\S`)},
 	// Triton's launcher build on Windows (triton-windows) failing to run
 	// its compiler: "Failed to compile. cc_cmd: ['…cl.exe', …]".
-	{BuildFailed, []string{"Failed to compile. cc_cmd"}, regexp.MustCompile(`Failed to compile\. cc_cmd: `)},
+	{BuildFailed, []string{"Failed to compile. cc_cmd"}, lazyre.New(`Failed to compile\. cc_cmd: `)},
 	// argparse rejecting the command line ("vllm serve: error: argument
 	// --quantization/-q: invalid choice: …", "vllm: error: unrecognized
 	// arguments: --task embedding"), at the start of its line.
 	// (A wrapper that printed the parser's message alone: "error: unrecognized arguments: …".)
-	{UsageError, []string{": error: ", "error: "}, regexp.MustCompile(`^(?:[\w./-]+(?: [\w-]+)?: )?error: (?:argument |unrecognized arguments|the following arguments are required|ambiguous option|one of the arguments|invalid choice)`)},
-	{LibraryLoad, []string{"cannot open shared object file"}, regexp.MustCompile(`^\S+\.so(?:\.\d+)*: cannot open shared object file`)},
+	{UsageError, []string{": error: ", "error: "}, lazyre.New(`^(?:[\w./-]+(?: [\w-]+)?: )?error: (?:argument |unrecognized arguments|the following arguments are required|ambiguous option|one of the arguments|invalid choice)`)},
+	{LibraryLoad, []string{"cannot open shared object file"}, lazyre.New(`^\S+\.so(?:\.\d+)*: cannot open shared object file`)},
 	// A c10::Error report with its native stack, logged without a Python
 	// traceback (torch_npu's op plugin, a watchdog): the line before it
 	// is the error's message (c10Report).
 	// SGLang reporting that a trainer's online weight update failed (the
 	// engine's weights are then partly updated): "Failed to update
 	// parameter online: <why>".
-	{ErrorLine, []string{"Failed to update parameter online: "}, regexp.MustCompile(`Failed to update parameter online: \S`)},
-	{ErrorLine, []string{"Exception raised from "}, regexp.MustCompile(`^Exception raised from \S+ at \S+ \(most recent call first\):$`)},
-	{ChildExit, []string{"exitcode  : ", "stopped exitcode=", "failed (exitcode:"}, regexp.MustCompile(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
-	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, regexp.MustCompile(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},
+	{ErrorLine, []string{"Failed to update parameter online: "}, lazyre.New(`Failed to update parameter online: \S`)},
+	{ErrorLine, []string{"Exception raised from "}, lazyre.New(`^Exception raised from \S+ at \S+ \(most recent call first\):$`)},
+	{ChildExit, []string{"exitcode  : ", "stopped exitcode=", "failed (exitcode:"}, lazyre.New(`exitcode\s*[:=]\s*-?[1-9]\d*`)},
+	{ChildExit, []string{"with exit code", "exited with code", "with exit status"}, lazyre.New(`(exit(ed)?|terminated|failed) with (exit )?(code|status)[: ]+-?[1-9]\d*`)},
 	// DeepSpeed's launcher: "[ERROR] [launch.py:320:sigkill_handler] […] exits with return code = -9".
-	{ChildExit, []string{"exits with return code = "}, regexp.MustCompile(`exits with return code = -?[1-9]\d*`)},
-	{ChildExit, []string{"unexpectedly"}, regexp.MustCompile(`(died|terminated|exited|dead) unexpectedly`)},
-	{ChildExit, []string{"scheduler is dead", "detokenizer is dead", "Received sigquit"}, regexp.MustCompile(`(scheduler|detokenizer) is dead|Received sigquit from a child process`)},
+	{ChildExit, []string{"exits with return code = "}, lazyre.New(`exits with return code = -?[1-9]\d*`)},
+	{ChildExit, []string{"unexpectedly"}, lazyre.New(`(died|terminated|exited|dead) unexpectedly`)},
+	{ChildExit, []string{"scheduler is dead", "detokenizer is dead", "Received sigquit"}, lazyre.New(`(scheduler|detokenizer) is dead|Received sigquit from a child process`)},
 	// vLLM's message that its engine core processes failed to start, as a
 	// wrapper or a paste shows it without the RuntimeError before it.
-	{ChildExit, []string{"Engine core initialization failed"}, regexp.MustCompile(`Engine core initialization failed\b`)},
+	{ChildExit, []string{"Engine core initialization failed"}, lazyre.New(`Engine core initialization failed\b`)},
 	// Kubernetes restarting a container that keeps exiting (kubectl get
 	// pods' STATUS, kubectl describe's "Reason: CrashLoopBackOff").
-	{ChildExit, []string{"CrashLoopBackOff"}, regexp.MustCompile(`\bCrashLoopBackOff\b`)},
+	{ChildExit, []string{"CrashLoopBackOff"}, lazyre.New(`\bCrashLoopBackOff\b`)},
 	// A supervisor telling that a worker it depends on went away: Ray's
 	// raylet ("(raylet) A worker died or was killed while executing a task
 	// by an unexpected system error"), an engine-core manager told to shut
 	// down while it was still starting ("Received unexpected SHUTDOWN signal
 	// from DP rank 0 during initialization", ATOM).
 	{ChildExit, []string{"worker died or was killed", "unexpected SHUTDOWN signal"},
-		regexp.MustCompile(`[Ww]orker died or was killed while executing|[Rr]eceived unexpected SHUTDOWN signal`)},
-	{ChildExit, []string{"received by PID", "terminated with signal"}, regexp.MustCompile(`Signal \d+ \(SIG[A-Z]+\) received by PID \d+|terminated with signal`)},
+		lazyre.New(`[Ww]orker died or was killed while executing|[Rr]eceived unexpected SHUTDOWN signal`)},
+	{ChildExit, []string{"received by PID", "terminated with signal"}, lazyre.New(`Signal \d+ \(SIG[A-Z]+\) received by PID \d+|terminated with signal`)},
 	// TGI's shard manager: its Python shard died of a signal (4, SIGILL: a
 	// kernel built for a CPU or GPU this one is not).
-	{NativeCrash, []string{"signaled to shutdown with signal"}, regexp.MustCompile(`Shard process was signaled to shutdown with signal \d+`)},
+	{NativeCrash, []string{"signaled to shutdown with signal"}, lazyre.New(`Shard process was signaled to shutdown with signal \d+`)},
 }
 
 // errorLines are the rows that count only on a line logged at error level
@@ -277,15 +279,15 @@ var patterns = []pattern{
 // are no failure ("failed to load the cached kernel, compiling").
 var errorLines = []pattern{
 	{ErrorLine, []string{"ailed to initiali", "ailed to start", "ailed to launch", "ailed to spawn", "ailed to create", "ailed to allocate", "ailed to load", "ailed to register memory"},
-		regexp.MustCompile(`\b[Ff]ailed to (?:initiali[sz]e|start|launch|spawn|create|allocate|load|register memory)\b`)},
+		lazyre.New(`\b[Ff]ailed to (?:initiali[sz]e|start|launch|spawn|create|allocate|load|register memory)\b`)},
 	// TensorRT's error report (its builder, runtime and trtexec):
 	// "Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage
 	// Error (…)".
-	{ErrorLine, []string{": Error Code "}, regexp.MustCompile(`Error\[\d+\]: .*?: Error Code \d+: \S`)},
+	{ErrorLine, []string{": Error Code "}, lazyre.New(`Error\[\d+\]: .*?: Error Code \d+: \S`)},
 	{ErrorLine, []string{"could not be created", "could not be started", "could not be initiali"},
-		regexp.MustCompile(`\bcould not be (?:created|started|initiali[sz]ed)\b`)},
+		lazyre.New(`\bcould not be (?:created|started|initiali[sz]ed)\b`)},
 	{ErrorLine, []string{"killed due to", "was killed by", "were killed by", "has been killed", "have been killed"},
-		regexp.MustCompile(`\b(?:(?:was|were) killed (?:by|due to)|(?:has|have) been killed)\b`)},
+		lazyre.New(`\b(?:(?:was|were) killed (?:by|due to)|(?:has|have) been killed)\b`)},
 }
 
 // Literals returns literals of which one occurs in every line Scan can

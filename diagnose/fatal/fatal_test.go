@@ -3,6 +3,7 @@ package fatal
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -193,5 +194,15 @@ func TestCompilerLine(t *testing.T) {
 	h, ok = Classify("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.")
 	if !ok || h.Compiler() || h.Diagnostic() != "" {
 		t.Errorf("build command's exit: %+v compiler %v diagnostic %q", h, h.Compiler(), h.Diagnostic())
+	}
+}
+
+// TestRowsCompile: the rows' expressions compile on first use in a run;
+// here every one is compiled, so a bad one fails the test, not a run.
+func TestRowsCompile(t *testing.T) {
+	for _, p := range append(slices.Clip(patterns), errorLines...) {
+		if err := p.re.Compile(); err != nil {
+			t.Errorf("%s row %q: %v", p.kind, p.lits, err)
+		}
 	}
 }

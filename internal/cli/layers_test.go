@@ -36,6 +36,7 @@ var layers = [][]string{
 	{"record"},
 	{"atomicfile"},
 	{"litscan", "input", "diagnose/fatal", "ringcache"},
+	{"internal/lazyre"},
 	{"testsupport/..."}, // imported by tests only
 }
 

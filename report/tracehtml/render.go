@@ -21,7 +21,7 @@ import (
 // renderPage writes template name with data, by its Go twin when it has one.
 func (s *site) renderPage(w io.Writer, name string, data any) error {
 	if s.opts.templates {
-		return pages.ExecuteTemplate(w, name, data)
+		return pages().ExecuteTemplate(w, name, data)
 	}
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
@@ -56,7 +56,7 @@ func (s *site) renderPage(w io.Writer, name string, data any) error {
 			return h.err()
 		}
 	}
-	return pages.ExecuteTemplate(bw, name, data)
+	return pages().ExecuteTemplate(bw, name, data)
 }
 
 type htmlOut struct {

@@ -122,14 +122,14 @@ func (s *site) writeShared(dir, md5 string) error {
 	a := &s.res.Artifacts[s.shared[md5]]
 	v := sharedView{Page: pageMeta{Title: a.Name, Root: "../", Footer: s.opts.Footer}, Name: a.Name, Times: s.sharedTimes[md5]}
 	return writeFile(filepath.Join(dir, filepath.FromSlash(sharedPage(md5))), func(w io.Writer) error {
-		if err := pages.ExecuteTemplate(w, "payload_top", v); err != nil {
+		if err := pages().ExecuteTemplate(w, "payload_top", v); err != nil {
 			return err
 		}
 		tail, err := s.streamPayload(w, a, filepath.Join(dir, filepath.FromSlash(sharedFull(md5))), filepath.Base(sharedFull(md5)))
 		if err != nil {
 			return err
 		}
-		return pages.ExecuteTemplate(w, "payload_bottom", struct {
+		return pages().ExecuteTemplate(w, "payload_bottom", struct {
 			artifactTail
 			Page pageMeta
 		}{tail, v.Page})

@@ -201,7 +201,7 @@ func (s *site) writeUnit(dir string, ui int) error {
 				}
 			}
 			if npages > 1 {
-				if err := pages.ExecuteTemplate(w, "unit_pages", cont); err != nil {
+				if err := pages().ExecuteTemplate(w, "unit_pages", cont); err != nil {
 					return err
 				}
 			}

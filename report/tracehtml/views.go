@@ -369,7 +369,7 @@ func (s *site) outsideHref(path string) string {
 func (s *site) writeViews(dir string) error {
 	page := func(name, tmpl string, data any) error {
 		return writeFile(filepath.Join(dir, filepath.FromSlash(name)), func(w io.Writer) error {
-			return pages.ExecuteTemplate(w, tmpl, data)
+			return pages().ExecuteTemplate(w, tmpl, data)
 		})
 	}
 	if fv := s.failuresView(nil); len(fv.Failures)+len(fv.Restarts) > 0 {

@@ -39,7 +39,11 @@ var templateFS embed.FS
 //go:embed assets/report.css assets/report.js
 var assetFS embed.FS
 
-var pages = template.Must(template.New("").ParseFS(templateFS, "templates/*.tmpl"))
+// pages are the parsed templates, parsed when a page is first written (a
+// diagnose or stacks run never writes one).
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").ParseFS(templateFS, "templates/*.tmpl"))
+})
 
 // Options tune the report. The zero value is fine.
 type Options struct {
@@ -182,7 +186,7 @@ func write(dir string, res *compiles.Result, opts Options) error {
 		return err
 	}
 	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error {
-		return pages.ExecuteTemplate(w, "index", s.indexView(nil, "", ""))
+		return pages().ExecuteTemplate(w, "index", s.indexView(nil, "", ""))
 	})
 }
 
