@@ -51,6 +51,37 @@ type logResult struct {
 	// ended are the launcher's lines that say a rank's process ended
 	// (shardsEnded), up to maxAdviceLines.
 	ended []endedLine
+	// pidRanks: the indices that some record of a process names beside
+	// its pid (Ray's "(RayWorkerWrapper pid=1061) [rank2]:…"), for that
+	// process's records that name only the pid; a pid seen with two
+	// identities maps to NoRank (pidRankOf). Up to maxRanks pids.
+	pidRanks map[int]record.Rank
+}
+
+// notePIDRank remembers the indices rk names for its pid.
+func (res *logResult) notePIDRank(rk *record.Rank) {
+	r := *rk
+	r.Role = ""
+	old, ok := res.pidRanks[r.PID]
+	switch {
+	case !ok && len(res.pidRanks) < maxRanks:
+		res.pidRanks[r.PID] = r
+	case ok && old != r:
+		res.pidRanks[r.PID] = record.NoRank
+	}
+}
+
+// pidRankOf is rk with the indices another record of its process named,
+// when it names a pid and no index itself.
+func (res *logResult) pidRankOf(rk record.Rank) record.Rank {
+	if rk.PID <= 0 || rk.DP >= 0 || rk.PP >= 0 || rk.TP >= 0 || rk.EP >= 0 || rk.Global >= 0 {
+		return rk
+	}
+	if r, ok := res.pidRanks[rk.PID]; ok && r != record.NoRank {
+		r.Role, r.PID = rk.Role, rk.PID
+		return r
+	}
+	return rk
 }
 
 // fatalLine is one distinct fatal line of a log.
@@ -107,6 +138,17 @@ func leadTraceback(body []byte) uint64 {
 		m |= gFatal
 	}
 	return m
+}
+
+// beforeTraceback: record i of b is logged at error level and the next
+// record may start a traceback: the extractor reads it as the message
+// logging's exception() printed before the traceback (Traceback.Before).
+func beforeTraceback(b *enginelog.Batch, i int) bool {
+	if i+1 >= b.Len() || b.Mask(i+1)&gTraceback == 0 {
+		return false
+	}
+	rec, _, _ := b.At(i)
+	return rec.Level == record.LevelError || rec.Level == record.LevelCritical
 }
 
 // gpuUtilWord gates gpuUtilRe.
@@ -213,7 +255,8 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 	x := pytrace.NewExtractor()
 	tl := timeline.New()
 	var vd versions.Detector
-	go func() { // rules and versions
+	res.pidRanks = map[int]record.Rank{} // written by the timeline goroutine only
+	go func() {                          // rules and versions
 		defer wg.Done()
 		defer close(toTrace)
 		m := matcher{set: set, res: &res, fields: map[string]string{}, ranks: map[record.Rank]string{}}
@@ -290,11 +333,14 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 					mask |= gTraceback
 					firstRec = false
 				}
+				before := false
 				if mask&gTraceback == 0 && x.Idle(path) {
-					continue // the common case, told without reading the record
+					if before = beforeTraceback(b, i); !before {
+						continue // the common case, told without reading the record
+					}
 				}
 				rec, _, text := b.At(i)
-				if mask&gTraceback == 0 && x.Skip(rec) {
+				if mask&gTraceback == 0 && !before && x.Skip(rec) {
 					continue
 				}
 				r = *rec
@@ -308,11 +354,16 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 			b.Release()
 		}
 	}()
-	go func() { // timeline
+	go func() { // timeline, and the ranks of pids
 		defer wg.Done()
+		last := record.NoRank
 		for b := range toFacts {
 			for i := 0; i < b.Len(); i++ {
 				rec, mask, t := b.At(i)
+				if rk := &rec.Rank; rk.PID > 0 && *rk != last && (rk.Global >= 0 || rk.TP >= 0 || rk.DP >= 0 || rk.PP >= 0 || rk.EP >= 0) {
+					res.notePIDRank(rk)
+					last = *rk
+				}
 				switch {
 				case (mask|always)&gTimeline == 0:
 					tl.Feed(rec, false)

@@ -111,9 +111,11 @@ func attachConsequences(occs []occurrence, hits *rules.Collector) {
 		switch {
 		case o.crash > 0:
 			sub.Evidence = record.Evidence{Path: o.tb.Source, Line: o.line, Rank: o.rank.String(), Text: o.root.Type + ": " + firstLine(o.root.Message)}
-		case o.tb != nil && o.root.Type == "Traceback" && o.rank.String() != "" && o.rank.String() != target.rank.String():
+		case o.tb != nil && o.cut && o.rank.String() != "" && o.rank.String() != target.rank.String():
 			ev := record.Evidence{Path: o.tb.Source, Line: o.tb.Line, Rank: o.rank.String(), Text: "a traceback on " + o.rank.String() + " too, cut off before its exception line"}
-			if o.headerOnly() && o.tb.Head != "" {
+			if o.tb.Before != "" {
+				ev.Text = clip(o.tb.Before + " (on " + o.rank.String() + " too; its traceback is cut off before its exception line)")
+			} else if o.headerOnly() && o.tb.Head != "" {
 				ev.Text = clip(o.tb.Head + " (on " + o.rank.String() + " too; nothing of its traceback follows)")
 			}
 			sub.Evidence = ev
@@ -376,6 +378,11 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				// Frames and no exception line: the excerpt ends inside a
 				// traceback. Fatal, but the error may be told elsewhere.
 				root.Type, root.Message, cut = "Traceback", "cut off before its exception line", true
+				if tb.Before != "" {
+					// The error's text as the process logged it before
+					// the traceback (logging's exception()).
+					root.Type, root.Message = "Error", tb.Before
+				}
 			}
 			line := root.Line
 			if line == 0 {
@@ -386,7 +393,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 				end = line // the lines after it are its message at most
 			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
-				rank: rankOfFields(tb.Rank, root.Message), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask, cut: cut})
+				rank: lg.pidRankOf(rankOfFields(tb.Rank, root.Message)), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask, cut: cut})
 		}
 		for i := first; i < len(occs); i++ {
 			if o := &occs[i]; o.tb.Frameless {
@@ -421,7 +428,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			if cov.covers(fl) {
 				continue
 			}
-			rank := rankNamed(fl.rank, fl.hit.Text)
+			rank := lg.pidRankOf(rankNamed(fl.rank, fl.hit.Text))
 			o := occurrence{log: lg, fl: fl, line: fl.line, end: max(fl.line, fl.end), rank: rank,
 				wrapper: fl.hit.Kind.Consequence(), sameWork: sameWork(lg.fatals, i, &works)}
 			if !o.wrapper {
@@ -1058,8 +1065,12 @@ func (o *occurrence) contentPhase() (string, string) {
 		return p, o.root.Type + " is raised while importing"
 	}
 	// Inductor wraps what is raised during its compile in its own types:
-	// the wrapper says where, whatever the inner error's words name.
+	// the wrapper says where, whatever the inner error's words name. The
+	// generated C++ failing to build is its code generation's output.
 	for _, t := range []string{printedLine(o.tb, o.root), o.root.Type} {
+		if strings.Contains(t, "CppCompileError") {
+			return timeline.PhaseInductorCodegen, "CppCompileError: the C++ that Inductor generated did not compile"
+		}
 		if w := inductorWrapper.FindString(t); w != "" {
 			return timeline.PhaseInductor, w + " wraps the error: it was raised during Inductor's compile"
 		}
@@ -1170,7 +1181,7 @@ const maxSameWork = 16
 func cutFramesAfter(occs []occurrence, o *occurrence) (frames record.Stack, peer bool) {
 	for j := range occs {
 		c := &occs[j]
-		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 {
+		if c.tb == nil || !c.cut || len(c.root.Frames) == 0 {
 			continue
 		}
 		if c.rank == o.rank && c.line > o.end && c.line <= o.end+maxCutGap {
@@ -1179,7 +1190,7 @@ func cutFramesAfter(occs []occurrence, o *occurrence) (frames record.Stack, peer
 	}
 	for j := range occs {
 		c := &occs[j]
-		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.rank == o.rank ||
+		if c.tb == nil || !c.cut || len(c.root.Frames) == 0 || c.rank == o.rank ||
 			c.rank.Role == "" || c.rank.Role != o.rank.Role || c.rank.Key() == "" || o.rank.Key() == "" {
 			continue
 		}
@@ -1221,7 +1232,7 @@ const maxBuildGap = 60
 func framesAfterLine(tbs []occurrence, o *occurrence) record.Stack {
 	for j := range tbs {
 		c := &tbs[j]
-		if c.tb == nil || c.root.Type != "Traceback" || len(c.root.Frames) == 0 || c.line <= o.line || c.line > o.end+maxCutGap {
+		if c.tb == nil || !c.cut || len(c.root.Frames) == 0 || c.line <= o.line || c.line > o.end+maxCutGap {
 			continue
 		}
 		if c.rank == o.rank || c.rank.Key() == "" {

@@ -89,3 +89,42 @@ func TestRankFromProcessGroupPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A process whose error names only its pid is the rank that another of its
+// lines names beside the same pid (a Ray worker's own line and torch's
+// "[rank2]:" line under it, vllm issue 13121); a pid seen as two ranks
+// names none.
+func TestRankOfPID(t *testing.T) {
+	for name, c := range map[string]struct {
+		log   string
+		ranks []string
+	}{
+		"ray worker": {"(RayWorkerWrapper pid=1061) ERROR 02-12 02:14:01 worker_base.py:574] RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n" +
+			"(RayWorkerWrapper pid=1061) [rank2]:[E212 02:14:01.179080356 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed\n", []string{"rank2"}},
+		"two ranks": {"(RayWorkerWrapper pid=1061) ERROR 02-12 02:14:01 worker_base.py:574] RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n" +
+			"(RayWorkerWrapper pid=1061) [rank2]:[E212 02:14:01.179080356 ProcessGroupGloo.cpp:143] one\n" +
+			"(RayWorkerWrapper pid=1061) [rank3]:[E212 02:14:01.179080356 ProcessGroupGloo.cpp:143] two\n", []string{"RayWorkerWrapper pid 1061"}},
+	} {
+		f := topError(diagnoseText(t, c.log, Options{}))
+		if f == nil {
+			t.Fatalf("%s: no error finding", name)
+		}
+		if !slices.Equal(f.Ranks, c.ranks) {
+			t.Errorf("%s: ranks %q, want %q", name, f.Ranks, c.ranks)
+		}
+	}
+}
+
+// A traceback cut before its exception line after the engine logged the
+// error's text (vLLM's engine: "ERROR … engine.py:474] not enough values
+// to unpack", then the traceback) is that error, not a bare "cut off".
+func TestCutTracebackTakesLoggedMessage(t *testing.T) {
+	log := "ERROR 01-26 14:30:12 [engine.py:474] not enough values to unpack (expected 3, got 2)\n" +
+		"ERROR 01-26 14:30:12 [engine.py:474] Traceback (most recent call last):\n" +
+		"ERROR 01-26 14:30:12 [engine.py:474]   File \"/v/vllm/engine/multiprocessing/engine.py\", line 462, in run_mp_engine\n" +
+		"ERROR 01-26 14:30:12 [engine.py:474]     engine = MQLLMEngine.from_vllm_config(\n"
+	f := topError(diagnoseText(t, log, Options{}))
+	if f == nil || !strings.Contains(f.Root, "not enough values to unpack (expected 3, got 2)") {
+		t.Fatalf("finding: %+v", f)
+	}
+}

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:c1805b3a"
+const builtinDigest = "crc32c:a68b93ff"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -475,6 +475,24 @@ var builtinRules = []Rule{
 			Why:     "a GPU library's workspace and a CUDA/HIP graph capture stream",
 		},
 		Source: "rules/cudagraph.yaml:310",
+	},
+	{
+		ID:         "cudagraph-output-overwritten",
+		Title:      "A CUDA graph's output was read after a later replay overwrote it",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"},
+		},
+		Cause:      "Under mode=\"reduce-overhead\" (CUDA graph trees) a compiled function's\noutputs live in the graph's memory pool, and the next replay of the\ngraph writes its outputs to the same memory. The program kept an\noutput of one call (a sampled token, a cache it holds on to) and used\nit after the next call had run, so torch refuses the read: the value\nis gone. The stack in the message is where that output was made.\n",
+		Remedy:     []string{"Clone the output before the next call (out = compiled(x).clone()) for every output kept across calls, outside the compiled function", "Or call torch.compiler.cudagraph_mark_step_begin() before each new step when the previous outputs are no longer needed; if they are, only a clone keeps them"},
+		References: []string{"https://pytorch.org/docs/stable/torch.compiler_cudagraph_trees.html"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "CUDA graph trees need a CUDA device",
+		},
+		Source: "rules/cudagraph.yaml:344",
 	},
 	{
 		ID:         "aot-compile-graph-break",
@@ -974,6 +992,43 @@ var builtinRules = []Rule{
 		References: []string{"https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"},
 		CatchAll:   true,
 		Source:     "rules/dynamo.yaml:832",
+	},
+	{
+		ID:         "symbolic-value-as-concrete-arg",
+		Title:      "A symbolic value from dynamic shapes reached an op that needs a concrete bool or int",
+		Severity:   "error",
+		Phase:      "dynamo",
+		Confidence: "E/T",
+		Match: Match{
+			Text:    []string{"argument '(?P<arg>\\w+)' (?:\\(position \\d+\\) )?must be (?P<want>bool|int), not Sym(?:Bool|Int)"},
+			Literal: []string{", not SymBool", ", not SymInt"},
+		},
+		Cause:      "Under dynamic shapes a Python value computed from a tensor's size (a\ncomparison of sizes, a length) is symbolic (SymBool, SymInt) while\nDynamo traces. It was passed as {arg}, which the op's signature takes\nonly as a concrete {want}: the op cannot be traced with a value that\nis decided per input shape.\n",
+		Remedy:     []string{"Compute {arg} from something static (a config value, a flag decided before the compiled call) instead of from input shapes, or pass it as a tensor mask the op accepts", "Or mark the dimension it depends on static (torch._dynamo.mark_static, dynamic=False for this module), at the cost of a recompile per size", "Upgrading torch (and the model library) may help: newer releases accept symbolic values in more op signatures"},
+		References: []string{"https://github.com/huggingface/transformers/pull/36374"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "torch.compile on the CPU with dynamic shapes raises it; no testbed scenario passes a size-derived flag to SDPA yet",
+		},
+		Source: "rules/dynamo.yaml:859",
+	},
+	{
+		ID:         "compiled-autograd-unsupported",
+		Title:      "Compiled autograd does not support something the backward uses",
+		Severity:   "error",
+		Phase:      "dynamo",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"(?P<what>[\\w.]+(?: \\w+)?) (?:is )?not yet implemented for compiled autograd"},
+		},
+		Cause:      "Compiled autograd traces the whole backward into a graph and has no\nsupport yet for {what}, which the backward (or a mode or hook active\naround it) uses, so it raises instead of tracing.\n",
+		Remedy:     []string{"Run this backward without compiled autograd (leave torch._dynamo.config.compiled_autograd off, or enter the compiled_autograd context only around backwards that do not use it), or move the feature (a dispatch mode, a hook) outside the backward", "Upgrade torch: compiled autograd supports more of autograd in each release"},
+		References: []string{"https://github.com/pytorch/pytorch/pull/156509"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "compiled autograd on the CPU raises it; no testbed scenario enables compiled autograd under a dispatch mode yet",
+		},
+		Source: "rules/dynamo.yaml:889",
 	},
 	{
 		ID:         "implicit-fallback-format-hang",
@@ -1901,6 +1956,25 @@ var builtinRules = []Rule{
 		Source: "rules/libraries.yaml:640",
 	},
 	{
+		ID:         "turbomind-kernel-missing",
+		Title:      "LMDeploy's TurboMind has no kernel for this attention shape, data type and GPU",
+		Severity:   "error",
+		Phase:      "runtime",
+		Engines:    []string{"lmdeploy"},
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"No decoding kernel found: (?P<kernel>\\w+)"},
+		},
+		Cause:      "TurboMind compiles its attention kernels for a fixed set of head sizes,\ndata types and GPU generations; the lookup for {kernel} (the decoding\nkernel this model and GPU need) found none, so it aborts. A head size\nor an architecture (an older GPU such as V100 / sm70) that the build\nleft out, often for lack of shared memory, gives this.\n",
+		Remedy:     []string{"Run the model on LMDeploy's PyTorch engine (--backend pytorch), or on a GPU generation TurboMind builds this kernel for", "Upgrade LMDeploy: later releases add kernels for more head sizes and architectures (check its supported-models table for this GPU)"},
+		References: []string{"https://github.com/InternLM/lmdeploy/pull/4412"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "TurboMind's CUDA kernels",
+		},
+		Source: "rules/libraries.yaml:670",
+	},
+	{
 		ID:         "model-file-corrupt",
 		Title:      "A model weight file is truncated or not a weight file",
 		Severity:   "error",
@@ -2027,6 +2101,25 @@ var builtinRules = []Rule{
 			Why:     "transformers' message for a local model folder with custom code; producible on the CPU, but the testbed's venv installs no transformers (requirements.txt pins torch and the tools only)",
 		},
 		Source: "rules/model.yaml:190",
+	},
+	{
+		ID:         "quantized-weight-tp-misaligned",
+		Title:      "A quantized weight cannot be split over this tensor-parallel size",
+		Severity:   "error",
+		Phase:      "load",
+		Engines:    []string{"vllm"},
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"The input size is not aligned with the quantized weight shape"},
+		},
+		Cause:      "Group-quantized checkpoints (AWQ, GPTQ, Marlin kernels) store one scale\nper group of input channels (often 128); each tensor-parallel rank must\nhold whole groups. The layer's size divided by the tensor-parallel size\nis not a multiple of the group size (or of the kernel's tile), so the\nshard cannot be built: the tensor-parallel size is too large for this\nmodel's dimensions.\n",
+		Remedy:     []string{"Use a smaller --tensor-parallel-size whose shards hold whole quantization groups (the model's intermediate_size / group_size must divide by it), and add pipeline parallelism (--pipeline-parallel-size) to use more GPUs", "Or use a checkpoint quantized with a smaller group size, or one whose intermediate size is padded for this split"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/21695"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "vLLM's quantized linear layers",
+		},
+		Source: "rules/model.yaml:221",
 	},
 	{
 		ID:         "xpu-cudagraph-mem-estimate",
@@ -2277,14 +2370,14 @@ var builtinRules = []Rule{
 	},
 	{
 		ID:         "custom-allreduce-capture",
-		Title:      "The engine's custom all-reduce failed (graph capture, expandable segments)",
+		Title:      "The engine's custom all-reduce failed (graph capture, expandable segments, a group across nodes)",
 		Severity:   "error",
 		Phase:      "cudagraph",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"custom_all_reduce[\\w.]*:\\d+:? .{0,40}?(?:invalid argument|an illegal memory access|invalid device pointer)", "custom_all_reduce.*(?:[Cc]uda|CUDA) error"},
+			Text: []string{"custom_all_reduce[\\w.]*:\\d+:? .{0,40}?(?:invalid argument|an illegal memory access|invalid device pointer|invalid resource handle)", "custom_all_reduce.*(?:[Cc]uda|CUDA) error"},
 		},
-		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error.\n",
+		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error. A\ntensor-parallel group that spans nodes (multi-node NVLink, GB200 NVL)\ncannot open another host's legacy CUDA IPC handles at all (\"invalid\nresource handle\").\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
 		Source:     "rules/platform.yaml:479",
@@ -2301,7 +2394,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:509",
+		Source:     "rules/platform.yaml:513",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -2319,7 +2412,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:535",
+		Source: "rules/platform.yaml:539",
 	},
 	{
 		ID:         "hccl-port-in-use",
@@ -2333,7 +2426,7 @@ var builtinRules = []Rule{
 		Cause:      "Ascend's HCCL opens a listening socket per device when it sets up a\ncommunicator, on ports counted up from HCCL_IF_BASE_PORT (60000 unless\nset). Another process on the node holds {port|that port}: a second job\nor engine on the same node, or one from an earlier run still alive.\n",
 		Remedy:     []string{"Stop the process that holds the port (ss -ltnp | grep {port|60000}; a stale engine or trainer), or give each job on the node a range of its own with HCCL_IF_BASE_PORT"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/405"},
-		Source:     "rules/platform.yaml:567",
+		Source:     "rules/platform.yaml:571",
 	},
 	{
 		ID:         "megatron-parallel-sizes-vs-world-size",
@@ -2347,7 +2440,7 @@ var builtinRules = []Rule{
 		Cause:      "Megatron's initialize_model_parallel splits the {world} processes\ninto groups whose size is the product of the parallel sizes ({what}:\n{size}); the world size must be a multiple of it. The parallel sizes\nask for more GPUs than the job has, or do not divide them.\n",
 		Remedy:     []string{"Make the product of the parallel sizes divide the world size: lower --tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size (and --expert-tensor-parallel-size, --context-parallel-size), or run on more GPUs or nodes (world size = nodes x GPUs per node)"},
 		References: []string{"https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/parallel_state.py"},
-		Source:     "rules/platform.yaml:592",
+		Source:     "rules/platform.yaml:596",
 	},
 	{
 		ID:         "cluster-gpus-fewer-than-requested",
@@ -2361,7 +2454,7 @@ var builtinRules = []Rule{
 		Cause:      "The trainer reserves its GPUs as Ray placement groups before it starts\nany worker, and asked for {want} where the Ray cluster it joined has\n{have}: the config's nodes times GPUs per node is more than the\ncluster, or nodes that should have joined did not.\n",
 		Remedy:     []string{"Make the config fit the cluster: cluster.num_nodes x cluster.gpus_per_node (or the trainer's equivalents) at most the GPUs that ray status shows", "If the cluster should have more GPUs, check that every node joined Ray (ray status) with its GPUs visible"},
 		References: []string{"https://github.com/NVIDIA-NeMo/RL/pull/89"},
-		Source:     "rules/platform.yaml:615",
+		Source:     "rules/platform.yaml:619",
 	},
 	{
 		ID:         "hip-and-cuda-visible-devices-differ",
@@ -2375,7 +2468,7 @@ var builtinRules = []Rule{
 		Cause:      "On ROCm, Ray reads both HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES\n(ROCm honours both) and refuses to start when they name different\ndevices, as a container's HIP_VISIBLE_DEVICES and a user's\nCUDA_VISIBLE_DEVICES do.\n",
 		Remedy:     []string{"Set only one of them (unset HIP_VISIBLE_DEVICES, or give both the same value) in the environment of every process, Ray's workers included", "Newer Ray releases resolve the two; upgrade ray if the environment cannot be changed"},
 		References: []string{"https://github.com/ray-project/ray/issues/52701"},
-		Source:     "rules/platform.yaml:639",
+		Source:     "rules/platform.yaml:643",
 	},
 	{
 		ID:         "npu-camem-allocator-missing",
@@ -2390,7 +2483,7 @@ var builtinRules = []Rule{
 		Cause:      "Sleep mode on Ascend (enable_sleep_mode, as RL trainers use it to free\nNPU memory between rollouts) needs vllm-ascend's CaMem allocator, which\nlives in its compiled C extension. The package was installed without\nits custom kernels being compiled, so the allocator is missing and each\nworker fails this check when the engine starts.\n",
 		Remedy:     []string{"Reinstall vllm-ascend with its C extension built: COMPILE_CUSTOM_KERNELS=1 with the CANN environment sourced (set_env.sh) and the torch/torch_npu it names; then python -c \"import vllm_ascend.vllm_ascend_C\" must succeed", "Or start the engine without sleep mode (enable_sleep_mode=False; the trainer's free-cache option off)"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/556"},
-		Source:     "rules/platform.yaml:663",
+		Source:     "rules/platform.yaml:667",
 	},
 	{
 		ID:         "port-in-use",
@@ -2409,7 +2502,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:690",
+		Source: "rules/platform.yaml:694",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2423,7 +2516,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:720",
+		Source:     "rules/platform.yaml:724",
 	},
 	{
 		ID:         "tensor-parallel-size-zero",
@@ -2437,7 +2530,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine divides the model (heads, layers) by {arg}, which is 0\nhere. A launcher or wrapper that sets it from the number of GPUs it\nsees got none: a host without a CUDA device, CUDA_VISIBLE_DEVICES\nempty, or a container started without its GPUs.\n",
 		Remedy:     []string{"Set {arg} to 1 or more explicitly (the wrapper's option for it), and check that the process sees its GPUs (nvidia-smi and torch.cuda.device_count() in the same container)", "On a host without a GPU, run the engine's CPU build or give the model a GPU host; a wrapper that counts devices should default to 1"},
 		References: []string{"https://github.com/xorbitsai/inference/issues/2552"},
-		Source:     "rules/platform.yaml:750",
+		Source:     "rules/platform.yaml:754",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2451,7 +2544,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:776",
+		Source:     "rules/platform.yaml:780",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2471,7 +2564,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:811",
+		Source: "rules/platform.yaml:815",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2489,7 +2582,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:847",
+		Source: "rules/platform.yaml:851",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2507,7 +2600,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:890",
+		Source: "rules/platform.yaml:894",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2525,7 +2618,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:920",
+		Source: "rules/platform.yaml:924",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2543,7 +2636,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:951",
+		Source: "rules/platform.yaml:955",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2562,7 +2655,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:985",
+		Source: "rules/platform.yaml:989",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2586,7 +2679,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:1015",
+		Source: "rules/platform.yaml:1019",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2605,7 +2698,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:1052",
+		Source: "rules/platform.yaml:1056",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2623,7 +2716,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:1081",
+		Source: "rules/platform.yaml:1085",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2641,7 +2734,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:1115",
+		Source: "rules/platform.yaml:1119",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2659,7 +2752,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:1154",
+		Source: "rules/platform.yaml:1158",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2673,7 +2766,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1181",
+		Source:     "rules/platform.yaml:1185",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2691,7 +2784,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1202",
+		Source: "rules/platform.yaml:1206",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2710,7 +2803,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1228",
+		Source: "rules/platform.yaml:1232",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2725,7 +2818,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1260",
+		Source:     "rules/platform.yaml:1264",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2743,7 +2836,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1288",
+		Source: "rules/platform.yaml:1292",
 	},
 	{
 		ID:         "amdgpu-builtin-needs-target-feature",
@@ -2761,7 +2854,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a HIP compile for an AMD GPU target",
 		},
-		Source: "rules/platform.yaml:1315",
+		Source: "rules/platform.yaml:1319",
 	},
 	{
 		ID:         "hip-ipc-memory-handle-failed",
@@ -2779,7 +2872,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "AMD GPUs and their runtime's IPC",
 		},
-		Source: "rules/platform.yaml:1343",
+		Source: "rules/platform.yaml:1347",
 	},
 	{
 		ID:         "ascend-visible-devices-vs-ray",
@@ -2797,7 +2890,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Ascend NPUs under Ray",
 		},
-		Source: "rules/platform.yaml:1376",
+		Source: "rules/platform.yaml:1380",
 	},
 	{
 		ID:         "xinference-no-gpu-slot",
@@ -2815,7 +2908,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Xinference's supervisor",
 		},
-		Source: "rules/platform.yaml:1409",
+		Source: "rules/platform.yaml:1413",
 	},
 	{
 		ID:         "device-ordinal-not-visible",
@@ -2833,7 +2926,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a GPU index past the visible devices",
 		},
-		Source: "rules/platform.yaml:1434",
+		Source: "rules/platform.yaml:1438",
 	},
 	{
 		ID:         "triton-server-python-backend-shm",
@@ -2851,7 +2944,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Triton Inference Server's Python backend in a container",
 		},
-		Source: "rules/platform.yaml:1466",
+		Source: "rules/platform.yaml:1470",
 	},
 	{
 		ID:         "rdma-gpu-memory-registration-failed",
@@ -2869,7 +2962,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "RDMA NICs and GPUs",
 		},
-		Source: "rules/platform.yaml:1495",
+		Source: "rules/platform.yaml:1499",
 	},
 	{
 		ID:         "openmp-runtime-twice",
@@ -2887,7 +2980,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "two OpenMP runtimes in one environment",
 		},
-		Source: "rules/platform.yaml:1526",
+		Source: "rules/platform.yaml:1530",
 	},
 	{
 		ID:         "rocm-gpu-memory-access-fault",
@@ -2905,7 +2998,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU",
 		},
-		Source: "rules/platform.yaml:1553",
+		Source: "rules/platform.yaml:1557",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -2923,7 +3016,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1586",
+		Source: "rules/platform.yaml:1590",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -2937,7 +3030,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1618",
+		Source:     "rules/platform.yaml:1622",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -2951,7 +3044,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1645",
+		Source:     "rules/platform.yaml:1649",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -2960,12 +3053,32 @@ var builtinRules = []Rule{
 		Phase:      "distributed-init",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"Cannot provide a placement group requiring (?P<n>[\\d.]+) GPUs"},
+			Text: []string{"Cannot provide a placement group requiring (?P<n>[\\d.]+) GPUs|No available node types can fulfill resource request"},
 		},
 		Cause:      "The engine asks Ray for one GPU per worker ({n|TP x PP} in all, in one\nplacement group) and Ray's cluster does not have them: a node that was\nmeant to join has not (or joined without its GPUs), or TP x PP is\nlarger than the GPUs of the nodes that are there.\n",
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
-		Source:     "rules/platform.yaml:1668",
+		Unless:     []string{"ray-driver-node-ip-mismatch"},
+		Source:     "rules/platform.yaml:1672",
+	},
+	{
+		ID:         "ray-driver-node-ip-mismatch",
+		Title:      "Ray has no node with the driver's IP (vLLM and Ray disagree on this node's address)",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Engines:    []string{"vllm"},
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"No available node types can fulfill resource request \\{[^}]*'node:(?P<ip>[^']+)'"},
+		},
+		Cause:      "vLLM's Ray executor pins the first bundle of its placement group to the\ndriver's node by the node's IP resource ('node:{ip}'). No node of the\ncluster is registered under that address, so Ray's autoscaler can\nnever place the group and the engine waits for it: the IP vLLM found\nfor this host (its first route, on a host with several interfaces or\ninside a container) is not the one Ray registered the node under.\n",
+		Remedy:     []string{"Make the two agree: start Ray on this node with ray start --node-ip-address=IP and export VLLM_HOST_IP=IP (the same address) before starting vLLM", "ray status and ray list nodes show the addresses Ray registered; compare them with the IP in the request"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/7815"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "vLLM's Ray executor on a Ray cluster",
+		},
+		Source: "rules/platform.yaml:1696",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -2979,7 +3092,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1690",
+		Source:     "rules/platform.yaml:1725",
 	},
 	{
 		ID:         "trtllm-plugin-deserialize-mismatch",
@@ -2998,7 +3111,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "TensorRT-LLM engines and plugins",
 		},
-		Source: "rules/platform.yaml:1713",
+		Source: "rules/platform.yaml:1748",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -3012,7 +3125,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1742",
+		Source:     "rules/platform.yaml:1777",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -3026,7 +3139,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1765",
+		Source:     "rules/platform.yaml:1800",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -3040,7 +3153,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1787",
+		Source:     "rules/platform.yaml:1822",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -3054,7 +3167,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1810",
+		Source:     "rules/platform.yaml:1845",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -3070,7 +3183,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1833",
+		Source:     "rules/platform.yaml:1868",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -3088,7 +3201,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1857",
+		Source: "rules/platform.yaml:1892",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -3106,7 +3219,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1884",
+		Source: "rules/platform.yaml:1919",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -3124,7 +3237,43 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1914",
+		Source: "rules/platform.yaml:1949",
+	},
+	{
+		ID:         "deepep-qps-below-channels",
+		Title:      "DeepEP's buffer has fewer RDMA queue pairs per rank than its internode kernels use",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"num_rc_per_pe >= num_channels|num_qps_per_rank >= num_channels"},
+		},
+		Cause:      "DeepEP's normal-mode (internode) dispatch and combine kernels use one\nRDMA queue pair per channel, and there are half as many channels as\nthe SMs given to communication. The Buffer was created with fewer\nqueue pairs per rank (num_qps_per_rank) than that, so the kernel's\ncheck of its IBGDA state fails and the process aborts on the first\ninternode dispatch.\n",
+		Remedy:     []string{"Create the DeepEP Buffer with num_qps_per_rank at least the number of channels (num_sms / 2) for normal mode; an engine that creates it (SGLang, vLLM's DeepEP backends) fixed this in later releases: upgrade, or set its DeepEP configuration's SM count to match"},
+		References: []string{"https://github.com/deepseek-ai/DeepEP/issues/134", "https://github.com/sgl-project/sglang/pull/5830"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "DeepEP's internode kernels need GPUs with RDMA",
+		},
+		Source: "rules/platform.yaml:1978",
+	},
+	{
+		ID:         "deepep-ipc-across-nodes",
+		Title:      "DeepEP could not open a peer's CUDA IPC handle (ranks on another host over multi-node NVLink)",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"DeepEP/csrc/deep_ep\\.cpp:\\d+ 'invalid resource handle'"},
+		},
+		Cause:      "DeepEP's buffer shares its memory with the ranks it reaches over NVLink\nby legacy CUDA IPC handles. On multi-node NVLink systems (GB200 NVL72\nand the like) the NVLink domain spans hosts, and a handle made on one\nhost cannot be opened on another: cudaIpcOpenMemHandle fails with\n\"invalid resource handle\" when the buffer is set up.\n",
+		Remedy:     []string{"Use fabric memory handles for the buffer: a DeepEP with use_fabric support and the engine's switch for it (an MNNVL / fabric option of its DeepEP backend), or keep the NVLink group inside one host; upgrade the engine to a release that enables it on MNNVL systems", "Until then, run the expert-parallel all-to-all in low-latency (RDMA) mode or another all-to-all backend"},
+		References: []string{"https://github.com/deepseek-ai/DeepEP"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "DeepEP across the hosts of a multi-node NVLink system",
+		},
+		Source: "rules/platform.yaml:2007",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -3419,8 +3568,29 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Read the root exception and its innermost frames below", "Isolate compile from the model: --enforce-eager, then -O.mode=0, -O.cudagraph_mode=NONE, -O.backend=eager", "Add a rule for it with --rules FILE once understood"},
 		References: []string{"https://github.com/vllm-project/vllm/blob/main/docs/design/debug_vllm_compile.md"},
 		CatchAll:   true,
-		Unless:     []string{"traceback-cut-in-dynamo-tracing"},
+		Unless:     []string{"traceback-cut-in-dynamo-tracing", "python-module-missing"},
 		Source:     "rules/startup.yaml:26",
+	},
+	{
+		ID:         "python-module-missing",
+		Title:      "A Python module the run imports is not installed",
+		Severity:   "error",
+		Phase:      "import",
+		Confidence: "E/I",
+		Match: Match{
+			Text:   []string{"No module named '(?P<mod>[\\w.]+)'"},
+			Fact:   "exception",
+			Fields: map[string]string{"unexplained": "^true$"},
+		},
+		Cause:      "The run imported {mod} and the Python it runs with has no such module.\nNo rule knows this module: either the package that provides it is not\ninstalled in that environment (an optional dependency of the engine\nor of a kernel backend it chose, a kernel package built separately),\nor, for a dotted name, the package is there but its installed version\nhas no such submodule (another release, or a build for another\nplatform that leaves it out).\n",
+		Remedy:     []string{"Install the package that provides {mod} into the environment the engine runs in (check with python -c \"import {mod}\" under that interpreter, in the container or Ray worker, not the shell's), at the version the engine pins", "For a submodule of an installed package: the installed release lacks it; install the version the engine names in its requirements, or a build for this platform", "If the import comes from a backend the engine picked on its own, choose another backend with the engine's option or environment variable"},
+		References: []string{"https://docs.python.org/3/library/exceptions.html#ModuleNotFoundError"},
+		CatchAll:   true,
+		SeenOn: &SeenOn{
+			Testbed: "environment",
+			Why:     "what is installed beside the engine",
+		},
+		Source: "rules/startup.yaml:52",
 	},
 	{
 		ID:         "native-crash",
@@ -3436,7 +3606,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Rerun with PYTHONFAULTHANDLER=1 (and CUDA_LAUNCH_BLOCKING=1 for GPU code) to get the Python stack of the crashing thread", "Check that compiled extensions (flash-attn, xformers, custom kernels) were built for this torch and CUDA/ROCm version", "Get the native stack: gdb -p PID, or catchsegv / a core dump", "If the native stack is inside torch's own libraries (libtorch_cuda*.so, libtorch_cpu.so, libc10*.so), it is a torch bug: upgrade torch (and the extensions built for it) to a release that fixed it"},
 		References: []string{"https://docs.python.org/3/library/faulthandler.html", "https://github.com/open-mmlab/mmpretrain/issues/603"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:52",
+		Source:     "rules/startup.yaml:86",
 	},
 	{
 		ID:         "tgi-warmup-prefill-oom",
@@ -3450,7 +3620,7 @@ var builtinRules = []Rule{
 		Cause:      "Text Generation Inference runs a warmup batch of --max-batch-prefill-tokens\ntokens at startup (and sizes the KV cache from what is left). The weights\nplus that batch did not fit in the GPU's memory, so the shard (or the\nrouter waiting on it) gave up before serving.\n",
 		Remedy:     []string{"Lower --max-batch-prefill-tokens (and --max-input-length / --max-input-tokens, --max-total-tokens, --max-batch-total-tokens to match), as TGI's message says", "Or give the model more memory: more shards (--num-shard), a quantized model (--quantize), no other process on the GPU"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/1067", "https://github.com/huggingface/text-generation-inference/issues/755", "https://github.com/huggingface/text-generation-inference/issues/3130"},
-		Source:     "rules/startup.yaml:81",
+		Source:     "rules/startup.yaml:115",
 	},
 	{
 		ID:         "trtllm-executor-result-keyerror",
@@ -3466,7 +3636,7 @@ var builtinRules = []Rule{
 		Cause:      "The executor worker sent back a response without a client id, which the\nproxy's process_res cannot route, so it dies with KeyError: None. The\nexecutor loop sends such a response when a request failed inside it:\nthe KeyError hides that error, which the releases of that time did not\npass on to the caller.\n",
 		Remedy:     []string{"Upgrade TensorRT-LLM: later releases bubble the executor's own error up to the request instead of this KeyError", "Meanwhile look earlier in the worker's log for the first exception of the PyExecutor loop; that is the real failure"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/pull/3321"},
-		Source:     "rules/startup.yaml:111",
+		Source:     "rules/startup.yaml:145",
 	},
 	{
 		ID:         "engine-arg-rejected-by-backend",
@@ -3480,7 +3650,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine has several backends (TensorRT-LLM: the TensorRT engine\nbuilder and the PyTorch backend) and checks the arguments it was given\nagainst the backend that was chosen: {args|an argument} only means\nsomething to the {other} backend, and the {this|chosen} backend\nrefuses to start with it. A launcher or wrapper (Dynamo's trtllm worker, a\nconfig file written for the other backend) passed it along.\n",
 		Remedy:     []string{"Drop {args|the argument} from the engine arguments (or the wrapper's config) when the backend is {this|another one}; a wrapper that always passes it needs its fix or a newer release", "Use the {other} backend if {args|the argument} is really needed"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/5099"},
-		Source:     "rules/startup.yaml:138",
+		Source:     "rules/startup.yaml:172",
 	},
 	{
 		ID:         "engine-component-attribute-missing",
@@ -3497,7 +3667,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Update {package|the engine} to a release (or main) that fixes it, or go back to the last release that started; search its issues for \"{cls|object} object has no attribute {attr|…}\"", "If files of the engine were patched or a plugin overrides its classes, make sure they come from the same version as the installed engine (pip show, and the paths in the traceback)"},
 		References: []string{"https://github.com/sgl-project/sglang/pull/15470"},
 		Unless:     []string{"vllm-engine-internals-moved"},
-		Source:     "rules/startup.yaml:164",
+		Source:     "rules/startup.yaml:198",
 	},
 	{
 		ID:         "cli-argument-rejected",
@@ -3513,7 +3683,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Compare the command with the installed version's own help (vllm serve --help, python -m sglang.launch_server --help): the argument may have been renamed or removed in this release (the release notes and the previous release's deprecation warnings name its successor)", "A value a plugin adds (a quantization method, a platform, a backend) is only accepted when the plugin is installed, loaded and of the version that matches the engine"},
 		References: []string{"https://docs.python.org/3/library/argparse.html#exiting-methods"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:201",
+		Source:     "rules/startup.yaml:235",
 	},
 	{
 		ID:         "vllm-task-arg-removed",
@@ -3527,7 +3697,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM replaced --task with --runner (generate, pooling, draft) and\n--convert (embed, classify, reward: turn a generative architecture\ninto a pooling model), deprecated --task for some releases and then\nremoved it, so a launch script written for an older vLLM stops at\nargument parsing.\n",
 		Remedy:     []string{"Drop --task: an embedding or reranking model is served with --runner pooling (and --convert embed or --convert classify when its architecture is a generative one); a generative model needs neither (--runner generate is the default)"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/21470"},
-		Source:     "rules/startup.yaml:228",
+		Source:     "rules/startup.yaml:262",
 	},
 	{
 		ID:         "shared-library-not-on-loader-path",
@@ -3542,7 +3712,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find it (ldconfig -p | grep {lib|the library}, or find / -name '{lib|the library}*') and put its directory on LD_LIBRARY_PATH before starting the engine, or install the package that provides it", "Driver libraries come from the host: in a container, mount the driver's directories as the image's docs say (Ascend: -v /usr/local/Ascend/driver:/usr/local/Ascend/driver and the toolkit's set_env.sh sourced; NVIDIA: the container runtime's --gpus)"},
 		References: []string{"https://man7.org/linux/man-pages/man8/ld.so.8.html"},
 		Unless:     []string{"cuda-runtime-lib-missing"},
-		Source:     "rules/startup.yaml:252",
+		Source:     "rules/startup.yaml:286",
 	},
 	{
 		ID:         "oom-killer",
@@ -3556,7 +3726,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel's OOM killer killed the process: host memory (or the\ncontainer's memory cgroup) ran out, usually while loading weights or\nwith many worker processes each holding a copy.\n",
 		Remedy:     []string{"Check dmesg / the container's memory limit; give the container more memory or shared memory (--shm-size)", "Load with fewer copies in host memory: fewer workers loading at once, safetensors (mmap), a smaller --max-model-len or swap space"},
 		References: []string{"https://www.kernel.org/doc/gorman/html/understand/understand016.html"},
-		Source:     "rules/startup.yaml:280",
+		Source:     "rules/startup.yaml:314",
 	},
 	{
 		ID:         "process-killed",
@@ -3573,7 +3743,7 @@ var builtinRules = []Rule{
 		References: []string{"https://www.kernel.org/doc/gorman/html/understand/understand016.html", "https://slurm.schedmd.com/sacct.html"},
 		CatchAll:   true,
 		Unless:     []string{"oom-killer"},
-		Source:     "rules/startup.yaml:312",
+		Source:     "rules/startup.yaml:346",
 	},
 	{
 		ID:         "stopped-by-sigterm",
@@ -3596,7 +3766,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"stuck_rank/stderr.txt"},
 		},
-		Source: "rules/startup.yaml:344",
+		Source: "rules/startup.yaml:378",
 	},
 	{
 		ID:         "device-runtime-error",
@@ -3612,7 +3782,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1 on ROCm, ASCEND_LAUNCH_BLOCKING=1 on Ascend NPUs) to make the error point at the kernel that failed", "Check that the GPU architecture, driver and the torch/kernel build match (nvidia-smi / rocm-smi, torch.version.cuda / hip)"},
 		References: []string{"https://pytorch.org/docs/stable/notes/cuda.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:392",
+		Source:     "rules/startup.yaml:426",
 	},
 	{
 		ID:         "collective-error",
@@ -3628,7 +3798,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the first rank that failed or stalled (its own error comes before the others' timeouts)", "A peer that closed or reset the connection exited: if it exited cleanly, it left while this rank still waited on it; end every rank with dist.barrier() (and wait() on the work isend/irecv return) before it exits", "Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) to see the transport and the failing peer", "Check NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME and that every node reaches the master address and port"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:416",
+		Source:     "rules/startup.yaml:450",
 	},
 	{
 		ID:         "gloo-connect-refused",
@@ -3646,7 +3816,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"gloo_peer_gone/stderr.txt"},
 		},
-		Source: "rules/startup.yaml:442",
+		Source: "rules/startup.yaml:476",
 	},
 	{
 		ID:         "child-process-failed",
@@ -3662,7 +3832,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the log of the child process (its rank or worker) and diagnose it; an exit code of -9 / 137 is a SIGKILL, often the kernel's OOM killer when the host ran out of memory (dmesg says so)"},
 		References: []string{"https://pytorch.org/docs/stable/elastic/errors.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:476",
+		Source:     "rules/startup.yaml:510",
 	},
 	{
 		ID:         "build-command-failed",
@@ -3678,7 +3848,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Read the compiler output before this line; missing headers or a missing compiler mean the image lacks build tools (gcc, python3-dev / the Python headers)", "Run the command it names by hand to see the full error"},
 		References: []string{"https://docs.python.org/3/library/subprocess.html#subprocess.CalledProcessError"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:499",
+		Source:     "rules/startup.yaml:533",
 	},
 	{
 		ID:         "engine-core-died-unseen",
@@ -3694,7 +3864,7 @@ var builtinRules = []Rule{
 		Cause:      "The API server reports that the engine core process failed to start,\nbut the core's own traceback is not in the inputs: it went to another\nstream or file, or the process was killed (the kernel's OOM killer, a\nsignal) before it could print one. A memory budget that leaves no\nheadroom (--gpu-memory-utilization close to 1) is a common cause.\n",
 		Remedy:     []string{"Find the engine core's output (EngineCore_DP0 lines, stderr, the container log) and diagnose it; dmesg shows an OOM kill", "If --gpu-memory-utilization is set close to 1.0, lower it (the default 0.9 leaves headroom for the CUDA context and other processes)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/17939"},
-		Source:     "rules/startup.yaml:523",
+		Source:     "rules/startup.yaml:557",
 	},
 	{
 		ID:         "config-validation-failed",
@@ -3708,7 +3878,7 @@ var builtinRules = []Rule{
 		Cause:      "A tool that validates its configuration with pydantic rejected a\nfield before anything started: {field} of {model}: {why}. The value\ngiven has another shape or type than the schema wants, or the key is\nmissing or unknown; configs copied from an example or written for\nanother version of the tool often differ this way.\n",
 		Remedy:     []string{"Fix {field} in the config or on the command line: {why} (the type= in the message names what the schema expects; for a list, wrap the single entry in a list)", "Compare with an example config of the installed version of the tool: the schema may have changed since the config was written"},
 		References: []string{"https://docs.pydantic.dev/latest/errors/validation_errors/"},
-		Source:     "rules/startup.yaml:549",
+		Source:     "rules/startup.yaml:583",
 	},
 	{
 		ID:         "config-key-not-in-schema",
@@ -3722,7 +3892,7 @@ var builtinRules = []Rule{
 		Cause:      "The tool's configuration is an OmegaConf structured config (hydra),\nwhich rejects a key it does not declare: {key}. The config file or an\noverride was written for another version of the tool (a newer one\nthat added the key, or an older one that had it), or the key is\nmisspelt.\n",
 		Remedy:     []string{"Use the config that ships with the installed version of the tool and put the project's own settings on top of it, or install the version (commit) the config was written for", "To add a key the schema lacks from the command line, prefix it with + (+{key}=…); a misspelt key: correct it"},
 		References: []string{"https://hydra.cc/docs/advanced/override_grammar/basic/"},
-		Source:     "rules/startup.yaml:576",
+		Source:     "rules/startup.yaml:610",
 	},
 	{
 		ID:         "caller-passes-argument-callee-lacks",
@@ -3741,7 +3911,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "two packages of mismatched versions; the message is Python's own TypeError",
 		},
-		Source: "rules/startup.yaml:604",
+		Source: "rules/startup.yaml:638",
 	},
 	{
 		ID:         "ray-version-mismatch",
@@ -3759,7 +3929,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "a Ray cluster of two versions",
 		},
-		Source: "rules/startup.yaml:635",
+		Source: "rules/startup.yaml:669",
 	},
 	{
 		ID:         "vllm-compilation-config-not-object",
@@ -3778,7 +3948,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's argument parser",
 		},
-		Source: "rules/startup.yaml:661",
+		Source: "rules/startup.yaml:695",
 	},
 	{
 		ID:         "vllm-engine-ready-timeout",
@@ -3797,7 +3967,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's multi-process front end",
 		},
-		Source: "rules/startup.yaml:690",
+		Source: "rules/startup.yaml:724",
 	},
 	{
 		ID:         "triton-server-config-template-unfilled",
@@ -3815,7 +3985,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Triton Inference Server's model repository",
 		},
-		Source: "rules/startup.yaml:719",
+		Source: "rules/startup.yaml:753",
 	},
 	{
 		ID:         "chat-template-file-missing",
@@ -3833,7 +4003,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's chat-template loading",
 		},
-		Source: "rules/startup.yaml:746",
+		Source: "rules/startup.yaml:780",
 	},
 	{
 		ID:         "compiled-model-state-dict-prefix",
@@ -3851,7 +4021,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "no testbed scenario saves and reloads a compiled model yet",
 		},
-		Source: "rules/startup.yaml:773",
+		Source: "rules/startup.yaml:807",
 	},
 	{
 		ID:         "vllm-moe-lora-expert-mapping",
@@ -3870,7 +4040,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's LoRA manager",
 		},
-		Source: "rules/startup.yaml:807",
+		Source: "rules/startup.yaml:841",
 	},
 	{
 		ID:         "trace-compile-failed",
@@ -4112,6 +4282,7 @@ var builtinRequired = []requiredLits{
 	{"(?P<model>[\\w ]+) requires Flash Attention enabled models", []string{" requires Flash Attention enabled models"}},
 	{"(?P<op>\\w+Operation) setup failed!", []string{" setup failed!"}},
 	{"(?P<package>[A-Za-z][\\w.-]*) version (?P<have>[\\w.+-]+) (?:is )?not supported\\. Currently supported versions are (?P<supported>[^\\n]+?)\\.?$", []string{"not supported. Currently supported versions are "}},
+	{"(?P<what>[\\w.]+(?: \\w+)?) (?:is )?not yet implemented for compiled autograd", []string{"not yet implemented for compiled autograd"}},
 	{"(?i)backend compiler|fall(?:ing)? back|not supported|unsupported|graph break", nil},
 	{"(?i)nvcc fatal\\s*:?\\s*unsupported gpu architecture '(?P<arch>\\w+)'", nil},
 	{"(?i)out of memory", nil},
@@ -4148,7 +4319,7 @@ var builtinRequired = []requiredLits{
 	{"Cannot find ptxas(?:\\.exe)?", []string{"Cannot find ptxas"}},
 	{"Cannot load aot compilation from path", []string{"Cannot load aot compilation from path"}},
 	{"Cannot precompile with torch\\._inductor\\.config\\.force_disable_caches=True", []string{"Cannot precompile with torch._inductor.config.force_disable_caches=True"}},
-	{"Cannot provide a placement group requiring (?P<n>[\\d.]+) GPUs", []string{"Cannot provide a placement group requiring "}},
+	{"Cannot provide a placement group requiring (?P<n>[\\d.]+) GPUs|No available node types can fulfill resource request", []string{"Cannot provide a placement group requiring ", "No available node types can fulfill resource request"}},
 	{"Cannot re-initialize (?P<dev>CUDA|XPU|NPU|MPS) in forked subprocess", []string{"Cannot re-initialize "}},
 	{"Cannot save aot compilation to path", []string{"Cannot save aot compilation to path"}},
 	{"Capture (?:cuda|CUDA|Prefill cuda) graph failed: (?P<what>[^\\n]+)", []string{" graph failed: "}},
@@ -4167,6 +4338,7 @@ var builtinRequired = []requiredLits{
 	{"Could not override '(?P<key>[^']+)'\\.", []string{"Could not override '"}},
 	{"Creating implicit fallback for:", []string{"Creating implicit fallback for:"}},
 	{"DLL load failed while importing __triton_launcher", []string{"DLL load failed while importing __triton_launcher"}},
+	{"DeepEP/csrc/deep_ep\\.cpp:\\d+ 'invalid resource handle'", []string{" 'invalid resource handle'"}},
 	{"Detected recompile when torch\\.compile stance is .fail_on_recompile.", []string{"Detected recompile when torch.compile stance is "}},
 	{"Developer debug context: raised exception (?P<raised>\\w+\\([^\\n]*\\))", []string{"Developer debug context: raised exception "}},
 	{"Driver/library version mismatch", []string{"Driver/library version mismatch"}},
@@ -4232,9 +4404,12 @@ var builtinRequired = []requiredLits{
 	{"Ninja is required to load C\\+\\+ extensions", []string{"Ninja is required to load C++ extensions"}},
 	{"No CUDA GPUs are available", []string{"No CUDA GPUs are available"}},
 	{"No available memory for the cache blocks", []string{"No available memory for the cache blocks"}},
+	{"No available node types can fulfill resource request \\{[^}]*'node:(?P<ip>[^']+)'", []string{"No available node types can fulfill resource request {"}},
 	{"No available slot found for the model", []string{"No available slot found for the model"}},
 	{"No compatible code objects found for: (?P<arch>[\\w:+-]+)", []string{"No compatible code objects found for: "}},
+	{"No decoding kernel found: (?P<kernel>\\w+)", []string{"No decoding kernel found: "}},
 	{"No module named '(?P<mod>(?:\\w+\\.)*_\\w+)'", []string{"No module named '"}},
+	{"No module named '(?P<mod>[\\w.]+)'", []string{"No module named '"}},
 	{"No module named '(?P<mod>fused_layer_norm_cuda|amp_C)'", []string{"No module named '"}},
 	{"No module named '(?P<mod>sglang\\.[\\w.]+)'", []string{"No module named '"}},
 	{"No module named '(?P<mod>tensorrt_llm\\.[\\w.]+)'", []string{"No module named '"}},
@@ -4277,6 +4452,7 @@ var builtinRequired = []requiredLits{
 	{"The NVIDIA driver on your system is too old \\(found version (?P<found>\\d+)\\)", []string{"The NVIDIA driver on your system is too old (found version "}},
 	{"The choosen size \\d+ is not compatible with sharding on (?P<n>\\d+) shards|sharded is not supported for this model", []string{" is not compatible with sharding on ", "sharded is not supported for this model"}},
 	{"The client socket has timed out after (?P<ms>\\d+)ms while trying to connect to \\((?P<addr>[^,)]+), (?P<port>\\d+)\\)", []string{"The client socket has timed out after "}},
+	{"The input size is not aligned with the quantized weight shape", []string{"The input size is not aligned with the quantized weight shape"}},
 	{"The output of this custom operator \\(1\\) must not also be an input to this custom operator", []string{"The output of this custom operator (1) must not also be an input to this custom operator"}},
 	{"The quantization method (?P<q>\\w+) is not supported for the current GPU\\. Minimum capability: (?P<min>\\d+)\\. Current capability: (?P<cur>\\d+)", []string{" is not supported for the current GPU. Minimum capability: "}},
 	{"The supplied chat template string \\((?P<path>[^)\\n]+)\\) appears path-like, but doesn't exist", []string{") appears path-like, but doesn't exist"}},
@@ -4329,7 +4505,9 @@ var builtinRequired = []requiredLits{
 	{"_local_scalar_dense", []string{"_local_scalar_dense"}},
 	{"`?FlatParameter`? requires uniform `?(?P<what>requires_grad)`?", []string{" requires uniform "}},
 	{"`?num_(?:attention_|key_value_)?heads`? must be divisible by `?num_shards`?", []string{" must be divisible by "}},
+	{"accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run", []string{"accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"}},
 	{"aot_compile is not supported by the current configuration", []string{"aot_compile is not supported by the current configuration"}},
+	{"argument '(?P<arg>\\w+)' (?:\\(position \\d+\\) )?must be (?P<want>bool|int), not Sym(?:Bool|Int)", []string{"argument '"}},
 	{"argument --compilation-config/-O: 1 validation error for CompilationConfig[^\\n]*\\n[^\\n]*?Input should be an object \\[type=dataclass_type, input_value=(?P<value>\\d+)", []string{"argument --compilation-config/-O: 1 validation error for CompilationConfig"}},
 	{"arguments? (?:are|is) specific to (?P<other>[\\w.-]+) backend(?:\\s+and cannot be used with (?P<this>[\\w.-]+) backend(?:: (?P<args>\\[[^\\]\\n]*\\]))?)?", []string{" specific to "}},
 	{"camem allocator is not available", []string{"camem allocator is not available"}},
@@ -4340,7 +4518,7 @@ var builtinRequired = []requiredLits{
 	{"contains custom code which must be executed to correctly load the model", []string{"contains custom code which must be executed to correctly load the model"}},
 	{"cuda_capability_geq is not defined", []string{"cuda_capability_geq is not defined"}},
 	{"custom_all_reduce.*(?:[Cc]uda|CUDA) error", []string{"custom_all_reduce"}},
-	{"custom_all_reduce[\\w.]*:\\d+:? .{0,40}?(?:invalid argument|an illegal memory access|invalid device pointer)", []string{"custom_all_reduce"}},
+	{"custom_all_reduce[\\w.]*:\\d+:? .{0,40}?(?:invalid argument|an illegal memory access|invalid device pointer|invalid resource handle)", []string{"custom_all_reduce"}},
 	{"custom_all_reduce[^\\n]*peer access is not supported", []string{"peer access is not supported"}},
 	{"data did not match any variant of untagged enum (?P<what>ModelWrapper|PyPreTokenizerTypeWrapper|PyNormalizerTypeWrapper|PyDecoderWrapper|\\w+Wrapper)", []string{"data did not match any variant of untagged enum "}},
 	{"disable_cuda_graph_padding=True.*enable_torch_compile=True", []string{"disable_cuda_graph_padding=True"}},
@@ -4375,6 +4553,7 @@ var builtinRequired = []requiredLits{
 	{"ncclInvalidUsage", []string{"ncclInvalidUsage"}},
 	{"ncclUnhandledCudaError", []string{"ncclUnhandledCudaError"}},
 	{"no kernel image is available for execution on the device", []string{"no kernel image is available for execution on the device"}},
+	{"num_rc_per_pe >= num_channels|num_qps_per_rank >= num_channels", []string{"rc_per_pe >= num_channels", "qps_per_rank >= num_channels"}},
 	{"number of attention heads \\(\\d+\\) must be divisible by tensor parallel size \\(\\d+\\)", []string{") must be divisible by tensor parallel size ("}},
 	{"omegaconf\\.errors\\.Config(?:Attribute|Key)Error: Key '(?P<key>[^']+)' is not in struct", []string{"omegaconf.errors.Config"}},
 	{"operation not permitted when stream is capturing", []string{"operation not permitted when stream is capturing"}},

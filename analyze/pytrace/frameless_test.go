@@ -366,3 +366,38 @@ func TestElidedLineMark(t *testing.T) {
 	}
 	feedN(t, 0, "... and 3 more", "...so it goes: on")
 }
+
+// logging's exception() prints its message at error level, then the
+// traceback: the message is the traceback's Before, also from a record of
+// its own; a line at a lower level, a blank between or another rank's line
+// is not.
+func TestBeforeTraceback(t *testing.T) {
+	feed := func(recs ...record.Record) []Traceback {
+		x := NewExtractor()
+		for _, r := range recs {
+			x.Add(r)
+		}
+		return x.Finish()
+	}
+	tb := "Traceback (most recent call last):\n  File \"/x/engine.py\", line 3, in run\n    f()"
+	one := feed(record.Record{Source: "s", Line: 1, EndLine: 4, Level: record.LevelError, Rank: record.NoRank, Text: "not enough values to unpack (expected 3, got 2)\n" + tb})
+	if len(one) != 1 || one[0].Before != "not enough values to unpack (expected 3, got 2)" {
+		t.Errorf("same record: %+v", one)
+	}
+	two := feed(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelError, Rank: record.NoRank, Text: "Failed to initialize executor on rank 0: boom"},
+		record.Record{Source: "s", Line: 2, EndLine: 4, Level: record.LevelError, Rank: record.NoRank, Text: tb})
+	if len(two) != 1 || two[0].Before != "Failed to initialize executor on rank 0: boom" {
+		t.Errorf("records of their own: %+v", two)
+	}
+	info := feed(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelInfo, Rank: record.NoRank, Text: "loading"},
+		record.Record{Source: "s", Line: 2, EndLine: 4, Level: record.LevelError, Rank: record.NoRank, Text: tb})
+	gap := feed(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelError, Rank: record.NoRank, Text: "boom"},
+		record.Record{Source: "s", Line: 3, EndLine: 5, Level: record.LevelError, Rank: record.NoRank, Text: tb})
+	other := feed(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelError, Rank: record.Rank{DP: -1, PP: -1, TP: 1, EP: -1, Global: -1}, Text: "boom"},
+		record.Record{Source: "s", Line: 2, EndLine: 4, Level: record.LevelError, Rank: record.NoRank, Text: tb})
+	for name, tbs := range map[string][]Traceback{"info": info, "gap": gap, "other rank": other} {
+		if len(tbs) != 1 || tbs[0].Before != "" {
+			t.Errorf("%s: %+v", name, tbs)
+		}
+	}
+}

@@ -81,6 +81,13 @@ type Traceback struct {
 	// terminating children"; see endingWords), "" when none did. Level is
 	// then error: what the process logged at a lower level killed it.
 	Ending string `json:"ending,omitempty"`
+	// Before is the line logged at error level right before the header,
+	// on the same stream, clipped to maxHead: logging's exception() prints
+	// its message there and the traceback after it (vLLM's engine prints
+	// the exception's own text: "ERROR … engine.py:387] not enough values
+	// to unpack"). For a traceback cut before its exception line it is
+	// the log's words for the error; "" when there is none.
+	Before string `json:"before,omitempty"`
 }
 
 // maxHead bounds Traceback.Head.
@@ -465,6 +472,7 @@ var tracebackStart = litscan.New([]string{"Traceback (most recent call last)"})
 // Extractor finds tracebacks in records fed in order.
 type Extractor struct {
 	streams map[streamKey]*stream
+	prevErr prevLine // see notePrev
 	out     []Traceback
 	order   map[string]int // source -> first-seen order
 	lastSrc string         // the source last noted in order
@@ -602,6 +610,23 @@ const (
 	maxMsgLines   = 200
 	maxChain      = 64
 )
+
+// prevLine is the last line fed while no traceback was open, when its
+// record was logged at error level or above (Traceback.Before).
+type prevLine struct {
+	key  streamKey
+	line int
+	text string // trimmed, clipped, copied
+}
+
+// notePrev keeps t, line n of rec, as the error line a traceback that
+// starts on the next line may follow.
+func (x *Extractor) notePrev(rec *record.Record, t string, n int) {
+	if t == "" || rec.Level != record.LevelError && rec.Level != record.LevelCritical {
+		return
+	}
+	x.prevErr = prevLine{streamKey{rec.Source, rec.Rank}, n, strings.Clone(clipHead(t))}
+}
 
 // NewExtractor returns an empty Extractor.
 func NewExtractor() *Extractor {
@@ -784,6 +809,8 @@ func (x *Extractor) Feed(rec *record.Record) {
 			if strings.Contains(rec.Text, ignoredWords) {
 				x.noteIgnored(k, rec)
 			}
+			last := rec.Text[strings.LastIndexByte(rec.Text, '\n')+1:]
+			x.notePrev(rec, strings.TrimSpace(last), rec.EndLine)
 			return
 		}
 		s = &stream{codeFor: -1}
@@ -1457,8 +1484,12 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		s.stackPrint = false
 		x.start(s, l, false)
 		s.inGroup = l.group
+		if p := &x.prevErr; p.key == (streamKey{l.rec.Source, l.rec.Rank}) && p.line == l.n-1 && p.text != "" && l.t == "Traceback (most recent call last):" {
+			s.tb.Before = p.text
+		}
 		return
 	}
+	x.notePrev(l.rec, l.t, l.n)
 	if s.stackPrint {
 		// Its frames and their source lines (indented) are read past.
 		if _, ok := parseFrame(l.line); ok || l.t != "" && (l.raw[0] == ' ' || l.raw[0] == '\t') {

@@ -122,6 +122,14 @@ var patterns = []pattern{
 	// A glog/abseil CHECK that failed ("CHECK_EQ(a, b) failed. 8 vs 32"),
 	// which aborts the process; found by Leads at the line's start.
 	{NativeCrash, []string{"CHECK"}, lazyre.New(`^CHECK(?:_(?:EQ|NE|LT|LE|GT|GE))?\(.*\) failed\b`)},
+	// glog's own wording of the same abort ("F0101 … file.cc:12] Check
+	// failed: x == y", TurboMind's "[TM][FATAL] decoding.cu(34): Check
+	// failed: kernel …").
+	{NativeCrash, []string{"Check failed: "}, lazyre.New(`Check failed: \S`)},
+	// A CUDA library's host or device assertion that prints where and what
+	// before it traps or aborts (DeepEP's "Assertion failed: internode.cu:483,
+	// condition: …"); pydantic's "Assertion failed, …" is a validator's error.
+	{NativeCrash, []string{"Assertion failed: "}, lazyre.New(`Assertion failed: [^\s,]+:\d+`)},
 	// glibc 2.37+'s own consistency checks ("Fatal glibc error: malloc.c:2601
 	// (sysmalloc): assertion failed"), then abort.
 	{NativeCrash, []string{"Fatal glibc error"}, lazyre.New(`Fatal glibc error: \S`)},
@@ -154,6 +162,10 @@ var patterns = []pattern{
 	{DeviceError, []string{"during graph recording"}, lazyre.New(`graph recording observed an input tensor deallocate during graph recording`)},
 	// (vLLM's cumem allocator prints its own "CUDA Error: <text> at file:line".)
 	{DeviceError, []string{"CUDA error: ", "CUDA Error: "}, lazyre.New(`CUDA [Ee]rror: \S`)},
+	// vLLM's and SGLang's CUDACHECK in their C++ kernels prints "Cuda error
+	// file:line 'text'" and exits ("Cuda error
+	// /workspace/csrc/custom_all_reduce.cuh:143 'invalid resource handle'").
+	{DeviceError, []string{"Cuda error /", "Failed: Cuda error"}, lazyre.New(`Cuda error \S+:\d+ '`)},
 	// torch's HIP build says "HIP error: …" where the CUDA one says "CUDA
 	// error: …" (found by Leads when it starts the line).
 	{DeviceError, []string{" HIP error: ", "HIP error: "}, lazyre.New(`(?:^|\s)HIP error: \S`)},

@@ -968,6 +968,12 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 		return i
 	}
 	in := r[start:end]
+	if start == 1 && rayAutoscaler(in) && end+1 < len(r) && r[end+1] == ' ' {
+		// Ray's driver prints its autoscaler's events under "(autoscaler
+		// +7s) ": no process of the run, a label.
+		l.addLabel(i, i+end+1)
+		return i + end + 2
+	}
 	pidAt := bytes.Index(in, []byte("pid="))
 	if pidAt <= 0 || in[pidAt-1] != ' ' {
 		return i
@@ -1037,6 +1043,21 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 
 // procPrefixAt reports whether a process prefix starts at b[i:], as
 // procPrefix would read one, without touching the line being peeled.
+// rayAutoscaler: the inside of Ray's "(autoscaler +7s)", "(autoscaler
+// +1m30s)" prefix.
+func rayAutoscaler(in []byte) bool {
+	rest, ok := bytes.CutPrefix(in, []byte("autoscaler +"))
+	if !ok || len(rest) == 0 || rest[len(rest)-1] != 's' {
+		return false
+	}
+	for _, c := range rest {
+		if !isDigit(c) && c != 'h' && c != 'm' && c != 's' {
+			return false
+		}
+	}
+	return true
+}
+
 func (p *peeler) procPrefixAt(b []byte, i int) bool {
 	if i >= len(b) || b[i] != '[' && b[i] != '(' {
 		return false

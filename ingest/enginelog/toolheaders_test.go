@@ -106,3 +106,25 @@ func TestUvicornHeader(t *testing.T) {
 		t.Errorf("not uvicorn's padding, and an error keeping its word: %+v", r)
 	}
 }
+
+// TestRayAutoscalerPrefix: Ray's driver prints its autoscaler's events
+// under "(autoscaler +7s) "; the body after it is the message (vllm#7815's
+// "Error: No available node types …" was read as one plain line).
+func TestRayAutoscalerPrefix(t *testing.T) {
+	in := "(autoscaler +7s) Error: No available node types can fulfill resource request {'GPU': 1.0}.\n" +
+		"(autoscaler +1m30s) Tip: use `ray status` to view detailed cluster status.\n" +
+		"(autoscaler 7s) not Ray's\n"
+	recs, _ := parseBytes(t, []byte(in))
+	if len(recs) != 3 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	if r := recs[0]; !strings.HasPrefix(r.Text, "Error: No available node types") || len(r.Labels) != 1 || r.Labels[0] != "(autoscaler +7s)" {
+		t.Errorf("autoscaler event: %+v", r)
+	}
+	if r := recs[1]; !strings.HasPrefix(r.Text, "Tip: use") {
+		t.Errorf("autoscaler event, minutes: %+v", r)
+	}
+	if r := recs[2]; r.Text != "(autoscaler 7s) not Ray's" {
+		t.Errorf("not the prefix: %+v", r)
+	}
+}
