@@ -267,8 +267,8 @@ func sameRanks(got, want []string) bool {
 
 func canonRank(label string) (record.Rank, bool) {
 	r := record.NoRank
-	// TensorRT-LLM prints "[RANK 1]".
-	l := strings.ReplaceAll(strings.ReplaceAll(label, "RANK ", "Rank"), "Rank ", "Rank")
+	// TensorRT-LLM prints "[RANK 1]", Gaudi's bridge "[Rank:0]".
+	l := strings.NewReplacer("RANK ", "Rank", "Rank ", "Rank", "Rank:", "Rank").Replace(label)
 	for _, p := range []string{"EngineCore_", "EngineCore "} { // vLLM's engine cores are per DP rank
 		if strings.HasPrefix(l, p) && len(l) > len(p) && l[len(p)] >= '0' && l[len(p)] <= '9' {
 			l = "DP" + l[len(p):]

@@ -63,10 +63,10 @@ type occurrence struct {
 }
 
 var (
-	// rankInText: "[Rank 3]", and ProcessGroupNCCL's log prefix, which
+	// rankInText: "[Rank 3]", "[Rank:0]" (Gaudi's bridge), and ProcessGroupNCCL's log prefix, which
 	// names the process group before the rank: "[PG 1 Rank 3]", "[PG 0
 	// (default_pg) Rank 1]", "[PG ID 0 PG GUID 0(default_pg) Rank 1]".
-	rankInText   = regexp.MustCompile(`\[(?:PG [^\]\n]{0,160}? )?(?:Rank|rank|RANK) ?(\d+)\]`)
+	rankInText   = regexp.MustCompile(`\[(?:PG [^\]\n]{0,160}? )?(?:Rank|rank|RANK)[ :]?(\d+)\]`)
 	workerInText = regexp.MustCompile(`\b(VllmWorker-\d+|Worker_TP\d+|VllmWorker TP\d+|VllmWorker rank=\d+)\b`)
 )
 
@@ -392,8 +392,12 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			if tb.Frameless && len(tb.Chain) <= 1 {
 				end = line // the lines after it are its message at most
 			}
+			rank := rankOfFields(tb.Rank, root.Message)
+			if cut && tb.Before != "" {
+				rank = rankNamed(rank, tb.Before) // "[Rank:0] FATAL ERROR :: …"
+			}
 			occs = append(occs, occurrence{log: lg, tb: tb, root: root, line: tb.Line, end: end,
-				rank: lg.pidRankOf(rankOfFields(tb.Rank, root.Message)), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask, cut: cut})
+				rank: lg.pidRankOf(rank), wrapper: cut || isWrapper(root) || isChildFailed(root), mask: mask, cut: cut})
 		}
 		for i := first; i < len(occs); i++ {
 			if o := &occs[i]; o.tb.Frameless {

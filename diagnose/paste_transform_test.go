@@ -348,7 +348,6 @@ cut-first pytorch-issue-136361 ok: the cut took the exception name; the floor ne
 quote-wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-100 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 wrap-80 pytorch-issue-15592 root: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
-wrap-80 pytorch-issue-193693 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 mixed-prefixes pytorch-issue-98237 rule: frames of one traceback under two process prefixes
 mixed-prefixes pytorch-pr-177472 rule: frames of one traceback under two process prefixes
 mixed-prefixes pytorch-pr-177472 root: frames of one traceback under two process prefixes
@@ -373,9 +372,6 @@ wrap-100 vllm-ascend-issue-1115 root: too little evidence of the wrap to join (o
 wrap-80 vllm-ascend-issue-2533 ok: too little evidence of the wrap to join (one wrapped line), or the wrap split where a record starts
 mixed-prefixes vllm-ascend-issue-686 root: a c10::Error report's lines under two process prefixes no longer continue its first line
 two-processes vllm-ascend-issue-686 root: a c10::Error report's lines under two process prefixes no longer continue its first line
-mixed-prefixes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
-two-processes vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
-wrap-80 vllm-ascend-pr-1261 ok: the excerpt is quoted already; a form put before its quote
 mixed-prefixes vllm-issue-10439 root: frames of one traceback under two process prefixes
 cut-first vllm-issue-15598 ok: the cut took the exception name; the floor needs it
 late-indent vllm-issue-15598 ok: the lines before the first line that starts as a paste are read unrepaired
@@ -386,17 +382,13 @@ ansi-esc vllm-issue-40587 rule: real ESC before a CI prefix: the peeler drops th
 ansi-esc vllm-issue-40587 root: real ESC before a CI prefix: the peeler drops the code, not the depaster
 late-indent vllm-issue-40587 rule: the lines before the first line that starts as a paste are read unrepaired
 late-indent vllm-issue-40587 root: the lines before the first line that starts as a paste are read unrepaired
-mixed-prefixes vllm-issue-40587 ok: frames of one traceback under two process prefixes
-two-processes vllm-issue-40587 ok: frames of one traceback under two process prefixes
 late-indent mlcommons-training-pr-826 root: the lines before the first line that starts as a paste are read unrepaired
 two-processes gpustack-issue-4372 root: the exception line and its message under two process prefixes
 two-processes gpustack-issue-4372 rule: the exception line and its message under two process prefixes
 two-processes mlcommons-training-pr-826 root: the transform puts a process prefix before the log file's step name, which is always outermost: the step name is read as the line's body
-two-processes pytorch-issue-175666 ok: the transform puts a process prefix before the CI system's timestamp, which is always outermost: the stamp is read as the line's body
 two-processes sglang-pr-31246 root: the exception line and its message under two process prefixes
 two-processes sglang-pr-31246 rule: the exception line and its message under two process prefixes
 mixed-prefixes mlcommons-training-pr-826 root: the transform puts a process prefix before the log file's step name, which is always outermost: the step name is read as the line's body
-mixed-prefixes pytorch-issue-175666 ok: the transform puts a process prefix before the CI system's timestamp, which is always outermost: the stamp is read as the line's body
 mixed-prefixes sglang-pr-31246 rule: the exception's message lines under two prefixes are not one record, and the rule's wording spans them
 cut-first ai-dynamo-issue-5099 ok: the excerpt is one exception and its message; cut at half its first line, no exception type is left to read
 wrap-100 xinference-issue-2420 root: the wrap cuts the message inside the words the root names, and its tail after a space is read as a line of its own
@@ -444,6 +436,50 @@ cut-last anomalygpt-issue-43 ok: the excerpt's only fatal line ends it; cut at h
 tab vllm-ascend-pr-472 ok: pytest's '>' marker of the failing source line starts the excerpt; with a tab before it, it reads as a Markdown quote, and the 'E' lines after it are not read as pytest's
 late-tab vllm-ascend-pr-472 ok: pytest's '>' marker of the failing source line starts the excerpt; with a tab before it, it reads as a Markdown quote, and the 'E' lines after it are not read as pytest's
 late-indent vllm-pr-48647 ok: after an engine's line an indented line continues that record, and pytest's 'E' mark inside a continuation is not read
+tab tpu-inference-pr-2048 ok: pytest's '>' marker of the failing source line is in the excerpt; with a tab before it, it reads as a Markdown quote, and the 'E' lines after it are not read as pytest's
+late-tab tpu-inference-pr-2048 ok: pytest's '>' marker of the failing source line is in the excerpt; with a tab before it, it reads as a Markdown quote, and the 'E' lines after it are not read as pytest's
+late-indent vllm-pr-32724 ok: after an engine's line an indented line continues that record, and pytest's 'E' mark inside a continuation is not read
+ansi-esc pytorch-issue-172088 ok: the excerpt's two lines are indented by the paste; the common indent is taken off only where it starts the line, and with an escape (a prefix, a wrap's pieces) before it the exception line stays indented, which is not read as an exception without frames
+two-processes pytorch-issue-172088 ok: the same: under a process prefix the indented exception line keeps its indent
+mixed-prefixes pytorch-issue-172088 ok: the same: under a process prefix the indented exception line keeps its indent
+wrap-100 pytorch-issue-172088 ok: the same: the wrap's pieces at column 0 stop the common indent from being taken off
+wrap-80 pytorch-issue-172088 ok: the same: the wrap's pieces at column 0 stop the common indent from being taken off
+quote-wrap-100 pytorch-issue-172088 ok: the same: the wrap's pieces stop the common indent from being taken off
+late-quote pytorch-pr-153417 rule: the excerpt starts with a frame cut inside its path, taken as a frame only on the log's first line; after other lines its frames are lost and the rule that reads them does not fire
+late-indent pytorch-pr-153417 rule: the same: the cut frame is read as a frame only on the log's first line
+late-tab pytorch-pr-153417 rule: the same: the cut frame is read as a frame only on the log's first line
+late-ansi pytorch-pr-153417 rule: the same: the cut frame is read as a frame only on the log's first line
+mixed-prefixes pytorch-pr-153417 rule: the same: under a prefix the cut frame on the first line is not read as a frame
+late-quote tensorrt-llm-pr-7765 root: the root is the error text logged on the line right before the cut traceback; after 450 engine lines the form is not undone (the depaster decides from the log's start), so the excerpt is one plain record and that line carries no error level
+late-indent tensorrt-llm-pr-7765 root: the same: after the engine's lines the form is not undone and the line before the traceback has no error level
+late-tab tensorrt-llm-pr-7765 root: the same: after the engine's lines the form is not undone and the line before the traceback has no error level
+late-ansi tensorrt-llm-pr-7765 root: the same: after the engine's lines the form is not undone and the line before the traceback has no error level
+two-processes tensorrt-llm-pr-7765 root: the error text is taken only from the line right before the traceback on the same process; interleaved, the other process's line stands between
+mixed-prefixes tensorrt-llm-pr-7765 root: the error line and the traceback fall under two process prefixes, so the line is another process's
+wrap-100 tensorrt-llm-pr-7765 root: the wrap splits the error line; the piece right before the traceback is only its end
+quote-wrap-100 tensorrt-llm-pr-7765 root: the wrap splits the error line; the piece right before the traceback is only its end
+cut-first tensorrt-llm-pr-7765 root: the error text is the first line, which the cut takes
+two-processes vllm-fork-issue-776 root: the error text is taken only from the line right before the traceback on the same process; interleaved, the other process's line stands between
+mixed-prefixes vllm-fork-issue-776 root: the error line and the traceback fall under two process prefixes, so the line is another process's
+two-processes vllm-fork-pr-2223 root: the error text is taken only from the line right before the traceback on the same process; interleaved, the other process's line stands between
+two-processes vllm-ascend-pr-1261 root: interleaved line by line the traceback is read as cut (its frames and its exception line are records of different processes' streams); it is fatal now but its exception line is not its root
+mixed-prefixes vllm-ascend-pr-1261 root: frames of one traceback under two process prefixes: the exception line is under the second, read as a stream of its own
+wrap-80 vllm-ascend-pr-1261 root: the quoted, prefixed exception line is 143 columns and its vLLM header ends past column 80, so the wrap cuts inside the header: the piece that holds "RuntimeError: …" has no header and is not read as the end of that traceback, which is read as cut
+two-processes vllm-issue-40587 root: interleaved line by line the traceback is read as cut; it is fatal now but its exception line is not its root
+two-processes vllm-issue-40587 rule: the same: the rule reads the exception line with the frames
+mixed-prefixes vllm-issue-40587 root: frames of one traceback under two process prefixes: the exception line is under the second, read as a stream of its own
+mixed-prefixes vllm-issue-40587 rule: the same: the rule reads the exception line with the frames
+two-processes pytorch-issue-175666 root: interleaved line by line the traceback is read as cut; it is fatal now but its exception line is not its root
+mixed-prefixes pytorch-issue-175666 root: frames of one traceback under two process prefixes: the exception line is under the second, read as a stream of its own
+duplicated pytorch-issue-147373 root: printed twice back to back, the root becomes the second copy's CompilationError line rather than the IndexError repr that ends the first copy's message
+mixed-prefixes pytorch-issue-147373 root: the CompilationError's message and the IndexError repr that ends it fall under two process prefixes
+mixed-prefixes recipes-pr-183 root: the exception's message runs on under the second process prefix, so the root is read without the words after the split
+wrap-100 vllm-fork-pr-1559 root: the wrap splits the line that glues a source line and the next frame, so that frame is not read and the traceback is cut there
+quote-wrap-100 vllm-fork-pr-1559 root: the wrap splits the line that glues a source line and the next frame, so that frame is not read and the traceback is cut there
+cut-last vllm-fork-pr-1559 root: the exception line is the last line, which the cut takes
+cut-first pytorch-issue-146315 ok: the excerpt's exception line is its first; cut at half, the type is gone and the lines left name no error
+cut-first pytorch-issue-149713 ok: the excerpt's exception line is its first; cut at half, the type is gone and the lines left name no error
+cut-first pytorch-pr-156863 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 late-indent vllm-pr-37763 ok: an indented line continues the record before it, and pytest's 'E' mark inside a continuation is not read
 mixed-prefixes vllm-issue-50067 root: the SIGTERM line and the EngineDeadError fall under two process prefixes, and a text rule explains only an error of the process (or a line with no prefix) that printed its words
 mixed-prefixes vllm-issue-50067 rule: the same: under two prefixes the SIGTERM line does not explain the other process's EngineDeadError

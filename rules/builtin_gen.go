@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:a68b93ff"
+const builtinDigest = "crc32c:7b9e7023"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1975,6 +1975,24 @@ var builtinRules = []Rule{
 		Source: "rules/libraries.yaml:670",
 	},
 	{
+		ID:         "torch-npu-op-missing",
+		Title:      "torch_npu lacks an op or function this vllm-ascend calls (torch_npu not the version it is paired with)",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"module 'torch_npu' has no attribute '(?P<attr>\\w+)'|'_OpNamespace' 'npu' object has no attribute '(?P<attr>\\w+)'"},
+		},
+		Cause:      "vllm-ascend calls torch_npu's {attr}, and the torch_npu installed has\nno such function or op: vllm-ascend, torch_npu and CANN are released\nas a set, each vllm-ascend release pinned to one torch_npu (often a\ndev or rc build), and an older or newer torch_npu lacks the private\nfused ops it calls.\n",
+		Remedy:     []string{"Install the torch_npu version the vllm-ascend release names (its installation page and requirements pin it), with the CANN version that torch_npu needs, or the vllm-ascend release that matches the torch_npu there is"},
+		References: []string{"https://vllm-ascend.readthedocs.io/en/latest/installation.html"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "Ascend NPUs and torch_npu",
+		},
+		Source: "rules/libraries.yaml:698",
+	},
+	{
 		ID:         "model-file-corrupt",
 		Title:      "A model weight file is truncated or not a weight file",
 		Severity:   "error",
@@ -3264,7 +3282,7 @@ var builtinRules = []Rule{
 		Phase:      "distributed-init",
 		Confidence: "E/I",
 		Match: Match{
-			Text: []string{"DeepEP/csrc/deep_ep\\.cpp:\\d+ 'invalid resource handle'"},
+			Text: []string{"deep_ep\\.cpp:\\d+ 'invalid resource handle'"},
 		},
 		Cause:      "DeepEP's buffer shares its memory with the ranks it reaches over NVLink\nby legacy CUDA IPC handles. On multi-node NVLink systems (GB200 NVL72\nand the like) the NVLink domain spans hosts, and a handle made on one\nhost cannot be opened on another: cudaIpcOpenMemHandle fails with\n\"invalid resource handle\" when the buffer is set up.\n",
 		Remedy:     []string{"Use fabric memory handles for the buffer: a DeepEP with use_fabric support and the engine's switch for it (an MNNVL / fabric option of its DeepEP backend), or keep the NVLink group inside one host; upgrade the engine to a release that enables it on MNNVL systems", "Until then, run the expert-parallel all-to-all in low-latency (RDMA) mode or another all-to-all backend"},
@@ -4338,7 +4356,6 @@ var builtinRequired = []requiredLits{
 	{"Could not override '(?P<key>[^']+)'\\.", []string{"Could not override '"}},
 	{"Creating implicit fallback for:", []string{"Creating implicit fallback for:"}},
 	{"DLL load failed while importing __triton_launcher", []string{"DLL load failed while importing __triton_launcher"}},
-	{"DeepEP/csrc/deep_ep\\.cpp:\\d+ 'invalid resource handle'", []string{" 'invalid resource handle'"}},
 	{"Detected recompile when torch\\.compile stance is .fail_on_recompile.", []string{"Detected recompile when torch.compile stance is "}},
 	{"Developer debug context: raised exception (?P<raised>\\w+\\([^\\n]*\\))", []string{"Developer debug context: raised exception "}},
 	{"Driver/library version mismatch", []string{"Driver/library version mismatch"}},
@@ -4521,6 +4538,7 @@ var builtinRequired = []requiredLits{
 	{"custom_all_reduce[\\w.]*:\\d+:? .{0,40}?(?:invalid argument|an illegal memory access|invalid device pointer|invalid resource handle)", []string{"custom_all_reduce"}},
 	{"custom_all_reduce[^\\n]*peer access is not supported", []string{"peer access is not supported"}},
 	{"data did not match any variant of untagged enum (?P<what>ModelWrapper|PyPreTokenizerTypeWrapper|PyNormalizerTypeWrapper|PyDecoderWrapper|\\w+Wrapper)", []string{"data did not match any variant of untagged enum "}},
+	{"deep_ep\\.cpp:\\d+ 'invalid resource handle'", []string{" 'invalid resource handle'"}},
 	{"disable_cuda_graph_padding=True.*enable_torch_compile=True", []string{"disable_cuda_graph_padding=True"}},
 	{"does not appear to have (?:a )?files? named (?P<file>[\\w.-]+)", []string{"does not appear to have "}},
 	{"enable_torch_compile=True.*disable_cuda_graph_padding=True", []string{"disable_cuda_graph_padding=True"}},
@@ -4549,6 +4567,7 @@ var builtinRequired = []requiredLits{
 	{"local_world_size \\((?P<want>\\d+)\\) must be less than or equal to the number", []string{") must be less than or equal to the number"}},
 	{"miopenStatus(?:UnknownError|InternalError|NotImplemented|BadParm|AllocFailed)", []string{"miopenStatus"}},
 	{"module 'torch\\._C' has no attribute '_PYBIND11_", []string{"module 'torch._C' has no attribute '_PYBIND11_"}},
+	{"module 'torch_npu' has no attribute '(?P<attr>\\w+)'|'_OpNamespace' 'npu' object has no attribute '(?P<attr>\\w+)'", []string{"module 'torch_npu' has no attribute '", "'_OpNamespace' 'npu' object has no attribute '"}},
 	{"module 'triton.language' has no attribute '(?P<attr>\\w+)'", []string{"language' has no attribute '"}},
 	{"ncclInvalidUsage", []string{"ncclInvalidUsage"}},
 	{"ncclUnhandledCudaError", []string{"ncclUnhandledCudaError"}},

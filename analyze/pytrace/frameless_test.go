@@ -401,3 +401,22 @@ func TestBeforeTraceback(t *testing.T) {
 		}
 	}
 }
+
+// A frame's source line with the next frame glued on (the paste lost the
+// newline and the next line's prefix is left in the middle) is two lines:
+// the traceback goes on to its exception (vllm-fork PR 1559).
+func TestGluedFrame(t *testing.T) {
+	tbs := feedN(t, 1,
+		`File "/w/vllm/worker/hpu_model_runner.py", line 2561, in warmup_scenario`,
+		`inputs = self.prepare_model_input_align_worker( [rank0]: File "/w/vllm/worker/model_runner_base.py", line 233, in prepare_model_input_align_worker`,
+		"raise NotImplementedError",
+		"NotImplementedError",
+	)
+	r := tbs[0].Root()
+	if r.Type != "NotImplementedError" || len(r.Frames) != 2 || r.Frames[0].Func != "prepare_model_input_align_worker" {
+		t.Errorf("root: %+v", r)
+	}
+	if gluedFrame(`  File "/a.py", line 3, in f`) != 0 || gluedFrame(`see File "the manual"`) != 0 {
+		t.Error("no glued frame there")
+	}
+}

@@ -828,6 +828,12 @@ func (x *Extractor) Feed(rec *record.Record) {
 			for _, l := range unflatten(line) {
 				x.feed(s, rec, id, l, n)
 			}
+		} else if k := gluedFrame(line); k > 0 {
+			// A source line with the next frame glued on: two lines again,
+			// at the line's own indent.
+			in := line[:len(line)-len(trimIndent(line))]
+			x.feed(s, rec, id, strings.TrimRight(line[:k], " "), n)
+			x.feed(s, rec, id, in+line[k:], n)
 		} else {
 			x.feed(s, rec, id, line, n)
 		}
@@ -1425,6 +1431,22 @@ func twoFrames(line string) bool {
 	return i >= 0 && strings.Contains(line[i+len(file):], file)
 }
 
+// gluedFrame is the offset of a frame line that starts inside line after a
+// space, when line itself is no frame (a frame's source line and the next
+// frame, "inputs = self.f( [rank0]: File \"…\", line 233, in f", the
+// newline and the prefix's own line lost); 0 when there is none.
+func gluedFrame(line string) int {
+	const file = ` File "`
+	i := strings.Index(line, file)
+	if i <= 0 || strings.TrimSpace(line[:i]) == "" || !strings.Contains(line[i:], `", line `) {
+		return 0
+	}
+	if _, ok := parseFrame(line[i+1:]); !ok {
+		return 0
+	}
+	return i + 1
+}
+
 // fedLine is one line fed to a stream, with what feed's handlers share.
 type fedLine struct {
 	rec            *record.Record
@@ -1724,7 +1746,7 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		}
 	}
 	if f, ok := parseFrame(l.line); ok {
-		s.frameIndent = len(l.line) - len(strings.TrimLeft(l.line, " "))
+		s.frameIndent = len(l.line) - len(trimIndent(l.line))
 		x.addFrame(s, f, l)
 		return
 	}
@@ -1747,9 +1769,10 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		}
 		return
 	}
-	if in := len(l.line) - len(strings.TrimLeft(l.line, " ")); in > 0 && in < s.frameIndent && s.frameIndent >= 4 {
+	if in := len(l.line) - len(trimIndent(l.line)); in > 0 && in < s.frameIndent && s.frameIndent >= 3 {
 		// The whole traceback indented by the paste (frames at 4, source
-		// at 6): its exception line is at 2.
+		// at 6, or a tab before Python's own indent): its exception line
+		// is at 2 (at the tab).
 		if typ, msg, ok := exceptionLine(l.t); ok {
 			s.exceptionAt(typ, msg, l.n)
 			return

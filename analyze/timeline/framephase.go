@@ -137,6 +137,8 @@ var textTable = []struct{ re, phase, why string }{
 	{`backend='aot_eager'`, PhaseAOTAutograd, "the backend that failed is aot_eager (AOTAutograd without Inductor)"},
 	{`BackendCompilerFailed|backend='inductor'`, PhaseInductor, "the compile backend failed"},
 	{`torch\._dynamo\.exc\.|Dynamo|TorchDynamo`, PhaseDynamo, "a Dynamo exception"},
+	// Dynamo's own check of the guards it just built (guards.py).
+	{`Guard failed on the same frame it was created`, PhaseDynamo, "Dynamo checking the guards it built"},
 	{`torch\._inductor\.exc\.|InductorError|LoweringException`, PhaseInductor, "an Inductor exception"},
 	{`(?i)loading (model|weights|checkpoint)|safetensors|load_weights|from_pretrained|\bweight \S+ (?:does not exist|not found)|deserializePlugin|deserializeCudaEngine`, PhaseLoad, "it names loading the model"},
 }

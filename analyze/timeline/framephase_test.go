@@ -119,6 +119,7 @@ func TestPhaseOfText(t *testing.T) {
 		{"error: failed to legalize operation 'tt.load' that was explicitly marked illegal", PhaseTritonCompile},
 		{"torch._dynamo.exc.BackendCompilerFailed: backend='aot_eager' raised:\nRuntimeError: Found a custom (non-ATen) operator", PhaseAOTAutograd},
 		{"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nAssertionError", PhaseInductor},
+		{"AssertionError: Guard failed on the same frame it was created. This is a bug", PhaseDynamo},
 		// glibc's assert report from the LLVM that Triton bundles, and the
 		// TritonGPU IR Triton prints after it.
 		{"python: /root/.triton/llvm/llvm-1188b1ff-ubuntu-x64/include/llvm/Support/Casting.h:566: decltype(auto) llvm::cast(const From&): Assertion `isa<To>(Val)' failed.", PhaseTritonCompile},
