@@ -51,30 +51,46 @@ type logResult struct {
 	// ended are the launcher's lines that say a rank's process ended
 	// (shardsEnded), up to maxAdviceLines.
 	ended []endedLine
-	// pidRanks: the indices that some record of a process names beside
-	// its pid (Ray's "(RayWorkerWrapper pid=1061) [rank2]:…"), for that
-	// process's records that name only the pid; a pid seen with two
-	// identities maps to NoRank (pidRankOf). Up to maxRanks pids.
+	// pidRanks: the indices that an error of a process names beside its
+	// pid (Ray's "(RayWorkerWrapper pid=1061) [rank2]:[E212 …] Gloo
+	// connectFullMesh failed"), for that process's errors that name only
+	// the pid; a pid seen with two identities maps to NoRank. Built by the
+	// floor from the log's tracebacks and fatal lines (notePIDRanks), not
+	// while streaming.
 	pidRanks map[int]record.Rank
 }
 
-// notePIDRank remembers the indices rk names for its pid.
-func (res *logResult) notePIDRank(rk *record.Rank) {
-	r := *rk
-	r.Role = ""
-	old, ok := res.pidRanks[r.PID]
-	switch {
-	case !ok && len(res.pidRanks) < maxRanks:
-		res.pidRanks[r.PID] = r
-	case ok && old != r:
-		res.pidRanks[r.PID] = record.NoRank
+// notePIDRanks builds res.pidRanks from the ranks of its tracebacks and
+// fatal lines.
+func (res *logResult) notePIDRanks() {
+	res.pidRanks = map[int]record.Rank{}
+	note := func(r record.Rank) {
+		if r.PID <= 0 || !hasIndex(r) {
+			return
+		}
+		r.Role = ""
+		if old, ok := res.pidRanks[r.PID]; !ok && len(res.pidRanks) < maxRanks {
+			res.pidRanks[r.PID] = r
+		} else if ok && old != r {
+			res.pidRanks[r.PID] = record.NoRank
+		}
+	}
+	for i := range res.tracebacks {
+		note(res.tracebacks[i].Rank)
+	}
+	for i := range res.fatals {
+		note(res.fatals[i].rank)
 	}
 }
 
-// pidRankOf is rk with the indices another record of its process named,
+func hasIndex(r record.Rank) bool {
+	return r.DP >= 0 || r.PP >= 0 || r.TP >= 0 || r.EP >= 0 || r.Global >= 0
+}
+
+// pidRankOf is rk with the indices another error of its process named,
 // when it names a pid and no index itself.
 func (res *logResult) pidRankOf(rk record.Rank) record.Rank {
-	if rk.PID <= 0 || rk.DP >= 0 || rk.PP >= 0 || rk.TP >= 0 || rk.EP >= 0 || rk.Global >= 0 {
+	if rk.PID <= 0 || hasIndex(rk) {
 		return rk
 	}
 	if r, ok := res.pidRanks[rk.PID]; ok && r != record.NoRank {
@@ -140,13 +156,11 @@ func leadTraceback(body []byte) uint64 {
 	return m
 }
 
-// beforeTraceback: record i of b is logged at error level and the next
-// record may start a traceback: the extractor reads it as the message
-// logging's exception() printed before the traceback (Traceback.Before).
-func beforeTraceback(b *enginelog.Batch, i int) bool {
-	if i+1 >= b.Len() || b.Mask(i+1)&gTraceback == 0 {
-		return false
-	}
+// errorLevel: record i of b is logged at error level. A record so logged
+// right before one that may start a traceback is read by the extractor
+// as the message logging's exception() printed before the traceback
+// (Traceback.Before).
+func errorLevel(b *enginelog.Batch, i int) bool {
 	rec, _, _ := b.At(i)
 	return rec.Level == record.LevelError || rec.Level == record.LevelCritical
 }
@@ -255,7 +269,6 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 	x := pytrace.NewExtractor()
 	tl := timeline.New()
 	var vd versions.Detector
-	res.pidRanks = map[int]record.Rank{} // written by the timeline goroutine only
 	go func() {                          // rules and versions
 		defer wg.Done()
 		defer close(toTrace)
@@ -327,7 +340,7 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				b.Release()
 				continue
 			}
-			for i := 0; i < b.Len(); i++ {
+			for i, n := 0, b.Len(); i < n; i++ {
 				mask := b.Mask(i) | always
 				if firstRec {
 					mask |= gTraceback
@@ -335,7 +348,9 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				}
 				before := false
 				if mask&gTraceback == 0 && x.Idle(path) {
-					if before = beforeTraceback(b, i); !before {
+					// (The next record's mask first: most records are
+					// not followed by a traceback.)
+					if before = i+1 < n && b.Mask(i+1)&gTraceback != 0 && errorLevel(b, i); !before {
 						continue // the common case, told without reading the record
 					}
 				}
@@ -354,16 +369,11 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 			b.Release()
 		}
 	}()
-	go func() { // timeline, and the ranks of pids
+	go func() { // timeline
 		defer wg.Done()
-		last := record.NoRank
 		for b := range toFacts {
 			for i := 0; i < b.Len(); i++ {
 				rec, mask, t := b.At(i)
-				if rk := &rec.Rank; rk.PID > 0 && *rk != last && (rk.Global >= 0 || rk.TP >= 0 || rk.DP >= 0 || rk.PP >= 0 || rk.EP >= 0) {
-					res.notePIDRank(rk)
-					last = *rk
-				}
 				switch {
 				case (mask|always)&gTimeline == 0:
 					tl.Feed(rec, false)

@@ -356,6 +356,7 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 			continue
 		}
 		lg := fr.log
+		lg.notePIDRanks()
 		first := len(occs)
 		for i := range lg.tracebacks {
 			tb := &lg.tracebacks[i]

@@ -1256,11 +1256,11 @@ const uvicornWidth = 10
 // plain "ERROR: …" line keeps its word.
 func (p *peeler) uvicornHeader(l *peeled, b []byte, i int) int {
 	r := b[i:]
-	if len(r) <= uvicornWidth || r[uvicornWidth-1] != ' ' || r[uvicornWidth] == ' ' {
-		return i
+	if len(r) <= uvicornWidth || r[uvicornWidth-1] != ' ' || r[uvicornWidth] == ' ' || r[4] != ':' && r[5] != ':' && r[7] != ':' {
+		return i // (most lines: told by three bytes)
 	}
 	for _, u := range uvicornLevels {
-		if !bytes.HasPrefix(r, []byte(u.name)) {
+		if r[0] != u.name[0] || string(r[:len(u.name)]) != u.name {
 			continue
 		}
 		for k := len(u.name); k < uvicornWidth; k++ {
