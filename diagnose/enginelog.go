@@ -269,7 +269,7 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 	x := pytrace.NewExtractor()
 	tl := timeline.New()
 	var vd versions.Detector
-	go func() {                          // rules and versions
+	go func() { // rules and versions
 		defer wg.Done()
 		defer close(toTrace)
 		m := matcher{set: set, res: &res, fields: map[string]string{}, ranks: map[record.Rank]string{}}
