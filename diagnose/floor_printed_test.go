@@ -19,8 +19,9 @@ func TestPrintedCallAdvice(t *testing.T) {
 		// A check that names the values it takes, and advice after a semicolon.
 		"AssertionError: Only EAGLE and DSPARK speculative algorithms are supported for DeepseekV4ForCausalLM": "Only EAGLE and DSPARK speculative algorithms are supported for DeepseekV4ForCausalLM",
 		"ValueError: CUDAGraphMode.FULL is not supported with X backend; please try cudagraph_mode=PIECEWISE":  "please try cudagraph_mode=PIECEWISE",
-		"the only supported way is this": "",
-		"AssertionError: n_physical_experts=256 must be divisible by ep_size=3. Adjust num_redundant_experts.":                                                                   "Adjust num_redundant_experts",
+		"the only supported way is this":                                                                       "",
+		"[FATAL ERROR]: Please set HSA_NO_SCRATCH_RECLAIM=1 and rerun.":                                        "Please set HSA_NO_SCRATCH_RECLAIM=1 and rerun",
+		"AssertionError: n_physical_experts=256 must be divisible by ep_size=3. Adjust num_redundant_experts.": "Adjust num_redundant_experts",
 		"x = self.proj(x). To prevent overwriting, clone the tensor outside of torch.compile() or call torch.compiler.cudagraph_mark_step_begin() before each model invocation.": "To prevent overwriting, clone the tensor outside of torch.compile() or call torch.compiler.cudagraph_mark_step_begin() before each model invocation",
 	} {
 		if got := adviceIn(in); got != want {

@@ -34,7 +34,7 @@ var advice = []*regexp.Regexp{
 	// "You can enable unused parameter detection by (1) passing the keyword
 	// argument `find_unused_parameters=True` to …; (2) …" (DDP).
 	regexp.MustCompile(`(?:^|[.!] )((?:You|you) (?:can|may|could) [^.;]{0,80}? by (?:\(1\) )?(?:passing|setting|using|adding|calling|installing|upgrading|disabling|enabling|lowering|raising) (?:[^.;]|\.[\w(])+)`),
-	regexp.MustCompile(`(?:^|[.!;] )((?:[Pp]lease )?(?:[Uu]se|[Tt]ry|[Cc]onsider|[Uu]pgrade|[Ii]nstall|[Ss]et|[Rr]educe|[Ii]ncrease|[Dd]isable|[Ee]nable|[Aa]dd|[Rr]emove|[Ee]nsure|[Mm]ake sure|[Aa]djust|[Ss]pecify|[Ll]ower) (?:[^.]|\.[\w(])+)`),
+	regexp.MustCompile(`(?:^|[.!;:] )((?:[Pp]lease )?(?:[Uu]se|[Tt]ry|[Cc]onsider|[Uu]pgrade|[Ii]nstall|[Ss]et|[Rr]educe|[Ii]ncrease|[Dd]isable|[Ee]nable|[Aa]dd|[Rr]emove|[Ee]nsure|[Mm]ake sure|[Aa]djust|[Ss]pecify|[Ll]ower) (?:[^.]|\.[\w(])+)`),
 	// "To prevent overwriting, clone the tensor outside of torch.compile()
 	// or call torch.compiler.cudagraph_mark_step_begin() before each model
 	// invocation." (CUDA graph trees), "To avoid this, set …".

@@ -28,6 +28,7 @@ var adviceLiterals = []string{
 	"onsider setting", "onsider increasing", "onsider decreasing", "onsider reducing", "onsider using ",
 	"please try to", "Please try to", "lease increase", "lease decrease", "lease reduce ", "lease install", "lease upgrade",
 	"You need to ", "you need to ", "ou may need to", "ou might need to", "is recommended to", "To allow overriding",
+	": Please set", ". Please set",
 }
 
 // adviceLine is a line of a log that offers a workaround.

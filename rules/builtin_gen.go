@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:7b9e7023"
+const builtinDigest = "crc32c:61bd23b3"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1588,6 +1588,24 @@ var builtinRules = []Rule{
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
 		Source: "rules/inductor.yaml:901",
+	},
+	{
+		ID:         "inductor-random-op-not-replaced",
+		Title:      "A random op reached Inductor's lowering without being replaced (replace_random)",
+		Severity:   "error",
+		Phase:      "inductor",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"should have been handled in replace_random\\.py"},
+		},
+		Cause:      "Inductor rewrites random ops (aten.rand, aten.randn and their\noverloads) into its own seeded kernels in a graph pass before\nlowering; this one reached the lowering still as the aten op, which\nthe lowering asserts cannot happen. An overload the pass does not know\n(randn with an explicit generator argument, fixed in later torch), or\na graph that another compiler pass (DeepSpeed's DeepCompile, a custom\nbackend) changed after the replacement ran, gives this.\n",
+		Remedy:     []string{"Set torch._inductor.config.fallback_random = True: random ops then run as in eager (also making the compiled results match eager's random stream)", "Do not pass a torch.Generator into the compiled region (create the noise outside it), or upgrade torch: randn(generator=None) is handled since torch 2.2 (pytorch#115051)"},
+		References: []string{"https://github.com/pytorch/pytorch/pull/115051", "https://github.com/deepspeedai/DeepSpeed/issues/7522"},
+		SeenOn: &SeenOn{
+			Testbed: "not-recorded",
+			Why:     "Inductor on the CPU raises it for the same graph; no testbed scenario passes a generator or runs DeepCompile yet",
+		},
+		Source: "rules/inductor.yaml:932",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -4061,6 +4079,25 @@ var builtinRules = []Rule{
 		Source: "rules/startup.yaml:841",
 	},
 	{
+		ID:         "vllm-shm-broadcast-wait",
+		Title:      "vLLM's engine has waited over a minute for its workers to read a broadcast (a worker is stuck or slow)",
+		Severity:   "warning",
+		Phase:      "unknown",
+		Engines:    []string{"vllm"},
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"No available shared memory broadcast block found in \\d+"},
+		},
+		Cause:      "The engine core writes each step's work into a shared-memory ring its\nworkers read; no block has been free for the time the line names, so\nat least one worker has not read the last one: it is still busy (a long\ncompile, a first Triton or AMDGPU kernel build, a weight load) or stuck\n(a collective some rank never joined, a kernel that never returns). The\nline repeats while the wait goes on; it does not say which worker, or\nwhere it is.\n",
+		Remedy:     []string{"Take every worker's Python stack while it waits (bringup stacks --pid PID for each worker, or py-spy dump): the one not in the broadcast wait is the one to look at, and its frames say the phase", "If a worker is compiling (Inductor, Triton, the AMDGPU backend), give it time once with a warm cache, or find the kernel that compiles for minutes; if it sits in a collective, find the rank that never joined"},
+		References: []string{"https://github.com/vllm-project/vllm/issues/45929"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "vLLM's multi-process engine",
+		},
+		Source: "rules/startup.yaml:870",
+	},
+	{
 		ID:         "trace-compile-failed",
 		Title:      "A torch.compile frame failed to compile",
 		Severity:   "error",
@@ -4422,6 +4459,7 @@ var builtinRequired = []requiredLits{
 	{"No CUDA GPUs are available", []string{"No CUDA GPUs are available"}},
 	{"No available memory for the cache blocks", []string{"No available memory for the cache blocks"}},
 	{"No available node types can fulfill resource request \\{[^}]*'node:(?P<ip>[^']+)'", []string{"No available node types can fulfill resource request {"}},
+	{"No available shared memory broadcast block found in \\d+", []string{"No available shared memory broadcast block found in "}},
 	{"No available slot found for the model", []string{"No available slot found for the model"}},
 	{"No compatible code objects found for: (?P<arch>[\\w:+-]+)", []string{"No compatible code objects found for: "}},
 	{"No decoding kernel found: (?P<kernel>\\w+)", []string{"No decoding kernel found: "}},
@@ -4586,6 +4624,7 @@ var builtinRequired = []requiredLits{
 	{"requires you to execute the (?:configuration|tokenizer|modeling)? ?files? in that repo on your local machine", []string{" in that repo on your local machine"}},
 	{"safetensors_rust\\.SafetensorError", []string{"safetensors_rust.SafetensorError"}},
 	{"server socket has failed to (?:listen on any local network address|bind to \\S+:(?P<port>\\d+))", []string{"server socket has failed to "}},
+	{"should have been handled in replace_random\\.py", []string{"should have been handled in replace_random.py"}},
 	{"size mismatch at index \\d+", []string{"size mismatch at index "}},
 	{"system has unsupported display driver / cuda driver combination", []string{"system has unsupported display driver / cuda driver combination"}},
 	{"tcc\\\\\\\\tcc\\.exe', '[^']*(?:main|cuda_utils)\\.c'", []string{"tcc\\\\tcc.exe', '"}},

@@ -420,3 +420,22 @@ func TestGluedFrame(t *testing.T) {
 		t.Error("no glued frame there")
 	}
 }
+
+// "Error <doing> …: <why>" is an error in words (sgl-router's "Error
+// starting router: …"); Hydra's heading of a traceback, a capitalised or
+// long head, or no reason after the colon is not.
+func TestErrorDoingLine(t *testing.T) {
+	for line, want := range map[string]bool{
+		"Error starting router: argument 'worker_urls': 'NoneType' object cannot be converted to 'Sequence'": true,
+		"Error loading model weights: file is truncated":                                                     true,
+		"Error executing job with overrides: []":                                                             false,
+		"Error handling: enabled":                                                                            false,
+		"Error Starting Router: x":                                                                           false,
+		"Error starting:":                                                                                    false,
+		"Error rate: 0.1%":                                                                                   false,
+	} {
+		if got := errorDoing(line); got != want {
+			t.Errorf("errorDoing(%q) = %v", line, got)
+		}
+	}
+}

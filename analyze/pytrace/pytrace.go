@@ -157,6 +157,9 @@ var wrapperMessages = []string{
 	// torch elastic's RendezvousConnectionError: the store's own error (the
 	// c10d socket's timeout) is logged before it.
 	"See inner exception for details",
+	// ATOM's engine-core manager when a data-parallel rank's process went
+	// away during start-up: that rank's own error is the failure.
+	"Received unexpected SHUTDOWN signal from",
 }
 
 // launcherErrors are the errors TGI's launcher ends with when its shards
@@ -686,6 +689,9 @@ func leadsException(body string) bool {
 				return true
 			}
 		}
+		if errorDoing(b) {
+			return true
+		}
 	}
 	k := 0
 	for k < len(b) && k < 120 {
@@ -1165,6 +1171,34 @@ var oneLiners = []string{"hit an exception:", "failed to start:", "failed with e
 	"raised:", "Exception in worker:", "Error in model execution:",
 	"CRASH:", "ERROR:", "FATAL:", "Error:", "error:", " - "}
 
+// errorDoing: a line that says in words what failed, "Error <doing> <what>
+// [a few words]: <why>" (sgl-router's "Error starting router: argument
+// 'worker_urls': …"): an error with no type of its own. Hydra's "Error
+// executing job with overrides: […]" only heads the traceback of the
+// error its job raised, which follows it: not one.
+func errorDoing(line string) bool {
+	rest, ok := strings.CutPrefix(line, "Error ")
+	if !ok || strings.HasPrefix(rest, "executing job with overrides") {
+		return false
+	}
+	head, why, ok := strings.Cut(rest, ": ")
+	if !ok || strings.TrimSpace(why) == "" || len(head) > 60 {
+		return false
+	}
+	words := strings.Fields(head)
+	if len(words) < 2 || len(words) > 5 || !strings.HasSuffix(words[0], "ing") {
+		return false
+	}
+	for _, w := range words {
+		for i := 0; i < len(w); i++ {
+			if c := w[i]; c < 'a' || c > 'z' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // reportPhrases are engine lines that report an error in their own words
 // ("Piecewise CUDA Graph failed with error: Tensor match failed …"): the
 // line stands for the error (Type "Error", Reported set) when no exception
@@ -1229,6 +1263,9 @@ func framelessLine(rec *record.Record, line string) (typ, msg string, ok bool) {
 		if typ, msg, ok := exceptionLine(rest); ok && strings.IndexByte(rest, ':') > 0 && fatalType(typ) {
 			return typ, msg, true
 		}
+	}
+	if errorDoing(line) {
+		return "Error", strings.TrimSpace(line), true
 	}
 	for _, p := range reportPhrases {
 		if k := strings.Index(line, p); k > 0 {

@@ -133,6 +133,9 @@ var patterns = []pattern{
 	// glibc 2.37+'s own consistency checks ("Fatal glibc error: malloc.c:2601
 	// (sysmalloc): assertion failed"), then abort.
 	{NativeCrash, []string{"Fatal glibc error"}, lazyre.New(`Fatal glibc error: \S`)},
+	// RCCL's (and other ROCm libraries') abort at init: "[FATAL ERROR]:
+	// HSA_NO_SCRATCH_RECLAIM=1 must be set …", then the process exits.
+	{NativeCrash, []string{"[FATAL ERROR]: "}, lazyre.New(`^\[FATAL ERROR\]: \S`)},
 	// PyTorch's DataLoader reporting a worker that died of a signal
 	// ("ERROR: Unexpected segmentation fault encountered in worker.", "…
 	// bus error …", often too little shared memory).

@@ -22,6 +22,7 @@ func TestClassify(t *testing.T) {
 		"RuntimeError: CUDA error: an illegal memory access was encountered":                                                                 DeviceError,
 		"CUDA Error: invalid argument at /workspace/csrc/cumem_allocator.cpp:57":                                                             DeviceError,
 		"Cuda error /workspace/csrc/custom_all_reduce.cuh:143 'invalid resource handle'":                                                     DeviceError,
+		"[FATAL ERROR]: HSA_NO_SCRATCH_RECLAIM=1 must be set to avoid performance":                                                           NativeCrash,
 		"[TM][FATAL] kernels/attention/decoding.cu(34): Check failed: kernel No decoding kernel found: decode_d256_f16_gs4":                  NativeCrash,
 		"Assertion failed: /sgl-workspace/DeepEP/csrc/kernels/internode.cu:483, condition: ibgda_get_state()->num_rc_per_pe >= num_channels": NativeCrash,
 		"[2026-05-21 16:07:41 DP6 TP6] Failed to update parameter online: start out of ra":                                                   ErrorLine,

@@ -1713,6 +1713,25 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		}
 		return i + next
 	}
+	// SGLang's header with its time cut off by the paste: "[TP1] ",
+	// "[DP0 TP3] ".
+	if next > cl+1 && len(in) >= 3 && len(in) <= 24 && in[1] == 'P' {
+		rk, n := l.rank, 0
+		for rest := in; len(bytes.TrimLeft(rest, " ")) > 0; n++ {
+			var tok []byte
+			tok, rest = nextField(rest)
+			if !record.ParseRankComponent(tok, &rk) {
+				n = -1
+				break
+			}
+		}
+		if n > 0 {
+			l.rank = rk
+			l.hdr = hdrSGLang
+			l.keyEnd = int32(i + cl + 1)
+			return i + next
+		}
+	}
 	// ATOM: "[name HH:MM:SS]"; aiter logs "[aiter] " with no time.
 	sp := bytes.IndexByte(in, ' ')
 	if sp < 0 && len(in) > 1 && len(in) <= 16 && in[0]|0x20 >= 'a' && in[0]|0x20 <= 'z' && next > cl+1 {
@@ -1725,6 +1744,14 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		l.emitter = span{int32(i + 1), int32(i + cl)}
 		l.keyEnd = int32(i + cl + 1)
 		return i + next
+	}
+	if next < len(r) && next > cl+1 && isDigit(r[next]) {
+		// A component's tag before Python logging's header ("[Router
+		// (Python)] 2025-01-09 00:28:10 - ERROR - …", sgl-router).
+		if j := p.pythonHeader(l, b, i+next); j != i+next {
+			l.addLabel(i, i+cl+1)
+			return j
+		}
 	}
 	if sp <= 0 || len(in) != sp+9 {
 		return i

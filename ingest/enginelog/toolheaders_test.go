@@ -128,3 +128,38 @@ func TestRayAutoscalerPrefix(t *testing.T) {
 		t.Errorf("not the prefix: %+v", r)
 	}
 }
+
+// TestTagBeforePythonHeader: a component's bracketed tag before Python
+// logging's header (sgl-router's "[Router (Python)] 2025-01-09 00:28:10 -
+// ERROR - …") is a label, and the header gives the level.
+func TestTagBeforePythonHeader(t *testing.T) {
+	in := "$ python -m sglang_router.launch_router\n" +
+		"[Router (Python)] 2025-01-09 00:28:10 - ERROR - Error starting router: argument 'worker_urls': bad\n"
+	recs, _ := parseBytes(t, []byte(in))
+	if len(recs) != 2 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	if r := recs[1]; r.Level != record.LevelError || !strings.HasPrefix(r.Text, "Error starting router") || len(r.Labels) != 1 || r.Labels[0] != "[Router (Python)]" {
+		t.Errorf("tagged Python header: %+v", r)
+	}
+}
+
+// TestSGLangHeaderWithoutTime: SGLang's header whose time the paste cut
+// off ("[TP1] Scheduler hit an exception:") still names the rank; a
+// bracketed word that is no rank is left alone.
+func TestSGLangHeaderWithoutTime(t *testing.T) {
+	in := "[TP1] Scheduler hit an exception:\n[DP0 TP3] done\n[TPU] not a rank\n"
+	recs, _ := parseBytes(t, []byte(in))
+	if len(recs) < 3 {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	if r := recs[0]; r.Rank.TP != 1 || r.Text != "Scheduler hit an exception:" {
+		t.Errorf("TP1: %+v", r)
+	}
+	if r := recs[1]; r.Rank.DP != 0 || r.Rank.TP != 3 || r.Text != "done" {
+		t.Errorf("DP0 TP3: %+v", r)
+	}
+	if r := recs[2]; r.Rank.TP >= 0 { // (read as aiter's "[name] " tag)
+		t.Errorf("no rank: %+v", r)
+	}
+}
