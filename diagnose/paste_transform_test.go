@@ -480,6 +480,16 @@ cut-last vllm-fork-pr-1559 root: the exception line is the last line, which the 
 cut-first pytorch-issue-146315 ok: the excerpt's exception line is its first; cut at half, the type is gone and the lines left name no error
 cut-first pytorch-issue-149713 ok: the excerpt's exception line is its first; cut at half, the type is gone and the lines left name no error
 cut-first pytorch-pr-156863 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
+col0 rocm-systems-pr-8514 root: the whole excerpt is indented by two; col0 takes the indent off the frames only, which leaves the exception line more indented than them, where a frame's source line would be
+mixed-prefixes rocm-systems-pr-8514 root: frames of one traceback under two process prefixes: the exception line is under the second, read as a stream of its own
+wrap-80 rocm-systems-pr-8514 root: the wrap cuts the excerpt's indented frame lines; their pieces are not frames and the traceback is read as cut
+late-indent sglang-issue-2796 ok: after an engine's line the indented excerpt continues that record, so the router's header is not read and its error line has no level
+mixed-prefixes vllm-gb10-issue-97 root: the ValidationError's message lines fall under the second process prefix and are read as an exception of their own (the ValueError the rule then names)
+mixed-prefixes vllm-rbln-issue-1092 root: the exception's message runs on under the second process prefix, so the root is read without the words after the split
+wrap-80 gym-pr-1405 ok: the excerpt is indented by two; the wrap's piece at column 0 stops the common indent from being taken off, and the indented exception line is not read as an exception without frames
+cut-first unsloth-zoo-pr-1000 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
+cut-first vllm-issue-31480 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
+cut-last atom-pr-913 root: the cut takes the end of ATOM's SHUTDOWN report from the last line, so it is no longer known as a report of the FATAL ERROR before it and is taken as the root
 late-indent vllm-pr-37763 ok: an indented line continues the record before it, and pytest's 'E' mark inside a continuation is not read
 mixed-prefixes vllm-issue-50067 root: the SIGTERM line and the EngineDeadError fall under two process prefixes, and a text rule explains only an error of the process (or a line with no prefix) that printed its words
 mixed-prefixes vllm-issue-50067 rule: the same: under two prefixes the SIGTERM line does not explain the other process's EngineDeadError

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:61bd23b3"
+const builtinDigest = "crc32c:fdadcff3"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -777,7 +777,7 @@ var builtinRules = []Rule{
 		Phase:      "dynamo",
 		Confidence: "E",
 		Match: Match{
-			Text: []string{"Cannot access data pointer of Tensor \\(e\\.g\\. FakeTensor", "Dynamo failed to run FX node with fake tensors", "Operator does not support running with fake tensors", "There was no fake impl registered for", "Multiple dispatch failed for '[^']+';\\s*all __torch_dispatch__ handlers returned NotImplemented"},
+			Text: []string{"Cannot access data pointer of Tensor \\(e\\.g\\. FakeTensor", "Dynamo failed to run FX node with fake tensors", "Operator does not support running with fake tensors", "There was no fake impl registered for", "there was no fake impl or Meta kernel registered", "Multiple dispatch failed for '[^']+';\\s*all __torch_dispatch__ handlers returned NotImplemented"},
 		},
 		Cause:      "Dynamo traced into a custom kernel that reads the tensor's data pointer,\nor ran an operator without a fake (meta) implementation; under tracing\ntensors are fake and have no storage.\n",
 		Remedy:     []string{"Wrap the kernel into an opaque custom op (torch.library.custom_op) with a fake/meta implementation", "A custom op \"with no fake impl registered\": add @op.register_fake (or torch.library.register_fake) returning empty tensors of the outputs' shapes and dtypes", "Workaround: -O.mode=0 or --enforce-eager"},
@@ -805,7 +805,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "no testbed scenario smuggles a real tensor past Dynamo yet",
 		},
-		Source: "rules/dynamo.yaml:517",
+		Source: "rules/dynamo.yaml:522",
 	},
 	{
 		ID:         "vllm-aot-unsupported-config",
@@ -824,7 +824,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's AOT compile check",
 		},
-		Source: "rules/dynamo.yaml:546",
+		Source: "rules/dynamo.yaml:551",
 	},
 	{
 		ID:         "vllm-unbacked-needs-bytecode-hook-off",
@@ -843,7 +843,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's dynamic-shapes config check",
 		},
-		Source: "rules/dynamo.yaml:573",
+		Source: "rules/dynamo.yaml:578",
 	},
 	{
 		ID:         "dynamo-unsupported",
@@ -862,7 +862,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"logger_in_fullgraph/stderr.txt", "logger_in_fullgraph/trace"},
 		},
-		Source: "rules/dynamo.yaml:600",
+		Source: "rules/dynamo.yaml:605",
 	},
 	{
 		ID:         "dynamo-graph-break-in-context-manager",
@@ -881,7 +881,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"unsupported_context_manager/stderr.txt", "unsupported_context_manager/trace"},
 		},
-		Source: "rules/dynamo.yaml:632",
+		Source: "rules/dynamo.yaml:637",
 	},
 	{
 		ID:         "dynamo-frame-skipped-context-manager",
@@ -902,7 +902,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"graph_break_in_context_manager/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:665",
+		Source: "rules/dynamo.yaml:670",
 	},
 	{
 		ID:         "dynamo-observed-exception",
@@ -920,7 +920,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"inlined_exception_fullgraph/stderr.txt", "inlined_exception_fullgraph/trace", "inlined_exception_graph_break/stderr.txt"},
 		},
-		Source: "rules/dynamo.yaml:697",
+		Source: "rules/dynamo.yaml:702",
 	},
 	{
 		ID:         "compile-error-masked-by-ray",
@@ -938,7 +938,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Ray's exception transport between processes",
 		},
-		Source: "rules/dynamo.yaml:738",
+		Source: "rules/dynamo.yaml:743",
 	},
 	{
 		ID:         "compiled-autograd-threaded-backward",
@@ -956,7 +956,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a CPU scenario would have to switch compiled autograd on from inside a running backward, as a patched training step does; none records it yet",
 		},
-		Source: "rules/dynamo.yaml:768",
+		Source: "rules/dynamo.yaml:773",
 	},
 	{
 		ID:         "dynamo-internal-signature-drift",
@@ -975,7 +975,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "needs a library that patches a torch internal with a signature of another release (depyf on a newer torch); none is installed in the testbed's venv and no scenario records it yet",
 		},
-		Source: "rules/dynamo.yaml:800",
+		Source: "rules/dynamo.yaml:805",
 	},
 	{
 		ID:         "traceback-cut-in-dynamo-tracing",
@@ -991,7 +991,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Get the whole traceback: TORCH_LOGS=graph_breaks prints each graph break with its reason (TORCHDYNAMO_VERBOSE=1 the full stack)", "If the program stopped there, it compiled with fullgraph=True (or error_on_graph_break): the same error then fails the compile; its exception line names it"},
 		References: []string{"https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/dynamo.yaml:832",
+		Source:     "rules/dynamo.yaml:837",
 	},
 	{
 		ID:         "symbolic-value-as-concrete-arg",
@@ -1010,7 +1010,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "torch.compile on the CPU with dynamic shapes raises it; no testbed scenario passes a size-derived flag to SDPA yet",
 		},
-		Source: "rules/dynamo.yaml:859",
+		Source: "rules/dynamo.yaml:864",
 	},
 	{
 		ID:         "compiled-autograd-unsupported",
@@ -1028,7 +1028,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "compiled autograd on the CPU raises it; no testbed scenario enables compiled autograd under a dispatch mode yet",
 		},
-		Source: "rules/dynamo.yaml:889",
+		Source: "rules/dynamo.yaml:894",
 	},
 	{
 		ID:         "implicit-fallback-format-hang",
@@ -1262,7 +1262,7 @@ var builtinRules = []Rule{
 		Cause:      "Inductor failed while lowering one FX node; the message names the\ntarget op and its IR arguments.\n",
 		Remedy:     []string{"Read the target: line; a custom op needs a registered fake/meta impl or a fallback (torch._inductor.lowering.make_fallback)", "MissingOperatorWithoutDecomp: Inductor raises it for an op without a lowering only when torch._inductor.config.implicit_fallbacks is False (the default True runs the op as a fallback kernel): turn it back on, or register a lowering or make_fallback for the op", "Isolate with -O.backend=eager (Dynamo without Inductor) and report the op upstream"},
 		References: []string{"https://github.com/pytorch/pytorch/blob/main/torch/_inductor/exc.py"},
-		Unless:     []string{"inductor-flex-attention-no-valid-choices"},
+		Unless:     []string{"inductor-flex-attention-no-valid-choices", "inductor-random-op-not-replaced"},
 		SeenOn: &SeenOn{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"missing_lowering/stderr.txt", "missing_lowering/trace"},
@@ -2011,6 +2011,42 @@ var builtinRules = []Rule{
 		Source: "rules/libraries.yaml:698",
 	},
 	{
+		ID:         "jit-nvcc-missing",
+		Title:      "A JIT kernel build needs the CUDA compiler (nvcc), which this environment does not have",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"Could not find nvcc and default cuda_home='(?P<home>[^']*)' doesn't exist", "No such file or directory: 'nvcc'"},
+		},
+		Cause:      "A kernel library that compiles its CUDA kernels on first use\n(FlashInfer's JIT, DeepGEMM, torch.utils.cpp_extension) runs nvcc, and\nthere is none: torch's wheels from PyPI ship the CUDA runtime but not\nthe compiler, and no CUDA toolkit is installed where CUDA_HOME or PATH\npoint ({home|the default CUDA home} does not exist).\n",
+		Remedy:     []string{"Install a CUDA toolkit matching torch's CUDA (a -devel container image, or the toolkit's nvcc package) and point CUDA_HOME at it with its bin on PATH", "Or avoid the JIT: the library's prebuilt kernels (FlashInfer's flashinfer-cubin and flashinfer-jit-cache wheels), or another backend for the op"},
+		References: []string{"https://docs.flashinfer.ai/installation.html"},
+		SeenOn: &SeenOn{
+			Testbed: "environment",
+			Why:     "a Python environment without a CUDA toolkit",
+		},
+		Source: "rules/libraries.yaml:725",
+	},
+	{
+		ID:         "flashinfer-sm75-message-new-gpu",
+		Title:      "FlashInfer says the GPU is older than sm75 (on a newer GPU its JIT toolkit does not know)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"FlashInfer requires GPUs with sm75 or higher"},
+		},
+		Cause:      "FlashInfer checks the GPU by asking its JIT toolchain for an\narchitecture it can compile for; the message also appears when the\nGPU is far newer than sm75 but the CUDA toolkit FlashInfer compiles\nwith does not know it (SM 12.x Blackwell GPUs with a CUDA older than\n12.8/12.9), so the check finds no supported architecture.\n",
+		Remedy:     []string{"Check the GPU's compute capability (nvidia-smi --query-gpu=compute_cap --format=csv): if it is 7.5 or higher, give FlashInfer a CUDA toolkit that knows it (12.9 or later for SM 12.x), or its prebuilt flashinfer-cubin / jit-cache wheels for this GPU", "Or keep the engine off FlashInfer for this op: vLLM's native sampler (VLLM_USE_FLASHINFER_SAMPLER=0) or another attention backend"},
+		References: []string{"https://github.com/vllm-project/vllm/pull/48956"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "FlashInfer's JIT on a GPU",
+		},
+		Source: "rules/libraries.yaml:755",
+	},
+	{
 		ID:         "model-file-corrupt",
 		Title:      "A model weight file is truncated or not a weight file",
 		Severity:   "error",
@@ -2045,7 +2081,7 @@ var builtinRules = []Rule{
 		Phase:      "load",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"Model architectures? \\[?'?(?P<arch>\\w+)'?\\]? (?:are|is) not supported", "has model type `?(?P<arch>\\w+)`? but Transformers does not recognize this architecture"},
+			Text: []string{"Model architectures? \\[?'?(?P<arch>\\w+)'?\\]? (?:are|is) not supported", "has model type `?(?P<arch>\\w+)`?\\s+but Transformers does not recognize this architecture"},
 		},
 		Cause:      "The checkpoint's config.json names an architecture that this version of\nthe engine (or of transformers) does not implement.\n",
 		Remedy:     []string{"Upgrade {engine|the engine} (and transformers) to a release that lists {arch|the architecture} among its supported models", "Or check config.json's \"architectures\": a fine-tune may name a custom class that needs --trust-remote-code"},
@@ -4388,6 +4424,7 @@ var builtinRequired = []requiredLits{
 	{"Compiling model again due to a load failure from", []string{"Compiling model again due to a load failure from"}},
 	{"Constraints violated \\(L\\[", []string{"Constraints violated (L["}},
 	{"Could not extract specialized integer from data-dependent expression", []string{"Could not extract specialized integer from data-dependent expression"}},
+	{"Could not find nvcc and default cuda_home='(?P<home>[^']*)' doesn't exist", []string{"Could not find nvcc and default cuda_home='"}},
 	{"Could not guard on data-dependent expression", []string{"Could not guard on data-dependent expression"}},
 	{"Could not load any (?P<lib>common_ops) library", []string{"Could not load any "}},
 	{"Could not override '(?P<key>[^']+)'\\.", []string{"Could not override '"}},
@@ -4418,6 +4455,7 @@ var builtinRequired = []requiredLits{
 	{"Failed to run autotuning code block", []string{"Failed to run autotuning code block"}},
 	{"Failed to update parameter online: (?P<why>[^\\n]*(?:exceeds dimension size|out of range)[^\\n]*)", []string{"Failed to update parameter online: "}},
 	{"Feature '(?P<feature>[^']+)' requires \\.target (?P<target>sm_\\d+\\w*) or higher", []string{"' requires .target "}},
+	{"FlashInfer requires GPUs with sm75 or higher", []string{"FlashInfer requires GPUs with sm75 or higher"}},
 	{"Found a custom \\(non-ATen\\) operator whose output has alias annotations", []string{"Found a custom (non-ATen) operator whose output has alias annotations"}},
 	{"Found no NVIDIA driver on your system", []string{"Found no NVIDIA driver on your system"}},
 	{"Free memory on device .* is less than desired GPU memory utilization", []string{" is less than desired GPU memory utilization"}},
@@ -4476,6 +4514,7 @@ var builtinRequired = []requiredLits{
 	{"No space left on device|Disk quota exceeded", []string{"No space left on device", "Disk quota exceeded"}},
 	{"No such file or directory: '[^']*/(?P<file>config\\.json|tokenizer[\\w.]*|[\\w-]*\\.safetensors(?:\\.index\\.json)?|[\\w-]*\\.bin)'", []string{"No such file or directory: '"}},
 	{"No such file or directory: 'ninja'", []string{"No such file or directory: 'ninja'"}},
+	{"No such file or directory: 'nvcc'", []string{"No such file or directory: 'nvcc'"}},
 	{"NoValidChoicesError: No choices to select[^\\n]*\\n[ \\t]*target: flex_attention", []string{"NoValidChoicesError: No choices to select"}},
 	{"Not all values of (?P<dim>\\w+) = [^\\n]* are valid because \\w+ was inferred to be a constant \\((?P<value>-?\\d+)\\)", []string{" was inferred to be a constant ("}},
 	{"Not all values of (?P<dim>\\w+) = [^\\n]* in the specified range [^\\n]* satisfy the generated guard (?P<guard>[^\\n]+?)\\.?(?:\\n|$)", []string{" satisfy the generated guard "}},
@@ -4592,7 +4631,7 @@ var builtinRequired = []requiredLits{
 	{"gloo/transport/tcp/pair\\.cc:\\d+\\] timed out connecting: SO_ERROR: Connection refused", []string{"] timed out connecting: SO_ERROR: Connection refused"}},
 	{"graph break in an active context manager|Graph break under GenericContextWrappingVariable", []string{"graph break in an active context manager", "Graph break under GenericContextWrappingVariable"}},
 	{"graph recording observed an input tensor deallocate during graph recording", []string{"graph recording observed an input tensor deallocate during graph recording"}},
-	{"has model type `?(?P<arch>\\w+)`? but Transformers does not recognize this architecture", []string{" but Transformers does not recognize this architecture"}},
+	{"has model type `?(?P<arch>\\w+)`?\\s+but Transformers does not recognize this architecture", []string{"but Transformers does not recognize this architecture"}},
 	{"hipErrorNoBinaryForGpu|invalid device function", []string{"hipErrorNoBinaryForGpu", "invalid device function"}},
 	{"hipErrorOutOfMemory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED", []string{"hipErrorOutOfMemory", "cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED"}},
 	{"hipIpcGetMemHandle (?:-> \\d+ \\(|failed : )invalid argument", []string{"hipIpcGetMemHandle "}},
@@ -4629,6 +4668,7 @@ var builtinRequired = []requiredLits{
 	{"system has unsupported display driver / cuda driver combination", []string{"system has unsupported display driver / cuda driver combination"}},
 	{"tcc\\\\\\\\tcc\\.exe', '[^']*(?:main|cuda_utils)\\.c'", []string{"tcc\\\\tcc.exe', '"}},
 	{"the provided PTX was compiled with an unsupported toolchain|cudaErrorUnsupportedPtxVersion", []string{"the provided PTX was compiled with an unsupported toolchain", "cudaErrorUnsupportedPtxVersion"}},
+	{"there was no fake impl or Meta kernel registered", []string{"there was no fake impl or Meta kernel registered"}},
 	{"torch\\._dynamo hit config\\.(?:recompile_limit|accumulated_recompile_limit|cache_size_limit|accumulated_cache_size_limit)", []string{"torch._dynamo hit config."}},
 	{"torch\\._dynamo\\.exc\\.Unsupported: (?P<what>[^\\n]+)", []string{"torch._dynamo.exc.Unsupported: "}},
 	{"transport/nvls\\.cc:\\d+ NCCL WARN", []string{"transport/nvls.cc:"}},
