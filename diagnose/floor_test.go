@@ -61,7 +61,7 @@ func TestFloor(t *testing.T) {
 			log: "Traceback (most recent call last):\n  File \"/opt/conda/lib/python3.10/site-packages/triton/backends/nvidia/driver.py\", line 57, in compile_module_from_src\n" +
 				"    so = _build(name, src_path, tmpdir)\n  File \"/opt/conda/lib/python3.10/site-packages/triton/runtime/build.py\", line 32, in _build\n" +
 				"    raise RuntimeError(\"Failed to find C compiler. Please"},
-		{name: "mask", rule: "unrecognised-exception", root: "KeyError: 'layers.0.w13'", phase: "load",
+		{name: "mask", rule: "code-error-in-package", root: "KeyError: 'layers.0.w13'", phase: "load",
 			log: "Traceback (most recent call last):\n  File \"/opt/vllm/vllm/model_executor/models/qwen3.py\", line 12, in load_weights\n    p = params[name]\nKeyError: 'layers.0.w13'\n\n" +
 				"During handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"/opt/engine/worker.py\", line 40, in run\n    raise EngineError(e)\n" +
 				"TypeError: __init__() missing 1 required positional argument: 'inner_exception'\n", why: "mask"},

@@ -490,6 +490,12 @@ wrap-80 gym-pr-1405 ok: the excerpt is indented by two; the wrap's piece at colu
 cut-first unsloth-zoo-pr-1000 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 cut-first vllm-issue-31480 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 cut-last atom-pr-913 root: the cut takes the end of ATOM's SHUTDOWN report from the last line, so it is no longer known as a report of the FATAL ERROR before it and is taken as the root
+duplicated sglang-issue-33660 rule: the excerpt gives the exception line before its frames; printed twice, the second copy's exception line ends the first copy's frames, so the error has sglang's frames and the catch-all for a package's code error names it, where once the line has no frames
+mixed-prefixes llamafactory-issue-5784 rule: frames of one traceback under two process prefixes: the exception line is under the second, read without the frames that name the package whose code raised
+mixed-prefixes smg-pr-2566 rule: frames of one traceback under two process prefixes: the exception line is under the second, read without the frames that name the package whose code raised
+mixed-prefixes vllm-issue-16339 rule: frames of one traceback under two process prefixes: the exception line is under the second, read without the frames that name the package whose code raised
+duplicated vllm-gaudi-issue-567 rule: the excerpt gives the exception line before its frames; printed twice, the second copy's exception line ends the first copy's frames, so the error has vllm's frames and the catch-all for a package's code error names it, where once the line has no frames
+mixed-prefixes vllm-issue-30039 rule: frames of one traceback under two process prefixes: the exception line is under the second, read without the frames that name the package whose code raised
 late-indent vllm-pr-37763 ok: an indented line continues the record before it, and pytest's 'E' mark inside a continuation is not read
 mixed-prefixes vllm-issue-50067 root: the SIGTERM line and the EngineDeadError fall under two process prefixes, and a text rule explains only an error of the process (or a line with no prefix) that printed its words
 mixed-prefixes vllm-issue-50067 rule: the same: under two prefixes the SIGTERM line does not explain the other process's EngineDeadError

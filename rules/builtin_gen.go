@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:6e8d7aaf"
+const builtinDigest = "crc32c:1b326d8b"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -3653,7 +3653,7 @@ var builtinRules = []Rule{
 			Fact:   "exception",
 			Fields: map[string]string{"package": ".", "type": "(?:^|\\.)(?:AttributeError|KeyError|NameError|IndexError|UnboundLocalError|TypeError)$", "unexplained": "^true$"},
 		},
-		Cause:      "The exception was raised in {package}'s own code, and its kind is the\none code mistakes raise: an attribute, key or name that is not there,\nan index past the end, a call with arguments the function does not\ntake. No rule knows this one; such errors come from a bug in this\nversion of {package}, or from a version skew: {package} calls code (its\nown other parts, a plugin, a dependency) written for another version,\nwhich does not have what it expects. The log says where, not which.\n",
+		Cause:      "The exception was raised in {package}'s own code, and its kind is the\none code mistakes raise: an attribute, key or name that is not there,\nan index past the end, a call with arguments the function does not\ntake. No rule knows this one; such errors come from a bug in this\nversion of {package}, or from a version skew: {package} calls code (its\nown other parts, a plugin, a dependency) or reads data (a checkpoint\nwhose weight names it does not know) made for another version, which\ndoes not have what it expects. The log says where, not which.\n",
 		Remedy:     []string{"Search {package}'s issues and recent commits for the exception's message: upgrade {package} to the release (or main) that fixed it, or go back to the last release that worked", "If the frames run through a plugin or another library (the object whose attribute is missing belongs to it), align that package's version with the one {package} pins", "If the code that raised belongs to an optional feature (a backend, a kernel, speculative decoding, a cache), turn that feature off until the fix is in"},
 		References: []string{"https://docs.python.org/3/library/exceptions.html#concrete-exceptions"},
 		CatchAll:   true,
@@ -3682,7 +3682,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "what is installed beside the engine",
 		},
-		Source: "rules/startup.yaml:88",
+		Source: "rules/startup.yaml:89",
 	},
 	{
 		ID:         "native-crash",
@@ -3698,7 +3698,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Rerun with PYTHONFAULTHANDLER=1 (and CUDA_LAUNCH_BLOCKING=1 for GPU code) to get the Python stack of the crashing thread", "Check that compiled extensions (flash-attn, xformers, custom kernels) were built for this torch and CUDA/ROCm version", "Get the native stack: gdb -p PID, or catchsegv / a core dump", "If the native stack is inside torch's own libraries (libtorch_cuda*.so, libtorch_cpu.so, libc10*.so), it is a torch bug: upgrade torch (and the extensions built for it) to a release that fixed it"},
 		References: []string{"https://docs.python.org/3/library/faulthandler.html", "https://github.com/open-mmlab/mmpretrain/issues/603"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:122",
+		Source:     "rules/startup.yaml:123",
 	},
 	{
 		ID:         "tgi-warmup-prefill-oom",
@@ -3712,7 +3712,7 @@ var builtinRules = []Rule{
 		Cause:      "Text Generation Inference runs a warmup batch of --max-batch-prefill-tokens\ntokens at startup (and sizes the KV cache from what is left). The weights\nplus that batch did not fit in the GPU's memory, so the shard (or the\nrouter waiting on it) gave up before serving.\n",
 		Remedy:     []string{"Lower --max-batch-prefill-tokens (and --max-input-length / --max-input-tokens, --max-total-tokens, --max-batch-total-tokens to match), as TGI's message says", "Or give the model more memory: more shards (--num-shard), a quantized model (--quantize), no other process on the GPU"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/1067", "https://github.com/huggingface/text-generation-inference/issues/755", "https://github.com/huggingface/text-generation-inference/issues/3130"},
-		Source:     "rules/startup.yaml:151",
+		Source:     "rules/startup.yaml:152",
 	},
 	{
 		ID:         "trtllm-executor-result-keyerror",
@@ -3728,7 +3728,7 @@ var builtinRules = []Rule{
 		Cause:      "The executor worker sent back a response without a client id, which the\nproxy's process_res cannot route, so it dies with KeyError: None. The\nexecutor loop sends such a response when a request failed inside it:\nthe KeyError hides that error, which the releases of that time did not\npass on to the caller.\n",
 		Remedy:     []string{"Upgrade TensorRT-LLM: later releases bubble the executor's own error up to the request instead of this KeyError", "Meanwhile look earlier in the worker's log for the first exception of the PyExecutor loop; that is the real failure"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/pull/3321"},
-		Source:     "rules/startup.yaml:181",
+		Source:     "rules/startup.yaml:182",
 	},
 	{
 		ID:         "engine-arg-rejected-by-backend",
@@ -3742,7 +3742,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine has several backends (TensorRT-LLM: the TensorRT engine\nbuilder and the PyTorch backend) and checks the arguments it was given\nagainst the backend that was chosen: {args|an argument} only means\nsomething to the {other} backend, and the {this|chosen} backend\nrefuses to start with it. A launcher or wrapper (Dynamo's trtllm worker, a\nconfig file written for the other backend) passed it along.\n",
 		Remedy:     []string{"Drop {args|the argument} from the engine arguments (or the wrapper's config) when the backend is {this|another one}; a wrapper that always passes it needs its fix or a newer release", "Use the {other} backend if {args|the argument} is really needed"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/5099"},
-		Source:     "rules/startup.yaml:208",
+		Source:     "rules/startup.yaml:209",
 	},
 	{
 		ID:         "engine-component-attribute-missing",
@@ -3759,7 +3759,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Update {package|the engine} to a release (or main) that fixes it, or go back to the last release that started; search its issues for \"{cls|object} object has no attribute {attr|…}\"", "If files of the engine were patched or a plugin overrides its classes, make sure they come from the same version as the installed engine (pip show, and the paths in the traceback)"},
 		References: []string{"https://github.com/sgl-project/sglang/pull/15470"},
 		Unless:     []string{"vllm-engine-internals-moved"},
-		Source:     "rules/startup.yaml:234",
+		Source:     "rules/startup.yaml:235",
 	},
 	{
 		ID:         "cli-argument-rejected",
@@ -3775,7 +3775,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Compare the command with the installed version's own help (vllm serve --help, python -m sglang.launch_server --help): the argument may have been renamed or removed in this release (the release notes and the previous release's deprecation warnings name its successor)", "A value a plugin adds (a quantization method, a platform, a backend) is only accepted when the plugin is installed, loaded and of the version that matches the engine"},
 		References: []string{"https://docs.python.org/3/library/argparse.html#exiting-methods"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:271",
+		Source:     "rules/startup.yaml:272",
 	},
 	{
 		ID:         "vllm-task-arg-removed",
@@ -3789,7 +3789,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM replaced --task with --runner (generate, pooling, draft) and\n--convert (embed, classify, reward: turn a generative architecture\ninto a pooling model), deprecated --task for some releases and then\nremoved it, so a launch script written for an older vLLM stops at\nargument parsing.\n",
 		Remedy:     []string{"Drop --task: an embedding or reranking model is served with --runner pooling (and --convert embed or --convert classify when its architecture is a generative one); a generative model needs neither (--runner generate is the default)"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/21470"},
-		Source:     "rules/startup.yaml:298",
+		Source:     "rules/startup.yaml:299",
 	},
 	{
 		ID:         "shared-library-not-on-loader-path",
@@ -3804,7 +3804,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find it (ldconfig -p | grep {lib|the library}, or find / -name '{lib|the library}*') and put its directory on LD_LIBRARY_PATH before starting the engine, or install the package that provides it", "Driver libraries come from the host: in a container, mount the driver's directories as the image's docs say (Ascend: -v /usr/local/Ascend/driver:/usr/local/Ascend/driver and the toolkit's set_env.sh sourced; NVIDIA: the container runtime's --gpus)"},
 		References: []string{"https://man7.org/linux/man-pages/man8/ld.so.8.html"},
 		Unless:     []string{"cuda-runtime-lib-missing"},
-		Source:     "rules/startup.yaml:322",
+		Source:     "rules/startup.yaml:323",
 	},
 	{
 		ID:         "oom-killer",
@@ -3818,7 +3818,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel's OOM killer killed the process: host memory (or the\ncontainer's memory cgroup) ran out, usually while loading weights or\nwith many worker processes each holding a copy.\n",
 		Remedy:     []string{"Check dmesg / the container's memory limit; give the container more memory or shared memory (--shm-size)", "Load with fewer copies in host memory: fewer workers loading at once, safetensors (mmap), a smaller --max-model-len or swap space"},
 		References: []string{"https://www.kernel.org/doc/gorman/html/understand/understand016.html"},
-		Source:     "rules/startup.yaml:350",
+		Source:     "rules/startup.yaml:351",
 	},
 	{
 		ID:         "process-killed",
@@ -3835,7 +3835,7 @@ var builtinRules = []Rule{
 		References: []string{"https://www.kernel.org/doc/gorman/html/understand/understand016.html", "https://slurm.schedmd.com/sacct.html"},
 		CatchAll:   true,
 		Unless:     []string{"oom-killer"},
-		Source:     "rules/startup.yaml:382",
+		Source:     "rules/startup.yaml:383",
 	},
 	{
 		ID:         "stopped-by-sigterm",
@@ -3858,7 +3858,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"stuck_rank/stderr.txt"},
 		},
-		Source: "rules/startup.yaml:414",
+		Source: "rules/startup.yaml:415",
 	},
 	{
 		ID:         "device-runtime-error",
@@ -3874,7 +3874,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1 on ROCm, ASCEND_LAUNCH_BLOCKING=1 on Ascend NPUs) to make the error point at the kernel that failed", "Check that the GPU architecture, driver and the torch/kernel build match (nvidia-smi / rocm-smi, torch.version.cuda / hip)"},
 		References: []string{"https://pytorch.org/docs/stable/notes/cuda.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:462",
+		Source:     "rules/startup.yaml:463",
 	},
 	{
 		ID:         "collective-error",
@@ -3890,7 +3890,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the first rank that failed or stalled (its own error comes before the others' timeouts)", "A peer that closed or reset the connection exited: if it exited cleanly, it left while this rank still waited on it; end every rank with dist.barrier() (and wait() on the work isend/irecv return) before it exits", "Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) to see the transport and the failing peer", "Check NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME and that every node reaches the master address and port"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:486",
+		Source:     "rules/startup.yaml:487",
 	},
 	{
 		ID:         "gloo-connect-refused",
@@ -3908,7 +3908,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"gloo_peer_gone/stderr.txt"},
 		},
-		Source: "rules/startup.yaml:512",
+		Source: "rules/startup.yaml:513",
 	},
 	{
 		ID:         "child-process-failed",
@@ -3924,7 +3924,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Find the log of the child process (its rank or worker) and diagnose it; an exit code of -9 / 137 is a SIGKILL, often the kernel's OOM killer when the host ran out of memory (dmesg says so)"},
 		References: []string{"https://pytorch.org/docs/stable/elastic/errors.html"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:546",
+		Source:     "rules/startup.yaml:547",
 	},
 	{
 		ID:         "build-command-failed",
@@ -3940,7 +3940,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Read the compiler output before this line; missing headers or a missing compiler mean the image lacks build tools (gcc, python3-dev / the Python headers)", "Run the command it names by hand to see the full error"},
 		References: []string{"https://docs.python.org/3/library/subprocess.html#subprocess.CalledProcessError"},
 		CatchAll:   true,
-		Source:     "rules/startup.yaml:569",
+		Source:     "rules/startup.yaml:570",
 	},
 	{
 		ID:         "engine-core-died-unseen",
@@ -3956,7 +3956,7 @@ var builtinRules = []Rule{
 		Cause:      "The API server reports that the engine core process failed to start,\nbut the core's own traceback is not in the inputs: it went to another\nstream or file, or the process was killed (the kernel's OOM killer, a\nsignal) before it could print one. A memory budget that leaves no\nheadroom (--gpu-memory-utilization close to 1) is a common cause.\n",
 		Remedy:     []string{"Find the engine core's output (EngineCore_DP0 lines, stderr, the container log) and diagnose it; dmesg shows an OOM kill", "If --gpu-memory-utilization is set close to 1.0, lower it (the default 0.9 leaves headroom for the CUDA context and other processes)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/17939"},
-		Source:     "rules/startup.yaml:593",
+		Source:     "rules/startup.yaml:594",
 	},
 	{
 		ID:         "config-validation-failed",
@@ -3970,7 +3970,7 @@ var builtinRules = []Rule{
 		Cause:      "A tool that validates its configuration with pydantic rejected a\nfield before anything started: {field} of {model}: {why}. The value\ngiven has another shape or type than the schema wants, or the key is\nmissing or unknown; configs copied from an example or written for\nanother version of the tool often differ this way.\n",
 		Remedy:     []string{"Fix {field} in the config or on the command line: {why} (the type= in the message names what the schema expects; for a list, wrap the single entry in a list)", "Compare with an example config of the installed version of the tool: the schema may have changed since the config was written"},
 		References: []string{"https://docs.pydantic.dev/latest/errors/validation_errors/"},
-		Source:     "rules/startup.yaml:619",
+		Source:     "rules/startup.yaml:620",
 	},
 	{
 		ID:         "config-key-not-in-schema",
@@ -3984,7 +3984,7 @@ var builtinRules = []Rule{
 		Cause:      "The tool's configuration is an OmegaConf structured config (hydra),\nwhich rejects a key it does not declare: {key}. The config file or an\noverride was written for another version of the tool (a newer one\nthat added the key, or an older one that had it), or the key is\nmisspelt.\n",
 		Remedy:     []string{"Use the config that ships with the installed version of the tool and put the project's own settings on top of it, or install the version (commit) the config was written for", "To add a key the schema lacks from the command line, prefix it with + (+{key}=…); a misspelt key: correct it"},
 		References: []string{"https://hydra.cc/docs/advanced/override_grammar/basic/"},
-		Source:     "rules/startup.yaml:646",
+		Source:     "rules/startup.yaml:647",
 	},
 	{
 		ID:         "caller-passes-argument-callee-lacks",
@@ -4003,7 +4003,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "two packages of mismatched versions; the message is Python's own TypeError",
 		},
-		Source: "rules/startup.yaml:674",
+		Source: "rules/startup.yaml:675",
 	},
 	{
 		ID:         "ray-version-mismatch",
@@ -4021,7 +4021,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "a Ray cluster of two versions",
 		},
-		Source: "rules/startup.yaml:705",
+		Source: "rules/startup.yaml:706",
 	},
 	{
 		ID:         "vllm-compilation-config-not-object",
@@ -4040,7 +4040,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's argument parser",
 		},
-		Source: "rules/startup.yaml:731",
+		Source: "rules/startup.yaml:732",
 	},
 	{
 		ID:         "vllm-engine-ready-timeout",
@@ -4059,7 +4059,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's multi-process front end",
 		},
-		Source: "rules/startup.yaml:760",
+		Source: "rules/startup.yaml:761",
 	},
 	{
 		ID:         "triton-server-config-template-unfilled",
@@ -4077,7 +4077,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Triton Inference Server's model repository",
 		},
-		Source: "rules/startup.yaml:789",
+		Source: "rules/startup.yaml:790",
 	},
 	{
 		ID:         "chat-template-file-missing",
@@ -4095,7 +4095,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's chat-template loading",
 		},
-		Source: "rules/startup.yaml:816",
+		Source: "rules/startup.yaml:817",
 	},
 	{
 		ID:         "compiled-model-state-dict-prefix",
@@ -4113,7 +4113,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "no testbed scenario saves and reloads a compiled model yet",
 		},
-		Source: "rules/startup.yaml:843",
+		Source: "rules/startup.yaml:844",
 	},
 	{
 		ID:         "vllm-moe-lora-expert-mapping",
@@ -4132,7 +4132,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's LoRA manager",
 		},
-		Source: "rules/startup.yaml:877",
+		Source: "rules/startup.yaml:878",
 	},
 	{
 		ID:         "vllm-shm-broadcast-wait",
@@ -4151,7 +4151,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's multi-process engine",
 		},
-		Source: "rules/startup.yaml:906",
+		Source: "rules/startup.yaml:907",
 	},
 	{
 		ID:         "trace-compile-failed",
