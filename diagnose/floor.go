@@ -782,6 +782,9 @@ func (o *occurrence) content(torchDir string) rules.Subject {
 	}
 	if f := sub.Fields["def_line_frame"]; f != "" {
 		sub.RaisedIn = "code Dynamo generated for " + timeline.ShortFrame(record.Frame{File: frameFile(f), Line: frameLine(f), Func: sub.Fields["def_line_func"]})
+	} else if len(o.root.Frames) > 0 && o.cut {
+		// The innermost frame shown is not where it was raised.
+		sub.RaisedIn = "a call at or below " + timeline.ShortFrame(o.root.Frames[0]) + " (the traceback is cut there)"
 	} else if len(o.root.Frames) > 0 {
 		sub.RaisedIn = timeline.ShortFrame(o.root.Frames[0])
 	}
