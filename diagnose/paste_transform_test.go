@@ -496,6 +496,9 @@ mixed-prefixes smg-pr-2566 rule: frames of one traceback under two process prefi
 mixed-prefixes vllm-issue-16339 rule: frames of one traceback under two process prefixes: the exception line is under the second, read without the frames that name the package whose code raised
 duplicated vllm-gaudi-issue-567 rule: the excerpt gives the exception line before its frames; printed twice, the second copy's exception line ends the first copy's frames, so the error has vllm's frames and the catch-all for a package's code error names it, where once the line has no frames
 mixed-prefixes vllm-issue-30039 rule: frames of one traceback under two process prefixes: the exception line is under the second, read without the frames that name the package whose code raised
+wrap-100 chinese-llama-alpaca-2-issue-178 ok: the wrap splits uvicorn's error line inside the port-in-use rule's words; its level is error, but an error-level line is fatal only by its words, as a vLLM ERROR line is
+quote-wrap-100 chinese-llama-alpaca-2-issue-178 ok: the same: the wrap splits uvicorn's error line inside the rule's words
+cut-last vllm-pr-51532 ok: the cut takes the rule's words from uvicorn's error line, the only fatal line; an error-level line is fatal only by its words
 late-indent vllm-pr-37763 ok: an indented line continues the record before it, and pytest's 'E' mark inside a continuation is not read
 mixed-prefixes vllm-issue-50067 root: the SIGTERM line and the EngineDeadError fall under two process prefixes, and a text rule explains only an error of the process (or a line with no prefix) that printed its words
 mixed-prefixes vllm-issue-50067 rule: the same: under two prefixes the SIGTERM line does not explain the other process's EngineDeadError

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:1b326d8b"
+const builtinDigest = "crc32c:99850bf2"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1608,6 +1608,24 @@ var builtinRules = []Rule{
 		Source: "rules/inductor.yaml:932",
 	},
 	{
+		ID:         "triton-ptxas-register-allocation",
+		Title:      "ptxas could not fit a Triton kernel config into the GPU's registers (an autotune candidate too large)",
+		Severity:   "error",
+		Phase:      "triton-compile",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"Register allocation failed with register count of '?(?P<regs>\\d+)'?"},
+		},
+		Cause:      "ptxas needs more than the {regs|255} registers a thread may have for\none of the kernel's configs (large blocks with too few warps, many\nstages): that config cannot be built. Under autotuning every candidate\nis compiled, and a Triton that does not skip a config ptxas rejects\nfails the whole autotune on it.\n",
+		Remedy:     []string{"Drop or prune the configs that need that many registers (smaller BLOCK sizes, more num_warps, fewer num_stages; a prune_configs_by hook in the autotune decorator)", "Upgrade Triton (and the library whose kernel it is): newer autotuners skip a candidate that fails to compile instead of failing"},
+		References: []string{"https://github.com/triton-lang/triton/pull/5017"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "ptxas targets a GPU",
+		},
+		Source: "rules/inductor.yaml:962",
+	},
+	{
 		ID:         "kernel-lib-abi-mismatch",
 		Title:      "A kernel library was built for another torch (or CUDA/ROCm/CANN)",
 		Severity:   "error",
@@ -2067,7 +2085,7 @@ var builtinRules = []Rule{
 		Phase:      "load",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"You are trying to access a gated repo", "GatedRepoError", "Client Error: Unauthorized for url: https://huggingface|RepositoryNotFoundError", "Invalid user token", "Invalid credentials in Authorization header"},
+			Text: []string{"You are trying to access a gated repo", "GatedRepoError", "Client Error: Unauthorized for url: https://huggingface|RepositoryNotFoundError", "Invalid user token", "Invalid credentials in Authorization header", "Cannot access gated repo for url|is gated\\. You must be authenticated to access it"},
 		},
 		Cause:      "The checkpoint is on the Hugging Face Hub behind a licence gate (or is\nprivate); the process sent no token, a token without access, or an\nexpired one.\n",
 		Remedy:     []string{"Accept the model's licence on its Hub page, then pass a token that has access: export HF_TOKEN=hf_... (or huggingface-cli login) in the environment of every process, containers included", "Or download the model once with access and point the engine at the local directory"},
@@ -2086,7 +2104,7 @@ var builtinRules = []Rule{
 		Cause:      "The checkpoint's config.json names an architecture that this version of\nthe engine (or of transformers) does not implement.\n",
 		Remedy:     []string{"Upgrade {engine|the engine} (and transformers) to a release that lists {arch|the architecture} among its supported models", "Or check config.json's \"architectures\": a fine-tune may name a custom class that needs --trust-remote-code"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/5441"},
-		Source:     "rules/model.yaml:58",
+		Source:     "rules/model.yaml:62",
 	},
 	{
 		ID:         "local-request-via-proxy",
@@ -2105,7 +2123,7 @@ var builtinRules = []Rule{
 		Cause:      "The server sends a warm-up (or health) request to its own port; with\nhttp_proxy / https_proxy set and localhost not in no_proxy, the request\ngoes to the proxy, which answers 502/503.\n",
 		Remedy:     []string{"Add the server's host to no_proxy: export no_proxy=localhost,127.0.0.1,0.0.0.0 (and NO_PROXY), or unset http_proxy / https_proxy for the server"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/2468"},
-		Source:     "rules/model.yaml:82",
+		Source:     "rules/model.yaml:86",
 	},
 	{
 		ID:         "vllm-rope-scaling-unknown",
@@ -2122,7 +2140,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM derives the maximum length from the model config's rope_scaling and\nasserts the keys it knows (a \"factor\" for the scaling types of its time).\nThe model's config.json uses a rope_scaling form that this vLLM predates\n(a newer type, or \"rope_type\" where it expects \"type\"), so the check\nfails while the engine config is built, before any weight loads.\n",
 		Remedy:     []string{"Upgrade vLLM (and the wrapper pinning it, such as verl's vLLM shim) to a release that supports this model's rope_scaling", "Or, if the model allows it, give rope_scaling in the form this vLLM knows (--hf-overrides / --rope-scaling) or remove it from a local copy of config.json"},
 		References: []string{"https://github.com/volcengine/verl/issues/649"},
-		Source:     "rules/model.yaml:108",
+		Source:     "rules/model.yaml:112",
 	},
 	{
 		ID:         "heads-not-divisible-by-shards",
@@ -2136,7 +2154,7 @@ var builtinRules = []Rule{
 		Cause:      "Tensor parallelism splits the attention heads evenly over the shards;\nthis model's head count is not a multiple of the shard count asked for.\n",
 		Remedy:     []string{"Pick a shard count that divides the head count: --tensor-parallel-size (vLLM, SGLang --tp) or --num-shard (TGI), down to 1", "Or keep the GPUs busy another way: pipeline parallelism, data-parallel replicas"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/1354"},
-		Source:     "rules/model.yaml:136",
+		Source:     "rules/model.yaml:140",
 	},
 	{
 		ID:         "tokenizer-format-too-new",
@@ -2154,7 +2172,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old tokenizers next to a newer tokenizer.json",
 		},
-		Source: "rules/model.yaml:160",
+		Source: "rules/model.yaml:164",
 	},
 	{
 		ID:         "trust-remote-code-required",
@@ -2172,7 +2190,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "transformers' message for a local model folder with custom code; producible on the CPU, but the testbed's venv installs no transformers (requirements.txt pins torch and the tools only)",
 		},
-		Source: "rules/model.yaml:190",
+		Source: "rules/model.yaml:194",
 	},
 	{
 		ID:         "quantized-weight-tp-misaligned",
@@ -2191,7 +2209,43 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's quantized linear layers",
 		},
-		Source: "rules/model.yaml:221",
+		Source: "rules/model.yaml:225",
+	},
+	{
+		ID:         "hf-offline-mode-hub-call",
+		Title:      "Hugging Face offline mode is on, and the model was given as a Hub id that needs the Hub",
+		Severity:   "error",
+		Phase:      "load",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"OfflineModeIsEnabled: Cannot reach (?P<url>\\S+): offline mode is enabled"},
+		},
+		Cause:      "HF_HUB_OFFLINE=1 (or TRANSFORMERS_OFFLINE=1) forbids every call to the\nHub, and something still made one ({url}): the model was named by its\nHub id, and the engine (or transformers) looks the id up on the Hub for\nits files, revision or model info even when they are cached, or they\nare not cached under that id and revision.\n",
+		Remedy:     []string{"Point the engine at the local snapshot directory (the path under ~/.cache/huggingface/hub/models--ORG--NAME/snapshots/REV) instead of the Hub id, for the model and the tokenizer", "Or download once with offline mode off (huggingface-cli download ORG/NAME) into the cache the engine uses (HF_HOME), then turn it back on"},
+		References: []string{"https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhuboffline"},
+		SeenOn: &SeenOn{
+			Testbed: "environment",
+			Why:     "the Hub and the machine's cache",
+		},
+		Source: "rules/model.yaml:254",
+	},
+	{
+		ID:         "tokenizer-chat-template-missing",
+		Title:      "The tokenizer has no chat template, so chat requests cannot be formatted",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/T",
+		Match: Match{
+			Text: []string{"default chat template is no longer allowed|tokenizer\\.chat_template is not set and no template argument was passed"},
+		},
+		Cause:      "A chat request (the OpenAI chat API, apply_chat_template) needs the\ntokenizer's chat template to turn the messages into a prompt. This\nmodel's tokenizer defines none, and transformers no longer falls back\nto a default one (since v4.44), so every chat request fails; plain\ncompletions still work.\n",
+		Remedy:     []string{"Give the server a chat template for this model: --chat-template FILE.jinja (vLLM, SGLang), from the model card or the engine's examples; or set tokenizer.chat_template in the checkpoint's tokenizer_config.json", "Or send completions requests (the prompt formatted by the client) for a base model that has no chat format"},
+		References: []string{"https://huggingface.co/docs/transformers/main/en/chat_templating"},
+		SeenOn: &SeenOn{
+			Testbed: "engine-only",
+			Why:     "a serving engine's chat endpoint",
+		},
+		Source: "rules/model.yaml:281",
 	},
 	{
 		ID:         "xpu-cudagraph-mem-estimate",
@@ -4423,6 +4477,7 @@ var builtinRequired = []requiredLits{
 	{"CUDA graph capturing detected at an inappropriate time", []string{"CUDA graph capturing detected at an inappropriate time"}},
 	{"Call (?P<init>[\\w.]+_workspace_init)\\(\\)", []string{"_workspace_init"}},
 	{"Cannot access data pointer of Tensor \\(e\\.g\\. FakeTensor", []string{"Cannot access data pointer of Tensor (e.g. FakeTensor"}},
+	{"Cannot access gated repo for url|is gated\\. You must be authenticated to access it", []string{"Cannot access gated repo for url", "is gated. You must be authenticated to access it"}},
 	{"Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture", []string{"Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture"}},
 	{"Cannot copy between CPU and CUDA tensors during CUDA graph capture", []string{"Cannot copy between CPU and CUDA tensors during CUDA graph capture"}},
 	{"Cannot find a working triton installation", []string{"Cannot find a working triton installation"}},
@@ -4545,6 +4600,7 @@ var builtinRequired = []requiredLits{
 	{"Not enough memory\\. Please try to increase --mem-fraction-static", []string{"Not enough memory. Please try to increase --mem-fraction-static"}},
 	{"OMP: Error #15: Initializing (?P<lib>\\S+), but found (?P<other>\\S+) already initialized", []string{"OMP: Error #15: Initializing "}},
 	{"Observed\\w+: raised exception (?P<raised>\\w+\\([^\\n]*\\))", []string{": raised exception "}},
+	{"OfflineModeIsEnabled: Cannot reach (?P<url>\\S+): offline mode is enabled", []string{"OfflineModeIsEnabled: Cannot reach "}},
 	{"One of GPU archs of \\[(?P<arch>[^\\]\\n]*)\\] is invalid or not supported", []string{"] is invalid or not supported"}},
 	{"Only a single TORCH_LIBRARY can be used to register the namespace (?P<ns>\\w+)", []string{"Only a single TORCH_LIBRARY can be used to register the namespace "}},
 	{"Operator does not support running with fake tensors", []string{"Operator does not support running with fake tensors"}},
@@ -4556,6 +4612,7 @@ var builtinRequired = []requiredLits{
 	{"Piecewise CUDA Graph failed with error: (?P<what>[^\\n]+)", []string{"Piecewise CUDA Graph failed with error: "}},
 	{"Please convert all Tensors to FakeTensors first", []string{"Please convert all Tensors to FakeTensors first"}},
 	{"Quantization scheme is not supported for ', 'the current GPU\\. Min capability: (?P<min>\\d+)\\. ', 'Current capability: (?P<cur>\\d+)", []string{"Quantization scheme is not supported for ', 'the current GPU. Min capability: "}},
+	{"Register allocation failed with register count of '?(?P<regs>\\d+)'?", []string{"Register allocation failed with register count of "}},
 	{"Runtime error during autotuning", []string{"Runtime error during autotuning"}},
 	{"RuntimeError: No valid triton configs", []string{"RuntimeError: No valid triton configs"}},
 	{"SafetensorError: Error while deserializing header", []string{"SafetensorError: Error while deserializing header"}},
@@ -4636,6 +4693,7 @@ var builtinRequired = []requiredLits{
 	{"custom_all_reduce[^\\n]*peer access is not supported", []string{"peer access is not supported"}},
 	{"data did not match any variant of untagged enum (?P<what>ModelWrapper|PyPreTokenizerTypeWrapper|PyNormalizerTypeWrapper|PyDecoderWrapper|\\w+Wrapper)", []string{"data did not match any variant of untagged enum "}},
 	{"deep_ep\\.cpp:\\d+ 'invalid resource handle'", []string{" 'invalid resource handle'"}},
+	{"default chat template is no longer allowed|tokenizer\\.chat_template is not set and no template argument was passed", []string{"default chat template is no longer allowed", "tokenizer.chat_template is not set and no template argument was passed"}},
 	{"disable_cuda_graph_padding=True.*enable_torch_compile=True", []string{"disable_cuda_graph_padding=True"}},
 	{"does not appear to have (?:a )?files? named (?P<file>[\\w.-]+)", []string{"does not appear to have "}},
 	{"enable_torch_compile=True.*disable_cuda_graph_padding=True", []string{"disable_cuda_graph_padding=True"}},

@@ -72,6 +72,8 @@ var frameTable = []framePhase{
 	{file: `(vllm|sglang|atom)/.*compil.*\.py$`, fn: `(?i)^(load|_load|load_from|deserialize|compile_or_load|from_cache)`, phase: PhaseCacheLoad, why: "the engine loading its compile cache"},
 	{file: `torch/_dynamo/(package|aot_compile)\.py$`, fn: `(?i)load|deserial`, phase: PhaseCacheLoad, why: "an AOT-compiled artifact being loaded"},
 	{file: `torch/_dynamo/(package|aot_compile)\.py$`, fn: `(?i)save|serial`, phase: PhaseCacheSave, why: "an AOT-compiled artifact being saved"},
+	{file: `triton/runtime/cache\.py$`, fn: `(?i)put|save|write`, phase: PhaseCacheSave, why: "Triton writing its kernel cache"},
+	{file: `triton/runtime/cache\.py$`, phase: PhaseCacheLoad, why: "Triton opening or reading its kernel cache"},
 	// Inductor and the passes around it.
 	{file: `torch/_inductor/(fx_passes/|pattern_matcher\.py$|freezing\.py$|custom_graph_pass\.py$)`, phase: PhasePostGradPass, why: "an Inductor FX pass"},
 	{file: `(vllm|sglang|atom)/.*(compilation|compile)/.*(pass|fusion|fix_functionalization|noop_elimination|sequence_parallel|collective)`, phase: PhasePostGradPass, why: "an engine custom graph pass"},

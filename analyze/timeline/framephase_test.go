@@ -97,6 +97,17 @@ func TestRunpyModuleIsNoImport(t *testing.T) {
 
 // TestReadyBefore: the last ready phase of any rank that ended before the
 // line; none when it ended at or after it or is another source's.
+func TestTritonCacheFrames(t *testing.T) {
+	st := record.Stack{{File: "/usr/lib/python3.10/os.py", Func: "makedirs"}, {File: "/x/site-packages/triton/runtime/cache.py", Func: "__init__"}, {File: "/x/site-packages/triton/runtime/jit.py", Func: "run"}}
+	if p, _ := PhaseOfFrames(st); p != PhaseCacheLoad {
+		t.Errorf("cache dir: %q", p)
+	}
+	st[1].Func = "put"
+	if p, _ := PhaseOfFrames(st); p != PhaseCacheSave {
+		t.Errorf("cache put: %q", p)
+	}
+}
+
 func TestReadyBefore(t *testing.T) {
 	ph := []record.Phase{
 		{Rank: "EngineCore DP0", Name: PhaseReady, Status: record.PhaseDone, Path: "a", Line: 3, EndLine: 40},

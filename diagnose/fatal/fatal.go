@@ -109,6 +109,8 @@ var patterns = []pattern{
 	// then abort (LLVM/MLIR assertions in Triton's compiler, a C++ extension).
 	{NativeCrash, []string{": Assertion `"}, lazyre.New("[^ ]: Assertion `.*' failed")},
 	{NativeCrash, []string{"Floating point exception"}, lazyre.New(`Floating point exception`)},
+	// torch's own SIGSEGV handler (its C++ stack follows).
+	{NativeCrash, []string{"Segfault encountered"}, lazyre.New(`Segfault encountered`)},
 	// The LLVM OpenMP runtime refusing a second copy of itself in the
 	// process ("OMP: Error #15: Initializing libiomp5md.dll, but found
 	// libiomp5md.dll already initialized."), then it aborts.
@@ -205,7 +207,11 @@ var patterns = []pattern{
 	// A C++ runtime's own check of a CUDA call (LMDeploy's TurboMind:
 	// "[TM][ERROR] CUDA runtime error: out of memory …/allocator.cc:49").
 	{DeviceError, []string{"CUDA runtime error: "}, lazyre.New(`CUDA runtime error: \S`)},
-	{Collective, []string{"NCCL error in", "RCCL error in", "NCCL error: ", "RCCL error: "}, lazyre.New(`[NR]CCL error(?: in|:)`)},
+	// A C++ extension's own check of a CUDA call with the error's number
+	// (torch_memory_saver: "[torch_memory_saver.cpp] cudaError error: 1
+	// (invalid argument)").
+	{DeviceError, []string{"cudaError error: "}, lazyre.New(`cudaError error: \d+`)},
+	{Collective, []string{"NCCL error in", "RCCL error in", "NCCL error: ", "RCCL error: ", "NCCL error : "}, lazyre.New(`[NR]CCL error(?: in| ?:)`)},
 	{Collective, []string{"ncclInternalError", "ncclUnhandledCudaError", "ncclSystemError", "ncclInvalidUsage", "ncclRemoteError", "ncclInvalidArgument"},
 		lazyre.New(`nccl(InternalError|UnhandledCudaError|SystemError|InvalidUsage|RemoteError|InvalidArgument)`)},
 	{Collective, []string{"atchdog caught", "atchdog got stuck", "atchdog thread terminated"}, lazyre.New(`(?i)watchdog (caught collective operation timeout|caught|got stuck|thread terminated)`)},

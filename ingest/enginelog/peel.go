@@ -1236,15 +1236,15 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 	return i
 }
 
-// uvicornLevels are the level names below error that uvicorn's default
-// formatter prints, padded with the colon to uvicornWidth: "INFO:
-// Application startup complete.". Its "ERROR:    " stays in the text,
-// where the floor reads "ERROR:" as the word that introduces an error
-// ("ERROR:    [Errno 98] error while attempting to bind on address …").
+// uvicornLevels are the level names that uvicorn's default formatter
+// prints, padded with the colon to uvicornWidth: "INFO:     Application
+// startup complete.", "ERROR:    Exception in ASGI application" (a logger
+// in that format prints it before every line of a traceback: "ERROR:
+// File \"…\", line 215, in makedirs").
 var uvicornLevels = [...]struct {
 	name  string
 	level record.Level
-}{{"INFO:", record.LevelInfo}, {"WARNING:", record.LevelWarning}, {"DEBUG:", record.LevelDebug}}
+}{{"INFO:", record.LevelInfo}, {"WARNING:", record.LevelWarning}, {"ERROR:", record.LevelError}, {"DEBUG:", record.LevelDebug}}
 
 // uvicornWidth is the column uvicorn's message starts at (its level
 // prefix is padded to 9 and a space follows).
@@ -1256,7 +1256,7 @@ const uvicornWidth = 10
 // plain "ERROR: …" line keeps its word.
 func (p *peeler) uvicornHeader(l *peeled, b []byte, i int) int {
 	r := b[i:]
-	if len(r) <= uvicornWidth || r[uvicornWidth-1] != ' ' || r[uvicornWidth] == ' ' || r[4] != ':' && r[5] != ':' && r[7] != ':' {
+	if len(r) <= uvicornWidth || r[uvicornWidth-1] != ' ' || r[4] != ':' && r[5] != ':' && r[7] != ':' {
 		return i // (most lines: told by three bytes)
 	}
 	for _, u := range uvicornLevels {

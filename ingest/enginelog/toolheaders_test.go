@@ -83,16 +83,18 @@ func TestTracingHeader(t *testing.T) {
 }
 
 // TestUvicornHeader: uvicorn pads its level to column 10 ("INFO:     ");
-// below error that is the line's level and the message starts after it
-// (so "Application startup complete." is a phase marker, vllm#50067), a
-// plain "INFO: …" or "ERROR:    …" keeps its word.
+// that is the line's level and the message starts after it (so
+// "Application startup complete." is a phase marker, vllm#50067), a
+// traceback a logger in that format printed keeps its indent under the
+// header, and a plain "INFO: …" keeps its word.
 func TestUvicornHeader(t *testing.T) {
 	in := "INFO:     Application startup complete.\n" +
 		"WARNING:  Invalid HTTP request received.\n" +
 		"INFO: not padded\n" +
-		"ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
+		"ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n" +
+		"ERROR:      File \"/usr/lib/python3.10/os.py\", line 225, in makedirs\n"
 	recs, _ := parseBytes(t, []byte(in))
-	if len(recs) != 3 {
+	if len(recs) != 5 {
 		t.Fatalf("%d records: %+v", len(recs), recs)
 	}
 	if r := recs[0]; r.Level != record.LevelInfo || r.Text != "Application startup complete." {
@@ -101,9 +103,14 @@ func TestUvicornHeader(t *testing.T) {
 	if r := recs[1]; r.Level != record.LevelWarning || r.Text != "Invalid HTTP request received." {
 		t.Errorf("warning: %+v", r)
 	}
-	// (Plain lines run on as one record.)
-	if r := recs[2]; r.Level != "" || !strings.HasPrefix(r.Text, "INFO: not padded\nERROR:    [Errno 98]") {
-		t.Errorf("not uvicorn's padding, and an error keeping its word: %+v", r)
+	if r := recs[2]; r.Level != "" || r.Text != "INFO: not padded" {
+		t.Errorf("not uvicorn's padding: %+v", r)
+	}
+	if r := recs[3]; r.Level != record.LevelError || !strings.HasPrefix(r.Text, "[Errno 98]") {
+		t.Errorf("error: %+v", r)
+	}
+	if r := recs[4]; r.Level != record.LevelError || !strings.HasPrefix(r.Text, "  File \"") {
+		t.Errorf("a traceback's frame under the header: %+v", r)
 	}
 }
 
