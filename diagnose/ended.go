@@ -36,6 +36,8 @@ type endedRow struct {
 var endedRows = []endedRow{
 	{" failed to start", regexp.MustCompile(`\bShard (\d+) failed to start\b`)},
 	{"has NOT been destroyed", regexp.MustCompile(`process group has NOT been destroyed`)},
+	// torch 2.4+'s wording of the same exit warning.
+	{"was not called before program exit", regexp.MustCompile(`destroy_process_group\(\) was not called before program exit`)},
 }
 
 // ownExitLines is how many lines after an error printed with no rank a

@@ -97,8 +97,17 @@ func readBoth(kind func(string, *bufio.Reader, []byte, reading) fileResult) func
 		if err != nil || len(data) > maxReadBoth {
 			return kind(path, bufio.NewReader(io.MultiReader(bytes.NewReader(data), br)), head, rd)
 		}
-		fr := kind(path, bufio.NewReader(bytes.NewReader(data)), head, rd)
-		lr := analyzeLog(path, enginelog.Depaste(bytes.NewReader(data), enginelog.DetectPaste(head)), rd)
+		fix := enginelog.DetectPaste(head)
+		dump, dumpHead := data, head
+		if fix.Any() {
+			// A dump the paste quoted or indented (a faulthandler report
+			// under "> "): the dump reader reads it as it was printed.
+			if dd, err := io.ReadAll(enginelog.Depaste(bytes.NewReader(data), fix)); err == nil {
+				dump, dumpHead = dd, dd[:min(len(dd), len(head))]
+			}
+		}
+		fr := kind(path, bufio.NewReader(bytes.NewReader(dump)), dumpHead, rd)
+		lr := analyzeLog(path, enginelog.Depaste(bytes.NewReader(data), fix), rd)
 		if fr.input.Error != "" && !bytes.Contains(data, []byte("(most recent call first)")) && len(lr.tracebacks)+len(lr.fatals) > 0 {
 			// Sniffed as a dump ("Fatal Python error: Aborted" among a
 			// crash's last lines) but unreadable as one and without a

@@ -499,6 +499,16 @@ mixed-prefixes vllm-issue-30039 rule: frames of one traceback under two process 
 wrap-100 chinese-llama-alpaca-2-issue-178 ok: the wrap splits uvicorn's error line inside the port-in-use rule's words; its level is error, but an error-level line is fatal only by its words, as a vLLM ERROR line is
 quote-wrap-100 chinese-llama-alpaca-2-issue-178 ok: the same: the wrap splits uvicorn's error line inside the rule's words
 cut-last vllm-pr-51532 ok: the cut takes the rule's words from uvicorn's error line, the only fatal line; an error-level line is fatal only by its words
+late-indent sonar-issue-458 root: after an engine's line the indented excerpt continues that record, so the logger's "ERROR:" header before each traceback line is not read and the traceback is cut
+mixed-prefixes nemo-rl-pr-627 root: the exception's message runs on under the second process prefix, so the root is read without the words after the split
+wrap-100 lmcache-issue-412 ok: the one error is an exception's repr at the end of a long vLLM line; the wrap splits it, and a repr is read only whole
+wrap-80 lmcache-issue-412 ok: the same: the wrap splits the exception's repr
+quote-wrap-100 lmcache-issue-412 ok: the same: the wrap splits the exception's repr
+cut-last lmcache-issue-412 ok: the same: the cut takes the end of the exception's repr, its last line
+wrap-80 triton-issue-10229 root: at 80 columns the root becomes the MLIR pass's diagnostic ("'ttng.tensormap_create' op pipeliner doesn't know how to predicate this op") that LLVM's abort line follows, instead of the abort line
+cut-first nccl-issue-328 root: the cut takes the start of NCCL's "Call to shm_open failed" line; the rule still fires, on the rest of the excerpt, without that root
+cut-first rl-issue-259 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
+cut-first vllm-issue-49778 ok: the excerpt's only exception line is its first; cut at half, no exception type is left to read
 late-indent vllm-pr-37763 ok: an indented line continues the record before it, and pytest's 'E' mark inside a continuation is not read
 mixed-prefixes vllm-issue-50067 root: the SIGTERM line and the EngineDeadError fall under two process prefixes, and a text rule explains only an error of the process (or a line with no prefix) that printed its words
 mixed-prefixes vllm-issue-50067 rule: the same: under two prefixes the SIGTERM line does not explain the other process's EngineDeadError

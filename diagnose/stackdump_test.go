@@ -100,3 +100,27 @@ func TestDumpWithoutStackIsALog(t *testing.T) {
 		t.Fatalf("err %v status %q inputs %+v", err, d.Status, d.Inputs)
 	}
 }
+
+// A faulthandler report the paste quoted is read as the dump it is, the
+// quote taken off as for a log (its "> " had read as processes interleaved
+// inside lines, and triton#8481 quoted came back "no readable input"), and
+// the fatal line before it is reported.
+func TestQuotedDump(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "crash.log")
+	text := "> LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.tcgen05.wait.st\n" +
+		"> Fatal Python error: Aborted\n" +
+		"> \n" +
+		"> Thread 0x0000fe47c000f100 (most recent call first):\n" +
+		">   File \"/usr/lib/python3.12/threading.py\", line 359 in wait\n" +
+		">   File \"/usr/lib/python3.12/threading.py\", line 1032 in _bootstrap\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Run([]string{p}, Options{})
+	if err != nil || d.Status != "failed" || len(d.Inputs) != 1 || d.Inputs[0].Error != "" || d.Inputs[0].Kind != KindStacks {
+		t.Fatalf("err %v status %q inputs %+v", err, d.Status, d.Inputs)
+	}
+	if f := d.Findings[0]; !strings.Contains(f.Root, "LLVM ERROR: Cannot select") {
+		t.Errorf("top finding: %s %q", f.Rule, f.Root)
+	}
+}

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:99850bf2"
+const builtinDigest = "crc32c:9c8b76d0"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -1095,10 +1095,10 @@ var builtinRules = []Rule{
 		Phase:      "triton-launcher-build",
 		Confidence: "T/P",
 		Match: Match{
-			Text: []string{"fatal error: Python\\.h: No such file or directory", "fatal error: stddef\\.h: No such file or directory", "collect2: fatal error: cannot find 'ld'", "/usr/bin/ld: cannot find -lcuda", "libcuda\\.so cannot found", "Failed to find C compiler", "Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status", "\\\\cl\\.(?i:exe)', '[^']*\\\\(?:main|cuda_utils)\\.c', '/nologo'", "tcc\\\\\\\\tcc\\.exe', '[^']*(?:main|cuda_utils)\\.c'"},
+			Text: []string{"fatal error: Python\\.h: No such file or directory", "fatal error: stddef\\.h: No such file or directory", "collect2: fatal error: cannot find 'ld'", "\\bld: cannot find -l:?(?:lib)?cuda\\b", "libcuda\\.so cannot found", "Failed to find C compiler", "Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status", "\\\\cl\\.(?i:exe)', '[^']*\\\\(?:main|cuda_utils)\\.c', '/nologo'", "tcc\\\\\\\\tcc\\.exe', '[^']*(?:main|cuda_utils)\\.c'"},
 		},
 		Cause:      "Triton JIT-compiles a small C launcher (main.c / cuda_utils.c, which\nincludes Python.h) the first time a kernel runs — in the profile run or\ninside CUDA-graph capture — and the image lacks python3-dev, gcc/binutils\nor a libcuda.so link (Inductor's C++ compiler: inductor-cxx-compiler-missing).\n",
-		Remedy:     []string{"Install the Python development headers matching the running interpreter (apt-get install python3-dev, or python3.X-dev) and build-essential", "Install a C compiler (apt-get install gcc / build-essential) or set CC to a working one: Triton builds its launcher with it", "For -lcuda: create the libcuda.so symlink or set TRITON_LIBCUDA_PATH", "On Windows (triton-windows, cl.exe): the running Python must have its include\\ (Python.h) and libs\\ (pythonXY.lib) folders, which embedded and some managed Pythons lack; add them as triton-windows' README describes, or use a full CPython install"},
+		Remedy:     []string{"Install the Python development headers matching the running interpreter (apt-get install python3-dev, or python3.X-dev) and build-essential", "Install a C compiler (apt-get install gcc / build-essential) or set CC to a working one: Triton builds its launcher with it", "For -lcuda: create the libcuda.so symlink, or set TRITON_LIBCUDA_PATH (or LIBRARY_PATH) to the directory that holds the driver's libcuda.so.1 (a Kubernetes GPU node may mount it under /usr/local/nvidia/lib64): the linker does not read LD_LIBRARY_PATH", "On Windows (triton-windows, cl.exe): the running Python must have its include\\ (Python.h) and libs\\ (pythonXY.lib) folders, which embedded and some managed Pythons lack; add them as triton-windows' README describes, or use a full CPython install"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/27890", "https://github.com/woct0rdho/triton-windows/issues/77", "https://github.com/vllm-project/vllm/issues/3909", "https://github.com/vllm-project/vllm/issues/19656", "https://github.com/vllm-project/vllm/issues/12155", "https://github.com/sgl-project/sglang/issues/1117", "https://github.com/sgl-project/sglang/pull/18644"},
 		SeenOn: &SeenOn{
 			Testbed: "environment",
@@ -1122,7 +1122,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"cxx_compiler_missing/stderr.txt", "cxx_compiler_missing/trace"},
 		},
-		Source: "rules/inductor.yaml:159",
+		Source: "rules/inductor.yaml:160",
 	},
 	{
 		ID:         "custom-op-output-aliases-input",
@@ -1140,7 +1140,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"custom_op_alias/stderr.txt"},
 		},
-		Source: "rules/inductor.yaml:193",
+		Source: "rules/inductor.yaml:194",
 	},
 	{
 		ID:         "triton-torch-mismatch",
@@ -1158,7 +1158,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton kernels compile for a GPU only",
 		},
-		Source: "rules/inductor.yaml:224",
+		Source: "rules/inductor.yaml:225",
 	},
 	{
 		ID:         "triton-out-of-shared-memory",
@@ -1176,7 +1176,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a Triton kernel's shared memory on a GPU",
 		},
-		Source: "rules/inductor.yaml:260",
+		Source: "rules/inductor.yaml:261",
 	},
 	{
 		ID:         "triton-template-out-of-resources",
@@ -1194,7 +1194,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton templates during max-autotune on a GPU",
 		},
-		Source: "rules/inductor.yaml:290",
+		Source: "rules/inductor.yaml:291",
 	},
 	{
 		ID:         "autotune-choice-skipped",
@@ -1212,7 +1212,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "GPU autotuning choices",
 		},
-		Source: "rules/inductor.yaml:317",
+		Source: "rules/inductor.yaml:318",
 	},
 	{
 		ID:         "rocm-cluster-dims",
@@ -1230,7 +1230,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ROCm Triton",
 		},
-		Source: "rules/inductor.yaml:344",
+		Source: "rules/inductor.yaml:345",
 	},
 	{
 		ID:         "gpu-too-old-for-triton",
@@ -1248,7 +1248,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the device's compute capability",
 		},
-		Source: "rules/inductor.yaml:370",
+		Source: "rules/inductor.yaml:371",
 	},
 	{
 		ID:         "inductor-lowering-failed",
@@ -1267,7 +1267,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"missing_lowering/stderr.txt", "missing_lowering/trace"},
 		},
-		Source: "rules/inductor.yaml:396",
+		Source: "rules/inductor.yaml:397",
 	},
 	{
 		ID:         "inductor-flex-attention-no-valid-choices",
@@ -1285,7 +1285,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the flex-attention Triton template is autotuned only for a GPU",
 		},
-		Source: "rules/inductor.yaml:429",
+		Source: "rules/inductor.yaml:430",
 	},
 	{
 		ID:         "triton-ptxas-not-found",
@@ -1303,7 +1303,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton runs ptxas only when it compiles a kernel for an NVIDIA GPU",
 		},
-		Source: "rules/inductor.yaml:460",
+		Source: "rules/inductor.yaml:461",
 	},
 	{
 		ID:         "triton-not-installed",
@@ -1327,7 +1327,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Python without Triton",
 		},
-		Source: "rules/inductor.yaml:488",
+		Source: "rules/inductor.yaml:489",
 	},
 	{
 		ID:         "triton-jit-source-unavailable",
@@ -1345,7 +1345,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a compile cache removed by another process mid-compile",
 		},
-		Source: "rules/inductor.yaml:526",
+		Source: "rules/inductor.yaml:527",
 	},
 	{
 		ID:         "inductor-cache-rename-failed",
@@ -1370,7 +1370,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a rename onto an existing file fails on Windows (WinError 183) or when processes race on one cache directory; the testbed runs on Linux with a cache per run",
 		},
-		Source: "rules/inductor.yaml:555",
+		Source: "rules/inductor.yaml:556",
 	},
 	{
 		ID:         "triton-ptxas-arch",
@@ -1388,7 +1388,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas of the CUDA toolkit",
 		},
-		Source: "rules/inductor.yaml:588",
+		Source: "rules/inductor.yaml:589",
 	},
 	{
 		ID:         "triton-mma-to-mma-pre-ampere",
@@ -1406,7 +1406,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Triton's NVIDIA backend on a pre-Ampere GPU",
 		},
-		Source: "rules/inductor.yaml:625",
+		Source: "rules/inductor.yaml:626",
 	},
 	{
 		ID:         "compiled-graph-input-size-assert",
@@ -1424,7 +1424,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "needs a compiled graph called with an input of another static size; no testbed scenario records it yet",
 		},
-		Source: "rules/inductor.yaml:653",
+		Source: "rules/inductor.yaml:654",
 	},
 	{
 		ID:         "fx-pass-pattern-assert",
@@ -1450,7 +1450,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' fusion passes on the pattern matcher",
 		},
-		Source: "rules/inductor.yaml:685",
+		Source: "rules/inductor.yaml:686",
 	},
 	{
 		ID:         "fx-pass-erase-node",
@@ -1468,7 +1468,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "engines' custom FX passes",
 		},
-		Source: "rules/inductor.yaml:718",
+		Source: "rules/inductor.yaml:719",
 	},
 	{
 		ID:         "local-scalar-dense-fallback",
@@ -1489,7 +1489,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"local_scalar_dense_fallback/stderr.txt", "local_scalar_dense_fallback/trace"},
 		},
-		Source: "rules/inductor.yaml:746",
+		Source: "rules/inductor.yaml:747",
 	},
 	{
 		ID:         "inductor-internal-assert",
@@ -1512,7 +1512,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "an internal assert is a bug of one torch release on one graph (vllm#28982 met it on a GPU); no CPU graph known to trip an Inductor assert of torch 2.15, and a fault injected into Inductor would not be torch's message",
 		},
-		Source: "rules/inductor.yaml:774",
+		Source: "rules/inductor.yaml:775",
 	},
 	{
 		ID:         "triton-kernel-image-invalid",
@@ -1531,7 +1531,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "the CUDA driver loading a Triton cubin",
 		},
-		Source: "rules/inductor.yaml:804",
+		Source: "rules/inductor.yaml:805",
 	},
 	{
 		ID:         "inductor-foreach-cpu-scheduling",
@@ -1549,7 +1549,7 @@ var builtinRules = []Rule{
 			Testbed: "older-torch",
 			Why:     "torch 2.9's CPU scheduling asserted on foreach nodes; on torch 2.15 torch._foreach_add over three CPU tensors compiles with Inductor and runs (tried on the testbed, 51 s), so the assert is gone from the testbed's torch",
 		},
-		Source: "rules/inductor.yaml:841",
+		Source: "rules/inductor.yaml:842",
 	},
 	{
 		ID:         "ptxas-feature-needs-newer-gpu",
@@ -1567,7 +1567,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas for an older GPU",
 		},
-		Source: "rules/inductor.yaml:872",
+		Source: "rules/inductor.yaml:873",
 	},
 	{
 		ID:         "inductor-compile-worker-died",
@@ -1587,7 +1587,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "a compile worker killed mid-compile; torch 2.15's SubprocPool resets a broken pool and retries (compile_worker/subproc_pool.py logs \"Compile worker pool broke while submitting job N; resetting the pool\" and \"Inductor compile worker sidecar (pid N) exited unexpectedly\"), so a scenario must kill a worker mid-compile and see what 2.15 prints; none records it yet",
 		},
-		Source: "rules/inductor.yaml:901",
+		Source: "rules/inductor.yaml:902",
 	},
 	{
 		ID:         "inductor-random-op-not-replaced",
@@ -1605,7 +1605,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "Inductor on the CPU raises it for the same graph; no testbed scenario passes a generator or runs DeepCompile yet",
 		},
-		Source: "rules/inductor.yaml:932",
+		Source: "rules/inductor.yaml:933",
 	},
 	{
 		ID:         "triton-ptxas-register-allocation",
@@ -1623,7 +1623,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "ptxas targets a GPU",
 		},
-		Source: "rules/inductor.yaml:962",
+		Source: "rules/inductor.yaml:963",
 	},
 	{
 		ID:         "kernel-lib-abi-mismatch",
@@ -1632,7 +1632,7 @@ var builtinRules = []Rule{
 		Phase:      "import",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"(?:/|^|\\s)(?P<lib>sgl_kernel|flash_attn|xformers|vllm|aiter|torch_npu|deep_gemm|flashinfer|transformer_engine|mamba_ssm|causal_conv1d|apex|bitsandbytes|Ascend)[/\\w.-]*\\.so[\\w.]*: undefined symbol", "\\.so[\\w.]*: undefined symbol: _ZN", "module 'torch\\._C' has no attribute '_PYBIND11_", "Could not load any (?P<lib>common_ops) library", "version `GLIBCXX_[0-9.]+' not found"},
+			Text: []string{"(?:/|^|\\s)(?P<lib>sgl_kernel|flash_attn|xformers|vllm|aiter|torch_npu|deep_gemm|flashinfer|transformer_engine|mamba_ssm|causal_conv1d|apex|bitsandbytes|Ascend)[/\\w.-]*\\.so[\\w.]*: undefined symbol", "\\.so[\\w.]*:?\\s+undefined symbol: _ZN", "module 'torch\\._C' has no attribute '_PYBIND11_", "Could not load any (?P<lib>common_ops) library", "version `GLIBCXX_[0-9.]+' not found"},
 		},
 		Cause:      "A compiled extension looks up torch's C++ symbols (or its pybind11 ABI\ntags, or the CXX11 ABI of the toolkit) as they were when it was built.\nWhen the installed torch, CUDA/ROCm or CANN is another version, loading\nor JIT-building it fails: an undefined mangled symbol, a missing\ntorch._C attribute, no loadable library at all.\n",
 		Remedy:     []string{"Install {lib,package|the kernel library} built for this exact torch (the wheel or release notes name it), or install the torch version it was built for; pip show {lib,package|it} torch shows both", "sgl-kernel, flash-attn, xformers, vLLM's _C and aiter each pin a torch version: upgrade or downgrade them together with torch, never torch alone", "On Ascend, the CANN toolkit, torch_npu and torch must be versions made for one another (cxx_abi_0/1 follows torch's _GLIBCXX_USE_CXX11_ABI)", "In a vendor container (NGC tritonserver-trtllm, TensorRT-LLM, ROCm vLLM images) the backend and its runtime come from one release: move to a container release whose backend matches the runtime inside it, or rebuild the backend against the installed runtime"},
@@ -2085,7 +2085,7 @@ var builtinRules = []Rule{
 		Phase:      "load",
 		Confidence: "E/T",
 		Match: Match{
-			Text: []string{"You are trying to access a gated repo", "GatedRepoError", "Client Error: Unauthorized for url: https://huggingface|RepositoryNotFoundError", "Invalid user token", "Invalid credentials in Authorization header", "Cannot access gated repo for url|is gated\\. You must be authenticated to access it"},
+			Text: []string{"You are trying to access a gated repo", "GatedRepoError", "Client Error: (?:Unauthorized|Forbidden) for url: https://huggingface|RepositoryNotFoundError", "Invalid user token", "Invalid credentials in Authorization header", "Cannot access gated repo for url|is gated\\. You must be authenticated to access it"},
 		},
 		Cause:      "The checkpoint is on the Hugging Face Hub behind a licence gate (or is\nprivate); the process sent no token, a token without access, or an\nexpired one.\n",
 		Remedy:     []string{"Accept the model's licence on its Hub page, then pass a token that has access: export HF_TOKEN=hf_... (or huggingface-cli login) in the environment of every process, containers included", "Or download the model once with access and point the engine at the local directory"},
@@ -2104,7 +2104,7 @@ var builtinRules = []Rule{
 		Cause:      "The checkpoint's config.json names an architecture that this version of\nthe engine (or of transformers) does not implement.\n",
 		Remedy:     []string{"Upgrade {engine|the engine} (and transformers) to a release that lists {arch|the architecture} among its supported models", "Or check config.json's \"architectures\": a fine-tune may name a custom class that needs --trust-remote-code"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/5441"},
-		Source:     "rules/model.yaml:62",
+		Source:     "rules/model.yaml:63",
 	},
 	{
 		ID:         "local-request-via-proxy",
@@ -2123,7 +2123,7 @@ var builtinRules = []Rule{
 		Cause:      "The server sends a warm-up (or health) request to its own port; with\nhttp_proxy / https_proxy set and localhost not in no_proxy, the request\ngoes to the proxy, which answers 502/503.\n",
 		Remedy:     []string{"Add the server's host to no_proxy: export no_proxy=localhost,127.0.0.1,0.0.0.0 (and NO_PROXY), or unset http_proxy / https_proxy for the server"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/2468"},
-		Source:     "rules/model.yaml:86",
+		Source:     "rules/model.yaml:87",
 	},
 	{
 		ID:         "vllm-rope-scaling-unknown",
@@ -2140,7 +2140,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM derives the maximum length from the model config's rope_scaling and\nasserts the keys it knows (a \"factor\" for the scaling types of its time).\nThe model's config.json uses a rope_scaling form that this vLLM predates\n(a newer type, or \"rope_type\" where it expects \"type\"), so the check\nfails while the engine config is built, before any weight loads.\n",
 		Remedy:     []string{"Upgrade vLLM (and the wrapper pinning it, such as verl's vLLM shim) to a release that supports this model's rope_scaling", "Or, if the model allows it, give rope_scaling in the form this vLLM knows (--hf-overrides / --rope-scaling) or remove it from a local copy of config.json"},
 		References: []string{"https://github.com/volcengine/verl/issues/649"},
-		Source:     "rules/model.yaml:112",
+		Source:     "rules/model.yaml:113",
 	},
 	{
 		ID:         "heads-not-divisible-by-shards",
@@ -2154,7 +2154,7 @@ var builtinRules = []Rule{
 		Cause:      "Tensor parallelism splits the attention heads evenly over the shards;\nthis model's head count is not a multiple of the shard count asked for.\n",
 		Remedy:     []string{"Pick a shard count that divides the head count: --tensor-parallel-size (vLLM, SGLang --tp) or --num-shard (TGI), down to 1", "Or keep the GPUs busy another way: pipeline parallelism, data-parallel replicas"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/1354"},
-		Source:     "rules/model.yaml:140",
+		Source:     "rules/model.yaml:141",
 	},
 	{
 		ID:         "tokenizer-format-too-new",
@@ -2172,7 +2172,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old tokenizers next to a newer tokenizer.json",
 		},
-		Source: "rules/model.yaml:164",
+		Source: "rules/model.yaml:165",
 	},
 	{
 		ID:         "trust-remote-code-required",
@@ -2190,7 +2190,7 @@ var builtinRules = []Rule{
 			Testbed: "not-recorded",
 			Why:     "transformers' message for a local model folder with custom code; producible on the CPU, but the testbed's venv installs no transformers (requirements.txt pins torch and the tools only)",
 		},
-		Source: "rules/model.yaml:194",
+		Source: "rules/model.yaml:195",
 	},
 	{
 		ID:         "quantized-weight-tp-misaligned",
@@ -2209,7 +2209,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's quantized linear layers",
 		},
-		Source: "rules/model.yaml:225",
+		Source: "rules/model.yaml:226",
 	},
 	{
 		ID:         "hf-offline-mode-hub-call",
@@ -2227,7 +2227,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "the Hub and the machine's cache",
 		},
-		Source: "rules/model.yaml:254",
+		Source: "rules/model.yaml:255",
 	},
 	{
 		ID:         "tokenizer-chat-template-missing",
@@ -2245,7 +2245,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "a serving engine's chat endpoint",
 		},
-		Source: "rules/model.yaml:281",
+		Source: "rules/model.yaml:282",
 	},
 	{
 		ID:         "xpu-cudagraph-mem-estimate",
@@ -4452,7 +4452,6 @@ var builtinRequired = []requiredLits{
 	{"(?i)nvcc fatal\\s*:?\\s*unsupported gpu architecture '(?P<arch>\\w+)'", nil},
 	{"(?i)out of memory", nil},
 	{"(?m)^OutOfMemoryError: out of resource: \\S+", []string{"OutOfMemoryError: out of resource: "}},
-	{"/usr/bin/ld: cannot find -lcuda", []string{"/usr/bin/ld: cannot find -lcuda"}},
 	{"<(?P<kind>function|class|module) '?(?P<target>[\\w.]+)'?[^>\\n]*> does not have the attribute '(?P<attr>\\w+)'", []string{"> does not have the attribute '"}},
 	{"<Response \\[50[234]\\]>", []string{"<Response [50"}},
 	{"@jit functions should be defined in a Python file", []string{"@jit functions should be defined in a Python file"}},
@@ -4492,7 +4491,7 @@ var builtinRequired = []requiredLits{
 	{"Capture (?:cuda|CUDA|Prefill cuda) graph failed: CUDA out of memory", []string{" graph failed: CUDA out of memory"}},
 	{"Capture piecewise cuda graph failed|piecewise_cuda_graph_runner.*(?:Error|failed)", []string{"Capture piecewise cuda graph failed", "piecewise_cuda_graph_runner"}},
 	{"Capture size larger than (?P<max>\\d+) is not supported for full cuda graph", []string{" is not supported for full cuda graph"}},
-	{"Client Error: Unauthorized for url: https://huggingface|RepositoryNotFoundError", []string{"Client Error: Unauthorized for url: https://huggingface", "RepositoryNotFoundError"}},
+	{"Client Error: (?:Unauthorized|Forbidden) for url: https://huggingface|RepositoryNotFoundError", []string{" for url: https://huggingface", "RepositoryNotFoundError"}},
 	{"Command '\\[?'?[\\w/.-]*(?:gcc|cc|clang)'?,.*main\\.c'.* returned non-zero exit status", []string{" returned non-zero exit status"}},
 	{"CompiledArtifact\\.save failed", []string{"CompiledArtifact.save failed"}},
 	{"Compiler: (?P<compiler>cl|g\\+\\+|clang\\+\\+|icx|icpx)(?:\\.exe)? is not found", []string{" is not found"}},
@@ -4662,10 +4661,11 @@ var builtinRequired = []requiredLits{
 	{"You are trying to access a gated repo", []string{"You are trying to access a gated repo"}},
 	{"You marked (?P<dim>L\\[[^\\n]*?\\]) as dynamic but your code specialized it to be a constant", []string{" as dynamic but your code specialized it to be a constant"}},
 	{"[Gg]raph break [^\\n]*context manager", []string{"context manager"}},
-	{"\\.so[\\w.]*: undefined symbol: _ZN", []string{": undefined symbol: _ZN"}},
+	{"\\.so[\\w.]*:?\\s+undefined symbol: _ZN", []string{"undefined symbol: _ZN"}},
 	{"\\[(?:WinError \\d+|Errno \\d+)\\][^\\n]*torchinductor_[^\\n]*' -> '", []string{"torchinductor_"}},
 	{"\\[Errno 98\\] (?:error while attempting to bind on address .*: )?[Aa]ddress already in use", []string{"ddress already in use"}},
 	{"\\\\cl\\.(?i:exe)', '[^']*\\\\(?:main|cuda_utils)\\.c', '/nologo'", []string{".c', '/nologo'"}},
+	{"\\bld: cannot find -l:?(?:lib)?cuda\\b", []string{"ld: cannot find -l"}},
 	{"\\w+LinearKernel requires capability (?P<need>\\d+), current compute +capability is (?P<cc>\\d+)", []string{"LinearKernel requires capability "}},
 	{"^(?:FileExistsError|FileNotFoundError|PermissionError)", []string{"ExistsError", "NotFoundError", "PermissionError"}},
 	{"^FileNotFoundError", []string{"FileNotFoundError"}},

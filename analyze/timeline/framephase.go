@@ -130,8 +130,8 @@ var frameTable = []framePhase{
 // frames of a known phase (a one-line report, an excerpt that lost them):
 // the module of its exception type or what it names. First match wins.
 var textTable = []struct{ re, phase, why string }{
-	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds"},
-	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir|TritonGPU to LLVM|legalize operation 'tt\.|\.triton/llvm/|#ttg\.|#triton_gpu\.`, PhaseTritonCompile, "it names Triton's kernel compiler (its passes, IR or bundled LLVM)"},
+	{`(?i)main\.c'|cuda_utils\.c|__triton_launcher|launcher_cxx|Failed to find C compiler|Python\.h|cannot find -lcuda\b`, PhaseTritonLauncherBuild, "it names the C launcher Triton builds (or its link against libcuda)"},
+	{`(?i)ptxas|PTXAS|\.ptx\b|llir|ttgir|ttir|TritonGPU to LLVM|legalize operation 'tt\.|\.triton/llvm/|#ttg\.|#triton_gpu\.|^LLVM ERROR: |\bpipeliner\b`, PhaseTritonCompile, "it names Triton's kernel compiler (its passes, IR or bundled LLVM)"},
 	{`(?i)piecewise cuda graph|cuda ?graph|graph capture|capture_begin|CaptureBegin|capturing|graph recording|aclmdlRICapture|ACL_MODEL_RI_CAPTURE`, PhaseCUDAGraph, "it names graph capture"},
 	{`torchinductor_[^/\s]*/\S*\.cpp\b|cpp_fused_|cpp_wrapper`, PhaseInductorCodegen, "it names C++ code Inductor generated"},
 	{`TORCH_LIBRARY|register the namespace`, PhaseImport, "it names custom-op registration"},

@@ -131,6 +131,8 @@ func TestPhaseOfText(t *testing.T) {
 		{"torch._dynamo.exc.BackendCompilerFailed: backend='aot_eager' raised:\nRuntimeError: Found a custom (non-ATen) operator", PhaseAOTAutograd},
 		{"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nAssertionError", PhaseInductor},
 		{"AssertionError: Guard failed on the same frame it was created. This is a bug", PhaseDynamo},
+		{"LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.tcgen05.wait.st", PhaseTritonCompile},
+		{"../x86_64-conda-linux-gnu/bin/ld: cannot find -lcuda: No such file or directory", PhaseTritonLauncherBuild},
 		// glibc's assert report from the LLVM that Triton bundles, and the
 		// TritonGPU IR Triton prints after it.
 		{"python: /root/.triton/llvm/llvm-1188b1ff-ubuntu-x64/include/llvm/Support/Casting.h:566: decltype(auto) llvm::cast(const From&): Assertion `isa<To>(Val)' failed.", PhaseTritonCompile},
