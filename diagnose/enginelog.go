@@ -65,7 +65,7 @@ type logResult struct {
 func (res *logResult) notePIDRanks() {
 	res.pidRanks = map[int]record.Rank{}
 	note := func(r record.Rank) {
-		if r.PID <= 0 || !hasIndex(r) {
+		if r.PID <= 0 || r.Key() == "" {
 			return
 		}
 		r.Role = ""
@@ -83,14 +83,10 @@ func (res *logResult) notePIDRanks() {
 	}
 }
 
-func hasIndex(r record.Rank) bool {
-	return r.DP >= 0 || r.PP >= 0 || r.TP >= 0 || r.EP >= 0 || r.Global >= 0
-}
-
 // pidRankOf is rk with the indices another error of its process named,
 // when it names a pid and no index itself.
 func (res *logResult) pidRankOf(rk record.Rank) record.Rank {
-	if rk.PID <= 0 || hasIndex(rk) {
+	if rk.PID <= 0 || rk.Key() != "" {
 		return rk
 	}
 	if r, ok := res.pidRanks[rk.PID]; ok && r != record.NoRank {

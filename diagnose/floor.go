@@ -63,9 +63,10 @@ type occurrence struct {
 }
 
 var (
-	// rankInText: "[Rank 3]", "[Rank:0]" (Gaudi's bridge), and ProcessGroupNCCL's log prefix, which
-	// names the process group before the rank: "[PG 1 Rank 3]", "[PG 0
-	// (default_pg) Rank 1]", "[PG ID 0 PG GUID 0(default_pg) Rank 1]".
+	// rankInText: "[Rank 3]", "[Rank:0]" (Gaudi's bridge), and
+	// ProcessGroupNCCL's log prefix, which names the process group before
+	// the rank: "[PG 1 Rank 3]", "[PG 0 (default_pg) Rank 1]", "[PG ID 0
+	// PG GUID 0(default_pg) Rank 1]".
 	rankInText   = regexp.MustCompile(`\[(?:PG [^\]\n]{0,160}? )?(?:Rank|rank|RANK)[ :]?(\d+)\]`)
 	workerInText = regexp.MustCompile(`\b(VllmWorker-\d+|Worker_TP\d+|VllmWorker TP\d+|VllmWorker rank=\d+)\b`)
 )

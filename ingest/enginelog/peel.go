@@ -1043,6 +1043,21 @@ func (p *peeler) procPrefix(l *peeled, b []byte, i int, damaged bool) int {
 
 // procPrefixAt reports whether a process prefix starts at b[i:], as
 // procPrefix would read one, without touching the line being peeled.
+// rankFields reads the space-separated rank tokens of SGLang's header
+// ("DP0 TP1") into rk: how many there were, and false when a field is no
+// rank token.
+func rankFields(in []byte, rk *record.Rank) (int, bool) {
+	n := 0
+	for rest := in; len(bytes.TrimLeft(rest, " ")) > 0; n++ {
+		var tok []byte
+		tok, rest = nextField(rest)
+		if !record.ParseRankComponent(tok, rk) {
+			return n, false
+		}
+	}
+	return n, true
+}
+
 // rayAutoscaler: the inside of Ray's "(autoscaler +7s)", "(autoscaler
 // +1m30s)" prefix.
 func rayAutoscaler(in []byte) bool {
@@ -1687,12 +1702,8 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 		}
 		tsEnd := k
 		rk := l.rank
-		for rest := in[k:]; len(bytes.TrimLeft(rest, " ")) > 0; {
-			var tok []byte
-			tok, rest = nextField(rest)
-			if !record.ParseRankComponent(tok, &rk) {
-				return i
-			}
+		if _, ok := rankFields(in[k:], &rk); !ok {
+			return i
 		}
 		l.rank = rk
 		l.hdr = hdrSGLang
@@ -1716,16 +1727,8 @@ func (p *peeler) bracketHeader(l *peeled, b []byte, i int) int {
 	// SGLang's header with its time cut off by the paste: "[TP1] ",
 	// "[DP0 TP3] ".
 	if next > cl+1 && len(in) >= 3 && len(in) <= 24 && in[1] == 'P' {
-		rk, n := l.rank, 0
-		for rest := in; len(bytes.TrimLeft(rest, " ")) > 0; n++ {
-			var tok []byte
-			tok, rest = nextField(rest)
-			if !record.ParseRankComponent(tok, &rk) {
-				n = -1
-				break
-			}
-		}
-		if n > 0 {
+		rk := l.rank
+		if n, ok := rankFields(in, &rk); ok && n > 0 {
 			l.rank = rk
 			l.hdr = hdrSGLang
 			l.keyEnd = int32(i + cl + 1)
