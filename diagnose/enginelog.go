@@ -152,13 +152,18 @@ func leadTraceback(body []byte) uint64 {
 	return m
 }
 
-// errorLevel: record i of b is logged at error level. A record so logged
-// right before one that may start a traceback is read by the extractor
-// as the message logging's exception() printed before the traceback
-// (Traceback.Before).
-func errorLevel(b *enginelog.Batch, i int) bool {
+// leadsTraceback: record i of b is logged at a level the extractor reads
+// in the line before a traceback: at error level, the message logging's
+// exception() printed before it (Traceback.Before); as a warning or
+// info, one that may say the program went on (its exc_info traceback is
+// the warning's, pytrace's wentOn).
+func leadsTraceback(b *enginelog.Batch, i int) bool {
 	rec, _, _ := b.At(i)
-	return rec.Level == record.LevelError || rec.Level == record.LevelCritical
+	switch rec.Level {
+	case record.LevelError, record.LevelCritical, record.LevelWarning, record.LevelInfo:
+		return true
+	}
+	return false
 }
 
 // gpuUtilWord gates gpuUtilRe.
@@ -345,8 +350,10 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 				before := false
 				if mask&gTraceback == 0 && x.Idle(path) {
 					// (The next record's mask first: most records are
-					// not followed by a traceback.)
-					if before = i+1 < n && b.Mask(i+1)&gTraceback != 0 && errorLevel(b, i); !before {
+					// not followed by a traceback. The batch's last one
+					// is read when its level may lead one: the next
+					// record is in the next batch.)
+					if before = (i+1 == n || b.Mask(i+1)&gTraceback != 0) && leadsTraceback(b, i); !before {
 						continue // the common case, told without reading the record
 					}
 				}

@@ -1084,8 +1084,28 @@ func (o *occurrence) contentPhase() (string, string) {
 			return timeline.PhaseInductor, w + " wraps the error: it was raised during Inductor's compile"
 		}
 	}
+	// Triton's CompilationError says where in the kernel's source it
+	// failed ("at 8:11:"): the kernel's compile, whatever the inner
+	// error is and whether or not frames were kept.
+	for _, e := range append([]pytrace.Exception{o.root}, o.tb.Chain...) {
+		if tritonCompileError(e) {
+			return timeline.PhaseTritonCompile, e.Type + " at a line of the kernel's source: Triton's compiler raised it"
+		}
+	}
 	return "", ""
 }
+
+// tritonCompileError: Triton's compiler error, by its module or by the
+// kernel position its message starts with.
+func tritonCompileError(e pytrace.Exception) bool {
+	if e.Type != "CompilationError" && !strings.HasSuffix(e.Type, ".CompilationError") {
+		return false
+	}
+	return strings.HasPrefix(e.Type, "triton.") || tritonKernelAt.MatchString(e.Message)
+}
+
+// tritonKernelAt: "at 8:11:", where Triton's message starts.
+var tritonKernelAt = regexp.MustCompile(`^at \d+:\d+:`)
 
 // inductorWrapper: the exception types Inductor raises around an error of
 // its compile.

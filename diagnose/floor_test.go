@@ -72,6 +72,8 @@ func TestFloor(t *testing.T) {
 				"2023-07-24T02:39:20.704629Z ERROR text_generation_launcher: Shard 1 failed to start\n" +
 				"2023-07-24T02:39:20.704651Z  INFO text_generation_launcher: Shutting down shards\n" +
 				"2023-07-24T02:39:20.781260Z  INFO shard-manager: text_generation_launcher: Shard terminated rank=0\n"},
+		{name: "Triton's CompilationError, no frames", rule: "unrecognised-exception", root: "IndexError: list index out of range", phase: "triton-compile",
+			log: "triton.compiler.errors.CompilationError: at 128:4:\n    stride_block_z, stride_block_h, stride_block_row = 1, ks0\n    ^\nIndexError('list index out of range')\n"},
 		{name: "CUDA error line", rule: "device-runtime-error", root: "CUDA error: an illegal memory access was encountered", phase: "cudagraph",
 			log: "INFO 11-29 21:05:50 [gpu_model_runner.py:2500] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 10%\n" +
 				"[rank0]:[E1129 21:05:51.123 ProcessGroupNCCL.cpp:1682] CUDA error: an illegal memory access was encountered\n"},
@@ -113,7 +115,11 @@ func TestWarningsStayWarnings(t *testing.T) {
 		"Exception ignored in: <function Connection.__del__ at 0x7f2a>\nTraceback (most recent call last):\n" +
 		"  File \"/usr/lib/python3.12/multiprocessing/connection.py\", line 132, in __del__\nOSError: [Errno 9] Bad file descriptor\n" +
 		"WARNING 11-29 21:05:22 [custom_all_reduce.py:90] Custom allreduce is disabled: NCCL error in: p2p check, falling back\n" +
-		"INFO 11-29 21:05:30 [api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000\n"
+		"INFO 11-29 21:05:30 [api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000\n" +
+		// A warning that says it went on, its exc_info traceback next.
+		"WARNING:torch._dynamo:Encountered an exception in identify_mutated_tensors, assuming every input is mutated\n" +
+		"Traceback (most recent call last):\n  File \"/t/torch/_higher_order_ops/triton_kernel_wrap.py\", line 715, in identify_mutated_tensors\n" +
+		"    ttir_module, ordered_tensor_names = generate_ttir(kernel, kwargs)\nTypeError: create_specialize_impl() missing 1 required positional argument\n"
 	d := diagnoseText(t, log, Options{})
 	if d.HasErrors() || d.Status == "failed" {
 		t.Fatalf("a recovered graph break is fatal: %s %v", d.Verdict, ruleIDs(d))

@@ -450,10 +450,6 @@ late-indent pytorch-pr-153417 rule: the same: the cut frame is read as a frame o
 late-tab pytorch-pr-153417 rule: the same: the cut frame is read as a frame only on the log's first line
 late-ansi pytorch-pr-153417 rule: the same: the cut frame is read as a frame only on the log's first line
 mixed-prefixes pytorch-pr-153417 rule: the same: under a prefix the cut frame on the first line is not read as a frame
-late-quote tensorrt-llm-pr-7765 root: the root is the error text logged on the line right before the cut traceback; after 450 engine lines the form is not undone (the depaster decides from the log's start), so the excerpt is one plain record and that line carries no error level
-late-indent tensorrt-llm-pr-7765 root: the same: after the engine's lines the form is not undone and the line before the traceback has no error level
-late-tab tensorrt-llm-pr-7765 root: the same: after the engine's lines the form is not undone and the line before the traceback has no error level
-late-ansi tensorrt-llm-pr-7765 root: the same: after the engine's lines the form is not undone and the line before the traceback has no error level
 two-processes tensorrt-llm-pr-7765 root: the error text is taken only from the line right before the traceback on the same process; interleaved, the other process's line stands between
 mixed-prefixes tensorrt-llm-pr-7765 root: the error line and the traceback fall under two process prefixes, so the line is another process's
 wrap-100 tensorrt-llm-pr-7765 root: the wrap splits the error line; the piece right before the traceback is only its end

@@ -439,3 +439,33 @@ func TestErrorDoingLine(t *testing.T) {
 		}
 	}
 }
+
+// A warning that says the program went on, its exc_info traceback printed
+// on the next line (pytorch PR 148933's "assuming every input is
+// mutated"): the traceback is logged at the warning's level. A warning
+// that says nothing of going on, or a blank line between, leaves the
+// traceback unlogged (a crash right after a warning is a crash).
+func TestWentOnWarning(t *testing.T) {
+	feed := func(recs ...record.Record) []Traceback {
+		x := NewExtractor()
+		for _, r := range recs {
+			x.Add(r)
+		}
+		return x.Finish()
+	}
+	tb := "Traceback (most recent call last):\n  File \"/x/wrap.py\", line 3, in run\n    f()\nTypeError: f() missing 1 required positional argument"
+	went := feed(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelWarning, Rank: record.NoRank, Text: "Encountered an exception in identify_mutated_tensors, assuming every input is mutated"},
+		record.Record{Source: "s", Line: 2, EndLine: 5, Rank: record.NoRank, Text: tb})
+	if len(went) != 1 || went[0].Level != record.LevelWarning || went[0].Before != "" {
+		t.Errorf("went on: %+v", went)
+	}
+	plain := feed(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelWarning, Rank: record.NoRank, Text: "Your GPU is old"},
+		record.Record{Source: "s", Line: 2, EndLine: 5, Rank: record.NoRank, Text: tb})
+	gap := feed(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelWarning, Rank: record.NoRank, Text: "x failed, falling back to eager"},
+		record.Record{Source: "s", Line: 3, EndLine: 6, Rank: record.NoRank, Text: tb})
+	for name, tbs := range map[string][]Traceback{"plain warning": plain, "gap": gap} {
+		if len(tbs) != 1 || tbs[0].Level != "" {
+			t.Errorf("%s: %+v", name, tbs)
+		}
+	}
+}

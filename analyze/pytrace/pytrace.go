@@ -617,19 +617,37 @@ const (
 // prevLine is the last line fed while no traceback was open, when its
 // record was logged at error level or above (Traceback.Before).
 type prevLine struct {
-	key  streamKey
-	line int
-	text string // trimmed, clipped, copied
+	key   streamKey
+	line  int
+	text  string       // trimmed, clipped, copied
+	level record.Level // error or critical; warning or info for a line that says the program went on
 }
 
 // notePrev keeps t, line n of rec, as the error line a traceback that
 // starts on the next line may follow.
 func (x *Extractor) notePrev(rec *record.Record, t string, n int) {
-	if t == "" || rec.Level != record.LevelError && rec.Level != record.LevelCritical {
+	if t == "" {
 		return
 	}
-	x.prevErr = prevLine{streamKey{rec.Source, rec.Rank}, n, strings.Clone(clipHead(t))}
+	switch rec.Level {
+	case record.LevelError, record.LevelCritical:
+	case record.LevelWarning, record.LevelInfo:
+		// A warning that says the program went on without what failed
+		// ("Encountered an exception in …, assuming every input is
+		// mutated"), its traceback printed next (exc_info): the
+		// traceback is the warning's.
+		if !wentOn.Any(t) {
+			return
+		}
+	default:
+		return
+	}
+	x.prevErr = prevLine{streamKey{rec.Source, rec.Rank}, n, strings.Clone(clipHead(t)), rec.Level}
 }
+
+// wentOn: words with which a warning says the program carried on past
+// the error it reports.
+var wentOn = litscan.New([]string{"assuming ", "falling back", "fall back to", "ignoring it", "skipping it", "will retry", "retrying", "continuing without", "continuing with"})
 
 // NewExtractor returns an empty Extractor.
 func NewExtractor() *Extractor {
@@ -1544,7 +1562,11 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		x.start(s, l, false)
 		s.inGroup = l.group
 		if p := &x.prevErr; p.key == (streamKey{l.rec.Source, l.rec.Rank}) && p.line == l.n-1 && p.text != "" && l.t == "Traceback (most recent call last):" {
-			s.tb.Before = p.text
+			if p.level == record.LevelError || p.level == record.LevelCritical {
+				s.tb.Before = p.text
+			} else if s.tb.Level == "" {
+				s.tb.Level = p.level // the warning's exc_info
+			}
 		}
 		return
 	}

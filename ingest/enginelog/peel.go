@@ -1227,6 +1227,9 @@ func (p *peeler) header(l *peeled, b []byte, i int) int {
 		if j := p.uvicornHeader(l, b, i); j != i {
 			return j
 		}
+		if j := p.loggingHeader(l, b, i); j != i {
+			return j
+		}
 		if c == 'E' && r[1] == ' ' && r[2] == ' ' && r[3] == ' ' {
 			// pytest's failure report marks the error's lines "E   ",
 			// indented as the source they follow ("E   ModuleNotFoundError:
@@ -1289,6 +1292,42 @@ func (p *peeler) uvicornHeader(l *peeled, b []byte, i int) int {
 		return i + uvicornWidth
 	}
 	return i
+}
+
+// loggingHeader: Python logging's default format, which a script gets
+// from logging.basicConfig() or from the first call on the root logger:
+// "LEVEL:logger.name:message" ("WARNING:torch._dynamo:Encountered an
+// exception in identify_mutated_tensors, …", "INFO:root:…"). The logger's
+// name is the emitter. A level word with a space or no name after its
+// colon ("ERROR: …", "ERROR:: …") is a message's own word.
+func (p *peeler) loggingHeader(l *peeled, b []byte, i int) int {
+	r := b[i:]
+	k := bytes.IndexByte(r[:min(len(r), 9)], ':')
+	if k < 4 {
+		return i // (most lines: no colon in the first nine bytes)
+	}
+	var lvl record.Level
+	for _, lw := range levelWords {
+		if len(lw.w) == k && string(r[:k]) == lw.w {
+			lvl = lw.lvl
+			break
+		}
+	}
+	if lvl == "" {
+		return i
+	}
+	e := k + 1
+	for e < len(r) && e < k+1+96 && (isWord(r[e]) || r[e] == '.' && e > k+1) {
+		e++
+	}
+	if e == k+1 || e >= len(r) || r[e] != ':' || r[e-1] == '.' || isDigit(r[k+1]) {
+		return i
+	}
+	l.hdr = hdrPython
+	l.level = lvl
+	l.emitter = span{int32(i + k + 1), int32(i + e)}
+	l.keyEnd = int32(i + e)
+	return i + e + 1
 }
 
 // emitterHeader: what is left of vLLM's header after a process prefix

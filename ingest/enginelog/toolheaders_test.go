@@ -170,3 +170,27 @@ func TestSGLangHeaderWithoutTime(t *testing.T) {
 		t.Errorf("no rank: %+v", r)
 	}
 }
+
+// TestLoggingHeader: Python logging's default format, "LEVEL:name:msg"
+// (logging.basicConfig()): the level and the logger's name are read, and
+// the message starts after the second colon; a level word followed by a
+// space, a digit or a name that ends in a dot is a message's own word.
+func TestLoggingHeader(t *testing.T) {
+	for _, c := range []struct {
+		in, emitter, text string
+		lvl               record.Level
+	}{
+		{"WARNING:torch._dynamo:Encountered an exception in identify_mutated_tensors, assuming every input is mutated", "torch._dynamo", "Encountered an exception in identify_mutated_tensors, assuming every input is mutated", record.LevelWarning},
+		{"INFO:root:loading", "root", "loading", record.LevelInfo},
+		{"CRITICAL:__main__:gone", "__main__", "gone", record.LevelCritical},
+		{"ERROR: plain", "", "ERROR: plain", ""},
+		{"ERROR:1:2", "", "ERROR:1:2", ""},
+		{"ERROR:a.:b", "", "ERROR:a.:b", ""},
+		{"NOTICE:x:y", "", "NOTICE:x:y", ""},
+	} {
+		recs, _ := parseBytes(t, []byte(c.in+"\n"))
+		if len(recs) != 1 || recs[0].Level != c.lvl || recs[0].Emitter != c.emitter || recs[0].Text != c.text {
+			t.Errorf("%q: %+v", c.in, recs)
+		}
+	}
+}
