@@ -105,7 +105,7 @@ type sourceState struct {
 	lastLine int
 	shift    time.Duration // added to year-less / date-less times after a rollover
 	rawLast  time.Time
-	rawNorm  time.Time // normalize(rawLast) when it was fed
+	rawNorm  time.Time // what clock gave for rawLast when it was fed
 	settled  bool      // rawNorm and last are set (not zero), and the Builder has its memos
 	gaps     []Gap
 }
@@ -182,7 +182,7 @@ func (s *sourceState) normalize(t time.Time) time.Time {
 	// first keeps the calendar arithmetic off the common path.
 	// (A shift is capped at maxShift: a log whose clock jumps back and
 	// forth endlessly would overflow it into garbage times.)
-	if !s.rawLast.IsZero() && t.Before(s.rawLast) && t.Year() == 0 && s.shift < maxShift {
+	if !s.rawLast.IsZero() && t.Before(s.rawLast) && t.Year() == 0 && s.rawLast.Year() == 0 && s.shift < maxShift {
 		back := s.rawLast.Sub(t)
 		switch {
 		case t.Month() == time.January && t.Day() == 1 && s.rawLast.Month() == time.January && s.rawLast.Day() == 1 && back > 12*time.Hour:
@@ -199,6 +199,18 @@ func (s *sourceState) normalize(t time.Time) time.Time {
 	}
 	return t.Add(s.shift)
 }
+
+// sameClock: a and b are both set and read from clocks of one kind, both
+// with a year or both without (vLLM's month-day, ATOM's time of day:
+// year 0, or a few years on once normalize has counted rollovers), so
+// that the time between them means something.
+func sameClock(a, b time.Time) bool {
+	return !a.IsZero() && !b.IsZero() && (a.Year() < yearlessBelow) == (b.Year() < yearlessBelow)
+}
+
+// yearlessBelow: the years of a clock printed without one, shifted by at
+// most maxShift, stay below it.
+const yearlessBelow = 1000
 
 // Add feeds one record.
 func (b *Builder) Add(rec record.Record) { b.Feed(&rec, true) }
@@ -278,7 +290,19 @@ func (b *Builder) source(s string) *sourceState {
 // returns it normalized.
 func (ss *sourceState) clock(rec *record.Record) time.Time {
 	t := ss.normalize(rec.Time)
-	ss.rawNorm = t // what normalize gave for rawLast
+	if !t.IsZero() && !ss.last.IsZero() && !sameClock(ss.last, t) {
+		// Two clocks in one source, one without a year (vLLM's "INFO
+		// 02-22 17:20:58") and one with ("2025-02-22 17:20:59,847 - INFO
+		// - "): the time between them is no silence. The dated clock
+		// is the source's from the first time it shows; a time without
+		// a year after it is read as no time.
+		if t.Year() < yearlessBelow {
+			t = time.Time{}
+		} else {
+			ss.last = time.Time{}
+		}
+	}
+	ss.rawNorm = t // what clock gave for rawLast
 	if !t.IsZero() {
 		if !ss.last.IsZero() {
 			if d := t.Sub(ss.last); d >= time.Second {
@@ -691,7 +715,7 @@ func (b *Builder) close(rs *rankState, id phaseID, t time.Time, line int, secs f
 	p.Status = record.PhaseDone
 	if secs >= 0 {
 		p.Seconds = secs
-	} else if !t.IsZero() && !p.Start.IsZero() {
+	} else if sameClock(p.Start, t) {
 		p.Seconds = t.Sub(p.Start).Seconds()
 	}
 	if b.keep(*p) {
@@ -714,7 +738,7 @@ func (b *Builder) Finish() (phases []record.Phase, gaps []Gap) {
 			rs.open[id] = nil
 			p.End = ss.last
 			p.EndLine = ss.lastLine
-			if !p.End.IsZero() && !p.Start.IsZero() {
+			if sameClock(p.Start, p.End) {
 				p.Seconds = p.End.Sub(p.Start).Seconds()
 			}
 			p.Status = record.PhaseUnfinished

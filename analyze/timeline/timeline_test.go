@@ -424,3 +424,20 @@ func TestTorchStepLines(t *testing.T) {
 		t.Errorf("phases:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A source that mixes a clock without a year (vLLM's "INFO 02-22
+// 17:20:58") with one that has it (a Python logger's "2025-02-22
+// 17:20:59,847"): the 2025 years between them are no silence (sglang
+// issue 3765 printed 2562047.8 h of it), and a later gap on the dated
+// clock still counts.
+func TestMixedClocksNoGap(t *testing.T) {
+	b := New()
+	at := func(y int, mo time.Month, d, h, m, s int) time.Time { return time.Date(y, mo, d, h, m, s, 0, time.UTC) }
+	b.Add(record.Record{Source: "s", Line: 1, EndLine: 1, Time: at(0, 2, 22, 17, 20, 58), Text: "Automatically detected platform cuda."})
+	b.Add(record.Record{Source: "s", Line: 2, EndLine: 2, Time: at(2025, 2, 22, 17, 20, 59), Text: "Prebuilt kernels not found"})
+	b.Add(record.Record{Source: "s", Line: 3, EndLine: 3, Time: at(2025, 2, 22, 17, 30, 59), Text: "server_args=ServerArgs()"})
+	_, gaps := b.Finish()
+	if len(gaps) != 1 || gaps[0].Seconds != 600 || gaps[0].Line != 2 {
+		t.Errorf("gaps %+v, want one of 600 s after line 2", gaps)
+	}
+}
