@@ -394,7 +394,7 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 		}
 	}()
 
-	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan, Lead: leadTraceback, PoisonReleased: rd.poison}, func(b *enginelog.Batch) {
+	st, err := enginelog.ParseBatches(r, path, enginelog.Options{Scan: scan, Lead: leadTraceback, Critical: gFatal, PoisonReleased: rd.poison}, func(b *enginelog.Batch) {
 		b.Hold()
 		toMatch <- b
 		b.Hold()
@@ -499,6 +499,12 @@ func (m *matcher) fatal(rec *record.Record, seen map[fatalKey]int) {
 		}
 		if memo && len(fm) < maxMemoTexts {
 			fm[rec.Text] = hits
+		}
+	}
+	if len(hits) == 0 && rec.Level == record.LevelCritical {
+		hits = fatal.Critical(rec.Text)
+		for i := range hits {
+			hits[i].Text = clip(hits[i].Text)
 		}
 	}
 	if len(hits) == 0 {

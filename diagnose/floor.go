@@ -338,6 +338,24 @@ func atoi(s string) int {
 // traceback).
 const nearLines = 100
 
+// errorLineBefore is the fatal line of lg that says a component failed
+// (fatal.ErrorLine, logged at error level) at most errorLineGap lines
+// before line, the nearest; nil when there is none.
+func errorLineBefore(lg *logResult, line int) *fatalLine {
+	var best *fatalLine
+	for i := range lg.fatals {
+		fl := &lg.fatals[i]
+		if fl.hit.Kind == fatal.ErrorLine && fl.line < line && fl.line >= line-errorLineGap && (best == nil || fl.line > best.line) {
+			best = fl
+		}
+	}
+	return best
+}
+
+// errorLineGap: how far above a cut traceback an error line may be to
+// say what failed (the engine's one-line report may stand between).
+const errorLineGap = 3
+
 // maxFloorFindings bounds the catch-all findings: past it, unexplained
 // errors join the last one.
 const maxFloorFindings = 12
@@ -384,6 +402,12 @@ func floor(results []fileResult, set *rules.Set, v rules.Versions, hits *rules.C
 					// The error's text as the process logged it before
 					// the traceback (logging's exception()).
 					root.Type, root.Message = "Error", tb.Before
+				} else if fl := errorLineBefore(lg, tb.Line); fl != nil {
+					// A library's error line a few lines above (a C++
+					// logger's "E0605 … Failed to register memory …: Invalid
+					// argument [22]", then the engine's report of the
+					// failure and its cut traceback): what failed.
+					root.Type, root.Message = "Error", fl.hit.Text
 				}
 			}
 			line := root.Line
@@ -960,6 +984,11 @@ func rootText(e pytrace.Exception) string {
 		text = first
 	case first != "":
 		text += ": " + first
+	case len(e.Code) > 0 && strings.HasPrefix(e.Code[0], "assert ") && (e.Type == "AssertionError" || strings.HasSuffix(e.Type, ".AssertionError")):
+		// An assert without a message: the statement that failed is
+		// what it says ("AssertionError (assert
+		// is_fa_version_supported(self.fa_version))").
+		text += " (" + e.Code[0] + ")"
 	}
 	lines := strings.Split(msg, "\n")
 	// A message whose first line only says where ("[AITER]

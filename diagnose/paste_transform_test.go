@@ -453,7 +453,6 @@ mixed-prefixes pytorch-pr-153417 rule: the same: under a prefix the cut frame on
 two-processes tensorrt-llm-pr-7765 root: the error text is taken only from the line right before the traceback on the same process; interleaved, the other process's line stands between
 mixed-prefixes tensorrt-llm-pr-7765 root: the error line and the traceback fall under two process prefixes, so the line is another process's
 wrap-100 tensorrt-llm-pr-7765 root: the wrap splits the error line; the piece right before the traceback is only its end
-quote-wrap-100 tensorrt-llm-pr-7765 root: the wrap splits the error line; the piece right before the traceback is only its end
 cut-first tensorrt-llm-pr-7765 root: the error text is the first line, which the cut takes
 two-processes vllm-fork-issue-776 root: the error text is taken only from the line right before the traceback on the same process; interleaved, the other process's line stands between
 mixed-prefixes vllm-fork-issue-776 root: the error line and the traceback fall under two process prefixes, so the line is another process's

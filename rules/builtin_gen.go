@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:9c8b76d0"
+const builtinDigest = "crc32c:ff7a500a"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -3195,7 +3195,7 @@ var builtinRules = []Rule{
 		Engines:    []string{"vllm"},
 		Confidence: "E/I",
 		Match: Match{
-			Text: []string{"No available node types can fulfill resource request \\{[^}]*'node:(?P<ip>[^']+)'"},
+			Text: []string{"No available node types can fulfill resource request\\s+\\{[^}]*'node:(?P<ip>[^']+)'"},
 		},
 		Cause:      "vLLM's Ray executor pins the first bundle of its placement group to the\ndriver's node by the node's IP resource ('node:{ip}'). No node of the\ncluster is registered under that address, so Ray's autoscaler can\nnever place the group and the engine waits for it: the IP vLLM found\nfor this host (its first route, on a host with several interfaces or\ninside a container) is not the one Ray registered the node under.\n",
 		Remedy:     []string{"Make the two agree: start Ray on this node with ray start --node-ip-address=IP and export VLLM_HOST_IP=IP (the same address) before starting vLLM", "ray status and ray list nodes show the addresses Ray registered; compare them with the IP in the request"},
@@ -3218,7 +3218,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1725",
+		Source:     "rules/platform.yaml:1726",
 	},
 	{
 		ID:         "trtllm-plugin-deserialize-mismatch",
@@ -3237,7 +3237,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "TensorRT-LLM engines and plugins",
 		},
-		Source: "rules/platform.yaml:1748",
+		Source: "rules/platform.yaml:1749",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -3251,7 +3251,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1777",
+		Source:     "rules/platform.yaml:1778",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -3265,7 +3265,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1800",
+		Source:     "rules/platform.yaml:1801",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -3279,7 +3279,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1822",
+		Source:     "rules/platform.yaml:1823",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -3293,7 +3293,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1845",
+		Source:     "rules/platform.yaml:1846",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -3309,7 +3309,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1868",
+		Source:     "rules/platform.yaml:1869",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -3327,7 +3327,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1892",
+		Source: "rules/platform.yaml:1893",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -3345,7 +3345,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1919",
+		Source: "rules/platform.yaml:1920",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -3363,7 +3363,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1949",
+		Source: "rules/platform.yaml:1950",
 	},
 	{
 		ID:         "deepep-qps-below-channels",
@@ -3381,7 +3381,25 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP's internode kernels need GPUs with RDMA",
 		},
-		Source: "rules/platform.yaml:1978",
+		Source: "rules/platform.yaml:1979",
+	},
+	{
+		ID:         "nvshmem-bootstrap-message-mismatch",
+		Title:      "NVSHMEM's bootstrap got messages of the wrong size from its peers",
+		Severity:   "error",
+		Phase:      "distributed-init",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"bootstrap_net_recv:\\d+: Message truncated : received \\d+ bytes instead of \\d+"},
+		},
+		Cause:      "NVSHMEM (DeepEP's transport) starts by exchanging fixed-size messages\nbetween the ranks over sockets (its UID bootstrap). A message of\nanother size than the receiver expects means the two ends do not\nagree on the exchange: the nodes run different NVSHMEM builds or GPU\ndrivers (so their structures differ), or another job's ranks reach\nthe same bootstrap port. The IPC-handle allgather and the\ninitialisation fail after it.\n",
+		Remedy:     []string{"Run the same image on every node: the same DeepEP and NVSHMEM build and the same NVIDIA driver version (nvidia-smi on each node; a mismatch of the driver version was the cause in DeepEP issue 121)", "Keep other jobs off the bootstrap: one job per set of nodes, and pin the bootstrap to the right interface with NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME"},
+		References: []string{"https://github.com/deepseek-ai/DeepEP/issues/121"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "DeepEP's NVSHMEM bootstrap across two GPU nodes",
+		},
+		Source: "rules/platform.yaml:2008",
 	},
 	{
 		ID:         "deepep-ipc-across-nodes",
@@ -3399,7 +3417,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP across the hosts of a multi-node NVLink system",
 		},
-		Source: "rules/platform.yaml:2007",
+		Source: "rules/platform.yaml:2037",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -4570,7 +4588,7 @@ var builtinRequired = []requiredLits{
 	{"Ninja is required to load C\\+\\+ extensions", []string{"Ninja is required to load C++ extensions"}},
 	{"No CUDA GPUs are available", []string{"No CUDA GPUs are available"}},
 	{"No available memory for the cache blocks", []string{"No available memory for the cache blocks"}},
-	{"No available node types can fulfill resource request \\{[^}]*'node:(?P<ip>[^']+)'", []string{"No available node types can fulfill resource request {"}},
+	{"No available node types can fulfill resource request\\s+\\{[^}]*'node:(?P<ip>[^']+)'", []string{"No available node types can fulfill resource request"}},
 	{"No available shared memory broadcast block found in \\d+", []string{"No available shared memory broadcast block found in "}},
 	{"No available slot found for the model", []string{"No available slot found for the model"}},
 	{"No compatible code objects found for: (?P<arch>[\\w:+-]+)", []string{"No compatible code objects found for: "}},
@@ -4681,6 +4699,7 @@ var builtinRequired = []requiredLits{
 	{"argument '(?P<arg>\\w+)' (?:\\(position \\d+\\) )?must be (?P<want>bool|int), not Sym(?:Bool|Int)", []string{"argument '"}},
 	{"argument --compilation-config/-O: 1 validation error for CompilationConfig[^\\n]*\\n[^\\n]*?Input should be an object \\[type=dataclass_type, input_value=(?P<value>\\d+)", []string{"argument --compilation-config/-O: 1 validation error for CompilationConfig"}},
 	{"arguments? (?:are|is) specific to (?P<other>[\\w.-]+) backend(?:\\s+and cannot be used with (?P<this>[\\w.-]+) backend(?:: (?P<args>\\[[^\\]\\n]*\\]))?)?", []string{" specific to "}},
+	{"bootstrap_net_recv:\\d+: Message truncated : received \\d+ bytes instead of \\d+", []string{": Message truncated : received "}},
 	{"camem allocator is not available", []string{"camem allocator is not available"}},
 	{"cannot import name '(?P<name>\\w+)' from '(?P<package>[\\w.]+)'", []string{"cannot import name '"}},
 	{"cannot import name 'triton_key' from 'triton\\.compiler\\.compiler'", []string{"cannot import name 'triton_key' from 'triton.compiler.compiler'"}},

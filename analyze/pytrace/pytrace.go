@@ -398,6 +398,7 @@ type stream struct {
 	// message under construction
 	msg       []string
 	msgClosed bool
+	bare      bool // the exception line is its type alone (exceptionAt)
 	lastLine  int
 	codeFor   int // index in cur.Frames whose source line may follow, -1 none
 	// frameless: the exception line came without frames; its message
@@ -1833,7 +1834,7 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		// at 6, or a tab before Python's own indent): its exception line
 		// is at 2 (at the tab).
 		if typ, msg, ok := exceptionLine(l.t); ok {
-			s.exceptionAt(typ, msg, l.n)
+			s.exceptionAt(typ, msg, l.t, l.n)
 			return
 		}
 	}
@@ -1845,7 +1846,7 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 		return
 	}
 	if typ, msg, ok := exceptionLine(l.line); ok {
-		s.exceptionAt(typ, msg, l.n)
+		s.exceptionAt(typ, msg, l.line, l.n)
 		return
 	}
 	if s.flat && s.codeFor >= 0 && s.codeFor < len(s.cur.Frames) {
@@ -1863,8 +1864,9 @@ func (x *Extractor) feedFrames(s *stream, l *fedLine) {
 }
 
 // exceptionAt: the traceback's exception line, at line n; its message
-// follows.
-func (s *stream) exceptionAt(typ, msg string, n int) {
+// follows. A type printed alone ("AssertionError", no colon) has none.
+func (s *stream) exceptionAt(typ, msg, line string, n int) {
+	s.bare = msg == "" && strings.TrimRight(line, " \t") == typ
 	s.cur.Type = typ
 	s.cur.Line = n
 	s.msg = append(s.msg[:0], msg)
@@ -1903,10 +1905,11 @@ func (x *Extractor) feedUserCode(s *stream, l *fedLine) {
 // feedMessage: the exception's message lines, up to a footer, a new
 // traceback or another log call.
 func (x *Extractor) feedMessage(s *stream, l *fedLine) {
-	if l.id != s.id && !(len(s.msg) == 1 && s.msg[0] == "" && l.t != "" && !s.msgClosed) {
+	if l.id != s.id && !(len(s.msg) == 1 && s.msg[0] == "" && l.t != "" && !s.msgClosed && !s.bare) {
 		// (An exception line with an empty message takes the next
 		// line as its message, whatever prints it: "ImportError: "
-		// then the library's own report.)
+		// then the library's own report. A type alone has no message:
+		// the next log call is not its.)
 		x.finish(s)
 		x.feed(s, l.rec, l.id, l.raw, l.n)
 		return

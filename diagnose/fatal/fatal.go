@@ -229,6 +229,14 @@ var patterns = []pattern{
 	// ring 0 does not loop back to start").
 	{Collective, []string{"NCCL WARN Cuda failure", "RCCL WARN Cuda failure", "NCCL WARN Call to", "RCCL WARN Call to", "NCCL WARN Error :", "RCCL WARN Error :"},
 		lazyre.New(`[NR]CCL WARN (?:Cuda failure|Call to \S+ failed|Error :)`)},
+	// gloo's transport giving up on a peer: "[…/gloo/transport/tcp/unbound_buffer.cc:133]
+	// Timed out waiting 1800000ms for send operation to complete".
+	{Collective, []string{"ms for send operation", "ms for recv operation"}, lazyre.New(`Timed out waiting \d+ms for (?:send|recv) operation`)},
+	// NVSHMEM's error report (DeepEP's transport): "…/topo.cpp:526:
+	// non-zero status: -3 allgather of ipc handles failed", and its
+	// calls made after its initialisation failed.
+	{Collective, []string{": non-zero status: ", "NVSHMEM API called before NVSHMEM initialization"},
+		lazyre.New(`\.(?:c|cc|cpp|cu|h):\d+: non-zero status: -?\d+|NVSHMEM API called before NVSHMEM initialization`)},
 	{Collective, []string{"Socket Timeout", "DistStoreError", "client socket has timed out"},
 		lazyre.New(`Socket Timeout|DistStoreError|\[c10d\] The client socket has timed out after \d+`)},
 	{BuildFailed, []string{"returned non-zero exit status"}, lazyre.New(`Command '\[?.*' returned non-zero exit status [1-9]`)},
@@ -473,6 +481,21 @@ func Scan(text string) []Hit { return scan(text, false) }
 // above: its lines that say a component failed to start or was killed
 // are fatal too (ErrorLine).
 func ScanLogged(text string) []Hit { return scan(text, true) }
+
+// Critical is what a record logged at critical level holds when Scan
+// finds nothing in it: its first line, which its logger says is fatal
+// (vLLM's "Got fatal signal from worker processes, shutting down").
+// An ErrorLine, so that an error printed before it is the root.
+func Critical(text string) []Hit {
+	for n := 0; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if t := strings.TrimSpace(line); t != "" {
+			return []Hit{{Kind: ErrorLine, Line: n, Match: t, Text: t}}
+		}
+	}
+	return nil
+}
 
 func scan(text string, logged bool) []Hit {
 	var out []Hit

@@ -258,6 +258,10 @@ type Options struct {
 	// body in the same stage; the bits it returns join the line's mask.
 	// It should read only the first bytes (an exception line's type).
 	Lead func(body []byte) uint64
+	// Critical, when set with Scan, joins the mask of every line logged
+	// at critical level (a caller's reader of such records, whatever
+	// their words).
+	Critical uint64
 	// PoisonReleased is a check for readers of batches (tests): a batch's
 	// texts are overwritten as its last reader releases it, and its
 	// record slots filled with junk, and every block's bytes once its
@@ -332,7 +336,7 @@ func ParseBatches(r io.Reader, source string, opt Options, emit func(*Batch)) (S
 	}()
 	for i := 0; i < peelers; i++ {
 		go func() {
-			p := peeler{scan: opt.Scan, lead: opt.Lead}
+			p := peeler{scan: opt.Scan, lead: opt.Lead, critical: opt.Critical}
 			j := &joiner{source: source, labels: map[string][]string{}}
 			for b := range read {
 				p.joinBlock(b, j)
@@ -383,7 +387,7 @@ type stitcher struct {
 
 func newStitcher(source string, opt Options, emit func(*Batch)) *stitcher {
 	// Lines joined again are peeled again, with the same literal scan.
-	return &stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, p: peeler{scan: opt.Scan, lead: opt.Lead}, emit: emit,
+	return &stitcher{j: joiner{source: source, labels: map[string][]string{}, quiet: true}, p: peeler{scan: opt.Scan, lead: opt.Lead, critical: opt.Critical}, emit: emit,
 		poison: opt.PoisonReleased}
 }
 
@@ -815,6 +819,9 @@ func (j *joiner) add(l *peeled) {
 	}
 	body := l.body.of(l.line)
 	if j.open && j.continues(l) {
+		if j.alignedUnder(l) {
+			body = l.line[max(int(l.body.a), len(j.proc)):l.body.b] // the message's next line, not its indent
+		}
 		if l.hdr != hdrNone && !l.hdr.repeatsHeader() {
 			// A tag inside a message (see carriesMessage) is its text:
 			// the body from the process prefixes on. The line's mask
@@ -898,8 +905,31 @@ func (j *joiner) continues(l *peeled) bool {
 			return false
 		}
 	}
-	return bytes.Equal(j.proc, l.line[:l.procEnd])
+	return bytes.Equal(j.proc, l.line[:l.procEnd]) || j.alignedUnder(l)
 }
+
+// alignedUnder: l, without a prefix or header, is indented to the column
+// where the open record's message starts after its process prefix: the
+// next line of that message, printed (or pasted) aligned under it
+// ("(EngineCore pid=630) [autoscaler] Error: No available node types …
+// request" and then "                     {'GPU': 1.0, …}."). A short
+// prefix's width is no sign of it.
+func (j *joiner) alignedUnder(l *peeled) bool {
+	n := len(j.proc)
+	if n < minAlignedPrefix || l.procEnd != 0 || l.hdr != hdrNone || len(l.line) <= n || l.line[n] == ' ' {
+		return false
+	}
+	for _, c := range l.line[:n] {
+		if c != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// minAlignedPrefix: the narrowest process prefix under which an aligned
+// line is read as a continuation.
+const minAlignedPrefix = 12
 
 // belowError: a record logged at this level reports no failure itself.
 func belowError(lv record.Level) bool {

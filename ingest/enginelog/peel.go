@@ -230,6 +230,7 @@ type peeler struct {
 	hts, htsEnd int32
 	masks       ringcache.Ring[maskEntry] // see maskOf
 	lead        func(body []byte) uint64  // Options.Lead
+	critical    uint64                    // Options.Critical
 	maskMap     map[string]*maskKnown
 	// prevKnown is the whole-body entry of the last body maskOf saw (nil:
 	// none, or one longer than maxMemoBody): its follow predicts the
@@ -636,6 +637,9 @@ func (p *peeler) peel(l *peeled) {
 	if p.scan != nil {
 		if body := l.body.of(b); len(body) > 0 {
 			l.mask = p.maskOf(body)
+		}
+		if l.level == record.LevelCritical {
+			l.mask |= p.critical
 		}
 	}
 }
@@ -1557,15 +1561,23 @@ func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
 	if lvl == "" {
 		return i
 	}
+	word := k // the level word and its space
 	k = skipSpace(r, k)
 	ts := k
 	c, k, ok := vllmTime(r, k)
+	timeless := false
 	if !ok {
-		return i
+		// Its form without the time ("WARNING [ray_utils.py:556] "):
+		// a logging config that leaves the time out, a paste that cut
+		// it. Only with the brackets.
+		if k = ts; k >= len(r) || r[k] != '[' || k != word {
+			return i
+		}
+		timeless = true
 	}
 	tsEnd := k
 	k = skipSpace(r, k)
-	if k == tsEnd || k >= len(r) {
+	if !timeless && k == tsEnd || k >= len(r) {
 		return i
 	}
 	fs := k
@@ -1590,8 +1602,10 @@ func (p *peeler) vllmHeader(l *peeled, b []byte, i int) int {
 	l.hdr = hdrVLLM
 	l.level = lvl
 	l.emitter = span{int32(i + fs), int32(i + fe)}
-	l.tm = p.tc.time(r[ts:tsEnd], c)
-	p.hts, p.htsEnd = int32(ts), int32(tsEnd)
+	if !timeless {
+		l.tm = p.tc.time(r[ts:tsEnd], c)
+		p.hts, p.htsEnd = int32(ts), int32(tsEnd)
+	}
 	l.keyEnd = int32(i + fe + 1)
 	if fe+1 < len(r) {
 		return i + fe + 2

@@ -194,3 +194,46 @@ func TestLoggingHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelessVLLMHeader: vLLM's header without its time ("WARNING
+// [ray_utils.py:556] "), as a logging config or a paste leaves it: the
+// level and emitter are read; a level word before brackets that hold no
+// file:line, or two spaces before them, is no header.
+func TestTimelessVLLMHeader(t *testing.T) {
+	for _, c := range []struct {
+		in, emitter, text string
+		lvl               record.Level
+	}{
+		{"WARNING [ray_utils.py:556] Tensor parallel size (2) exceeds available GPUs (1).", "ray_utils.py:556", "Tensor parallel size (2) exceeds available GPUs (1).", record.LevelWarning},
+		{"ERROR [core.py:1129] EngineCore failed to start.", "core.py:1129", "EngineCore failed to start.", record.LevelError},
+		{"ERROR [core.py] no line", "", "ERROR [core.py] no line", ""},
+		{"ERROR  [core.py:1] two spaces", "", "ERROR  [core.py:1] two spaces", ""},
+	} {
+		recs, _ := parseBytes(t, []byte(c.in+"\n"))
+		if len(recs) != 1 || recs[0].Level != c.lvl || recs[0].Emitter != c.emitter || recs[0].Text != c.text {
+			t.Errorf("%q: %+v", c.in, recs)
+		}
+	}
+}
+
+// TestAlignedContinuation: a line indented to where the message starts
+// after the open record's process prefix continues that message (its
+// indent dropped); under a short prefix, or indented elsewhere, it does
+// not.
+func TestAlignedContinuation(t *testing.T) {
+	in := "(EngineCore pid=630) [autoscaler] Error: No available node types can fulfill resource request\n" +
+		"                     {'GPU': 1.0, 'node:192.168.50.192': 0.001}.\n" +
+		"(EngineCore pid=630) done\n" +
+		"                        {'deeper': 1}\n"
+	recs, _ := parseBytes(t, []byte(in))
+	if len(recs) != 2 || !strings.HasSuffix(recs[0].Text, "request\n{'GPU': 1.0, 'node:192.168.50.192': 0.001}.\ndone") {
+		t.Fatalf("aligned: %d records %+v", len(recs), recs)
+	}
+	if r := recs[1]; r.Rank.Role != "" || !strings.Contains(r.Text, "{'deeper': 1}") {
+		t.Errorf("indented past the prefix: %+v", r)
+	}
+	short, _ := parseBytes(t, []byte("(W pid=1) a\n            b\n"))
+	if len(short) != 2 {
+		t.Errorf("under a short prefix: %+v", short)
+	}
+}
