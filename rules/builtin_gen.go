@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:ff7a500a"
+const builtinDigest = "crc32c:6b8988d4"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -2457,6 +2457,24 @@ var builtinRules = []Rule{
 		Source: "rules/platform.yaml:371",
 	},
 	{
+		ID:         "nccl-first-collective-timeout",
+		Title:      "The process group's first collective timed out (no collective of it ever completed)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/P",
+		Match: Match{
+			Text: []string{"Watchdog caught collective operation timeout: WorkNCCL\\(SeqNum=1, OpType=(?P<op>\\w+)", "at work sequence id: 1 PG status: last enqueued work: \\d+, last completed work: -1\\b"},
+		},
+		Cause:      "The collective that timed out is the first one of its process group\n(SeqNum=1, last completed work -1): not one collective between these\nranks ever finished. Either a rank had not reached it within the\ngroup's timeout (still loading or compiling: ranks that finish a large\nload minutes apart), or the ranks reached it and NCCL's transport\nbetween them never moved data (GPU peer-to-peer blocked by the\nplatform, an InfiniBand or socket interface that does not connect,\nor a CUDA and NCCL in the container that do not work with the host's\ndriver).\n",
+		Remedy:     []string{"See whether every rank reached it: a rank whose last line is still loading or compiling needs a longer timeout (the timeout of init_process_group, or the engine's own distributed timeout), not a fix of NCCL", "If every rank was there: run a plain NCCL all_reduce on the same GPUs with NCCL_DEBUG=INFO to see the transport it picks; try NCCL_P2P_DISABLE=1 (P2P blocked by ACS or the IOMMU), NCCL_IB_DISABLE=1 or NCCL_SOCKET_IFNAME=<interface> across nodes", "If it began with a new image: its CUDA and NCCL must suit the host's driver; go back to the image that worked, or update the driver"},
+		References: []string{"https://github.com/huggingface/transformers/pull/48228", "https://github.com/vllm-project/vllm/issues/10156", "https://github.com/ai-dynamo/dynamo/pull/1065"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "NCCL collectives between GPUs",
+		},
+		Source: "rules/platform.yaml:403",
+	},
+	{
 		ID:         "collective-timeout",
 		Title:      "A collective operation timed out (a rank hung or fell behind)",
 		Severity:   "error",
@@ -2468,12 +2486,12 @@ var builtinRules = []Rule{
 		Cause:      "One collective (an all-reduce of tensor parallelism, usually) did not\ncomplete within the process group's timeout (30 minutes by default): a\nrank is stuck elsewhere, crashed, or the ranks issued collectives in a\ndifferent order. The first rank to stop is the one to look at.\n",
 		Remedy:     []string{"Find the rank that stopped first (its error or its last log line comes before the timeouts); take stack dumps of every rank (bringup stacks / py-spy dump) while it hangs", "Upgrade the engine: old vLLM releases (before 0.3.2) hung in tensor-parallel all-reduce after long serving; NCCL_DEBUG=INFO shows the collective each rank is in"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3071"},
-		Unless:     []string{"vllm-logits-gather-timeout"},
+		Unless:     []string{"vllm-logits-gather-timeout", "nccl-first-collective-timeout"},
 		SeenOn: &SeenOn{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL)",
 		},
-		Source: "rules/platform.yaml:403",
+		Source: "rules/platform.yaml:440",
 	},
 	{
 		ID:         "vllm-logits-gather-timeout",
@@ -2488,11 +2506,12 @@ var builtinRules = []Rule{
 		Cause:      "The NCCL collective that timed out is a GATHER in which this rank only\nsends: vLLM's gather of each step's logits to the driver rank. vLLM's\ntensor-parallel all-reduces do not go through NCCL when its custom\nall-reduce is on, so a rank stuck in one is invisible to the NCCL\nwatchdog; the other ranks wait, and time out, in the next NCCL\ncollective they enqueued, this gather. Users of vLLM 0.4.1 and 0.4.2\nwhose servers died this way mid-serving found it went away with the\ncustom all-reduce turned off (the hang of vllm#4430, fixed by #4557).\nA rank that crashed or stalled elsewhere (its own error comes first in\nthe log) looks the same.\n",
 		Remedy:     []string{"Start vLLM with --disable-custom-all-reduce (NCCL does the all-reduce; slightly slower on NVLink), and upgrade vLLM past 0.4.2 for the custom all-reduce fix", "If it persists: find the rank that stopped first (its error or last log line comes before the timeouts) and take stack dumps of every rank while it hangs (bringup stacks / py-spy dump); NCCL_DEBUG=INFO shows the collective each rank is in"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4653", "https://github.com/vllm-project/vllm/issues/4430", "https://github.com/vllm-project/vllm/pull/4557", "https://github.com/vllm-project/vllm/issues/5484"},
+		Unless:     []string{"nccl-first-collective-timeout"},
 		SeenOn: &SeenOn{
 			Testbed: "gpu-only",
 			Why:     "ProcessGroupNCCL's watchdog (WorkNCCL) in a tensor-parallel vLLM engine",
 		},
-		Source: "rules/platform.yaml:434",
+		Source: "rules/platform.yaml:471",
 	},
 	{
 		ID:         "custom-allreduce-capture",
@@ -2506,7 +2525,7 @@ var builtinRules = []Rule{
 		Cause:      "vLLM's and SGLang's custom all-reduce register the buffers of captured\nCUDA graphs for IPC between the GPUs; memory from the expandable-segments\nallocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), from an\nallocator hook (SGLang's memory saver with --colocate) or GPUs without\npeer access make that registration fail with a CUDA error. A\ntensor-parallel group that spans nodes (multi-node NVLink, GB200 NVL)\ncannot open another host's legacy CUDA IPC handles at all (\"invalid\nresource handle\").\n",
 		Remedy:     []string{"Run with --disable-custom-all-reduce (vLLM and SGLang; NCCL does the all-reduce)", "Or unset PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which custom all-reduce cannot register; upgrade the engine for fixes to its capture-time registration"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/56193", "https://github.com/sgl-project/sglang/pull/27948"},
-		Source:     "rules/platform.yaml:479",
+		Source:     "rules/platform.yaml:517",
 	},
 	{
 		ID:         "nccl-no-socket-interface",
@@ -2520,7 +2539,7 @@ var builtinRules = []Rule{
 		Cause:      "NCCL's bootstrap (and its socket transport) picks a network interface by\nNCCL_SOCKET_IFNAME, else the first usable one. None matched: the variable\nnames an interface this machine does not have (a launch script's eth0 on\na host whose NIC is named otherwise), or the container has no usable one.\n",
 		Remedy:     []string{"Set NCCL_SOCKET_IFNAME to an interface that exists on every node (ip -br addr; e.g. ens3, ib0, or lo on a single node), or unset it; GLOO_SOCKET_IFNAME likewise", "Run once with NCCL_DEBUG=INFO: NCCL lists the interfaces it considered"},
 		References: []string{"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"},
-		Source:     "rules/platform.yaml:513",
+		Source:     "rules/platform.yaml:551",
 	},
 	{
 		ID:         "rendezvous-port-in-use",
@@ -2538,7 +2557,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:539",
+		Source: "rules/platform.yaml:577",
 	},
 	{
 		ID:         "hccl-port-in-use",
@@ -2552,7 +2571,7 @@ var builtinRules = []Rule{
 		Cause:      "Ascend's HCCL opens a listening socket per device when it sets up a\ncommunicator, on ports counted up from HCCL_IF_BASE_PORT (60000 unless\nset). Another process on the node holds {port|that port}: a second job\nor engine on the same node, or one from an earlier run still alive.\n",
 		Remedy:     []string{"Stop the process that holds the port (ss -ltnp | grep {port|60000}; a stale engine or trainer), or give each job on the node a range of its own with HCCL_IF_BASE_PORT"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/405"},
-		Source:     "rules/platform.yaml:571",
+		Source:     "rules/platform.yaml:609",
 	},
 	{
 		ID:         "megatron-parallel-sizes-vs-world-size",
@@ -2566,7 +2585,7 @@ var builtinRules = []Rule{
 		Cause:      "Megatron's initialize_model_parallel splits the {world} processes\ninto groups whose size is the product of the parallel sizes ({what}:\n{size}); the world size must be a multiple of it. The parallel sizes\nask for more GPUs than the job has, or do not divide them.\n",
 		Remedy:     []string{"Make the product of the parallel sizes divide the world size: lower --tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size (and --expert-tensor-parallel-size, --context-parallel-size), or run on more GPUs or nodes (world size = nodes x GPUs per node)"},
 		References: []string{"https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/parallel_state.py"},
-		Source:     "rules/platform.yaml:596",
+		Source:     "rules/platform.yaml:634",
 	},
 	{
 		ID:         "cluster-gpus-fewer-than-requested",
@@ -2580,7 +2599,7 @@ var builtinRules = []Rule{
 		Cause:      "The trainer reserves its GPUs as Ray placement groups before it starts\nany worker, and asked for {want} where the Ray cluster it joined has\n{have}: the config's nodes times GPUs per node is more than the\ncluster, or nodes that should have joined did not.\n",
 		Remedy:     []string{"Make the config fit the cluster: cluster.num_nodes x cluster.gpus_per_node (or the trainer's equivalents) at most the GPUs that ray status shows", "If the cluster should have more GPUs, check that every node joined Ray (ray status) with its GPUs visible"},
 		References: []string{"https://github.com/NVIDIA-NeMo/RL/pull/89"},
-		Source:     "rules/platform.yaml:619",
+		Source:     "rules/platform.yaml:657",
 	},
 	{
 		ID:         "hip-and-cuda-visible-devices-differ",
@@ -2594,7 +2613,7 @@ var builtinRules = []Rule{
 		Cause:      "On ROCm, Ray reads both HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES\n(ROCm honours both) and refuses to start when they name different\ndevices, as a container's HIP_VISIBLE_DEVICES and a user's\nCUDA_VISIBLE_DEVICES do.\n",
 		Remedy:     []string{"Set only one of them (unset HIP_VISIBLE_DEVICES, or give both the same value) in the environment of every process, Ray's workers included", "Newer Ray releases resolve the two; upgrade ray if the environment cannot be changed"},
 		References: []string{"https://github.com/ray-project/ray/issues/52701"},
-		Source:     "rules/platform.yaml:643",
+		Source:     "rules/platform.yaml:681",
 	},
 	{
 		ID:         "npu-camem-allocator-missing",
@@ -2609,7 +2628,7 @@ var builtinRules = []Rule{
 		Cause:      "Sleep mode on Ascend (enable_sleep_mode, as RL trainers use it to free\nNPU memory between rollouts) needs vllm-ascend's CaMem allocator, which\nlives in its compiled C extension. The package was installed without\nits custom kernels being compiled, so the allocator is missing and each\nworker fails this check when the engine starts.\n",
 		Remedy:     []string{"Reinstall vllm-ascend with its C extension built: COMPILE_CUSTOM_KERNELS=1 with the CANN environment sourced (set_env.sh) and the torch/torch_npu it names; then python -c \"import vllm_ascend.vllm_ascend_C\" must succeed", "Or start the engine without sleep mode (enable_sleep_mode=False; the trainer's free-cache option off)"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/issues/556"},
-		Source:     "rules/platform.yaml:667",
+		Source:     "rules/platform.yaml:705",
 	},
 	{
 		ID:         "port-in-use",
@@ -2628,7 +2647,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"server_port_in_use/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:694",
+		Source: "rules/platform.yaml:732",
 	},
 	{
 		ID:         "model-files-missing",
@@ -2642,7 +2661,7 @@ var builtinRules = []Rule{
 		Cause:      "The path or Hub id given as the model does not hold the files the\nengine needs (config.json, tokenizer files, weights): a typo, a\ndownload that did not finish, a volume not mounted into the container,\nor weights in a format the loader does not read.\n",
 		Remedy:     []string{"Check that the model path exists inside the process's environment (the container's mounts) and holds {file|config.json and the weights}; for a Hub id, that it is spelt right and downloaded (huggingface-cli download)", "For weights in another format, tell the loader (vLLM --load-format, SGLang --load-format)"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/3309"},
-		Source:     "rules/platform.yaml:724",
+		Source:     "rules/platform.yaml:762",
 	},
 	{
 		ID:         "tensor-parallel-size-zero",
@@ -2656,7 +2675,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine divides the model (heads, layers) by {arg}, which is 0\nhere. A launcher or wrapper that sets it from the number of GPUs it\nsees got none: a host without a CUDA device, CUDA_VISIBLE_DEVICES\nempty, or a container started without its GPUs.\n",
 		Remedy:     []string{"Set {arg} to 1 or more explicitly (the wrapper's option for it), and check that the process sees its GPUs (nvidia-smi and torch.cuda.device_count() in the same container)", "On a host without a GPU, run the engine's CPU build or give the model a GPU host; a wrapper that counts devices should default to 1"},
 		References: []string{"https://github.com/xorbitsai/inference/issues/2552"},
-		Source:     "rules/platform.yaml:754",
+		Source:     "rules/platform.yaml:792",
 	},
 	{
 		ID:         "engine-ops-missing",
@@ -2670,7 +2689,7 @@ var builtinRules = []Rule{
 		Cause:      "A serving engine's custom kernels are a compiled extension that\nregisters its ops in a torch.ops namespace of its own: vLLM's _C,\n_moe_C and _rocm_C, vllm-ascend's _C_ascend (vllm_ascend_C),\nsgl_kernel's common ops. A source install without the native build (or\nwhose build failed quietly), a wheel for another platform or GPU, or\nan extension built without that kernel leaves the op undefined in\n{ns|its namespace}, and whatever calls it (a layer, an engine custom\npass, CUDA-graph capture) fails.\n",
 		Remedy:     []string{"Install the engine build for this platform and GPU (the wheel for this CUDA/ROCm/CANN), or build it from source with its extensions (pip install -e . without VLLM_USE_PRECOMPILED, or with the matching precompiled wheel); vllm-ascend: reinstall with the CANN environment sourced and the torch/torch_npu versions it names, so its custom kernels build", "Check the build before serving: import the extension module itself (vllm._C, vllm_ascend.vllm_ascend_C, sgl_kernel) in the same Python and read the error it gives", "If only a custom pass needs {op|the op}, turn that pass off (vLLM -O.pass_config...) until the build has it"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/5693", "https://github.com/vllm-project/vllm-ascend/issues/3342"},
-		Source:     "rules/platform.yaml:780",
+		Source:     "rules/platform.yaml:818",
 	},
 	{
 		ID:         "native-extension-not-built",
@@ -2690,7 +2709,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a package installed without its compiled extension",
 		},
-		Source: "rules/platform.yaml:815",
+		Source: "rules/platform.yaml:853",
 	},
 	{
 		ID:         "nccl-duplicate-gpu",
@@ -2708,7 +2727,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "NCCL on one GPU shared by two ranks",
 		},
-		Source: "rules/platform.yaml:851",
+		Source: "rules/platform.yaml:889",
 	},
 	{
 		ID:         "nccl-library-load-failed",
@@ -2726,7 +2745,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's pynccl loader",
 		},
-		Source: "rules/platform.yaml:894",
+		Source: "rules/platform.yaml:932",
 	},
 	{
 		ID:         "cuda-reinit-forked-subprocess",
@@ -2744,7 +2763,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "CUDA initialised in the parent before a fork",
 		},
-		Source: "rules/platform.yaml:924",
+		Source: "rules/platform.yaml:962",
 	},
 	{
 		ID:         "ray-oom-killed",
@@ -2762,7 +2781,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "a Ray node out of host memory",
 		},
-		Source: "rules/platform.yaml:955",
+		Source: "rules/platform.yaml:993",
 	},
 	{
 		ID:         "max-model-len-exceeds-config",
@@ -2781,7 +2800,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's model config validation",
 		},
-		Source: "rules/platform.yaml:989",
+		Source: "rules/platform.yaml:1027",
 	},
 	{
 		ID:         "request-exceeds-kv-capacity",
@@ -2805,7 +2824,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "SGLang's scheduler request check",
 		},
-		Source: "rules/platform.yaml:1019",
+		Source: "rules/platform.yaml:1057",
 	},
 	{
 		ID:         "trtllm-executor-insufficient-memory",
@@ -2824,7 +2843,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "TensorRT-LLM's executor creation",
 		},
-		Source: "rules/platform.yaml:1056",
+		Source: "rules/platform.yaml:1094",
 	},
 	{
 		ID:         "cuda-driver-too-old",
@@ -2842,7 +2861,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA driver older than the CUDA build",
 		},
-		Source: "rules/platform.yaml:1085",
+		Source: "rules/platform.yaml:1123",
 	},
 	{
 		ID:         "cuda-driver-compat-mismatch",
@@ -2860,7 +2879,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a libcuda that does not match the host's kernel driver",
 		},
-		Source: "rules/platform.yaml:1119",
+		Source: "rules/platform.yaml:1157",
 	},
 	{
 		ID:         "custom-allreduce-no-peer-access",
@@ -2878,7 +2897,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "tensor-parallel GPUs without peer-to-peer access",
 		},
-		Source: "rules/platform.yaml:1158",
+		Source: "rules/platform.yaml:1196",
 	},
 	{
 		ID:         "lora-rank-exceeds-max",
@@ -2892,7 +2911,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine reserves LoRA buffers for adapters of rank up to\nmax_lora_rank ({max|its default}); the adapter being loaded has rank\n{rank|a higher rank}, so it does not fit and the worker refuses it.\n",
 		Remedy:     []string{"Start the engine with --max-lora-rank (max_lora_rank) at least {rank|the adapter's rank}: a trainer or wrapper that starts vLLM passes it in its vLLM engine arguments"},
 		References: []string{"https://github.com/hiyouga/LLaMA-Factory/issues/9512"},
-		Source:     "rules/platform.yaml:1185",
+		Source:     "rules/platform.yaml:1223",
 	},
 	{
 		ID:         "torch-compile-platform-unsupported",
@@ -2910,7 +2929,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "Windows, or a Python newer than the installed torch supports for compile; the testbed runs on Linux with a supported Python",
 		},
-		Source: "rules/platform.yaml:1206",
+		Source: "rules/platform.yaml:1244",
 	},
 	{
 		ID:         "nvcc-arch-unsupported",
@@ -2929,7 +2948,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "an old CUDA toolkit beside a new GPU",
 		},
-		Source: "rules/platform.yaml:1232",
+		Source: "rules/platform.yaml:1270",
 	},
 	{
 		ID:         "engine-jit-kernel-compile-error",
@@ -2944,7 +2963,7 @@ var builtinRules = []Rule{
 		Cause:      "{source_package|The engine} compiles some of its kernels just in time, from the\nsources it ships, the first time they run. The compiler (nvcc, hipcc,\nthe host C++ compiler) rejected one of those files: the release was\nnot built and tested with this compiler, CUDA or header version (a new\nCUDA major, another host gcc), or its sources need a fix. Nothing the\nuser passes changes the source; it fails the same way at every start.\n",
 		Remedy:     []string{"Update {source_package|the engine} to a release or main that fixes the kernel for this toolchain (search its issues for the error line), or go back to a release from before the kernel changed", "Or build with the toolchain the release was made with (the CUDA and compiler versions of its CI or its Docker image): CUDA_HOME / the compiler on PATH"},
 		References: []string{"https://github.com/sgl-project/sglang/issues/25487"},
-		Source:     "rules/platform.yaml:1264",
+		Source:     "rules/platform.yaml:1302",
 	},
 	{
 		ID:         "aiter-gpu-arch-not-allowed",
@@ -2962,7 +2981,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU outside AITER's allow-list",
 		},
-		Source: "rules/platform.yaml:1292",
+		Source: "rules/platform.yaml:1330",
 	},
 	{
 		ID:         "amdgpu-builtin-needs-target-feature",
@@ -2980,7 +2999,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a HIP compile for an AMD GPU target",
 		},
-		Source: "rules/platform.yaml:1319",
+		Source: "rules/platform.yaml:1357",
 	},
 	{
 		ID:         "hip-ipc-memory-handle-failed",
@@ -2998,7 +3017,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "AMD GPUs and their runtime's IPC",
 		},
-		Source: "rules/platform.yaml:1347",
+		Source: "rules/platform.yaml:1385",
 	},
 	{
 		ID:         "ascend-visible-devices-vs-ray",
@@ -3016,7 +3035,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "Ascend NPUs under Ray",
 		},
-		Source: "rules/platform.yaml:1380",
+		Source: "rules/platform.yaml:1418",
 	},
 	{
 		ID:         "xinference-no-gpu-slot",
@@ -3034,7 +3053,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Xinference's supervisor",
 		},
-		Source: "rules/platform.yaml:1413",
+		Source: "rules/platform.yaml:1451",
 	},
 	{
 		ID:         "device-ordinal-not-visible",
@@ -3052,7 +3071,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "a GPU index past the visible devices",
 		},
-		Source: "rules/platform.yaml:1438",
+		Source: "rules/platform.yaml:1476",
 	},
 	{
 		ID:         "triton-server-python-backend-shm",
@@ -3070,7 +3089,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "Triton Inference Server's Python backend in a container",
 		},
-		Source: "rules/platform.yaml:1470",
+		Source: "rules/platform.yaml:1508",
 	},
 	{
 		ID:         "rdma-gpu-memory-registration-failed",
@@ -3088,7 +3107,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "RDMA NICs and GPUs",
 		},
-		Source: "rules/platform.yaml:1499",
+		Source: "rules/platform.yaml:1537",
 	},
 	{
 		ID:         "openmp-runtime-twice",
@@ -3106,7 +3125,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "two OpenMP runtimes in one environment",
 		},
-		Source: "rules/platform.yaml:1530",
+		Source: "rules/platform.yaml:1568",
 	},
 	{
 		ID:         "rocm-gpu-memory-access-fault",
@@ -3124,7 +3143,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU",
 		},
-		Source: "rules/platform.yaml:1557",
+		Source: "rules/platform.yaml:1595",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -3142,7 +3161,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1590",
+		Source: "rules/platform.yaml:1628",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -3156,7 +3175,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1622",
+		Source:     "rules/platform.yaml:1660",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -3170,7 +3189,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1649",
+		Source:     "rules/platform.yaml:1687",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -3185,7 +3204,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
 		Unless:     []string{"ray-driver-node-ip-mismatch"},
-		Source:     "rules/platform.yaml:1672",
+		Source:     "rules/platform.yaml:1710",
 	},
 	{
 		ID:         "ray-driver-node-ip-mismatch",
@@ -3204,7 +3223,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's Ray executor on a Ray cluster",
 		},
-		Source: "rules/platform.yaml:1696",
+		Source: "rules/platform.yaml:1734",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -3218,7 +3237,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1726",
+		Source:     "rules/platform.yaml:1764",
 	},
 	{
 		ID:         "trtllm-plugin-deserialize-mismatch",
@@ -3237,7 +3256,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "TensorRT-LLM engines and plugins",
 		},
-		Source: "rules/platform.yaml:1749",
+		Source: "rules/platform.yaml:1787",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -3251,7 +3270,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1778",
+		Source:     "rules/platform.yaml:1816",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -3265,7 +3284,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1801",
+		Source:     "rules/platform.yaml:1839",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -3279,7 +3298,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1823",
+		Source:     "rules/platform.yaml:1861",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -3293,7 +3312,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1846",
+		Source:     "rules/platform.yaml:1884",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -3309,7 +3328,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1869",
+		Source:     "rules/platform.yaml:1907",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -3327,7 +3346,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1893",
+		Source: "rules/platform.yaml:1931",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -3345,7 +3364,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1920",
+		Source: "rules/platform.yaml:1958",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -3363,7 +3382,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1950",
+		Source: "rules/platform.yaml:1988",
 	},
 	{
 		ID:         "deepep-qps-below-channels",
@@ -3381,7 +3400,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP's internode kernels need GPUs with RDMA",
 		},
-		Source: "rules/platform.yaml:1979",
+		Source: "rules/platform.yaml:2017",
 	},
 	{
 		ID:         "nvshmem-bootstrap-message-mismatch",
@@ -3399,7 +3418,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP's NVSHMEM bootstrap across two GPU nodes",
 		},
-		Source: "rules/platform.yaml:2008",
+		Source: "rules/platform.yaml:2046",
 	},
 	{
 		ID:         "deepep-ipc-across-nodes",
@@ -3417,7 +3436,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP across the hosts of a multi-node NVLink system",
 		},
-		Source: "rules/platform.yaml:2037",
+		Source: "rules/platform.yaml:2075",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -4676,6 +4695,7 @@ var builtinRequired = []requiredLits{
 	{"Watchdog caught collective operation timeout", []string{"Watchdog caught collective operation timeout"}},
 	{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=(?P<op>\\w+)", []string{"Watchdog caught collective operation timeout: WorkNCCL("}},
 	{"Watchdog caught collective operation timeout: WorkNCCL\\((?:SeqNum=\\d+, )?OpType=GATHER, NumelIn=\\d+, NumelOut=0\\b", []string{"Watchdog caught collective operation timeout: WorkNCCL("}},
+	{"Watchdog caught collective operation timeout: WorkNCCL\\(SeqNum=1, OpType=(?P<op>\\w+)", []string{"Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType="}},
 	{"You are trying to access a gated repo", []string{"You are trying to access a gated repo"}},
 	{"You marked (?P<dim>L\\[[^\\n]*?\\]) as dynamic but your code specialized it to be a constant", []string{" as dynamic but your code specialized it to be a constant"}},
 	{"[Gg]raph break [^\\n]*context manager", []string{"context manager"}},
@@ -4699,6 +4719,7 @@ var builtinRequired = []requiredLits{
 	{"argument '(?P<arg>\\w+)' (?:\\(position \\d+\\) )?must be (?P<want>bool|int), not Sym(?:Bool|Int)", []string{"argument '"}},
 	{"argument --compilation-config/-O: 1 validation error for CompilationConfig[^\\n]*\\n[^\\n]*?Input should be an object \\[type=dataclass_type, input_value=(?P<value>\\d+)", []string{"argument --compilation-config/-O: 1 validation error for CompilationConfig"}},
 	{"arguments? (?:are|is) specific to (?P<other>[\\w.-]+) backend(?:\\s+and cannot be used with (?P<this>[\\w.-]+) backend(?:: (?P<args>\\[[^\\]\\n]*\\]))?)?", []string{" specific to "}},
+	{"at work sequence id: 1 PG status: last enqueued work: \\d+, last completed work: -1\\b", []string{"at work sequence id: 1 PG status: last enqueued work: "}},
 	{"bootstrap_net_recv:\\d+: Message truncated : received \\d+ bytes instead of \\d+", []string{": Message truncated : received "}},
 	{"camem allocator is not available", []string{"camem allocator is not available"}},
 	{"cannot import name '(?P<name>\\w+)' from '(?P<package>[\\w.]+)'", []string{"cannot import name '"}},
