@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:6b8988d4"
+const builtinDigest = "crc32c:57437ecf"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -3092,6 +3092,24 @@ var builtinRules = []Rule{
 		Source: "rules/platform.yaml:1508",
 	},
 	{
+		ID:         "nixl-handshake-failed",
+		Title:      "The KV-transfer handshake with a remote engine failed (NIXL, disaggregated prefill and decode)",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/P",
+		Match: Match{
+			Text: []string{"NIXL transfer failure: handshake_setup_failed|failure_type': 'handshake_setup_failed'"},
+		},
+		Cause:      "vLLM's NixlConnector opens a handshake with each remote engine (a\nprefill instance, for a decode worker) before it can pull that\nengine's KV cache. The handshake with the remote engine in the\nmessage's context did not complete: that engine is down or\nrestarting, its side channel (host and port) cannot be reached from\nhere, or the two sides run vLLM or NIXL releases that do not agree.\nOlder NixlConnectors then raised a second error while cleaning up\nthe failed handshake, which hid this one.\n",
+		Remedy:     []string{"Check the remote (prefill) engine named by remote_engine_id: is it up, and can this host reach its NIXL side channel (VLLM_NIXL_SIDE_CHANNEL_HOST and VLLM_NIXL_SIDE_CHANNEL_PORT)", "Run the same vLLM and NIXL on both sides; upgrade vLLM for the NixlConnector fix that cleans up a failed handshake without a KeyError (vLLM PR 41863)"},
+		References: []string{"https://github.com/vllm-project/vllm/pull/41863"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "vLLM's disaggregated serving over NIXL between GPU instances",
+		},
+		Source: "rules/platform.yaml:1537",
+	},
+	{
 		ID:         "rdma-gpu-memory-registration-failed",
 		Title:      "RDMA could not register GPU memory for transfers (KV-cache transfer engine, GPUDirect RDMA)",
 		Severity:   "error",
@@ -3107,7 +3125,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "RDMA NICs and GPUs",
 		},
-		Source: "rules/platform.yaml:1537",
+		Source: "rules/platform.yaml:1567",
 	},
 	{
 		ID:         "openmp-runtime-twice",
@@ -3125,7 +3143,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "two OpenMP runtimes in one environment",
 		},
-		Source: "rules/platform.yaml:1568",
+		Source: "rules/platform.yaml:1598",
 	},
 	{
 		ID:         "rocm-gpu-memory-access-fault",
@@ -3143,7 +3161,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU",
 		},
-		Source: "rules/platform.yaml:1595",
+		Source: "rules/platform.yaml:1625",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -3161,7 +3179,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1628",
+		Source: "rules/platform.yaml:1658",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -3175,7 +3193,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1660",
+		Source:     "rules/platform.yaml:1690",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -3189,7 +3207,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1687",
+		Source:     "rules/platform.yaml:1717",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -3204,7 +3222,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
 		Unless:     []string{"ray-driver-node-ip-mismatch"},
-		Source:     "rules/platform.yaml:1710",
+		Source:     "rules/platform.yaml:1740",
 	},
 	{
 		ID:         "ray-driver-node-ip-mismatch",
@@ -3223,7 +3241,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's Ray executor on a Ray cluster",
 		},
-		Source: "rules/platform.yaml:1734",
+		Source: "rules/platform.yaml:1764",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -3237,7 +3255,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1764",
+		Source:     "rules/platform.yaml:1794",
 	},
 	{
 		ID:         "trtllm-plugin-deserialize-mismatch",
@@ -3256,7 +3274,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "TensorRT-LLM engines and plugins",
 		},
-		Source: "rules/platform.yaml:1787",
+		Source: "rules/platform.yaml:1817",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -3270,7 +3288,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1816",
+		Source:     "rules/platform.yaml:1846",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -3284,7 +3302,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1839",
+		Source:     "rules/platform.yaml:1869",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -3298,7 +3316,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1861",
+		Source:     "rules/platform.yaml:1891",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -3312,7 +3330,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1884",
+		Source:     "rules/platform.yaml:1914",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -3328,7 +3346,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1907",
+		Source:     "rules/platform.yaml:1937",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -3346,7 +3364,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1931",
+		Source: "rules/platform.yaml:1961",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -3364,7 +3382,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1958",
+		Source: "rules/platform.yaml:1988",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -3382,7 +3400,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1988",
+		Source: "rules/platform.yaml:2018",
 	},
 	{
 		ID:         "deepep-qps-below-channels",
@@ -3400,7 +3418,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP's internode kernels need GPUs with RDMA",
 		},
-		Source: "rules/platform.yaml:2017",
+		Source: "rules/platform.yaml:2047",
 	},
 	{
 		ID:         "nvshmem-bootstrap-message-mismatch",
@@ -3418,7 +3436,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP's NVSHMEM bootstrap across two GPU nodes",
 		},
-		Source: "rules/platform.yaml:2046",
+		Source: "rules/platform.yaml:2076",
 	},
 	{
 		ID:         "deepep-ipc-across-nodes",
@@ -3436,7 +3454,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP across the hosts of a multi-node NVLink system",
 		},
-		Source: "rules/platform.yaml:2075",
+		Source: "rules/platform.yaml:2105",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -4603,6 +4621,7 @@ var builtinRequired = []requiredLits{
 	{"NCCL error.*unhandled cuda error", []string{"unhandled cuda error"}},
 	{"NCCL error.*unhandled system error", []string{"unhandled system error"}},
 	{"NET/Socket ?: No usable listening interface found", []string{": No usable listening interface found"}},
+	{"NIXL transfer failure: handshake_setup_failed|failure_type': 'handshake_setup_failed'", []string{"NIXL transfer failure: handshake_setup_failed", "failure_type': 'handshake_setup_failed'"}},
 	{"Networks with FP8 Q/DQ layers require hardware with FP8 support", []string{"Networks with FP8 Q/DQ layers require hardware with FP8 support"}},
 	{"Ninja is required to load C\\+\\+ extensions", []string{"Ninja is required to load C++ extensions"}},
 	{"No CUDA GPUs are available", []string{"No CUDA GPUs are available"}},
