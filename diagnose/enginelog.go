@@ -348,12 +348,14 @@ func analyzeLog(path string, r io.Reader, rd reading) logResult {
 					firstRec = false
 				}
 				before := false
-				if mask&gTraceback == 0 && x.Idle(path) {
+				if mask&gTraceback == 0 {
 					// (The next record's mask first: most records are
 					// not followed by a traceback. The batch's last one
 					// is read when its level may lead one: the next
-					// record is in the next batch.)
-					if before = (i+1 == n || b.Mask(i+1)&gTraceback != 0) && leadsTraceback(b, i); !before {
+					// record is in the next batch. Also while another
+					// rank's traceback is open.)
+					before = (i+1 == n || b.Mask(i+1)&gTraceback != 0) && leadsTraceback(b, i)
+					if !before && x.Idle(path) {
 						continue // the common case, told without reading the record
 					}
 				}

@@ -4,7 +4,7 @@
 package rules
 
 // builtinDigest is yamlDigest of the YAML builtinRules was decoded from.
-const builtinDigest = "crc32c:57437ecf"
+const builtinDigest = "crc32c:73b32054"
 
 // builtinRules are the rules of rules/*.yaml as decoded, in Builtin's order; see Builtin.
 var builtinRules = []Rule{
@@ -3110,6 +3110,24 @@ var builtinRules = []Rule{
 		Source: "rules/platform.yaml:1537",
 	},
 	{
+		ID:         "rocblas-no-kernels-for-arch",
+		Title:      "rocBLAS has no kernel library for this GPU's architecture",
+		Severity:   "error",
+		Phase:      "runtime",
+		Confidence: "E/I",
+		Match: Match{
+			Text: []string{"rocBLAS error: Cannot read \\S*TensileLibrary[\\w.]*: .*?for GPU arch : (?P<arch>gfx\\w+)"},
+		},
+		Cause:      "rocBLAS (torch's BLAS on ROCm) loads precompiled Tensile kernels for\nthe GPU's architecture at its first call. The rocBLAS this process\nuses ships none for {arch}: the torch wheel or ROCm release was built\nfor other architectures, so the first matrix multiply aborts.\n",
+		Remedy:     []string{"Use a torch wheel or ROCm whose rocBLAS is built for {arch} (an older ROCm wheel if a newer one dropped it, or a build of rocBLAS with that target): ls the rocblas/library folder the message names for files with {arch} in their name", "For a consumer GPU of a supported family only: HSA_OVERRIDE_GFX_VERSION set to that family's supported architecture makes the runtime load its kernels"},
+		References: []string{"https://github.com/pytorch/pytorch/issues/179865"},
+		SeenOn: &SeenOn{
+			Testbed: "gpu-only",
+			Why:     "ROCm's rocBLAS on an AMD GPU",
+		},
+		Source: "rules/platform.yaml:1567",
+	},
+	{
 		ID:         "rdma-gpu-memory-registration-failed",
 		Title:      "RDMA could not register GPU memory for transfers (KV-cache transfer engine, GPUDirect RDMA)",
 		Severity:   "error",
@@ -3125,7 +3143,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "RDMA NICs and GPUs",
 		},
-		Source: "rules/platform.yaml:1567",
+		Source: "rules/platform.yaml:1593",
 	},
 	{
 		ID:         "openmp-runtime-twice",
@@ -3143,7 +3161,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "two OpenMP runtimes in one environment",
 		},
-		Source: "rules/platform.yaml:1598",
+		Source: "rules/platform.yaml:1624",
 	},
 	{
 		ID:         "rocm-gpu-memory-access-fault",
@@ -3161,7 +3179,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an AMD GPU",
 		},
-		Source: "rules/platform.yaml:1625",
+		Source: "rules/platform.yaml:1651",
 	},
 	{
 		ID:         "triton-fp8e4nv-unsupported-arch",
@@ -3179,7 +3197,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "an NVIDIA GPU below sm_89 (or RDNA3) running an FP8 e4m3 Triton kernel",
 		},
-		Source: "rules/platform.yaml:1658",
+		Source: "rules/platform.yaml:1684",
 	},
 	{
 		ID:         "quantization-needs-gpu-capability",
@@ -3193,7 +3211,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine checks the GPU's compute capability against what the\ncheckpoint's quantization method ({q|it}) needs: capability {min|the\nminimum} at least, the GPU has {cur|less}. The kernels that method\nruns (FP8 tensor cores, for fp8: Ada and Hopper) do not exist on it.\n",
 		Remedy:     []string{"Run this checkpoint on a GPU of capability {min|the minimum} or more (fp8: Ada L4/L40 or Hopper H100/H200), or use a checkpoint quantized with a method this GPU has (AWQ, GPTQ, or unquantized)", "For fp8 on Ampere, upgrade to an engine release that runs fp8 checkpoints weight-only through the FP8 Marlin kernels"},
 		References: []string{"https://github.com/vllm-project/vllm/issues/4327"},
-		Source:     "rules/platform.yaml:1690",
+		Source:     "rules/platform.yaml:1716",
 	},
 	{
 		ID:         "etcd-unreachable",
@@ -3207,7 +3225,7 @@ var builtinRules = []Rule{
 		Cause:      "Frameworks that coordinate engine workers through etcd (NVIDIA\nDynamo's runtime, with NATS beside it) connect to it first; nothing\nlistens at the etcd endpoint it was given (etcd not started, another\nhost or port, a container network that does not reach it), so the\nworker stops before its engine starts.\n",
 		Remedy:     []string{"Start etcd (and NATS) before the workers, as the framework's deploy files do (docker compose up for the local stack), or point the workers at a reachable endpoint (ETCD_ENDPOINTS / the etcd URL in the config); check it with etcdctl endpoint health"},
 		References: []string{"https://github.com/ai-dynamo/dynamo/issues/1188"},
-		Source:     "rules/platform.yaml:1717",
+		Source:     "rules/platform.yaml:1743",
 	},
 	{
 		ID:         "ray-placement-group-unsatisfiable",
@@ -3222,7 +3240,7 @@ var builtinRules = []Rule{
 		Remedy:     []string{"Check what Ray sees with ray status (and ray list nodes): make the other node join the head (ray start --address=HEAD:6379 on it, the same Ray and Python versions, the ports open between them), or lower --tensor-parallel-size x --pipeline-parallel-size to the GPUs there are"},
 		References: []string{"https://github.com/gpustack/gpustack/issues/5181"},
 		Unless:     []string{"ray-driver-node-ip-mismatch"},
-		Source:     "rules/platform.yaml:1740",
+		Source:     "rules/platform.yaml:1766",
 	},
 	{
 		ID:         "ray-driver-node-ip-mismatch",
@@ -3241,7 +3259,7 @@ var builtinRules = []Rule{
 			Testbed: "engine-only",
 			Why:     "vLLM's Ray executor on a Ray cluster",
 		},
-		Source: "rules/platform.yaml:1764",
+		Source: "rules/platform.yaml:1790",
 	},
 	{
 		ID:         "tgi-shard-count-unsupported",
@@ -3255,7 +3273,7 @@ var builtinRules = []Rule{
 		Cause:      "TGI splits the model's weights over its shards ({n|the shards}); a\ndimension it splits must divide by the shard count, and only the\narchitectures with a sharded (flash) implementation can be sharded at\nall, so the shard refuses to load.\n",
 		Remedy:     []string{"Start with a --num-shard that divides the model's sharded dimensions (a power of two such as 2 or 4 for most models), or with one shard (--num-shard 1) for an architecture TGI does not shard"},
 		References: []string{"https://github.com/huggingface/text-generation-inference/issues/564"},
-		Source:     "rules/platform.yaml:1794",
+		Source:     "rules/platform.yaml:1820",
 	},
 	{
 		ID:         "trtllm-plugin-deserialize-mismatch",
@@ -3274,7 +3292,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "TensorRT-LLM engines and plugins",
 		},
-		Source: "rules/platform.yaml:1817",
+		Source: "rules/platform.yaml:1843",
 	},
 	{
 		ID:         "trtllm-engine-world-size-mismatch",
@@ -3288,7 +3306,7 @@ var builtinRules = []Rule{
 		Cause:      "A TensorRT-LLM engine is built for a fixed tensor x pipeline parallel\nworld size, one engine file a rank; the runtime's MPI world (the\nranks mpirun started, or the GPUs it sees) must be exactly that size.\n",
 		Remedy:     []string{"Launch one MPI rank per engine rank: mpirun -n <tp x pp> python3 run.py … (or the server's --world_size / tp_size that the engine was built with), or rebuild the engine for the world size you run"},
 		References: []string{"https://github.com/NVIDIA/TensorRT-LLM/issues/1950", "https://github.com/NVIDIA/TensorRT-LLM/issues/440"},
-		Source:     "rules/platform.yaml:1846",
+		Source:     "rules/platform.yaml:1872",
 	},
 	{
 		ID:         "triton-language-attr-missing",
@@ -3302,7 +3320,7 @@ var builtinRules = []Rule{
 		Cause:      "The kernel (a library's, a model repository's) calls\ntriton.language.{attr|a function} that the installed Triton does not\nhave: it is older than the release the kernel was written for (torch\npins its own Triton, so an old torch brings an old Triton).\n",
 		Remedy:     []string{"Upgrade Triton to a release that has tl.{attr|it} (with a torch it goes with: pip install -U torch pulls its own Triton), or use the kernel's release written for this Triton"},
 		References: []string{"https://github.com/Shiyan-cps/PointKAN-pytorch/issues/3"},
-		Source:     "rules/platform.yaml:1869",
+		Source:     "rules/platform.yaml:1895",
 	},
 	{
 		ID:         "apex-extensions-not-built",
@@ -3316,7 +3334,7 @@ var builtinRules = []Rule{
 		Cause:      "apex's fused kernels ({mod|its extension modules}) are compiled only\nwhen it is built with its extension flags; a plain pip install of the\nsource (or of the unrelated \"apex\" package on PyPI) gives the Python\nparts alone, and the first fused op fails to import its module.\n",
 		Remedy:     []string{"Rebuild apex from its repository with the extensions: pip install -v --no-build-isolation --config-settings \"--build-option=--cpp_ext\" --config-settings \"--build-option=--cuda_ext\" ./ (older pips: --global-option=--cpp_ext --global-option=--cuda_ext), with a CUDA toolkit that matches torch"},
 		References: []string{"https://github.com/NVIDIA/apex/issues/156"},
-		Source:     "rules/platform.yaml:1891",
+		Source:     "rules/platform.yaml:1917",
 	},
 	{
 		ID:         "cudagraph-capture-size-unsupported",
@@ -3330,7 +3348,7 @@ var builtinRules = []Rule{
 		Cause:      "The engine captures one CUDA graph per batch size on its capture\nlist; with full CUDA graphs (cudagraph_mode FULL, the attention backend\ninside the graph) this configuration supports sizes up to {max|a bound},\nand a size on the list (the default list, or --cuda-graph-sizes /\nmax_cudagraph_capture_size) is above it.\n",
 		Remedy:     []string{"Keep the capture sizes at or below {max|the bound}: -O.max_cudagraph_capture_size={max|N} (or a cudagraph_capture_sizes list without the larger sizes), or use piecewise CUDA graphs (-O.cudagraph_mode=PIECEWISE) for this backend"},
 		References: []string{"https://github.com/vllm-project/vllm/pull/25508"},
-		Source:     "rules/platform.yaml:1914",
+		Source:     "rules/platform.yaml:1940",
 	},
 	{
 		ID:         "platform-plugin-api-drift",
@@ -3346,7 +3364,7 @@ var builtinRules = []Rule{
 		Cause:      "A platform plugin ({package|the plugin}) subclasses the engine's\nclasses and is released for one engine version. The engine now passes\n{kw|an argument} that the plugin's {fn|override} does not take: the\nengine is newer (or older) than the plugin was made for.\n",
 		Remedy:     []string{"Install the plugin release matching the engine's version (its release notes and requirements name the vLLM version), or upgrade both together; a plugin built from main needs the engine's main of the same day"},
 		References: []string{"https://github.com/vllm-project/vllm-ascend/pull/8856"},
-		Source:     "rules/platform.yaml:1937",
+		Source:     "rules/platform.yaml:1963",
 	},
 	{
 		ID:         "torch-without-cuda",
@@ -3364,7 +3382,7 @@ var builtinRules = []Rule{
 			Testbed: "environment",
 			Why:     "needs a CPU-only torch build; the testbed's torch is PyPI's CUDA build, which on a machine without a driver says \"Found no NVIDIA driver on your system\" instead (testbed no_gpu_visible, rule no-gpu-visible)",
 		},
-		Source: "rules/platform.yaml:1961",
+		Source: "rules/platform.yaml:1987",
 	},
 	{
 		ID:         "rendezvous-master-unreachable",
@@ -3382,7 +3400,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_no_master/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:1988",
+		Source: "rules/platform.yaml:2014",
 	},
 	{
 		ID:         "rendezvous-timeout",
@@ -3400,7 +3418,7 @@ var builtinRules = []Rule{
 			Torch:     []string{"2.15.0"},
 			Artifacts: []string{"rendezvous_timeout/stderr.txt"},
 		},
-		Source: "rules/platform.yaml:2018",
+		Source: "rules/platform.yaml:2044",
 	},
 	{
 		ID:         "deepep-qps-below-channels",
@@ -3418,7 +3436,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP's internode kernels need GPUs with RDMA",
 		},
-		Source: "rules/platform.yaml:2047",
+		Source: "rules/platform.yaml:2073",
 	},
 	{
 		ID:         "nvshmem-bootstrap-message-mismatch",
@@ -3436,7 +3454,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP's NVSHMEM bootstrap across two GPU nodes",
 		},
-		Source: "rules/platform.yaml:2076",
+		Source: "rules/platform.yaml:2102",
 	},
 	{
 		ID:         "deepep-ipc-across-nodes",
@@ -3454,7 +3472,7 @@ var builtinRules = []Rule{
 			Testbed: "gpu-only",
 			Why:     "DeepEP across the hosts of a multi-node NVLink system",
 		},
-		Source: "rules/platform.yaml:2105",
+		Source: "rules/platform.yaml:2131",
 	},
 	{
 		ID:         "inductor-implicit-fallback-operator-str",
@@ -4798,6 +4816,7 @@ var builtinRequired = []requiredLits{
 	{"recompile_limit reached, because (?P<trigger>fail_on_recompile_limit_hit) = True", []string{"recompile_limit reached, because "}},
 	{"requires VLLM_USE_BYTECODE_HOOK=0", []string{"requires VLLM_USE_BYTECODE_HOOK=0"}},
 	{"requires you to execute the (?:configuration|tokenizer|modeling)? ?files? in that repo on your local machine", []string{" in that repo on your local machine"}},
+	{"rocBLAS error: Cannot read \\S*TensileLibrary[\\w.]*: .*?for GPU arch : (?P<arch>gfx\\w+)", []string{"rocBLAS error: Cannot read "}},
 	{"safetensors_rust\\.SafetensorError", []string{"safetensors_rust.SafetensorError"}},
 	{"server socket has failed to (?:listen on any local network address|bind to \\S+:(?P<port>\\d+))", []string{"server socket has failed to "}},
 	{"should have been handled in replace_random\\.py", []string{"should have been handled in replace_random.py"}},

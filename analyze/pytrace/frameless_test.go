@@ -469,3 +469,37 @@ func TestWentOnWarning(t *testing.T) {
 		}
 	}
 }
+
+// A warning's exc_info traceback without words that it went on: it is the
+// warning's when its outermost frame is in the logger's module (torchtitan
+// issue 2772's "WARNING:torch._inductor.codecache:Failed to pickle cache
+// key"); a traceback that starts elsewhere (a crash's, at the program's
+// entry) stays unlogged.
+func TestLoggedByWarning(t *testing.T) {
+	feed := func(file string) []Traceback {
+		x := NewExtractor()
+		x.Add(record.Record{Source: "s", Line: 1, EndLine: 1, Level: record.LevelWarning, Emitter: "torch._inductor.codecache", Rank: record.NoRank, Text: "Failed to pickle cache key"})
+		x.Add(record.Record{Source: "s", Line: 2, EndLine: 5, Rank: record.NoRank,
+			Text: "Traceback (most recent call last):\n  File \"" + file + "\", line 649, in dumps\n    self.dump(obj)\nValueError: fast mode: can't pickle cyclic objects"})
+		return x.Finish()
+	}
+	if tbs := feed("/x/torch/_inductor/codecache.py"); len(tbs) != 1 || tbs[0].Level != record.LevelWarning {
+		t.Errorf("in the logger's module: %+v", tbs)
+	}
+	if tbs := feed("/x/train.py"); len(tbs) != 1 || tbs[0].Level != "" {
+		t.Errorf("elsewhere: %+v", tbs)
+	}
+	for _, c := range []struct {
+		emitter, file string
+		want          bool
+	}{
+		{"codecache.py:649", "/x/torch/_inductor/codecache.py", true},
+		{"torch._inductor.codecache", "/x/mytorch/_inductor/codecache.py", false},
+		{"root", "/x/root.py", true},
+		{"", "/x/a.py", false},
+	} {
+		if got := loggedBy(c.emitter, record.Frame{File: c.file}); got != c.want {
+			t.Errorf("loggedBy(%q, %q) = %v", c.emitter, c.file, got)
+		}
+	}
+}

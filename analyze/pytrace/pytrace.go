@@ -399,8 +399,12 @@ type stream struct {
 	msg       []string
 	msgClosed bool
 	bare      bool // the exception line is its type alone (exceptionAt)
-	lastLine  int
-	codeFor   int // index in cur.Frames whose source line may follow, -1 none
+	// loggedBy, loggedLevel: the warning line right before the traceback,
+	// whose exc_info it is if it starts in the logger's module (finish).
+	loggedBy    string
+	loggedLevel record.Level
+	lastLine    int
+	codeFor     int // index in cur.Frames whose source line may follow, -1 none
 	// frameless: the exception line came without frames; its message
 	// ends at a blank line or after maxFramelessLines.
 	frameless bool
@@ -622,6 +626,11 @@ type prevLine struct {
 	line  int
 	text  string       // trimmed, clipped, copied
 	level record.Level // error or critical; warning or info for a line that says the program went on
+	// emitter: a warning or info line's logger ("torch._inductor.codecache",
+	// "codecache.py:649"), whose exc_info traceback starts in its module
+	// (loggedBy); went: the line says the program went on (wentOn).
+	emitter string
+	went    bool
 }
 
 // notePrev keeps t, line n of rec, as the error line a traceback that
@@ -636,14 +645,39 @@ func (x *Extractor) notePrev(rec *record.Record, t string, n int) {
 		// A warning that says the program went on without what failed
 		// ("Encountered an exception in …, assuming every input is
 		// mutated"), its traceback printed next (exc_info): the
-		// traceback is the warning's.
-		if !wentOn.Any(t) {
+		// traceback is the warning's. Without such words, the
+		// traceback is the warning's when it starts in the logger's
+		// own module (loggedBy).
+		went := wentOn.Any(t)
+		if !went && rec.Emitter == "" {
 			return
 		}
+		x.prevErr = prevLine{key: streamKey{rec.Source, rec.Rank}, line: n, text: "-", level: rec.Level, emitter: rec.Emitter, went: went}
+		return
 	default:
 		return
 	}
-	x.prevErr = prevLine{streamKey{rec.Source, rec.Rank}, n, strings.Clone(clipHead(t)), rec.Level}
+	x.prevErr = prevLine{key: streamKey{rec.Source, rec.Rank}, line: n, text: strings.Clone(clipHead(t)), level: rec.Level}
+}
+
+// loggedBy reports whether a traceback whose outermost frame is f was
+// printed by a logger named emitter with exc_info: a caught exception's
+// traceback starts in the function that caught it, in the logger's
+// module ("torch._inductor.codecache" and torch/_inductor/codecache.py,
+// vLLM's "codecache.py:649" and …/codecache.py). A crash's traceback
+// starts at the program's entry instead.
+func loggedBy(emitter string, f record.Frame) bool {
+	var suffix string
+	if k := strings.Index(emitter, ".py:"); k > 0 {
+		suffix = emitter[:k+3]
+	} else if emitter != "" && !strings.ContainsAny(emitter, " /:") {
+		suffix = strings.ReplaceAll(emitter, ".", "/") + ".py"
+	}
+	if suffix == "" || !strings.HasSuffix(f.File, suffix) {
+		return false
+	}
+	n := len(f.File) - len(suffix)
+	return n == 0 || f.File[n-1] == '/'
 }
 
 // wentOn: words with which a warning says the program carried on past
@@ -1563,10 +1597,14 @@ func (x *Extractor) feedIdle(s *stream, l *fedLine) {
 		x.start(s, l, false)
 		s.inGroup = l.group
 		if p := &x.prevErr; p.key == (streamKey{l.rec.Source, l.rec.Rank}) && p.line == l.n-1 && p.text != "" && l.t == "Traceback (most recent call last):" {
-			if p.level == record.LevelError || p.level == record.LevelCritical {
+			switch {
+			case p.level == record.LevelError || p.level == record.LevelCritical:
 				s.tb.Before = p.text
-			} else if s.tb.Level == "" {
+			case s.tb.Level != "":
+			case p.went:
 				s.tb.Level = p.level // the warning's exc_info
+			default:
+				s.loggedBy, s.loggedLevel = p.emitter, p.level // decided at finish
 			}
 		}
 		return
@@ -2041,6 +2079,14 @@ func (x *Extractor) finish(s *stream) {
 	tb := s.tb
 	if (s.state == stFrames || s.state == stChainWait) && !tb.Frameless {
 		tb.Truncated = true
+	}
+	if s.loggedBy != "" {
+		if tb.Level == "" && len(tb.Chain) > 0 {
+			if fr := tb.Chain[0].Frames; len(fr) > 0 && loggedBy(s.loggedBy, fr[len(fr)-1]) {
+				tb.Level = s.loggedLevel // the warning's exc_info
+			}
+		}
+		s.loggedBy, s.loggedLevel = "", ""
 	}
 	// Drop an empty trailing exception (a chain marker with nothing after).
 	if k := len(tb.Chain); k > 1 && tb.Chain[k-1].Type == "" && len(tb.Chain[k-1].Frames) == 0 {

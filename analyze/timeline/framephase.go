@@ -78,6 +78,9 @@ var frameTable = []framePhase{
 	{file: `torch/_inductor/(fx_passes/|pattern_matcher\.py$|freezing\.py$|custom_graph_pass\.py$)`, phase: PhasePostGradPass, why: "an Inductor FX pass"},
 	{file: `(vllm|sglang|atom)/.*(compilation|compile)/.*(pass|fusion|fix_functionalization|noop_elimination|sequence_parallel|collective)`, phase: PhasePostGradPass, why: "an engine custom graph pass"},
 	{file: `torch/_inductor/(scheduler\.py$|codegen/|kernel/|select_algorithm\.py$|autotune_process\.py$|wrapper_benchmark\.py$)`, phase: PhaseInductorCodegen, why: "Inductor's scheduler / code generation"},
+	// Inductor's CUDA graphs (mode="reduce-overhead"): their warm-up,
+	// recording and the trees that replay them.
+	{file: `torch/_inductor/cudagraph_trees\.py$`, phase: PhaseCUDAGraph, why: "Inductor's CUDA graphs (cudagraph trees)"},
 	{file: `torch/_inductor/|torchinductor/`, phase: PhaseInductor, why: "Inductor lowering the graph"}, // torchinductor/: before it moved into torch
 	{file: `torch/_functorch/(aot_autograd\.py$|_aot_autograd/|partitioners\.py$)|torch/fx/experimental/proxy_tensor\.py$`, phase: PhaseAOTAutograd, why: "AOTAutograd tracing the joint graph"},
 	{file: `torch/_dynamo/`, fn: `^_?call_user_compiler$|^compile_and_call_fx_graph$`, phase: PhaseInductor, why: "Dynamo's compile backend running"},

@@ -132,6 +132,10 @@ var patterns = []pattern{
 	// before it traps or aborts (DeepEP's "Assertion failed: internode.cu:483,
 	// condition: …"); pydantic's "Assertion failed, …" is a validator's error.
 	{NativeCrash, []string{"Assertion failed: "}, lazyre.New(`Assertion failed: [^\s,]+:\d+`)},
+	// TensorRT-LLM's TLLM_CHECK ("[TensorRT-LLM][ERROR] Assertion failed:
+	// FP8 FMHA cannot be enabled …"), also as the what() of a terminate
+	// report whose first line was cut.
+	{NativeCrash, []string{"][ERROR] Assertion failed: "}, lazyre.New(`\]\[ERROR\] Assertion failed: \S`)},
 	// glibc 2.37+'s own consistency checks ("Fatal glibc error: malloc.c:2601
 	// (sysmalloc): assertion failed"), then abort.
 	{NativeCrash, []string{"Fatal glibc error"}, lazyre.New(`Fatal glibc error: \S`)},
@@ -178,6 +182,10 @@ var patterns = []pattern{
 	// access fault by GPU node-6 (Agent handle: 0x…) on address 0x….
 	// Reason: Unknown." (the AMD counterpart of an illegal memory access).
 	{DeviceError, []string{"Memory access fault by GPU"}, lazyre.New(`Memory access fault by GPU node-\d+`)},
+	// rocBLAS failing at its first call (hipBLASLt's "error" lines are
+	// fallbacks it recovers from) ("rocBLAS error:
+	// Cannot read …/TensileLibrary.dat: Illegal seek for GPU arch : gfx900").
+	{DeviceError, []string{"rocBLAS error: "}, lazyre.New(`^rocBLAS error: \S`)},
 	// The CUDA runtime's error name, on the line torch prints under
 	// "CUDA error: <text>" (a paste may start there).
 	{DeviceError, []string{"Search for `cudaError"}, lazyre.New("Search for `cudaError[A-Za-z]+'")},
@@ -237,6 +245,9 @@ var patterns = []pattern{
 	// calls made after its initialisation failed.
 	{Collective, []string{": non-zero status: ", "NVSHMEM API called before NVSHMEM initialization"},
 		lazyre.New(`\.(?:c|cc|cpp|cu|h):\d+: non-zero status: -?\d+|NVSHMEM API called before NVSHMEM initialization`)},
+	// nccl-tests' (and rccl-tests') check of a call: "Test NCCL failure
+	// common.cu:1291 'unhandled cuda error …'".
+	{Collective, []string{"Test NCCL failure ", "Test CUDA failure "}, lazyre.New(`Test (?:NCCL|CUDA) failure \S+:\d+ '`)},
 	{Collective, []string{"Socket Timeout", "DistStoreError", "client socket has timed out"},
 		lazyre.New(`Socket Timeout|DistStoreError|\[c10d\] The client socket has timed out after \d+`)},
 	{BuildFailed, []string{"returned non-zero exit status"}, lazyre.New(`Command '\[?.*' returned non-zero exit status [1-9]`)},
@@ -250,13 +261,14 @@ var patterns = []pattern{
 	{BuildFailed, []string{"ninja: build stopped", "failed with exit code", "Error building extension"}, lazyre.New(`ninja: build stopped|error: command '.*' failed with exit code [1-9]|Error building extension`)},
 	// The C or CUDA compiler's error on a source file that is part of the
 	// boot: code Inductor generated, a CUDA source, a source an installed
-	// package ships (its JIT kernels; the build then ends in "Error building
+	// package ships or a JIT builds (its jit/ or torch_extensions/ tree: the
+	// kernels; the build then ends in "Error building
 	// extension" or a Python exception, when the paste shows them). Not a
 	// probe's test program (DeepSpeed's "/tmp/tmpab12/test.c:1:10: fatal
 	// error: libaio.h: No such file", printed by a healthy start). And
 	// nvcc's own refusal ("nvcc fatal   : Unsupported gpu architecture").
 	{BuildFailed, []string{": error: ", ": fatal error: ", "torchinductor_"},
-		lazyre.New(`(?:torchinductor_\S*\.(?:c|cc|cpp|h|hpp)|\S\.cuh?|-packages/\S*\.(?:c|cc|cpp|cxx|h|hpp|inc))(?::\d+){1,2}: (?:fatal )?error: \S`)},
+		lazyre.New(`(?:torchinductor_\S*\.(?:c|cc|cpp|h|hpp)|\S\.cuh?|(?:-packages|/jit|/torch_extensions)/\S*\.(?:c|cc|cpp|cxx|h|hpp|inc))(?::\d+){1,2}: (?:fatal )?error: \S`)},
 	// And ptxas's, under its own name or a variant's (Triton ships
 	// "ptxas-blackwell" beside "ptxas": "ptxas-blackwell fatal   : Value
 	// 'sm_110a' is not defined for option 'gpu-name'").
